@@ -1,0 +1,28 @@
+import { createApiHandler } from "../../lib/http/api-handler.js";
+import { normalizePage } from "../../lib/http/pagination.js";
+import { created, ok } from "../../lib/http/responses.js";
+import type { ApiRequest } from "../../lib/http/types.js";
+import { createLocation, createZone, listLocations, listZones, updateZone } from "../../lib/domain/locations.js";
+import type { LocationCreateBody, ZoneWriteBody } from "../../lib/schemas/locations.js";
+
+type PageQuery = { page?: string; limit?: string };
+type LocationParams = { location_id: string };
+type ZoneParams = LocationParams & { zone_id: string };
+
+/** Endpoint group `locations`: locations and zones (spec part 1, section 4.1). */
+export const handler = createApiHandler("locations", {
+  listLocations: async (req: ApiRequest<{}, PageQuery>) =>
+    ok(await listLocations(req.principal, req.path, normalizePage(req.query))),
+
+  createLocation: async (req: ApiRequest<{}, {}, LocationCreateBody>) =>
+    created(await createLocation(req.principal, req.body, req.completion(201))),
+
+  listZones: async (req: ApiRequest<LocationParams, PageQuery>) =>
+    ok(await listZones(req.principal, req.params.location_id, req.path, normalizePage(req.query))),
+
+  createZone: async (req: ApiRequest<LocationParams, {}, ZoneWriteBody>) =>
+    created(await createZone(req.principal, req.params.location_id, req.body, req.completion(201))),
+
+  updateZone: async (req: ApiRequest<ZoneParams, {}, ZoneWriteBody>) =>
+    ok(await updateZone(req.principal, req.params.location_id, req.params.zone_id, req.body, req.completion(200))),
+});

@@ -1,0 +1,13 @@
+import { createApiHandler } from "../../lib/http/api-handler.js";
+import { ok } from "../../lib/http/responses.js";
+import { buildOpenApiDocument } from "../../lib/openapi/document.js";
+
+let document: unknown;
+
+/**
+ * Endpoint group `platform`: the public OpenAPI document, and API Gateway's `$default` route
+ * (every unknown method and path), which the pipeline answers with 404 `route_not_found`.
+ */
+export const handler = createApiHandler("platform", {
+  getOpenApiDocument: async () => ok((document ??= buildOpenApiDocument())),
+});

@@ -1,0 +1,83 @@
+import { db, type AccountItem, type ApiKeyItem, type UserItem } from "./service.js";
+import { writeTransaction } from "./transactions.js";
+
+/**
+ * Storage for operator actions (the admin CLI and the local seed). Lookups by user or key id
+ * alone scan the table: they serve the operator tool only, never an API request, which
+ * always knows the account from its key.
+ */
+export async function insertAccountWithOwner(account: AccountItem, owner: UserItem, key: ApiKeyItem): Promise<void> {
+  const failed = await writeTransaction((e) => [
+    e.account.create(account).commit(),
+    e.user.create(owner).commit(),
+    e.apiKey.create(key).commit(),
+  ]);
+  if (failed) throw new Error("The account could not be created (id collision).");
+}
+
+export async function readAccount(accountId: string): Promise<AccountItem | undefined> {
+  const { data } = await db().entities.account.get({ accountId }).go({ consistent: true });
+  return data ?? undefined;
+}
+
+export async function patchAccount(accountId: string, changes: Partial<AccountItem>, remove: (keyof AccountItem)[]): Promise<AccountItem> {
+  let update = db().entities.account.patch({ accountId }).set(changes as never);
+  if (remove.length > 0) update = update.remove(remove as never);
+  const { data } = await update.go({ response: "all_new" });
+  return data as AccountItem;
+}
+
+/** Inserts a user on condition that the account exists. */
+export async function insertUser(user: UserItem): Promise<boolean> {
+  const failed = await writeTransaction((e) => [
+    e.account.check({ accountId: user.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit(),
+    e.user.create(user).commit(),
+  ]);
+  return failed === null;
+}
+
+export async function findUserById(userId: string): Promise<UserItem | undefined> {
+  const { data } = await db()
+    .entities.user.scan.where(({ userId: id }, { eq }) => eq(id, userId))
+    .go({ pages: "all", consistent: true });
+  return data[0];
+}
+
+export async function findApiKeyById(keyId: string): Promise<ApiKeyItem | undefined> {
+  const { data } = await db()
+    .entities.apiKey.scan.where(({ keyId: id }, { eq }) => eq(id, keyId))
+    .go({ pages: "all", consistent: true });
+  return data[0];
+}
+
+export async function writeUser(user: UserItem): Promise<void> {
+  await db().entities.user.put(user).go({ response: "none" });
+}
+
+/** Moves a user to another account: one transaction deletes the old record and writes the new. */
+export async function moveUser(previous: UserItem, next: UserItem): Promise<boolean> {
+  const failed = await writeTransaction((e) => [
+    e.user.delete({ accountId: previous.accountId, userId: previous.userId }).where(({ userId }, { exists }) => exists(userId)).commit(),
+    e.account.check({ accountId: next.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit(),
+    e.user.create(next).commit(),
+  ]);
+  return failed === null;
+}
+
+export async function removeUser(user: UserItem): Promise<void> {
+  await db().entities.user.delete({ accountId: user.accountId, userId: user.userId }).go({ response: "none" });
+}
+
+export async function insertApiKey(key: ApiKeyItem): Promise<void> {
+  await db().entities.apiKey.create(key).go({ response: "none" });
+}
+
+export async function markApiKeyRevoked(key: ApiKeyItem, revokedAt: string): Promise<void> {
+  await db().entities.apiKey.patch({ accountId: key.accountId, keyHash: key.keyHash }).set({ revokedAt }).go({ response: "none" });
+}
+
+/** True when the table holds no record at all (the local stack seeds an empty database). */
+export async function tableIsEmpty(): Promise<boolean> {
+  const { data } = await db().entities.account.scan.go({ limit: 1, pages: 1 });
+  return data.length === 0;
+}

@@ -1,0 +1,57 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  type DynamoDBClient,
+} from "@aws-sdk/client-dynamodb";
+import { GLOBAL_INDEXES, TABLE_KEYS } from "./table.js";
+
+/**
+ * Creates the table from the shared definition (the same one the CDK stack deploys) when it
+ * does not exist yet: keys, indexes, TTL and a stream with new and old images. Used by the
+ * local stack and the tests; in AWS the CDK stack owns the table.
+ */
+export async function ensureTable(client: DynamoDBClient, name: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: name }));
+    return;
+  } catch (error) {
+    if ((error as { name?: string }).name !== "ResourceNotFoundException") throw error;
+  }
+  const attributes = new Set<string>([TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey]);
+  for (const index of GLOBAL_INDEXES) {
+    attributes.add(index.partitionKey);
+    attributes.add(index.sortKey);
+  }
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        BillingMode: "PAY_PER_REQUEST",
+        AttributeDefinitions: [...attributes].map((attribute) => ({ AttributeName: attribute, AttributeType: "S" })),
+        KeySchema: [
+          { AttributeName: TABLE_KEYS.partitionKey, KeyType: "HASH" },
+          { AttributeName: TABLE_KEYS.sortKey, KeyType: "RANGE" },
+        ],
+        GlobalSecondaryIndexes: GLOBAL_INDEXES.map((index) => ({
+          IndexName: index.indexName,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: "HASH" },
+            { AttributeName: index.sortKey, KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        })),
+        StreamSpecification: { StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  await client.send(
+    new UpdateTimeToLiveCommand({
+      TableName: name,
+      TimeToLiveSpecification: { AttributeName: TABLE_KEYS.timeToLiveAttribute, Enabled: true },
+    }),
+  ).catch(() => undefined); // DynamoDB Local accepts TTL settings but never expires items; harmless if refused.
+}

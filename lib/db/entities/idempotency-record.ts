@@ -1,0 +1,29 @@
+import { Entity } from "electrodb";
+
+/**
+ * The stored outcome of a request sent with an `Idempotency-Key`, written in the same
+ * transaction as the request's own effect. `scope` hashes account, API key, method, path
+ * and the key; `fingerprint` hashes the request itself.
+ */
+export const IdempotencyRecord = new Entity({
+  model: { entity: "idempotency", version: "1", service: "inv" },
+  attributes: {
+    accountId: { type: "string", required: true, readOnly: true },
+    scope: { type: "string", required: true, readOnly: true },
+    fingerprint: { type: "string", required: true },
+    statusCode: { type: "number", required: true },
+    /** The response body exactly as first sent (JSON text). */
+    body: { type: "string", required: true },
+    /** Response headers that belong to the stored outcome (e.g. `ETag`). */
+    headers: { type: "any" },
+    createdAt: { type: "string", required: true },
+    /** Epoch seconds: end of the replay window; also the table's TTL attribute. */
+    expiresAt: { type: "number", required: true, field: "expires_at" },
+  },
+  indexes: {
+    primary: {
+      pk: { field: "pk", composite: ["accountId", "scope"] },
+      sk: { field: "sk", composite: [] },
+    },
+  },
+});

@@ -1,0 +1,51 @@
+import { db, type IdempotencyItem } from "./service.js";
+import { epochSeconds, nowIso } from "./keys.js";
+import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyCompletion, type IdempotencyContext } from "../http/idempotency.js";
+
+/** The live stored outcome of a scope, or undefined (missing or past its window). */
+export async function readStoredOutcome(context: IdempotencyContext): Promise<IdempotencyItem | undefined> {
+  const { data } = await db()
+    .entities.idempotencyRecord.get({ accountId: context.accountId, scope: context.scope })
+    .go({ consistent: true });
+  if (!data || data.expiresAt < epochSeconds()) return undefined;
+  return data;
+}
+
+/**
+ * Stores an outcome that no transaction carried (a handler result without writes, or a 4xx
+ * raised by the domain). Returns false when a live record of the scope already exists.
+ */
+export async function storeOutcome(completion: IdempotencyCompletion, body: unknown): Promise<boolean> {
+  const { context } = completion;
+  const now = epochSeconds();
+  try {
+    await db()
+      .entities.idempotencyRecord.put({
+        accountId: context.accountId,
+        scope: context.scope,
+        fingerprint: context.fingerprint,
+        statusCode: completion.statusCode,
+        body: JSON.stringify(body),
+        headers: completion.headers ?? {},
+        createdAt: nowIso(),
+        expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
+      })
+      .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, now)}`)
+      .go({ response: "none" });
+    context.stored = true;
+    return true;
+  } catch (error) {
+    if (isConditionalFailure(error)) return false;
+    throw error;
+  }
+}
+
+export function isConditionalFailure(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const name = (current as { name?: string }).name;
+    if (name === "ConditionalCheckFailedException") return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

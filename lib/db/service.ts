@@ -1,0 +1,41 @@
+import { Service, type EntityItem } from "electrodb";
+import { getDocumentClient } from "./client.js";
+import { tableName } from "./table.js";
+import { Account } from "./entities/account.js";
+import { User } from "./entities/user.js";
+import { ApiKey } from "./entities/api-key.js";
+import { IdempotencyRecord } from "./entities/idempotency-record.js";
+import { Location } from "./entities/location.js";
+import { Zone } from "./entities/zone.js";
+import { ItemCategory } from "./entities/item-category.js";
+
+const entities = {
+  account: Account,
+  user: User,
+  apiKey: ApiKey,
+  idempotencyRecord: IdempotencyRecord,
+  location: Location,
+  zone: Zone,
+  itemCategory: ItemCategory,
+};
+
+function createService() {
+  return new Service(entities, { client: getDocumentClient(), table: tableName() });
+}
+
+export type InventoryService = ReturnType<typeof createService>;
+let service: InventoryService | undefined;
+
+/** The ElectroDB service over the one table (built on first use, not at import). */
+export function db(): InventoryService {
+  service ??= createService();
+  return service;
+}
+
+export type AccountItem = EntityItem<typeof Account>;
+export type UserItem = EntityItem<typeof User>;
+export type ApiKeyItem = EntityItem<typeof ApiKey>;
+export type IdempotencyItem = EntityItem<typeof IdempotencyRecord>;
+export type LocationItem = EntityItem<typeof Location>;
+export type ZoneItem = EntityItem<typeof Zone>;
+export type ItemCategoryItem = EntityItem<typeof ItemCategory>;

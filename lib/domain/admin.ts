@@ -1,0 +1,240 @@
+import { randomUUID } from "node:crypto";
+import { IANAZone } from "luxon";
+import { mintApiKey } from "../auth/api-keys.js";
+import { isPermission, isScope, PERMISSIONS } from "../auth/permissions.js";
+import {
+  findApiKeyById,
+  findUserById,
+  insertAccountWithOwner,
+  insertApiKey,
+  insertUser,
+  markApiKeyRevoked,
+  moveUser,
+  patchAccount,
+  readAccount,
+  removeUser,
+  writeUser,
+} from "../db/admin-store.js";
+import { readLocation } from "../db/locations.js";
+import { nowIso } from "../db/keys.js";
+import type { AccountItem, ApiKeyItem, UserItem } from "../db/service.js";
+
+/**
+ * Operator actions behind `npm run admin` (architecture section 7): accounts, users and keys.
+ * Each validates its input and throws `AdminError` with a message meant for the operator.
+ */
+export class AdminError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "AdminError";
+  }
+}
+
+function checkTimeZone(zone: string | undefined): void {
+  if (zone !== undefined && !IANAZone.isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
+}
+
+function checkCurrency(currency: string | undefined): void {
+  if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) throw new AdminError(`Currency must be a 3-letter ISO code: ${currency}.`);
+}
+
+function checkPermissions(permissions: readonly string[]): void {
+  const unknown = permissions.filter((p) => !isPermission(p));
+  if (unknown.length > 0) {
+    throw new AdminError(`Unknown permission(s): ${unknown.join(", ")}. Known: ${PERMISSIONS.join(", ")}.`);
+  }
+}
+
+function newKeyRecord(user: UserItem, name: string | undefined, scopes: string[], expiresAt: string | undefined) {
+  const { apiKey, keyHash, keyId } = mintApiKey(user.accountId);
+  const record: ApiKeyItem = {
+    accountId: user.accountId,
+    keyHash,
+    keyId,
+    userId: user.userId,
+    name,
+    scopes,
+    expiresAt,
+    createdAt: nowIso(),
+  };
+  return { apiKey, record };
+}
+
+export interface CreatedAccount {
+  account_id: string;
+  user_id: string;
+  key_id: string;
+  api_key: string;
+}
+
+/** Creates an account with an owner user and an all-scopes key for that owner. */
+export async function createAccount(input: { name: string; timeZone?: string; currency?: string }): Promise<CreatedAccount> {
+  if (!input.name.trim()) throw new AdminError("--name is required.");
+  checkTimeZone(input.timeZone);
+  checkCurrency(input.currency);
+  const now = nowIso();
+  const account: AccountItem = {
+    accountId: randomUUID(),
+    name: input.name.trim(),
+    timeZone: input.timeZone ?? "UTC",
+    currency: input.currency ?? "USD",
+    estimateExpiryDays: 30,
+    packingListsEnabled: true,
+    packingServiceItems: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const owner: UserItem = {
+    accountId: account.accountId,
+    userId: randomUUID(),
+    name: "Owner",
+    role: "owner",
+    status: "active",
+    createdAt: now,
+    updatedAt: now,
+  };
+  const { apiKey, record } = newKeyRecord(owner, "Owner key", ["all"], undefined);
+  await insertAccountWithOwner(account, owner, record);
+  return { account_id: account.accountId, user_id: owner.userId, key_id: record.keyId, api_key: apiKey };
+}
+
+export interface AccountSettingsInput {
+  timeZone?: string;
+  packingListsEnabled?: boolean;
+  packingServiceItems?: boolean;
+  estimateExpiryDays?: number;
+  paymentTerms?: string;
+  taxLabel?: string;
+  tax2Label?: string;
+  /** null removes the limit. */
+  recordLimit?: number | null;
+}
+
+export async function updateAccount(accountId: string, input: AccountSettingsInput): Promise<AccountItem> {
+  checkTimeZone(input.timeZone);
+  if (input.estimateExpiryDays !== undefined && (!Number.isInteger(input.estimateExpiryDays) || input.estimateExpiryDays < 0)) {
+    throw new AdminError("--estimate-expiry-days must be a whole number of days.");
+  }
+  if (input.recordLimit !== undefined && input.recordLimit !== null && (!Number.isInteger(input.recordLimit) || input.recordLimit < 0)) {
+    throw new AdminError("--record-limit must be a whole number or none.");
+  }
+  if (!(await readAccount(accountId))) throw new AdminError(`No such account: ${accountId}.`);
+  const { recordLimit, ...rest } = input;
+  const changes: Partial<AccountItem> = { ...rest, updatedAt: nowIso() };
+  for (const key of Object.keys(changes) as (keyof AccountItem)[]) if (changes[key] === undefined) delete changes[key];
+  if (typeof recordLimit === "number") changes.recordLimit = recordLimit;
+  return patchAccount(accountId, changes, recordLimit === null ? ["recordLimit"] : []);
+}
+
+export interface UserInput {
+  accountId: string;
+  name: string;
+  email?: string;
+  role?: "owner" | "staff";
+  permissions?: string[];
+  locationId?: string;
+  timeZone?: string;
+}
+
+async function checkLocation(accountId: string, locationId: string | undefined): Promise<void> {
+  if (locationId === undefined) return;
+  if (!(await readLocation(accountId, locationId))) throw new AdminError(`No such location in account ${accountId}: ${locationId}.`);
+}
+
+export async function createUser(input: UserInput): Promise<{ user_id: string }> {
+  if (!input.name.trim()) throw new AdminError("--name is required.");
+  checkPermissions(input.permissions ?? []);
+  checkTimeZone(input.timeZone);
+  await checkLocation(input.accountId, input.locationId);
+  const now = nowIso();
+  const user: UserItem = {
+    accountId: input.accountId,
+    userId: randomUUID(),
+    name: input.name.trim(),
+    email: input.email,
+    role: input.role ?? "staff",
+    permissions: input.permissions && input.permissions.length > 0 ? input.permissions : undefined,
+    assignedLocationId: input.locationId,
+    status: "active",
+    timeZone: input.timeZone,
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (!(await insertUser(user))) throw new AdminError(`No such account: ${input.accountId}.`);
+  return { user_id: user.userId };
+}
+
+async function requireUser(userId: string): Promise<UserItem> {
+  const user = await findUserById(userId);
+  if (!user) throw new AdminError(`No such user: ${userId}.`);
+  return user;
+}
+
+export interface UserUpdateInput {
+  permissions?: string[];
+  status?: "active" | "inactive";
+  /** null removes the location restriction. */
+  locationId?: string | null;
+  /** Moving to another account voids the user's existing keys. */
+  accountId?: string;
+}
+
+export async function updateUser(userId: string, input: UserUpdateInput): Promise<{ user_id: string; account_id: string }> {
+  if (input.permissions) checkPermissions(input.permissions);
+  const user = await requireUser(userId);
+  const now = nowIso();
+  const next: UserItem = { ...user, updatedAt: now };
+  if (input.permissions) next.permissions = input.permissions.length > 0 ? input.permissions : undefined;
+  if (input.status) next.status = input.status;
+  const targetAccount = input.accountId ?? user.accountId;
+  if (input.locationId !== undefined) {
+    if (input.locationId !== null) await checkLocation(targetAccount, input.locationId);
+    next.assignedLocationId = input.locationId ?? undefined;
+  }
+  if (targetAccount !== user.accountId) {
+    next.accountId = targetAccount;
+    next.keysNotBefore = now;
+    // A location of the old account means nothing in the new one.
+    if (input.locationId === undefined) next.assignedLocationId = undefined;
+    if (!(await moveUser(user, next))) throw new AdminError(`No such account: ${targetAccount}.`);
+  } else {
+    await writeUser(next);
+  }
+  return { user_id: userId, account_id: next.accountId };
+}
+
+export async function deleteUser(userId: string): Promise<{ user_id: string; deleted: true }> {
+  await removeUser(await requireUser(userId));
+  return { user_id: userId, deleted: true };
+}
+
+export async function createKey(input: {
+  userId: string;
+  name?: string;
+  scopes?: string[] | "all";
+  expiresAt?: string;
+}): Promise<{ key_id: string; api_key: string }> {
+  const scopes = input.scopes === undefined || input.scopes === "all" ? ["all"] : input.scopes;
+  const unknown = scopes.filter((scope) => scope !== "all" && !isScope(scope));
+  if (unknown.length > 0) throw new AdminError(`Unknown scope(s): ${unknown.join(", ")}.`);
+  if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
+  let expiresAt: string | undefined;
+  if (input.expiresAt !== undefined) {
+    const time = Date.parse(input.expiresAt);
+    if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}/.test(input.expiresAt)) {
+      throw new AdminError(`--expires-at must be an ISO 8601 time: ${input.expiresAt}.`);
+    }
+    expiresAt = new Date(time).toISOString();
+  }
+  const user = await requireUser(input.userId);
+  const { apiKey, record } = newKeyRecord(user, input.name, scopes.includes("all") ? ["all"] : scopes, expiresAt);
+  await insertApiKey(record);
+  return { key_id: record.keyId, api_key: apiKey };
+}
+
+export async function revokeKey(keyId: string): Promise<{ key_id: string; revoked: true }> {
+  const key = await findApiKeyById(keyId);
+  if (!key) throw new AdminError(`No such key: ${keyId}.`);
+  if (!key.revokedAt) await markApiKeyRevoked(key, nowIso());
+  return { key_id: keyId, revoked: true };
+}

@@ -1,0 +1,84 @@
+import middy from "@middy/core";
+import type { Context } from "aws-lambda";
+import { newDbUsage, withDbUsage } from "../db/metrics.js";
+import { findRouteByKey, routesOfGroup, type EndpointGroup, type RouteDefinition } from "../routes.js";
+import { errors } from "./errors.js";
+import { authentication } from "./middlewares/authentication.js";
+import { errorHandler } from "./middlewares/error-handler.js";
+import { idempotency } from "./middlewares/idempotency.js";
+import { jsonBody } from "./middlewares/json-body.js";
+import { rateLimit } from "./middlewares/rate-limit.js";
+import { requestContext } from "./middlewares/request-context.js";
+import { requireScopes } from "./middlewares/scopes.js";
+import { validateRequest } from "./middlewares/validate-request.js";
+import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, RouteHandler } from "./types.js";
+
+/** Resolves the route from API Gateway's route key; `$default` and unknown keys are 404. */
+function resolveRoute(): PipelineMiddleware {
+  const resolveRouteBefore = (request: PipelineRequest): void => {
+    const route = findRouteByKey(request.event.routeKey);
+    if (!route) {
+      throw errors.routeNotFound(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
+    }
+    request.internal.route = route;
+  };
+  return { before: resolveRouteBefore };
+}
+
+/**
+ * Builds the Lambda handler of one endpoint group: the full request pipeline (architecture
+ * section 3) around a dispatcher that calls the group's route handler by `operationId`.
+ * Throws at import time when a route of the group has no implementation.
+ */
+export function createApiHandler(group: EndpointGroup, implementations: Record<string, RouteHandler>) {
+  const routes: RouteDefinition[] = routesOfGroup(group);
+  for (const route of routes) {
+    if (!implementations[route.operationId]) throw new Error(`Route ${route.operationId} of ${group} has no handler.`);
+  }
+
+  const dispatch = async (event: HttpEvent, _context: Context, request: PipelineRequest): Promise<HttpResult> => {
+    const state = request.internal;
+    const route = state.route!;
+    const implementation = implementations[route.operationId]!;
+    const input = state.input ?? { path: {}, query: {}, body: undefined };
+    const apiRequest: ApiRequest = {
+      principal: state.principal!,
+      params: input.path as Record<string, string>,
+      query: input.query,
+      body: input.body,
+      path: event.rawPath,
+      headers: event.headers ?? {},
+      completion: (statusCode) => (state.idempotency ? { context: state.idempotency, statusCode } : undefined),
+    };
+    state.handlerStarted = true;
+    const response = await implementation(apiRequest);
+    return {
+      statusCode: response.statusCode,
+      headers: { "Content-Type": "application/json", ...response.headers },
+      body: JSON.stringify(response.body),
+    };
+  };
+
+  // The dispatcher needs the pipeline state; events are unique per invocation, so the
+  // request is found by its event (safe when one process serves concurrent requests).
+  const requests = new WeakMap<object, PipelineRequest>();
+  const pipeline = middy<HttpEvent, HttpResult, Error, Context, PipelineRequest["internal"]>()
+    .use([
+      requestContext(),
+      errorHandler(),
+      resolveRoute(),
+      authentication(),
+      requireScopes(),
+      rateLimit(),
+      jsonBody(),
+      validateRequest(),
+      idempotency(),
+    ])
+    .before((request) => {
+      requests.set(request.event, request);
+    })
+    .handler(async (event: HttpEvent, context: Context) => dispatch(event, context, requests.get(event)!));
+
+  return (event: HttpEvent, context: Context): Promise<HttpResult> =>
+    withDbUsage(newDbUsage(), () => pipeline(event, context) as Promise<HttpResult>);
+}

@@ -1,0 +1,115 @@
+/**
+ * The error catalogue. Every error body the API sends is built here, from an `ApiError`:
+ * `{error: {type, code, message, param?, details?}}` (spec part 1, section 7).
+ */
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "rate_limit_error"
+  | "api_error";
+
+export interface ValidationDetail {
+  /** JSON path of the offending field, e.g. `custom_fields[2].name`. */
+  param: string;
+  code: string;
+  message: string;
+}
+
+export interface ApiErrorOptions {
+  param?: string;
+  details?: ValidationDetail[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** An error with an HTTP status and a code from the catalogue; the error handler renders it. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+  readonly type: ErrorType;
+  readonly code: string;
+  readonly param?: string;
+  readonly details?: ValidationDetail[];
+  readonly headers: Record<string, string>;
+
+  constructor(statusCode: number, type: ErrorType, code: string, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ApiError";
+    this.statusCode = statusCode;
+    this.type = type;
+    this.code = code;
+    this.param = options.param;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+
+  /** The response body of this error. */
+  toBody(): { error: Record<string, unknown> } {
+    const error: Record<string, unknown> = { type: this.type, code: this.code, message: this.message };
+    if (this.param !== undefined) error.param = this.param;
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+}
+
+const invalid = (status: number, code: string, message: string, options?: ApiErrorOptions) =>
+  new ApiError(status, "invalid_request_error", code, message, options);
+
+/** Constructors for every error the API returns; nothing else builds an error body. */
+export const errors = {
+  authenticationRequired: (message = "A valid API key is required.") =>
+    new ApiError(401, "authentication_error", "authentication_required", message, {
+      headers: { "WWW-Authenticate": "Bearer" },
+    }),
+  insufficientScope: (scope: string) =>
+    invalid(403, "insufficient_scope", `This API key lacks the scope ${scope}.`, { param: scope }),
+  permissionDenied: (message: string) => invalid(403, "permission_denied", message),
+  resourceMissing: (what: string, id?: string) =>
+    invalid(404, "resource_missing", id ? `No such ${what}: ${id}.` : `No such ${what}.`),
+  routeNotFound: (method: string, path: string) =>
+    invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}.`),
+  invalidJson: (message = "The request body is not valid JSON.") => invalid(400, "invalid_json", message),
+  unsupportedMediaType: () =>
+    invalid(415, "unsupported_media_type", "Send the request body as JSON with Content-Type: application/json."),
+  validationFailed: (details: ValidationDetail[], message?: string) =>
+    invalid(422, "validation_failed", message ?? summarize(details), {
+      param: details[0]?.param,
+      details,
+    }),
+  invalidQueryParameter: (param: string, message: string, status = 422) =>
+    invalid(status, "invalid_query_parameter", message, { param }),
+  idempotencyKeyRequired: () =>
+    invalid(400, "idempotency_key_required", "This request requires an Idempotency-Key header.", {
+      param: "Idempotency-Key",
+    }),
+  invalidIdempotencyKey: () =>
+    invalid(400, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 visible ASCII characters.", {
+      param: "Idempotency-Key",
+    }),
+  idempotencyKeyReused: () =>
+    invalid(
+      409,
+      "idempotency_key_reused",
+      "This Idempotency-Key was already used with different request data.",
+      { param: "Idempotency-Key" },
+    ),
+  idempotencyInProgress: () =>
+    invalid(
+      409,
+      "idempotency_in_progress",
+      "A request with this Idempotency-Key is still being processed; retry shortly with the same key.",
+      { param: "Idempotency-Key" },
+    ),
+  rateLimited: (retryAfterSeconds: number) =>
+    new ApiError(429, "rate_limit_error", "rate_limited", "Too many requests; retry after the Retry-After delay.", {
+      headers: { "Retry-After": String(Math.max(1, retryAfterSeconds)) },
+    }),
+  internal: (cause?: unknown) =>
+    new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
+};
+
+function summarize(details: ValidationDetail[]): string {
+  const first = details[0];
+  if (!first) return "The request is invalid.";
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  return `${first.param}: ${first.message}${more}`;
+}

@@ -1,0 +1,59 @@
+import { createHash } from "node:crypto";
+
+/**
+ * Idempotency (spec part 1, section 8; architecture section 4). A request's outcome is
+ * stored under a scope of account + API key + method + path + Idempotency-Key, and is
+ * written in the SAME transaction as the request's own effect, so an effect and its record
+ * can never exist apart. A retry whose transaction then fails on the record's condition
+ * replays the stored outcome instead.
+ */
+export const IDEMPOTENCY_WINDOW_SECONDS = 300;
+const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
+
+export interface IdempotencyContext {
+  accountId: string;
+  scope: string;
+  fingerprint: string;
+  /** Set once the outcome has been stored (inside the effect's transaction or after). */
+  stored: boolean;
+}
+
+/** A stored outcome ready to be written: what `writeTransaction` puts beside the effect. */
+export interface IdempotencyCompletion {
+  context: IdempotencyContext;
+  statusCode: number;
+  /** Builds the stored body from the resource the domain is about to commit. */
+  headers?: Record<string, string>;
+}
+
+export function isValidIdempotencyKey(key: string): boolean {
+  return VISIBLE_ASCII.test(key);
+}
+
+/** JSON with object keys sorted at every depth, so equal bodies hash equally. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+export function idempotencyScope(parts: { accountId: string; keyId: string; method: string; path: string; key: string }): string {
+  return sha256([parts.accountId, parts.keyId, parts.method, parts.path, parts.key].join("\n"));
+}
+
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return sha256(`${method}\n${path}\n${canonicalJson(body ?? null)}`);
+}
+
+/** Thrown when the stored-outcome condition fails: the middleware then replays or rejects. */
+export class IdempotencyConflictError extends Error {
+  constructor(cause?: unknown) {
+    super("The idempotency record of this request already exists.", { cause });
+    this.name = "IdempotencyConflictError";
+  }
+}

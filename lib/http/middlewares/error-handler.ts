@@ -1,0 +1,35 @@
+import { ApiError, errors } from "../errors.js";
+import { errorFields, log } from "../log.js";
+import type { PipelineMiddleware, PipelineRequest } from "../types.js";
+
+/**
+ * Turns every thrown error into the spec's error body. An `ApiError` renders as itself; an
+ * error that Middy raised for the body (415) becomes 400 `invalid_json`; anything else is
+ * logged with the request id and becomes 500 `api_error` with no internals in the body.
+ */
+export function errorHandler(): PipelineMiddleware {
+  const errorHandlerOnError = (request: PipelineRequest): void => {
+    if (request.response !== undefined) return;
+    const error = toApiError(request);
+    request.response = {
+      statusCode: error.statusCode,
+      headers: { "Content-Type": "application/json", ...error.headers },
+      body: JSON.stringify(error.toBody()),
+    };
+  };
+  return { onError: errorHandlerOnError };
+}
+
+function toApiError(request: PipelineRequest): ApiError {
+  const error = request.error;
+  if (error instanceof ApiError) return error;
+  const status = (error as { statusCode?: number } | null)?.statusCode;
+  if (status === 415) {
+    const contentType = request.event.headers?.["content-type"];
+    return contentType && /json/i.test(contentType)
+      ? errors.invalidJson()
+      : errors.invalidJson("Send the request body as JSON with Content-Type: application/json.");
+  }
+  log("ERROR", "unhandled error", { requestId: request.internal.requestId, ...errorFields(error) });
+  return errors.internal(error);
+}

@@ -1,0 +1,110 @@
+import { readStoredOutcome, storeOutcome } from "../../db/idempotency.js";
+import { ApiError, errors } from "../errors.js";
+import {
+  IdempotencyConflictError,
+  idempotencyScope,
+  isValidIdempotencyKey,
+  requestFingerprint,
+  type IdempotencyContext,
+} from "../idempotency.js";
+import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.js";
+
+/**
+ * `Idempotency-Key` handling (spec part 1, section 8; architecture section 4).
+ *
+ * before: checks the header against the route's mode (`required` / `optional`) and derives
+ * the scope and the request fingerprint. The route's domain code then writes the outcome in
+ * the same transaction as its effect. after / onError: an outcome that no transaction
+ * carried (a 4xx raised once the handler ran) is stored now; when the record already exists
+ * the stored outcome is replayed with `Idempotent-Replayed: true`, or the request is 409
+ * `idempotency_key_reused` (different data) or `idempotency_in_progress` (not yet stored).
+ * Requests rejected before the handler ran store nothing.
+ */
+export function idempotency(): PipelineMiddleware {
+  const idempotencyBefore = (request: PipelineRequest): void => {
+    const { route, principal } = request.internal;
+    if (!route || !principal || route.idempotency === "none") return;
+    const key = request.event.headers?.["idempotency-key"];
+    if (key === undefined) {
+      if (route.idempotency === "required") throw errors.idempotencyKeyRequired();
+      return;
+    }
+    if (!isValidIdempotencyKey(key)) throw errors.invalidIdempotencyKey();
+    const method = request.event.requestContext.http.method;
+    const path = request.event.rawPath;
+    request.internal.idempotency = {
+      accountId: principal.accountId,
+      scope: idempotencyScope({ accountId: principal.accountId, keyId: principal.keyId, method, path, key }),
+      fingerprint: requestFingerprint(method, path, request.event.body),
+      stored: false,
+    };
+  };
+
+  const idempotencyAfter = async (request: PipelineRequest): Promise<void> => {
+    const context = request.internal.idempotency;
+    const response = request.response;
+    if (!context || context.stored || !response || !request.internal.handlerStarted) return;
+    if (response.statusCode >= 500) return;
+    await storeOrReplay(request, context, response);
+  };
+
+  const idempotencyOnError = async (request: PipelineRequest): Promise<void> => {
+    const context = request.internal.idempotency;
+    if (!context || request.response !== undefined) return;
+    const error = request.error;
+    if (error instanceof IdempotencyConflictError) {
+      await replayOrReject(request, context);
+      return;
+    }
+    if (context.stored || !request.internal.handlerStarted) return;
+    if (!(error instanceof ApiError) || error.statusCode >= 500) return;
+    const result: HttpResult = {
+      statusCode: error.statusCode,
+      headers: error.headers,
+      body: JSON.stringify(error.toBody()),
+    };
+    await storeOrReplay(request, context, result);
+  };
+
+  return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError };
+}
+
+async function storeOrReplay(request: PipelineRequest, context: IdempotencyContext, result: HttpResult): Promise<void> {
+  const stored = await storeOutcome(
+    { context, statusCode: result.statusCode, headers: storedHeaders(result.headers) },
+    JSON.parse(String(result.body ?? "null")),
+  );
+  if (!stored) await replayOrReject(request, context);
+}
+
+/** Replaces the response with the stored outcome, or with the right 409. */
+async function replayOrReject(request: PipelineRequest, context: IdempotencyContext): Promise<void> {
+  context.stored = true; // whatever happens now, this request stores nothing more
+  const record = await readStoredOutcome(context);
+  let error: ApiError | undefined;
+  if (!record) error = errors.idempotencyInProgress();
+  else if (record.fingerprint !== context.fingerprint) error = errors.idempotencyKeyReused();
+  if (error) {
+    request.response = {
+      statusCode: error.statusCode,
+      headers: { "Content-Type": "application/json", ...error.headers },
+      body: JSON.stringify(error.toBody()),
+    };
+    return;
+  }
+  request.internal.replayed = true;
+  request.response = {
+    statusCode: record!.statusCode,
+    headers: { ...((record!.headers as Record<string, string>) ?? {}), "Idempotent-Replayed": "true" },
+    body: record!.body,
+  };
+}
+
+/** Headers that are part of an outcome (not per-request ones such as rate limits). */
+function storedHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (/^(etag|location|www-authenticate)$/i.test(name)) kept[name] = value;
+  }
+  return kept;
+}

@@ -1,0 +1,27 @@
+import httpJsonBodyParser from "@middy/http-json-body-parser";
+import { errors } from "../errors.js";
+import type { PipelineMiddleware, PipelineRequest } from "../types.js";
+
+/**
+ * Parses JSON bodies with Middy's parser, for routes that declare a body. An empty body is
+ * read as `{}` (so missing fields surface as validation errors); a body that is not JSON,
+ * is sent without a JSON content type, or is not a JSON object is 400 `invalid_json`.
+ */
+export function jsonBody(): PipelineMiddleware {
+  const parser = httpJsonBodyParser();
+  const jsonBodyBefore = async (request: PipelineRequest): Promise<void> => {
+    const route = request.internal.route;
+    if (!route?.request.body) return;
+    const raw = request.event.body;
+    if (raw === undefined || raw === null || raw === "") {
+      (request.event as { body: unknown }).body = {};
+      return;
+    }
+    await parser.before!(request as never);
+    const parsed: unknown = request.event.body;
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw errors.invalidJson("The request body must be a JSON object.");
+    }
+  };
+  return { before: jsonBodyBefore };
+}

@@ -1,0 +1,59 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import type { MiddlewareObj, Request } from "@middy/core";
+import type { Principal } from "../auth/permissions.js";
+import type { RouteDefinition } from "../routes.js";
+import type { IdempotencyContext, IdempotencyCompletion } from "./idempotency.js";
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Seconds until the current window resets. */
+  reset: number;
+  exceeded: boolean;
+}
+
+/** State shared by the middlewares of one request (`request.internal`). */
+export interface PipelineState {
+  requestId: string;
+  startedAt: number;
+  route?: RouteDefinition;
+  principal?: Principal;
+  rateLimit?: RateLimitState;
+  /** Parsed and validated inputs. */
+  input?: { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown };
+  idempotency?: IdempotencyContext;
+  /** True once the route handler started: from then on its outcome is stored for replay. */
+  handlerStarted?: boolean;
+  /** True when the response came from the idempotency store. */
+  replayed?: boolean;
+}
+
+export type PipelineRequest = Request<HttpEvent, HttpResult, Error, Context, PipelineState & Record<string, unknown>>;
+export type PipelineMiddleware = MiddlewareObj<HttpEvent, HttpResult, Error, Context, PipelineState & Record<string, unknown>>;
+
+/** What a route handler receives: validated inputs and the authenticated caller. */
+export interface ApiRequest<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+  principal: Principal;
+  params: P;
+  query: Q;
+  body: B;
+  /** Request path without the query string (the list envelope's `url`). */
+  path: string;
+  headers: Record<string, string | undefined>;
+  /**
+   * Builds the idempotency record for a response with this status; the domain writes it in the
+   * same transaction as its effect. Undefined when the request carries no Idempotency-Key.
+   */
+  completion: (statusCode: number) => IdempotencyCompletion | undefined;
+}
+
+export interface ApiResponse {
+  statusCode: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export type RouteHandler = (request: ApiRequest<any, any, any>) => Promise<ApiResponse>;

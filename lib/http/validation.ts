@@ -1,0 +1,80 @@
+import type * as z from "zod";
+import type { ValidationDetail } from "./errors.js";
+
+/** A zod issue path as the JSON path the API reports, e.g. `custom_fields[2].name`. */
+export function jsonPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+function detailCode(issue: z.core.$ZodIssue, input: unknown): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return input === undefined ? "required" : "invalid_type";
+    case "too_big":
+      return issue.origin === "string" ? "too_long" : issue.origin === "array" ? "too_many" : "too_large";
+    case "too_small":
+      if (issue.origin === "string") return Number(issue.minimum) <= 1 ? "blank" : "too_short";
+      return issue.origin === "array" ? "too_few" : "too_small";
+    case "invalid_format":
+      return issue.format === "email" ? "invalid_email" : issue.format === "uuid" ? "invalid_uuid" : "invalid_format";
+    case "invalid_value":
+      return "invalid_value";
+    case "unrecognized_keys":
+      return "unknown_field";
+    default:
+      return "invalid";
+  }
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let current = root;
+  for (const part of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<PropertyKey, unknown>)[part];
+  }
+  return current;
+}
+
+function message(issue: z.core.$ZodIssue, code: string): string {
+  switch (code) {
+    case "required":
+      return "is required.";
+    case "blank":
+      return "must not be blank.";
+    case "too_long":
+      return `must be at most ${String((issue as { maximum?: unknown }).maximum)} characters.`;
+    case "too_many":
+      return `must have at most ${String((issue as { maximum?: unknown }).maximum)} entries.`;
+    case "invalid_email":
+      return "must be a valid email address.";
+    case "invalid_uuid":
+      return "must be a UUID.";
+    case "unknown_field":
+      return "is not a recognized field.";
+    case "invalid_value":
+      return `must be one of: ${((issue as { values?: unknown[] }).values ?? []).map(String).join(", ")}.`;
+    default:
+      return issue.message.endsWith(".") ? issue.message : `${issue.message}.`;
+  }
+}
+
+/** Turns zod issues into the API's validation details, one per offending field. */
+export function toValidationDetails(error: z.ZodError, input: unknown, prefix: readonly PropertyKey[] = []): ValidationDetail[] {
+  const details: ValidationDetail[] = [];
+  for (const issue of error.issues) {
+    const code = detailCode(issue, valueAt(input, issue.path));
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        details.push({ param: jsonPath([...prefix, ...issue.path, key]), code, message: message(issue, code) });
+      }
+      continue;
+    }
+    details.push({ param: jsonPath([...prefix, ...issue.path]), code, message: message(issue, code) });
+  }
+  return details;
+}

@@ -1,0 +1,223 @@
+import * as z from "zod";
+import { pageQuery } from "./schemas/common.js";
+import {
+  locationCreateBody,
+  locationList,
+  locationPath,
+  locationResource,
+  zoneList,
+  zonePath,
+  zoneResource,
+  zoneWriteBody,
+} from "./schemas/locations.js";
+import {
+  itemCategoryCreateBody,
+  itemCategoryList,
+  itemCategoryListQuery,
+  itemCategoryPath,
+  itemCategoryResource,
+  itemCategoryUpdateBody,
+} from "./schemas/item-categories.js";
+
+/**
+ * THE route table: the single source of truth for the HTTP surface. The CDK stack creates one
+ * API Gateway route per entry (and one Lambda per `group`), the local server dispatches by it,
+ * the scope middleware checks `scopes`, the idempotency middleware reads `idempotency`, and the
+ * OpenAPI document is generated from it.
+ */
+export const API_PREFIX = "/api/v3";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+export type IdempotencyMode = "required" | "optional" | "none";
+
+/** Endpoint groups: one Lambda function each (architecture section 2). */
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories"] as const;
+export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
+
+export interface RouteDefinition {
+  /** Unique name; the group's handler module implements a function under this name. */
+  operationId: string;
+  method: HttpMethod;
+  /** Full path with `{param}` placeholders, as API Gateway writes it. */
+  path: string;
+  group: EndpointGroup;
+  summary: string;
+  description?: string;
+  /** Scopes required of the API key (all of them); empty for public routes. */
+  scopes: readonly string[];
+  /** False only for public documents such as the OpenAPI file. */
+  authenticated: boolean;
+  idempotency: IdempotencyMode;
+  request: {
+    path?: z.ZodObject;
+    query?: z.ZodObject;
+    body?: z.ZodType;
+  };
+  /** Success responses by status code. */
+  responses: Record<number, z.ZodType>;
+}
+
+const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({
+  authenticated: true,
+  ...definition,
+});
+
+export const ROUTES: readonly RouteDefinition[] = [
+  route({
+    operationId: "getOpenApiDocument",
+    method: "GET",
+    path: `${API_PREFIX}/openapi.json`,
+    group: "platform",
+    summary: "The OpenAPI 3.1 document of this API",
+    scopes: [],
+    authenticated: false,
+    idempotency: "none",
+    request: {},
+    responses: { 200: z.record(z.string(), z.unknown()) },
+  }),
+  route({
+    operationId: "listLocations",
+    method: "GET",
+    path: `${API_PREFIX}/locations`,
+    group: "locations",
+    summary: "List active locations ordered by name",
+    description: "A user restricted to one location receives only that location.",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { query: pageQuery },
+    responses: { 200: locationList },
+  }),
+  route({
+    operationId: "createLocation",
+    method: "POST",
+    path: `${API_PREFIX}/locations`,
+    group: "locations",
+    summary: "Create a location",
+    description:
+      "Requires the inventory-modify permission and a user not restricted to one location (else 403 permission_denied).",
+    scopes: ["items:write"],
+    idempotency: "required",
+    request: { body: locationCreateBody },
+    responses: { 201: locationResource },
+  }),
+  route({
+    operationId: "listZones",
+    method: "GET",
+    path: `${API_PREFIX}/locations/{location_id}/zones`,
+    group: "locations",
+    summary: "List the zones of an active, accessible location ordered by name",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { path: locationPath, query: pageQuery },
+    responses: { 200: zoneList },
+  }),
+  route({
+    operationId: "createZone",
+    method: "POST",
+    path: `${API_PREFIX}/locations/{location_id}/zones`,
+    group: "locations",
+    summary: "Create a zone in a location",
+    description: "Requires the inventory-modify permission.",
+    scopes: ["items:write"],
+    idempotency: "required",
+    request: { path: locationPath, body: zoneWriteBody },
+    responses: { 201: zoneResource },
+  }),
+  route({
+    operationId: "updateZone",
+    method: "PATCH",
+    path: `${API_PREFIX}/locations/{location_id}/zones/{zone_id}`,
+    group: "locations",
+    summary: "Update a zone",
+    description:
+      "Send the complete `name` and `short_name`; `description` is kept when omitted and cleared by null. The zone's location cannot change.",
+    scopes: ["items:write"],
+    idempotency: "required",
+    request: { path: zonePath, body: zoneWriteBody },
+    responses: { 200: zoneResource },
+  }),
+  route({
+    operationId: "listItemCategories",
+    method: "GET",
+    path: `${API_PREFIX}/item-categories`,
+    group: "item-categories",
+    summary: "List item categories ordered by weight, then name",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { query: itemCategoryListQuery },
+    responses: { 200: itemCategoryList },
+  }),
+  route({
+    operationId: "getItemCategory",
+    method: "GET",
+    path: `${API_PREFIX}/item-categories/{category_id}`,
+    group: "item-categories",
+    summary: "Retrieve an item category with its ordered custom fields",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { path: itemCategoryPath },
+    responses: { 200: itemCategoryResource },
+  }),
+  route({
+    operationId: "createItemCategory",
+    method: "POST",
+    path: `${API_PREFIX}/item-categories`,
+    group: "item-categories",
+    summary: "Create an item category",
+    description: "Requires the inventory-modify permission. `parent_id` must name a top-level category of the account.",
+    scopes: ["items:write"],
+    idempotency: "optional",
+    request: { body: itemCategoryCreateBody },
+    responses: { 201: itemCategoryResource },
+  }),
+  route({
+    operationId: "updateItemCategory",
+    method: "PATCH",
+    path: `${API_PREFIX}/item-categories/{category_id}`,
+    group: "item-categories",
+    summary: "Update an item category",
+    description:
+      "Fields sent replace the stored ones; `custom_fields`, when sent, is the complete desired list. Requires the inventory-modify permission.",
+    scopes: ["items:write"],
+    idempotency: "optional",
+    request: { path: itemCategoryPath, body: itemCategoryUpdateBody },
+    responses: { 200: itemCategoryResource },
+  }),
+];
+
+/** API Gateway's route key of a route, e.g. `GET /api/v3/locations`. */
+export const routeKey = (route: Pick<RouteDefinition, "method" | "path">): string => `${route.method} ${route.path}`;
+
+const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));
+
+export function findRouteByKey(key: string): RouteDefinition | undefined {
+  return byKey.get(key);
+}
+
+export function routesOfGroup(group: EndpointGroup): RouteDefinition[] {
+  return ROUTES.filter((r) => r.group === group);
+}
+
+const compiled = ROUTES.map((r) => ({
+  route: r,
+  names: [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
+  pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, "([^/]+)")}$`),
+}));
+
+/**
+ * Matches a concrete request the way API Gateway does: returns the route and the decoded
+ * path parameters, or undefined when no route has this method and path.
+ */
+export function matchRoute(method: string, path: string): { route: RouteDefinition; pathParameters: Record<string, string> } | undefined {
+  for (const { route: candidate, names, pattern } of compiled) {
+    if (candidate.method !== method) continue;
+    const match = pattern.exec(path);
+    if (!match) continue;
+    const pathParameters: Record<string, string> = {};
+    names.forEach((name, i) => {
+      pathParameters[name] = decodeURIComponent(match[i + 1]!);
+    });
+    return { route: candidate, pathParameters };
+  }
+  return undefined;
+}

@@ -1,0 +1,69 @@
+import * as z from "zod";
+import { listEnvelope, pageQuery, requiredText, uuid } from "./common.js";
+
+export const customFieldDefinition = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    display_order: z.int(),
+    display_on_inventory_list: z.boolean(),
+    publish_on_documents: z.boolean(),
+  })
+  .meta({ id: "CustomFieldDefinition" });
+
+export const itemCategoryResource = z
+  .object({
+    id: uuid,
+    object: z.literal("item_category"),
+    name: z.string(),
+    parent_id: uuid.nullable(),
+    inventory_type: z.enum(["quantity", "unique"]),
+    custom_fields: z.array(customFieldDefinition),
+  })
+  .meta({ id: "ItemCategory" });
+
+export const itemCategoryList = listEnvelope(itemCategoryResource, "ItemCategoryList");
+
+const customFieldInput = z.strictObject({
+  id: z.string().min(1).max(64).optional().meta({ description: "Existing field id to keep; omit to add a field." }),
+  name: requiredText(255),
+  display_on_inventory_list: z.boolean().optional().default(false),
+  publish_on_documents: z.boolean().optional().default(false),
+});
+
+export const MAX_CUSTOM_FIELDS = 100;
+
+export const itemCategoryCreateBody = z
+  .strictObject({
+    name: requiredText(255),
+    inventory_type: z.enum(["quantity", "unique"]),
+    parent_id: uuid.nullish().meta({ description: "Top-level parent category; null or omitted for a root category." }),
+    custom_fields: z.array(customFieldInput).max(MAX_CUSTOM_FIELDS).optional().default([]),
+  })
+  .meta({ id: "ItemCategoryCreate" });
+
+export const itemCategoryUpdateBody = z
+  .strictObject({
+    name: requiredText(255).optional(),
+    inventory_type: z.enum(["quantity", "unique"]).optional(),
+    parent_id: uuid.nullish(),
+    custom_fields: z
+      .array(customFieldInput)
+      .max(MAX_CUSTOM_FIELDS)
+      .optional()
+      .meta({ description: "The complete desired list: include an existing `id` to keep a field, omit `id` to add one; omitted fields are deleted; array order becomes `display_order`." }),
+  })
+  .meta({ id: "ItemCategoryUpdate" });
+
+export const itemCategoryListQuery = pageQuery.extend({
+  q: z.string().max(255).optional().meta({ description: "Case-insensitive search in category names." }),
+  parent_id: z
+    .string()
+    .optional()
+    .meta({ description: "`root` for root categories, or a category UUID for its direct children." }),
+});
+
+export const itemCategoryPath = z.object({ category_id: uuid });
+
+export type ItemCategoryCreateBody = z.infer<typeof itemCategoryCreateBody>;
+export type ItemCategoryUpdateBody = z.infer<typeof itemCategoryUpdateBody>;

@@ -1,0 +1,56 @@
+import * as z from "zod";
+import { listEnvelope, optionalText, requiredText, uuid } from "./common.js";
+
+export const locationResource = z
+  .object({
+    id: uuid,
+    object: z.literal("location"),
+    name: z.string(),
+    short_name: z.string(),
+  })
+  .meta({ id: "Location" });
+
+export const zoneResource = z
+  .object({
+    id: uuid,
+    object: z.literal("zone"),
+    location_id: uuid,
+    name: z.string(),
+    short_name: z.string(),
+    description: z.string().nullable(),
+  })
+  .meta({ id: "Zone" });
+
+export const locationList = listEnvelope(locationResource, "LocationList");
+export const zoneList = listEnvelope(zoneResource, "ZoneList");
+
+export const locationCreateBody = z
+  .strictObject({
+    name: requiredText(100),
+    short_name: requiredText(25),
+    address_1: optionalText(100),
+    address_2: optionalText(100),
+    city: optionalText(100),
+    region: optionalText(100),
+    country: optionalText(100),
+    postal_code: optionalText(20),
+    manager: optionalText(255),
+    phone: optionalText(255),
+    fax: optionalText(255),
+    email: z.email().max(255).nullish(),
+  })
+  .meta({ id: "LocationCreate" });
+
+export const zoneWriteBody = z
+  .strictObject({
+    name: requiredText(100),
+    short_name: requiredText(25),
+    description: z.string().trim().max(1000).nullish(),
+  })
+  .meta({ id: "ZoneWrite" });
+
+export const locationPath = z.object({ location_id: uuid });
+export const zonePath = z.object({ location_id: uuid, zone_id: uuid });
+
+export type LocationCreateBody = z.infer<typeof locationCreateBody>;
+export type ZoneWriteBody = z.infer<typeof zoneWriteBody>;

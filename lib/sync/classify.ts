@@ -1,0 +1,28 @@
+/**
+ * Classifies a changed table item for the change feed (architecture section 6). Only the
+ * entities behind sync resources produce markers; platform records (keys, users, idempotency
+ * records, counters) and the feed's own items never do, or the processor would feed itself.
+ */
+export const SYNC_RESOURCES = ["estimate", "invoice", "item", "purchase_order", "sales_order"] as const;
+export type SyncResource = (typeof SYNC_RESOURCES)[number];
+
+/** ElectroDB's entity-name attribute on every item it writes. */
+export const ENTITY_ATTRIBUTE = "__edb_e__";
+
+const IGNORED_ENTITIES = new Set([
+  "account",
+  "user",
+  "apikey",
+  "idempotency",
+  "location",
+  "zone",
+  "itemcategory",
+]);
+
+export type ChangeClass = { kind: "ignored"; entity: string | null } | { kind: "tracked"; entity: string };
+
+export function classifyChange(image: Record<string, unknown> | undefined): ChangeClass {
+  const entity = typeof image?.[ENTITY_ATTRIBUTE] === "string" ? (image[ENTITY_ATTRIBUTE] as string) : null;
+  if (entity === null || IGNORED_ENTITIES.has(entity)) return { kind: "ignored", entity };
+  return { kind: "tracked", entity };
+}

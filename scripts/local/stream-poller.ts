@@ -1,0 +1,124 @@
+import {
+  DescribeStreamCommand,
+  type DescribeStreamCommandOutput,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  type GetRecordsCommandOutput,
+  GetShardIteratorCommand,
+  type Shard,
+  type _Record,
+} from "@aws-sdk/client-dynamodb-streams";
+import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from "aws-lambda";
+
+/**
+ * Drives the stream-processor handler from DynamoDB Local's stream the way Lambda's event
+ * source mapping does: every shard polled in parallel, batches handed to the same handler,
+ * child shards followed. `drain()` lets tests wait until everything written so far has been
+ * processed.
+ */
+type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+
+export interface StreamPoller {
+  stop: () => Promise<void>;
+  /** Resolves once every shard has been read up to its current end. */
+  drain: () => Promise<void>;
+}
+
+export async function startStreamPoller(options: {
+  endpoint: string;
+  tableName: string;
+  handler: StreamHandler;
+  intervalMs?: number;
+  /** Start at the oldest record (tests) instead of the newest (a restarted local stack). */
+  fromStart?: boolean;
+}): Promise<StreamPoller> {
+  const config = { endpoint: options.endpoint, region: "local", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+  const tables = new DynamoDBClient(config);
+  const streams = new DynamoDBStreamsClient(config);
+  const table = await tables.send(new DescribeTableCommand({ TableName: options.tableName }));
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`Table ${options.tableName} has no stream.`);
+
+  const iterators = new Map<string, string | undefined>(); // shardId -> next iterator (undefined = closed)
+  const known = new Set<string>();
+  let running = true;
+  let firstDiscovery = true;
+  let cycle: Promise<void> = Promise.resolve();
+
+  async function discoverShards(): Promise<void> {
+    let exclusiveStartShardId: string | undefined;
+    const shards: Shard[] = [];
+    do {
+      const page: DescribeStreamCommandOutput = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }));
+      shards.push(...(page.StreamDescription?.Shards ?? []));
+      exclusiveStartShardId = page.StreamDescription?.LastEvaluatedShardId;
+    } while (exclusiveStartShardId);
+    for (const shard of shards) {
+      const shardId = shard.ShardId!;
+      if (known.has(shardId)) continue;
+      known.add(shardId);
+      const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
+      const type = firstDiscovery && !options.fromStart && open ? "LATEST" : "TRIM_HORIZON";
+      if (firstDiscovery && !options.fromStart && !open) continue; // history from before this start
+      const { ShardIterator } = await streams.send(
+        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type }),
+      );
+      iterators.set(shardId, ShardIterator);
+    }
+    firstDiscovery = false;
+  }
+
+  async function pollShard(shardId: string): Promise<void> {
+    let iterator = iterators.get(shardId);
+    if (!iterator) return;
+    for (;;) {
+      const page: GetRecordsCommandOutput = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+      const records: _Record[] = page.Records ?? [];
+      if (records.length > 0) {
+        await options.handler({
+          Records: records.map((record) => ({
+            eventID: record.eventID,
+            eventName: record.eventName,
+            eventVersion: record.eventVersion,
+            eventSource: "aws:dynamodb",
+            awsRegion: "local",
+            eventSourceARN: streamArn,
+            dynamodb: record.dynamodb as never,
+          })),
+        });
+      }
+      iterator = page.NextShardIterator;
+      iterators.set(shardId, iterator);
+      if (!iterator || records.length === 0) return;
+    }
+  }
+
+  async function pollOnce(): Promise<void> {
+    await discoverShards();
+    await Promise.all([...iterators.keys()].map(pollShard));
+  }
+
+  const loop = (async () => {
+    while (running) {
+      cycle = pollOnce().catch((error: Error) => {
+        if (running) process.stderr.write(`stream poller: ${error.message}\n`);
+      });
+      await cycle;
+      await new Promise((r) => setTimeout(r, options.intervalMs ?? 250));
+    }
+  })();
+
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      tables.destroy();
+      streams.destroy();
+    },
+    drain: async () => {
+      await cycle;
+      await pollOnce();
+    },
+  };
+}
