@@ -1,0 +1,57 @@
+import { randomUUID } from "node:crypto";
+import { createAccount, createKey, createUser, updateUser } from "../../lib/domain/admin.js";
+import type { Permission } from "../../lib/auth/permissions.js";
+import { db } from "../../lib/db/service.js";
+
+/**
+ * Fixture builders shared by every integration test: an account (with its owner key), users
+ * with given permissions or location, keys with given scopes. Each call makes fresh ids, so
+ * tests share one table safely.
+ */
+export interface TestAccount {
+  accountId: string;
+  ownerUserId: string;
+  ownerKeyId: string;
+  ownerKey: string;
+}
+
+export async function newAccount(name = `Test ${randomUUID().slice(0, 8)}`): Promise<TestAccount> {
+  const created = await createAccount({ name });
+  return { accountId: created.account_id, ownerUserId: created.user_id, ownerKeyId: created.key_id, ownerKey: created.api_key };
+}
+
+export interface TestUser {
+  userId: string;
+  key: string;
+  keyId: string;
+}
+
+/** A staff user with exactly these permissions (and location), plus one key for it. */
+export async function newUser(
+  account: TestAccount,
+  options: { permissions?: Permission[]; locationId?: string; role?: "owner" | "staff"; scopes?: string[] | "all" } = {},
+): Promise<TestUser> {
+  const { user_id } = await createUser({
+    accountId: account.accountId,
+    name: `User ${randomUUID().slice(0, 6)}`,
+    role: options.role ?? "staff",
+    permissions: options.permissions ?? [],
+    locationId: options.locationId,
+  });
+  const key = await createKey({ userId: user_id, scopes: options.scopes ?? "all" });
+  return { userId: user_id, key: key.api_key, keyId: key.key_id };
+}
+
+export async function newKey(userId: string, options: { scopes?: string[] | "all"; expiresAt?: string } = {}) {
+  const key = await createKey({ userId, scopes: options.scopes ?? "all", expiresAt: options.expiresAt });
+  return { key: key.api_key, keyId: key.key_id };
+}
+
+export { updateUser };
+
+/** Marks a location inactive (locations are deactivated outside the API). */
+export async function deactivateLocation(accountId: string, locationId: string): Promise<void> {
+  await db().entities.location.patch({ accountId, locationId }).set({ active: false }).go();
+}
+
+export const idempotencyKey = (): string => `test-${randomUUID()}`;

@@ -1,0 +1,43 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Two projects: `unit` (offline: pure logic and real middy() pipelines, never Java) and
+ * `integration` (connected: HTTP through the real handlers against DynamoDB Local, which the
+ * global setup starts once on a free port).
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
+
+const env = {
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+  AWS_REGION: "local",
+  TABLE_NAME: "inventory-api-test",
+  RATE_LIMIT_PER_MINUTE: "100000",
+  LOG_LEVEL: "WARN",
+};
+
+export default defineConfig({
+  test: {
+    env,
+    projects: [
+      {
+        test: {
+          name: "unit",
+          env,
+          include: ["lib/**/*.offline.test.ts", "test/unit/**/*.offline.test.ts", "test/infra/**/*.offline.test.ts"],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          env,
+          include: ["test/integration/**/*.connected.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          setupFiles: ["test/support/connect.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
