@@ -9,15 +9,14 @@ export type SyncResource = (typeof SYNC_RESOURCES)[number];
 /** ElectroDB's entity-name attribute on every item it writes. */
 export const ENTITY_ATTRIBUTE = "__edb_e__";
 
-const IGNORED_ENTITIES = new Set([
-  "account",
-  "user",
-  "apikey",
-  "idempotency",
-  "location",
-  "zone",
-  "itemcategory",
-]);
+/**
+ * High-churn platform records that never mark anything: the key record is written on every
+ * request (rate window), idempotency records on every keyed write. The CDK stack filters them
+ * out of the event source, so they never even invoke the processor.
+ */
+export const PLATFORM_ENTITIES = ["apikey", "idempotency"] as const;
+
+const IGNORED_ENTITIES = new Set<string>([...PLATFORM_ENTITIES, "account", "user", "location", "zone", "itemcategory"]);
 
 export type ChangeClass = { kind: "ignored"; entity: string | null } | { kind: "tracked"; entity: string };
 

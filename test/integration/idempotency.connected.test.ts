@@ -1,0 +1,467 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
+import { idempotencyKey, newAccount, newKey, newUser, updateUser, type TestAccount } from "../support/fixtures.js";
+import { db } from "../../lib/db/service.js";
+
+/**
+ * Idempotency-Key behaviour (spec part 1, section 8 "Idempotency behaviour" and the
+ * Idempotency-Key rows of the limits table; architecture section 4 "Idempotency" and
+ * "Readings of the contract"). Every assertion on an outcome is paired with the stored effect
+ * read straight from DynamoDB Local.
+ */
+const api = useApiServer();
+
+const REPLAYED = "idempotent-replayed";
+
+async function setup(): Promise<{ account: TestAccount; client: ApiClient }> {
+  const account = await newAccount();
+  return { account, client: api().withKey(account.ownerKey) };
+}
+
+async function storedLocations(accountId: string) {
+  const { data } = await db().entities.location.query.byName({ accountId }).go({ pages: "all" });
+  return data;
+}
+
+async function storedZones(accountId: string, locationId: string) {
+  const { data } = await db().entities.zone.query.primary({ accountId, locationId }).go({ pages: "all" });
+  return data;
+}
+
+async function storedRecords(accountId: string) {
+  const { data } = await db()
+    .entities.idempotencyRecord.scan.where(({ accountId: attr }, { eq }) => eq(attr, accountId))
+    .go({ pages: "all" });
+  return data;
+}
+
+async function createLocation(client: ApiClient, name = `Loc ${randomUUID().slice(0, 6)}`) {
+  const response = await client.post("/locations", { name, short_name: name.slice(0, 20) }, { idempotencyKey: idempotencyKey() });
+  expect(response.status).toBe(201);
+  return response.body as { id: string; name: string; short_name: string };
+}
+
+async function createZone(client: ApiClient, locationId: string, name = `Zone ${randomUUID().slice(0, 6)}`) {
+  const response = await client.post(
+    `/locations/${locationId}/zones`,
+    { name, short_name: name.slice(0, 20) },
+    { idempotencyKey: idempotencyKey() },
+  );
+  expect(response.status).toBe(201);
+  return response.body as { id: string; location_id: string; name: string };
+}
+
+function expectError(response: TestResponse, status: number, code: string, param?: string) {
+  expect(response.status, response.text).toBe(status);
+  expect(response.body?.error?.code, response.text).toBe(code);
+  expect(response.body.error.type).toBe("invalid_request_error");
+  if (param !== undefined) expect(response.body.error.param).toBe(param);
+}
+
+describe("Idempotency-Key header", () => {
+  it("is required on POST /locations: a missing key is 400 idempotency_key_required and creates nothing", async () => {
+    const { account, client } = await setup();
+    const response = await client.post("/locations", { name: "No key", short_name: "NK" });
+    expectError(response, 400, "idempotency_key_required", "Idempotency-Key");
+    expect(await storedLocations(account.accountId)).toHaveLength(0);
+    expect(await storedRecords(account.accountId)).toHaveLength(0);
+  });
+
+  it("is required on zone create and zone update", async () => {
+    const { account, client } = await setup();
+    const location = await createLocation(client);
+    const zone = await createZone(client, location.id, "Original");
+
+    const create = await client.post(`/locations/${location.id}/zones`, { name: "No key", short_name: "NK" });
+    expectError(create, 400, "idempotency_key_required", "Idempotency-Key");
+    const update = await client.patch(`/locations/${location.id}/zones/${zone.id}`, { name: "Changed", short_name: "C" });
+    expectError(update, 400, "idempotency_key_required", "Idempotency-Key");
+
+    const zones = await storedZones(account.accountId, location.id);
+    expect(zones).toHaveLength(1);
+    expect(zones[0]!.name).toBe("Original");
+  });
+
+  it("is optional on POST /item-categories", async () => {
+    const { account, client } = await setup();
+    const response = await client.post("/item-categories", { name: "Tools", inventory_type: "quantity" });
+    expect(response.status, response.text).toBe(201);
+    expect(response.headers.get(REPLAYED)).toBeNull();
+    expect(await storedRecords(account.accountId)).toHaveLength(0);
+  });
+
+  it("rejects invalid keys with 400 invalid_idempotency_key and creates nothing", async () => {
+    const { account, client } = await setup();
+    const body = { name: "Bad key", short_name: "BK" };
+    const invalidKeys = [
+      "k".repeat(256), // longer than 255
+      "a b", // a space is not a visible character
+      "", // empty
+      "caf\u00e9", // non-ASCII (sent as a Latin-1 byte)
+    ];
+    for (const key of invalidKeys) {
+      const response = await client.post("/locations", body, { idempotencyKey: key });
+      expectError(response, 400, "invalid_idempotency_key", "Idempotency-Key");
+    }
+    expect(await storedLocations(account.accountId)).toHaveLength(0);
+    expect(await storedRecords(account.accountId)).toHaveLength(0);
+  });
+
+  it("accepts a 255-character key and any visible ASCII characters", async () => {
+    const { account, client } = await setup();
+    const long = await client.post("/locations", { name: "Long key", short_name: "LK" }, { idempotencyKey: "k".repeat(255) });
+    expect(long.status, long.text).toBe(201);
+    const symbols = await client.post(
+      "/locations",
+      { name: "Symbols", short_name: "SY" },
+      { idempotencyKey: "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~" },
+    );
+    expect(symbols.status, symbols.text).toBe(201);
+    expect(await storedLocations(account.accountId)).toHaveLength(2);
+  });
+});
+
+describe("replay", () => {
+  it("returns the original status and identical body with Idempotent-Replayed: true, and creates one location", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const body = { name: "Warehouse", short_name: "WH", city: "Lyon" };
+
+    const first = await client.post("/locations", body, { idempotencyKey: key });
+    expect(first.status, first.text).toBe(201);
+    expect(first.headers.get(REPLAYED)).toBeNull();
+
+    const second = await client.post("/locations", body, { idempotencyKey: key });
+    expect(second.status).toBe(201);
+    expect(second.headers.get(REPLAYED)).toBe("true");
+    expect(second.body).toEqual(first.body);
+    expect(second.text).toBe(first.text);
+
+    const third = await client.post("/locations", body, { idempotencyKey: key });
+    expect(third.status).toBe(201);
+    expect(third.headers.get(REPLAYED)).toBe("true");
+    expect(third.body).toEqual(first.body);
+
+    const locations = await storedLocations(account.accountId);
+    expect(locations).toHaveLength(1);
+    expect(locations[0]!.locationId).toBe(first.body.id);
+    expect(await storedRecords(account.accountId)).toHaveLength(1);
+  });
+
+  it("treats the same JSON with other key order and whitespace as the same request", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const first = await client.post("/locations", undefined, {
+      idempotencyKey: key,
+      raw: JSON.stringify({ name: "Ordered", short_name: "OR" }),
+    });
+    expect(first.status, first.text).toBe(201);
+    const second = await client.post("/locations", undefined, {
+      idempotencyKey: key,
+      raw: '{ "short_name" : "OR",\n  "name": "Ordered" }',
+    });
+    expect(second.status, second.text).toBe(201);
+    expect(second.headers.get(REPLAYED)).toBe("true");
+    expect(second.body).toEqual(first.body);
+    expect(await storedLocations(account.accountId)).toHaveLength(1);
+  });
+
+  it("answers 409 idempotency_key_reused when the same key comes with a different body", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const first = await client.post("/locations", { name: "First", short_name: "F" }, { idempotencyKey: key });
+    expect(first.status).toBe(201);
+
+    const reused = await client.post("/locations", { name: "Second", short_name: "S" }, { idempotencyKey: key });
+    expectError(reused, 409, "idempotency_key_reused", "Idempotency-Key");
+    expect(reused.headers.get(REPLAYED)).toBeNull();
+
+    const locations = await storedLocations(account.accountId);
+    expect(locations.map((l) => l.name)).toEqual(["First"]);
+
+    // The original request can still be replayed afterwards.
+    const replay = await client.post("/locations", { name: "First", short_name: "F" }, { idempotencyKey: key });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(first.body);
+  });
+
+  it("replays a zone PATCH with its original 200", async () => {
+    const { account, client } = await setup();
+    const location = await createLocation(client);
+    const zone = await createZone(client, location.id, "Before");
+    const key = idempotencyKey();
+    const body = { name: "After", short_name: "AF", description: "patched" };
+    const path = `/locations/${location.id}/zones/${zone.id}`;
+
+    const first = await client.patch(path, body, { idempotencyKey: key });
+    expect(first.status, first.text).toBe(200);
+    expect(first.headers.get(REPLAYED)).toBeNull();
+    expect(first.body).toMatchObject({ id: zone.id, name: "After", short_name: "AF", description: "patched" });
+
+    // Change the zone with another key; the replay still returns the stored outcome.
+    const other = await client.patch(path, { name: "Later", short_name: "LA" }, { idempotencyKey: idempotencyKey() });
+    expect(other.status).toBe(200);
+
+    const replay = await client.patch(path, body, { idempotencyKey: key });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(first.body);
+
+    const zones = await storedZones(account.accountId, location.id);
+    expect(zones).toHaveLength(1);
+    expect(zones[0]!.name).toBe("Later"); // the replay wrote nothing
+
+    const reused = await client.patch(path, { name: "Other", short_name: "OT" }, { idempotencyKey: key });
+    expectError(reused, 409, "idempotency_key_reused", "Idempotency-Key");
+    expect((await storedZones(account.accountId, location.id))[0]!.name).toBe("Later");
+  });
+});
+
+describe("isolation of keys", () => {
+  it("keeps the same key value apart for another API key of the same user", async () => {
+    const { account, client } = await setup();
+    const second = await newKey(account.ownerUserId);
+    const key = idempotencyKey();
+    const body = { name: "Shared key", short_name: "SK" };
+
+    const a = await client.post("/locations", body, { idempotencyKey: key });
+    const b = await api().withKey(second.key).post("/locations", body, { idempotencyKey: key });
+    expect(a.status).toBe(201);
+    expect(b.status, b.text).toBe(201);
+    expect(b.headers.get(REPLAYED)).toBeNull();
+    expect(b.body.id).not.toBe(a.body.id);
+    expect(await storedLocations(account.accountId)).toHaveLength(2);
+    expect(await storedRecords(account.accountId)).toHaveLength(2);
+  });
+
+  it("keeps the same key value apart for another account", async () => {
+    const one = await setup();
+    const two = await setup();
+    const key = idempotencyKey();
+    const body = { name: "Same everywhere", short_name: "SE" };
+
+    const a = await one.client.post("/locations", body, { idempotencyKey: key });
+    const b = await two.client.post("/locations", body, { idempotencyKey: key });
+    expect(a.status).toBe(201);
+    expect(b.status, b.text).toBe(201);
+    expect(b.headers.get(REPLAYED)).toBeNull();
+    expect(b.body.id).not.toBe(a.body.id);
+    expect(await storedLocations(one.account.accountId)).toHaveLength(1);
+    expect(await storedLocations(two.account.accountId)).toHaveLength(1);
+  });
+
+  it("keeps the same key value apart for another path and another method", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const body = { name: "Multi", short_name: "MU" };
+
+    // POST /locations
+    const location = await client.post("/locations", body, { idempotencyKey: key });
+    expect(location.status).toBe(201);
+    // POST /locations/{L}/zones: another path, same key and same body
+    const zone = await client.post(`/locations/${location.body.id}/zones`, body, { idempotencyKey: key });
+    expect(zone.status, zone.text).toBe(201);
+    expect(zone.headers.get(REPLAYED)).toBeNull();
+    expect(zone.body.object).toBe("zone");
+    // POST zones of another location: another path again
+    const otherLocation = await createLocation(client);
+    const zone2 = await client.post(`/locations/${otherLocation.id}/zones`, body, { idempotencyKey: key });
+    expect(zone2.status, zone2.text).toBe(201);
+    expect(zone2.headers.get(REPLAYED)).toBeNull();
+    // PATCH of the zone: another method
+    const patched = await client.patch(
+      `/locations/${location.body.id}/zones/${zone.body.id}`,
+      { name: "Multi patched", short_name: "MP" },
+      { idempotencyKey: key },
+    );
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.headers.get(REPLAYED)).toBeNull();
+    expect(patched.body.name).toBe("Multi patched");
+
+    expect(await storedZones(account.accountId, location.body.id)).toHaveLength(1);
+    expect(await storedZones(account.accountId, otherLocation.id)).toHaveLength(1);
+    expect(await storedLocations(account.accountId)).toHaveLength(2);
+    // one record per scope: the location, two zone creates, the patch (+ the helper's own key)
+    expect(await storedRecords(account.accountId)).toHaveLength(5);
+  });
+});
+
+describe("outcomes once the handler ran are stored", () => {
+  it("stores and replays a 404 resource_missing from the domain", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const missing = randomUUID();
+    const body = { name: "Nowhere", short_name: "NW" };
+
+    const first = await client.post(`/locations/${missing}/zones`, body, { idempotencyKey: key });
+    expectError(first, 404, "resource_missing");
+    expect(first.headers.get(REPLAYED)).toBeNull();
+
+    const records = await storedRecords(account.accountId);
+    expect(records).toHaveLength(1);
+    expect(records[0]!.statusCode).toBe(404);
+
+    const replay = await client.post(`/locations/${missing}/zones`, body, { idempotencyKey: key });
+    expect(replay.status).toBe(404);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(first.body);
+    expect(await storedZones(account.accountId, missing)).toHaveLength(0);
+  });
+
+  it("stores a 403 permission_denied: granting the permission does not change the replay; a new key succeeds", async () => {
+    const { account } = await setup();
+    const user = await newUser(account, { permissions: [] });
+    const client = api().withKey(user.key);
+    const key = idempotencyKey();
+    const body = { name: "Denied", short_name: "DN" };
+
+    const denied = await client.post("/locations", body, { idempotencyKey: key });
+    expectError(denied, 403, "permission_denied");
+    expect(denied.headers.get(REPLAYED)).toBeNull();
+    expect(await storedLocations(account.accountId)).toHaveLength(0);
+
+    await updateUser(user.userId, { permissions: ["inventory.modify"] });
+
+    const replay = await client.post("/locations", body, { idempotencyKey: key });
+    expect(replay.status).toBe(403);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(denied.body);
+    expect(await storedLocations(account.accountId)).toHaveLength(0);
+
+    const fresh = await client.post("/locations", body, { idempotencyKey: idempotencyKey() });
+    expect(fresh.status, fresh.text).toBe(201);
+    expect(fresh.headers.get(REPLAYED)).toBeNull();
+    expect(await storedLocations(account.accountId)).toHaveLength(1);
+  });
+});
+
+describe("requests rejected before the handler store nothing", () => {
+  it("lets a corrected body run with the key of a 422 validation failure", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+
+    const invalid = await client.post("/locations", { name: "x".repeat(101), short_name: "TL" }, { idempotencyKey: key });
+    expectError(invalid, 422, "validation_failed");
+    expect(await storedRecords(account.accountId)).toHaveLength(0);
+
+    const corrected = await client.post("/locations", { name: "Fixed", short_name: "FX" }, { idempotencyKey: key });
+    expect(corrected.status, corrected.text).toBe(201);
+    expect(corrected.headers.get(REPLAYED)).toBeNull();
+    expect(await storedLocations(account.accountId)).toHaveLength(1);
+  });
+
+  it("lets a corrected body run with the key of a malformed JSON request", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+
+    const malformed = await client.post("/locations", undefined, { idempotencyKey: key, raw: '{"name": "Broken",' });
+    expectError(malformed, 400, "invalid_json");
+    expect(await storedRecords(account.accountId)).toHaveLength(0);
+
+    const corrected = await client.post("/locations", { name: "Broken", short_name: "BR" }, { idempotencyKey: key });
+    expect(corrected.status, corrected.text).toBe(201);
+    expect(await storedLocations(account.accountId)).toHaveLength(1);
+  });
+
+  it("stores nothing for a 403 insufficient_scope", async () => {
+    const { account } = await setup();
+    const readOnly = await newKey(account.ownerUserId, { scopes: ["items:read"] });
+    const key = idempotencyKey();
+    const body = { name: "Scoped", short_name: "SC" };
+
+    const rejected = await api().withKey(readOnly.key).post("/locations", body, { idempotencyKey: key });
+    expectError(rejected, 403, "insufficient_scope");
+    expect(await storedRecords(account.accountId)).toHaveLength(0);
+    expect(await storedLocations(account.accountId)).toHaveLength(0);
+  });
+});
+
+describe("concurrent requests with one key", () => {
+  it("creates exactly one location for 10 identical parallel requests", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const body = { name: "Race", short_name: "RC" };
+
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => client.post("/locations", body, { idempotencyKey: key })),
+    );
+
+    const statuses = responses.map((r) => r.status);
+    for (const response of responses) {
+      if (response.status === 201) continue;
+      expectError(response, 409, "idempotency_in_progress", "Idempotency-Key");
+    }
+    const created = responses.filter((r) => r.status === 201);
+    expect(created.length, JSON.stringify(statuses)).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((r) => r.body.id)).size).toBe(1);
+    // at most one response is the original; every other 201 is a replay
+    expect(created.filter((r) => r.headers.get(REPLAYED) !== "true").length).toBeLessThanOrEqual(1);
+
+    const locations = await storedLocations(account.accountId);
+    expect(locations).toHaveLength(1);
+    expect(locations[0]!.locationId).toBe(created[0]!.body.id);
+    expect(await storedRecords(account.accountId)).toHaveLength(1);
+  });
+
+  it("creates at most one location for 10 parallel requests with one key and different bodies", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => client.post("/locations", { name: `Race ${i}`, short_name: `R${i}` }, { idempotencyKey: key })),
+    );
+
+    const created = responses.filter((r) => r.status === 201);
+    const statuses = responses.map((r) => r.status);
+    expect(created.length, JSON.stringify(statuses)).toBeLessThanOrEqual(1);
+    for (const response of responses) {
+      if (response.status === 201) continue;
+      expect(response.status, response.text).toBe(409);
+      expect(["idempotency_key_reused", "idempotency_in_progress"]).toContain(response.body.error.code);
+      expect(response.body.error.param).toBe("Idempotency-Key");
+    }
+
+    const locations = await storedLocations(account.accountId);
+    expect(locations).toHaveLength(created.length);
+    if (created[0]) expect(locations[0]!.locationId).toBe(created[0].body.id);
+  });
+});
+
+describe("replay window", () => {
+  it("lets the key create another location once the stored record has expired", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const body = { name: "Windowed", short_name: "WI" };
+
+    const first = await client.post("/locations", body, { idempotencyKey: key });
+    expect(first.status).toBe(201);
+
+    const records = await storedRecords(account.accountId);
+    expect(records).toHaveLength(1);
+    const record = records[0]!;
+    // the window is about five minutes
+    const now = Math.floor(Date.now() / 1000);
+    expect(record.expiresAt).toBeGreaterThan(now + 240);
+    expect(record.expiresAt).toBeLessThanOrEqual(now + 360);
+
+    await db()
+      .entities.idempotencyRecord.patch({ accountId: account.accountId, scope: record.scope })
+      .set({ expiresAt: now - 10 })
+      .go();
+
+    const second = await client.post("/locations", body, { idempotencyKey: key });
+    expect(second.status, second.text).toBe(201);
+    expect(second.headers.get(REPLAYED)).toBeNull();
+    expect(second.body.id).not.toBe(first.body.id);
+    expect(await storedLocations(account.accountId)).toHaveLength(2);
+
+    // the new outcome is the one replayed from now on
+    const third = await client.post("/locations", body, { idempotencyKey: key });
+    expect(third.status).toBe(201);
+    expect(third.headers.get(REPLAYED)).toBe("true");
+    expect(third.body).toEqual(second.body);
+    expect(await storedLocations(account.accountId)).toHaveLength(2);
+  });
+});
