@@ -101,6 +101,9 @@ export class InventoryApiStack extends Stack {
           // ElectroDB is CommonJS: give the ESM bundle a require().
           banner: "import{createRequire}from'module';const require=createRequire(import.meta.url);",
           mainFields: ["module", "main"],
+          // Bundle the AWS SDK too: one self-contained file imports about 3x faster than
+          // resolving the runtime's SDK, and pins the SDK version we test against.
+          externalModules: [],
         },
       });
 

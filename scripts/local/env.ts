@@ -15,5 +15,4 @@ export function applyLocalEnvironment(endpoint: string): void {
   process.env.RATE_LIMIT_PER_MINUTE = localEnv.rateLimitPerMinute();
   process.env.AWS_REGION ??= "local";
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
-  process.env.SYNC_CURSOR_SECRET ??= "local-development-cursor-secret";
 }

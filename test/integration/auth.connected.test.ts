@@ -92,6 +92,12 @@ describe("authentication: credential format (spec 5.1, 5.3)", () => {
     expect(forged).toMatch(/^isk_live_[0-9A-Za-z]{40}$/);
     expect(forged).not.toBe(account.ownerKey);
     expectUnauthenticated(await api().withKey(forged).get("/locations"));
+    // The account's real random tail under another account's prefix is no key either.
+    const other = await newAccount();
+    const transplanted = other.ownerKey.slice(0, 9 + 22) + account.ownerKey.slice(9 + 22);
+    expectUnauthenticated(await api().withKey(transplanted).get("/locations"));
+    // Base62 but encoding no possible account id.
+    expectUnauthenticated(await api().withKey(`isk_live_${"z".repeat(40)}`).get("/locations"));
     expect((await api().withKey(account.ownerKey).get("/locations")).status).toBe(200);
   });
 });
@@ -296,7 +302,7 @@ describe("user permissions (spec 1, 4.1 rules 1-2, 4.2; architecture 4: permissi
     expect(await locationNames(account)).toEqual(["Owner depot"]);
   });
 
-  it("permissions are read live: granting inventory-modify lets the same key create a location", async () => {
+  it("permissions are read live on every request: granting and withdrawing inventory-modify applies to the same key", async () => {
     const account = await newAccount();
     const staff = await newUser(account, { permissions: [] });
     const client = api().withKey(staff.key);
@@ -306,5 +312,20 @@ describe("user permissions (spec 1, 4.1 rules 1-2, 4.2; architecture 4: permissi
     const created = await client.post("/locations", { name: "Later", short_name: "L" }, { idempotencyKey: idempotencyKey() });
     expect(created.status, created.text).toBe(201);
     expect(await locationNames(account)).toEqual(["Later"]);
+
+    await updateUser(staff.userId, { permissions: ["inventory.list"] });
+    expectPermissionDenied(await client.post("/locations", { name: "Again", short_name: "AG" }, { idempotencyKey: idempotencyKey() }));
+    expect(await locationNames(account)).toEqual(["Later"]);
+  });
+
+  it("a user restricted to one location cannot create locations even with inventory-modify (403 permission_denied)", async () => {
+    const account = await newAccount();
+    const location = await createLocation(api().withKey(account.ownerKey), "Assigned", "ASG");
+    const restricted = await newUser(account, { permissions: ["inventory.modify"], locationId: location.id });
+    const attempt = await api()
+      .withKey(restricted.key)
+      .post("/locations", { name: "Second", short_name: "SEC" }, { idempotencyKey: idempotencyKey() });
+    expectPermissionDenied(attempt);
+    expect(await locationNames(account)).toEqual(["Assigned"]);
   });
 });

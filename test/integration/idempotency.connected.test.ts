@@ -389,7 +389,6 @@ describe("concurrent requests with one key", () => {
     );
 
     const statuses = responses.map((r) => r.status);
-    console.log("DIST", JSON.stringify(responses.map((r) => [r.status, r.headers.get(REPLAYED), r.body?.error?.code])));
     for (const response of responses) {
       if (response.status === 201) continue;
       expectError(response, 409, "idempotency_in_progress", "Idempotency-Key");
@@ -416,7 +415,6 @@ describe("concurrent requests with one key", () => {
 
     const created = responses.filter((r) => r.status === 201);
     const statuses = responses.map((r) => r.status);
-    console.log("DIST", JSON.stringify(responses.map((r) => [r.status, r.headers.get(REPLAYED), r.body?.error?.code])));
     expect(created.length, JSON.stringify(statuses)).toBeLessThanOrEqual(1);
     for (const response of responses) {
       if (response.status === 201) continue;

@@ -1,0 +1,143 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { applyLocalEnvironment } from "../local/env.js";
+import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+
+/**
+ * `npm run bench`: measures, per route, the DynamoDB round trips (from the request log line
+ * every request writes), consumed capacity and latency against DynamoDB Local, then the size
+ * and cold import time of each bundled Lambda handler (from `npm run synth`'s cdk.out).
+ * Latencies against DynamoDB Local on one machine are relative figures, not AWS figures.
+ */
+const ITERATIONS = Number.parseInt(process.env.BENCH_ITERATIONS ?? "50", 10);
+
+interface Sample {
+  route: string;
+  status: number;
+  calls: number;
+  commands: string[];
+  readCapacity: number;
+  writeCapacity: number;
+}
+
+const samples: Sample[] = [];
+const originalWrite = process.stdout.write.bind(process.stdout);
+process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  const text = String(chunk);
+  if (text.startsWith('{"level"') && text.includes('"message":"request"')) {
+    const line = JSON.parse(text) as { route: string; status: number; dynamodb: Omit<Sample, "route" | "status"> };
+    samples.push({ route: line.route, status: line.status, ...line.dynamodb });
+    return true;
+  }
+  return originalWrite(chunk as never, ...(rest as []));
+}) as typeof process.stdout.write;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+async function main(): Promise<void> {
+  const dynamo = await startDynamoLocal({ port: await freePort(), dataDir: "memory" });
+  applyLocalEnvironment(dynamo.endpoint);
+  process.env.RATE_LIMIT_PER_MINUTE = "1000000";
+  process.env.LOG_LEVEL = "INFO";
+  try {
+    const { ensureTable } = await import("../../lib/db/create-table.js");
+    const { createDynamoClient } = await import("../../lib/db/client.js");
+    const { tableName } = await import("../../lib/db/table.js");
+    await ensureTable(createDynamoClient(), tableName());
+    const { createAccount } = await import("../../lib/domain/admin.js");
+    const { startApiServer } = await import("../local/server.js");
+    const account = await createAccount({ name: "Bench" });
+    const api = await startApiServer(0);
+    const base = `${api.url}/api/v3`;
+    const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json" };
+    let counter = 0;
+    const call = async (method: string, path: string, body?: unknown, idempotent = false) => {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: idempotent ? { ...headers, "idempotency-key": `bench-${counter++}` } : headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const json = (await response.json()) as { id?: string };
+      if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+
+    const location = await call("POST", "/locations", { name: "Bench Location", short_name: "BL" }, true);
+    for (let i = 0; i < 10; i++) await call("POST", `/locations/${location.id}/zones`, { name: `Zone ${i}`, short_name: `Z${i}` }, true);
+    const parent = await call("POST", "/item-categories", { name: "Parent", inventory_type: "quantity" });
+    for (let i = 0; i < 10; i++) await call("POST", "/item-categories", { name: `Child ${i}`, inventory_type: "quantity", parent_id: parent.id });
+    const zone = await call("POST", `/locations/${location.id}/zones`, { name: "Bench zone", short_name: "BZ" }, true);
+
+    const scenarios: [string, () => Promise<unknown>][] = [
+      ["listLocations", () => call("GET", "/locations")],
+      ["createLocation", () => call("POST", "/locations", { name: `L${counter}`, short_name: "L" }, true)],
+      ["listZones", () => call("GET", `/locations/${location.id}/zones`)],
+      ["createZone", () => call("POST", `/locations/${location.id}/zones`, { name: `Z${counter}`, short_name: "Z" }, true)],
+      ["updateZone", () => call("PATCH", `/locations/${location.id}/zones/${zone.id}`, { name: `Z${counter}`, short_name: "Z" }, true)],
+      ["listItemCategories", () => call("GET", "/item-categories?limit=5")],
+      ["getItemCategory", () => call("GET", `/item-categories/${parent.id}`)],
+      ["createItemCategory", () => call("POST", "/item-categories", { name: `C${counter}`, inventory_type: "quantity" })],
+      ["createItemCategory (with parent)", () => call("POST", "/item-categories", { name: `C${counter}`, inventory_type: "quantity", parent_id: parent.id })],
+      ["updateItemCategory", () => call("PATCH", `/item-categories/${parent.id}`, { name: `P${counter}` })],
+    ];
+
+    originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);
+    originalWrite("| route | calls | commands | RCU | WCU | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|\n");
+    for (const [name, run] of scenarios) {
+      for (let i = 0; i < 3; i++) await run();
+      samples.length = 0;
+      const latencies: number[] = [];
+      for (let i = 0; i < ITERATIONS; i++) {
+        const started = performance.now();
+        await run();
+        latencies.push(performance.now() - started);
+      }
+      const last = samples[samples.length - 1]!;
+      const maxCalls = Math.max(...samples.map((s) => s.calls));
+      originalWrite(
+        `| ${name} | ${maxCalls} | ${last.commands.join(" + ")} | ${last.readCapacity} | ${last.writeCapacity} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |\n`,
+      );
+    }
+    api.server.closeAllConnections();
+    api.server.close();
+  } finally {
+    await dynamo.stop();
+  }
+  coldImports();
+}
+
+/** Size and cold import time of each bundled handler in cdk.out (runs `npm run synth` if needed). */
+function coldImports(): void {
+  if (!existsSync("cdk.out") || !readdirSync("cdk.out").some((f) => f.endsWith(".template.json"))) {
+    execFileSync("npm", ["run", "synth"], { stdio: "ignore" });
+  }
+  const templateFile = readdirSync("cdk.out").find((f) => f.endsWith(".template.json"))!;
+  const template = JSON.parse(readFileSync(join("cdk.out", templateFile), "utf8")) as {
+    Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string } } }>;
+  };
+  originalWrite("\nBundled handlers: size and cold import (median of 5 fresh Node processes)\n");
+  originalWrite("| function | bundle KB | import ms |\n|---|---|---|\n");
+  for (const [logicalId, resource] of Object.entries(template.Resources)) {
+    if (resource.Type !== "AWS::Lambda::Function") continue;
+    const key = resource.Properties.Code?.S3Key;
+    if (!key) continue;
+    const bundle = join(process.cwd(), "cdk.out", `asset.${key.replace(/\.zip$/, "")}`, "index.mjs");
+    if (!existsSync(bundle)) continue;
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const result = spawnSync(
+        process.execPath,
+        ["--input-type=module", "-e", `const t=performance.now();await import(${JSON.stringify(bundle)});console.log(performance.now()-t)`],
+        { encoding: "utf8", env: { ...process.env, TABLE_NAME: "bench", AWS_REGION: "us-east-1" } },
+      );
+      times.push(Number.parseFloat(result.stdout.trim()));
+    }
+    originalWrite(`| ${logicalId.replace(/[0-9A-F]{8}$/, "")} | ${(statSync(bundle).size / 1024).toFixed(0)} | ${percentile(times, 50).toFixed(1)} |\n`);
+  }
+}
+
+await main();

@@ -1,0 +1,21 @@
+import { it } from "vitest";
+import { writeFileSync, appendFileSync } from "node:fs";
+import { useApiServer } from "../support/api.js";
+import { newAccount } from "../support/fixtures.js";
+const api = useApiServer();
+it("probe", async () => {
+  const a = await newAccount();
+  const c = api().withKey(a.ownerKey);
+  const out = (l: string, t: string) => appendFileSync("/tmp/probe.txt", `${l}: ${t}\n`);
+  writeFileSync("/tmp/probe.txt", "");
+  const r = await c.post("/item-categories", { name: "R", inventory_type: "quantity" });
+  out("GET upper", (await c.get(`/item-categories/${r.body.id.toUpperCase()}`)).text);
+  out("PATCH upper", (await c.patch(`/item-categories/${r.body.id.toUpperCase()}`, {name: "x"})).text);
+  out("child upper parent", (await c.post("/item-categories", { name: "C", inventory_type: "quantity", parent_id: r.body.id.toUpperCase() })).text);
+  out("missing type", (await c.post("/item-categories", { name: "C" })).text);
+  out("q long", (await c.get("/item-categories", { q: "x".repeat(300) })).text);
+  out("page abc", (await c.get("/item-categories", { page: "abc" })).text);
+  out("empty patch", (await c.patch(`/item-categories/${r.body.id}`, {})).text);
+  out("patch name null", (await c.patch(`/item-categories/${r.body.id}`, {name: null})).text);
+  out("content-type text", (await c.post("/item-categories", undefined, {raw: '{"name":"a","inventory_type":"quantity"}', headers: {"content-type": "text/plain"}})).text);
+});
