@@ -130,7 +130,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     group: "locations",
     summary: "Update a zone",
     description:
-      "Send the complete `name` and `short_name`; `description` is kept when omitted and cleared by null. The zone's location cannot change.",
+      "Send the complete zone: `name` and `short_name` (required) and `description` (omitted or null clears it). The zone's location cannot change.",
     scopes: ["items:write"],
     idempotency: "required",
     request: { path: zonePath, body: zoneWriteBody },

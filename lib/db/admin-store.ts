@@ -1,3 +1,6 @@
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { getDocumentClient } from "./client.js";
+import { tableName } from "./table.js";
 import { db, type AccountItem, type ApiKeyItem, type UserItem } from "./service.js";
 import { writeTransaction } from "./transactions.js";
 
@@ -78,6 +81,7 @@ export async function markApiKeyRevoked(key: ApiKeyItem, revokedAt: string): Pro
 
 /** True when the table holds no record at all (the local stack seeds an empty database). */
 export async function tableIsEmpty(): Promise<boolean> {
-  const { data } = await db().entities.account.scan.go({ limit: 1, pages: 1 });
-  return data.length === 0;
+  // A raw Scan of one item: an entity-filtered scan would apply the filter after the limit.
+  const { Items } = await getDocumentClient().send(new ScanCommand({ TableName: tableName(), Limit: 1 }));
+  return (Items ?? []).length === 0;
 }

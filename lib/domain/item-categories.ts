@@ -138,7 +138,7 @@ export async function createItemCategory(
     accountId: principal.accountId,
     categoryId: randomUUID(),
     name: input.name,
-    parentId: input.parent_id ? input.parent_id.toLowerCase() : "root",
+    parentId: input.parent_id ?? "root",
     inventoryType: input.inventory_type,
     weight: 0,
     childCount: 0,
@@ -170,7 +170,7 @@ export async function updateItemCategory(
     const previous = await readItemCategory(principal.accountId, categoryId);
     if (!previous) throw errors.resourceMissing("item category", categoryId);
     const parentId =
-      input.parent_id === undefined ? previous.parentId : input.parent_id === null ? "root" : input.parent_id.toLowerCase();
+      input.parent_id === undefined ? previous.parentId : (input.parent_id ?? "root");
     if (parentId === categoryId) {
       throw errors.validationFailed([{ param: "parent_id", code: "invalid_reference", message: "cannot be the category itself." }]);
     }

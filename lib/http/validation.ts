@@ -12,9 +12,11 @@ export function jsonPath(path: readonly PropertyKey[]): string {
 }
 
 function detailCode(issue: z.core.$ZodIssue, input: unknown): string {
+  // A field that is absent is "required", whatever check it would have failed.
+  if (input === undefined && issue.code !== "unrecognized_keys" && issue.code !== "custom") return "required";
   switch (issue.code) {
     case "invalid_type":
-      return input === undefined ? "required" : "invalid_type";
+      return "invalid_type";
     case "too_big":
       return issue.origin === "string" ? "too_long" : issue.origin === "array" ? "too_many" : "too_large";
     case "too_small":

@@ -1,7 +1,8 @@
 import * as z from "zod";
 
 /** Shared zod building blocks; the same schemas validate requests and document the API. */
-export const uuid = z.uuid({ version: undefined }).meta({ description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" });
+/** A UUID, normalised to lower case (ids are stored lower case; any casing names the same record). */
+export const uuid = z.uuid().toLowerCase().meta({ description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" });
 
 /** A required, trimmed, non-empty string of at most `max` characters. */
 export const requiredText = (max: number) => z.string().trim().min(1).max(max);

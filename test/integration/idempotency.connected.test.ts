@@ -137,6 +137,7 @@ describe("replay", () => {
     expect(second.headers.get(REPLAYED)).toBe("true");
     expect(second.body).toEqual(first.body);
     expect(second.text).toBe(first.text);
+    expect(second.headers.get("content-type")).toMatch(/^application\/json/);
 
     const third = await client.post("/locations", body, { idempotencyKey: key });
     expect(third.status).toBe(201);

@@ -538,6 +538,28 @@ describe("connected: item categories", () => {
       expect(moved.status, moved.text).toBe(200);
     });
 
+    it("the tree stays two levels deep when children are added while their parent moves", async () => {
+      const { client } = await ownerOfNewAccount();
+      const parent = await create(client, { name: "Parent" });
+      const target = await create(client, { name: "Target" });
+      const results = await Promise.all([
+        client.patch(`${PATH}/${parent.id}`, { parent_id: target.id }),
+        ...Array.from({ length: 4 }, (_, i) =>
+          client.post(PATH, { name: `Child ${i}`, inventory_type: "quantity", parent_id: parent.id }),
+        ),
+      ]);
+      for (const result of results) expect([200, 201, 422], result.text).toContain(result.status);
+      const all = await listAll(client);
+      const byId = new Map(all.map((c) => [c.id, c]));
+      for (const category of all) {
+        if (category.parent_id === null) continue;
+        expect(byId.get(category.parent_id)?.parent_id, `${category.name} sits under a child`).toBeNull();
+      }
+      const children = all.filter((c) => c.parent_id === parent.id);
+      if (byId.get(parent.id)!.parent_id === target.id) expect(children, "a moved parent has no children").toEqual([]);
+      expect(children.length).toBe(results.slice(1).filter((r) => r.status === 201).length);
+    });
+
     it("sending the current parent again changes nothing", async () => {
       const { client } = await ownerOfNewAccount();
       const root = await create(client, { name: "Root" });
@@ -626,6 +648,22 @@ describe("connected: item categories", () => {
       expect(replay.headers.get("idempotent-replayed")).toBe("true");
       expect(replay.body).toEqual(first.body);
       expect(await listAll(client)).toEqual([first.body]);
+    });
+
+    it("concurrent identical requests with one key create one category", async () => {
+      const { client } = await ownerOfNewAccount();
+      const key = idempotencyKey();
+      const body = { name: "Raced", inventory_type: "quantity" };
+      const results = await Promise.all(Array.from({ length: 5 }, () => client.post(PATH, body, { idempotencyKey: key })));
+      for (const result of results) {
+        if (result.status === 409) expect(result.body.error.code, result.text).toBe("idempotency_in_progress");
+        else expect(result.status, result.text).toBe(201);
+      }
+      const created = results.filter((r) => r.status === 201);
+      expect(created.length).toBeGreaterThanOrEqual(1);
+      expect(created.filter((r) => r.headers.get("idempotent-replayed") !== "true")).toHaveLength(1);
+      for (const result of created) expect(result.body).toEqual(created[0]!.body);
+      expect(await listAll(client)).toEqual([created[0]!.body]);
     });
 
     it("the same key with different data is 409 idempotency_key_reused", async () => {

@@ -64,6 +64,7 @@ describe("GET /locations", () => {
     const bravo = await createLocation(client, "bravo", "B");
     const alpha = await createLocation(client, "Alpha", "A");
     const charlie = await createLocation(client, "charlie", "C");
+    expect(Object.keys(bravo).sort()).toEqual(LOCATION_KEYS);
 
     const list = await client.get("/locations");
     expect(list.status, list.text).toBe(200);
@@ -340,6 +341,14 @@ describe("permissions and the location boundary (rules 1-3)", () => {
     );
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.name).toBe("Inside 2");
+
+    // once the assigned location is inactive, the restricted user sees no location at all
+    await deactivateLocation(account.accountId, l1.id);
+    const none = await restricted.get("/locations");
+    expect(none.status).toBe(200);
+    expect(none.body.data).toEqual([]);
+    expect(none.body.pagination).toEqual({ page: 1, per_page: 20, total_pages: 0, total_records: 0 });
+    expectError(await restricted.get(`/locations/${l1.id}/zones`), 404, "resource_missing");
   });
 
   it("denies location and zone writes to a user without inventory-modify, who can still read", async () => {

@@ -405,7 +405,7 @@ describe("offline: requestContext", () => {
   it("writes one structured log line per request", async () => {
     vi.stubEnv("LOG_LEVEL", "INFO");
     await run({ outer: [requestContext(), errorHandler()], state: { route: LIST } }, event({ method: "GET" }));
-    const lines = logged().trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    const lines = logged().trim().split("\n").filter(Boolean).map((line: string) => JSON.parse(line));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: "INFO", message: "request", requestId: "req-test-1", route: "listItemCategories", status: 200 });
     expect(typeof lines[0].latencyMs).toBe("number");
