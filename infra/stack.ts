@@ -1,7 +1,7 @@
 import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
 import { HttpApi, HttpMethod, type HttpRouteIntegration } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
-import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from "aws-cdk-lib/aws-cloudwatch";
 import { AttributeType, BillingMode, Operation, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, FilterCriteria, Runtime, StartingPosition, type IFunction } from "aws-cdk-lib/aws-lambda";
@@ -165,51 +165,31 @@ export class InventoryApiStack extends Stack {
   }
 
   private addAlarms(streamProcessor: IFunction): void {
-    new Alarm(this, "Api5xxAlarm", {
-      alarmDescription: "The API answered with 5xx errors.",
-      metric: this.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" }),
-      threshold: 5,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    for (const [group, fn] of Object.entries(this.functions)) {
-      new Alarm(this, `${pascal(group)}ErrorsAlarm`, {
-        alarmDescription: `The ${group} function failed.`,
-        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
-        threshold: 1,
+    const alarm = (id: string, description: string, metric: IMetric, threshold: number) =>
+      new Alarm(this, id, {
+        alarmDescription: description,
+        metric,
+        threshold,
         evaluationPeriods: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
+    const period = Duration.minutes(5);
+    alarm("Api5xxAlarm", "The API answered with 5xx errors.", this.api.metricServerError({ period, statistic: "Sum" }), 5);
+    for (const [group, fn] of Object.entries(this.functions)) {
+      alarm(`${pascal(group)}ErrorsAlarm`, `The ${group} function failed.`, fn.metricErrors({ period, statistic: "Sum" }), 1);
     }
-    new Alarm(this, "StreamProcessorErrorsAlarm", {
-      alarmDescription: "The stream processor failed a batch.",
-      metric: streamProcessor.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    new Alarm(this, "ThrottleAlarm", {
-      alarmDescription: "DynamoDB throttled requests.",
-      metric: this.table.metricThrottledRequestsForOperations({
-        operations: [
-          Operation.GET_ITEM,
-          Operation.QUERY,
-          Operation.PUT_ITEM,
-          Operation.UPDATE_ITEM,
-          Operation.DELETE_ITEM,
-          Operation.TRANSACT_WRITE_ITEMS,
-          Operation.BATCH_GET_ITEM,
-        ],
-        period: Duration.minutes(5),
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    alarm("StreamProcessorErrorsAlarm", "The stream processor failed a batch.", streamProcessor.metricErrors({ period, statistic: "Sum" }), 1);
+    const operations = [
+      Operation.GET_ITEM,
+      Operation.QUERY,
+      Operation.PUT_ITEM,
+      Operation.UPDATE_ITEM,
+      Operation.DELETE_ITEM,
+      Operation.TRANSACT_WRITE_ITEMS,
+      Operation.BATCH_GET_ITEM,
+    ];
+    alarm("ThrottleAlarm", "DynamoDB throttled requests.", this.table.metricThrottledRequestsForOperations({ operations, period }), 1);
   }
 }
 

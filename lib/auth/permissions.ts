@@ -1,3 +1,5 @@
+import { errors } from "../http/errors.js";
+
 /**
  * User permissions (architecture section 4). Owners hold every permission and see every
  * location; staff users hold the permissions granted to them.
@@ -94,6 +96,18 @@ export interface Principal {
 
 export function hasPermission(principal: Principal, permission: Permission): boolean {
   return principal.role === "owner" || principal.permissions.has(permission);
+}
+
+const PERMISSION_NAMES: Partial<Record<Permission, string>> = {
+  "inventory.modify": "inventory-modify",
+  "accounts.manage": "account-management",
+};
+
+/** Throws 403 `permission_denied` unless the caller's live user record grants `permission`. */
+export function requirePermission(principal: Principal, permission: Permission): void {
+  if (!hasPermission(principal, permission)) {
+    throw errors.permissionDenied(`This action requires the ${PERMISSION_NAMES[permission] ?? permission} permission.`);
+  }
 }
 
 export function hasScope(principal: Principal, scope: string): boolean {

@@ -2,6 +2,25 @@ import { db, type IdempotencyItem } from "./service.js";
 import { epochSeconds, nowIso } from "./keys.js";
 import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyCompletion, type IdempotencyContext } from "../http/idempotency.js";
 
+/**
+ * The record of a stored outcome, written alone (`storeOutcome`) or inside the effect's
+ * transaction (`writeTransaction`); both put it only where no live record of the scope exists
+ * (an expired one that TTL has not removed yet is replaced).
+ */
+export function outcomeRecord(completion: IdempotencyCompletion, body: unknown): IdempotencyItem {
+  const { context } = completion;
+  return {
+    accountId: context.accountId,
+    scope: context.scope,
+    fingerprint: context.fingerprint,
+    statusCode: completion.statusCode,
+    body: JSON.stringify(body),
+    headers: completion.headers ?? {},
+    createdAt: nowIso(),
+    expiresAt: epochSeconds() + IDEMPOTENCY_WINDOW_SECONDS,
+  };
+}
+
 /** The live stored outcome of a scope, or undefined (missing or past its window). */
 export async function readStoredOutcome(context: IdempotencyContext): Promise<IdempotencyItem | undefined> {
   const { data } = await db()
@@ -16,23 +35,12 @@ export async function readStoredOutcome(context: IdempotencyContext): Promise<Id
  * raised by the domain). Returns false when a live record of the scope already exists.
  */
 export async function storeOutcome(completion: IdempotencyCompletion, body: unknown): Promise<boolean> {
-  const { context } = completion;
-  const now = epochSeconds();
   try {
     await db()
-      .entities.idempotencyRecord.put({
-        accountId: context.accountId,
-        scope: context.scope,
-        fingerprint: context.fingerprint,
-        statusCode: completion.statusCode,
-        body: JSON.stringify(body),
-        headers: completion.headers ?? {},
-        createdAt: nowIso(),
-        expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
-      })
-      .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, now)}`)
+      .entities.idempotencyRecord.put(outcomeRecord(completion, body))
+      .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
       .go({ response: "none" });
-    context.stored = true;
+    completion.context.stored = true;
     return true;
   } catch (error) {
     if (isConditionalFailure(error)) return false;

@@ -1,6 +1,7 @@
 import { db, type InventoryService } from "./service.js";
-import { epochSeconds, nowIso } from "./keys.js";
-import { IDEMPOTENCY_WINDOW_SECONDS, IdempotencyConflictError, type IdempotencyCompletion } from "../http/idempotency.js";
+import { outcomeRecord } from "./idempotency.js";
+import { epochSeconds } from "./keys.js";
+import { IdempotencyConflictError, type IdempotencyCompletion } from "../http/idempotency.js";
 
 type WriteBuilder = Parameters<InventoryService["transaction"]["write"]>[0];
 /** The entities as ElectroDB hands them to a transaction builder. */
@@ -26,25 +27,6 @@ export class TransactionCanceledError extends Error {
   }
 }
 
-/** The put of a stored outcome, conditioned so that a live record of the same scope wins. */
-export function idempotencyOp(entities: Entities, completion: IdempotencyCompletion, body: unknown): TransactionOp {
-  const { context } = completion;
-  const now = epochSeconds();
-  return entities.idempotencyRecord
-    .put({
-      accountId: context.accountId,
-      scope: context.scope,
-      fingerprint: context.fingerprint,
-      statusCode: completion.statusCode,
-      body: JSON.stringify(body),
-      headers: completion.headers ?? {},
-      createdAt: nowIso(),
-      expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
-    })
-    .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, now)}`)
-    .commit();
-}
-
 const MAX_CONFLICT_RETRIES = 4;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -65,7 +47,12 @@ export async function writeTransaction(
       .transaction.write((entities) => {
         const ops = build(entities);
         ownCount = ops.length;
-        if (outcome?.completion) ops.push(idempotencyOp(entities, outcome.completion, outcome.body));
+        if (outcome?.completion) ops.push(
+            entities.idempotencyRecord
+              .put(outcomeRecord(outcome.completion, outcome.body))
+              .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
+              .commit(),
+          );
         return ops as never;
       })
       .go();

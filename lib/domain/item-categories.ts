@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { hasPermission, type Principal } from "../auth/permissions.js";
+import { requirePermission, type Principal } from "../auth/permissions.js";
 import { insertItemCategory, queryItemCategories, readItemCategory, replaceItemCategory } from "../db/item-categories.js";
 import { nowIso } from "../db/keys.js";
 import type { ItemCategoryItem } from "../db/service.js";
@@ -85,12 +85,6 @@ export async function getItemCategory(principal: Principal, categoryId: string):
   return presentItemCategory(category);
 }
 
-function requireInventoryModify(principal: Principal): void {
-  if (!hasPermission(principal, "inventory.modify")) {
-    throw errors.permissionDenied("This action requires the inventory-modify permission.");
-  }
-}
-
 type FieldInput = NonNullable<ItemCategoryUpdateBody["custom_fields"]>[number];
 
 /**
@@ -132,7 +126,7 @@ export async function createItemCategory(
   input: ItemCategoryCreateBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<ItemCategoryResource> {
-  requireInventoryModify(principal);
+  requirePermission(principal, "inventory.modify");
   const now = nowIso();
   const category: ItemCategoryItem = {
     accountId: principal.accountId,
@@ -165,7 +159,7 @@ export async function updateItemCategory(
   input: ItemCategoryUpdateBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<ItemCategoryResource> {
-  requireInventoryModify(principal);
+  requirePermission(principal, "inventory.modify");
   for (let attempt = 1; ; attempt++) {
     const previous = await readItemCategory(principal.accountId, categoryId);
     if (!previous) throw errors.resourceMissing("item category", categoryId);

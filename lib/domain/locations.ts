@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { hasPermission, locationRestriction, type Principal } from "../auth/permissions.js";
+import { requirePermission, locationRestriction, type Principal } from "../auth/permissions.js";
 import { insertLocation, insertZone, queryLocations, readLocation, readLocationTree, replaceZone } from "../db/locations.js";
 import { nowIso } from "../db/keys.js";
 import type { LocationItem, ZoneItem } from "../db/service.js";
@@ -49,12 +49,6 @@ function isAccessible(principal: Principal, location: LocationItem | undefined):
   return restriction === null || restriction === location.locationId;
 }
 
-function requireInventoryModify(principal: Principal): void {
-  if (!hasPermission(principal, "inventory.modify")) {
-    throw errors.permissionDenied("This action requires the inventory-modify permission.");
-  }
-}
-
 /** Active locations ordered by name; a restricted user sees only its own location (rule 4.1). */
 export async function listLocations(principal: Principal, url: string, page: PageRequest): Promise<ListEnvelope<LocationResource>> {
   const restriction = locationRestriction(principal);
@@ -74,7 +68,7 @@ export async function createLocation(
   input: LocationCreateBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<LocationResource> {
-  requireInventoryModify(principal);
+  requirePermission(principal, "inventory.modify");
   if (locationRestriction(principal) !== null) {
     throw errors.permissionDenied("Users restricted to one location cannot create locations.");
   }
@@ -129,7 +123,7 @@ export async function createZone(
   input: ZoneWriteBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<ZoneResource> {
-  requireInventoryModify(principal);
+  requirePermission(principal, "inventory.modify");
   assertWithinBoundary(principal, locationId);
   const now = nowIso();
   const zone: ZoneItem = {
@@ -159,7 +153,7 @@ export async function updateZone(
   input: ZoneWriteBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<ZoneResource> {
-  requireInventoryModify(principal);
+  requirePermission(principal, "inventory.modify");
   assertWithinBoundary(principal, locationId);
   const updatedAt = nowIso();
   const resource: ZoneResource = {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
-import { idempotencyKey, newAccount, newKey, newUser, updateUser, type TestAccount } from "../support/fixtures.js";
+import { idempotencyKey, newAccount, newKey, newUser, updateUser, storedLocations, storedZones, type TestAccount } from "../support/fixtures.js";
 import { db } from "../../lib/db/service.js";
 
 /**
@@ -19,15 +19,6 @@ async function setup(): Promise<{ account: TestAccount; client: ApiClient }> {
   return { account, client: api().withKey(account.ownerKey) };
 }
 
-async function storedLocations(accountId: string) {
-  const { data } = await db().entities.location.query.byName({ accountId }).go({ pages: "all" });
-  return data;
-}
-
-async function storedZones(accountId: string, locationId: string) {
-  const { data } = await db().entities.zone.query.primary({ accountId, locationId }).go({ pages: "all" });
-  return data;
-}
 
 async function storedRecords(accountId: string) {
   const { data } = await db()

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
-import { deactivateLocation, idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
+import { deactivateLocation, idempotencyKey, newAccount, newUser, storedLocations, storedZones, type TestAccount } from "../support/fixtures.js";
 import { db } from "../../lib/db/service.js";
 
 /**
@@ -20,15 +20,6 @@ async function setup(): Promise<{ account: TestAccount; client: ApiClient }> {
   return { account, client: api().withKey(account.ownerKey) };
 }
 
-async function storedLocations(accountId: string) {
-  const { data } = await db().entities.location.query.byName({ accountId }).go({ pages: "all" });
-  return data;
-}
-
-async function storedZones(accountId: string, locationId: string) {
-  const { data } = await db().entities.zone.query.primary({ accountId, locationId }).go({ pages: "all" });
-  return data;
-}
 
 async function createLocation(client: ApiClient, name: string, shortName = name.slice(0, 25)) {
   const response = await client.post("/locations", { name, short_name: shortName }, { idempotencyKey: idempotencyKey() });

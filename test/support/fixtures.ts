@@ -55,3 +55,15 @@ export async function deactivateLocation(accountId: string, locationId: string):
 }
 
 export const idempotencyKey = (): string => `test-${randomUUID()}`;
+
+/** The account's stored locations, read straight from the table (to assert stored effects). */
+export async function storedLocations(accountId: string) {
+  const { data } = await db().entities.location.query.byName({ accountId }).go({ pages: "all" });
+  return data;
+}
+
+/** A location's stored zones, read straight from the table. */
+export async function storedZones(accountId: string, locationId: string) {
+  const { data } = await db().entities.zone.query.primary({ accountId, locationId }).go({ pages: "all" });
+  return data;
+}
