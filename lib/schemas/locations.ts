@@ -45,7 +45,7 @@ export const zoneWriteBody = z
   .strictObject({
     name: requiredText(100),
     short_name: requiredText(25),
-    description: z.string().trim().max(1000).nullish(),
+    description: z.string().trim().max(10_000).nullish(),
   })
   .meta({ id: "ZoneWrite" });
 
