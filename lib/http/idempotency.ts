@@ -22,7 +22,7 @@ export interface IdempotencyContext {
 export interface IdempotencyCompletion {
   context: IdempotencyContext;
   statusCode: number;
-  /** Builds the stored body from the resource the domain is about to commit. */
+  /** Response headers that belong to the outcome (e.g. `ETag`), replayed with it. */
   headers?: Record<string, string>;
 }
 

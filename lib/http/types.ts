@@ -22,6 +22,8 @@ export interface PipelineState {
   route?: RouteDefinition;
   principal?: Principal;
   rateLimit?: RateLimitState;
+  /** This request's count in its key's current rate window (set by authentication). */
+  rateCount?: { window: number; count: number };
   /** Parsed and validated inputs. */
   input?: { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown };
   idempotency?: IdempotencyContext;

@@ -26,7 +26,7 @@ function secondsToReset(): number {
 export function rateLimit(options: RateLimitOptions = {}): PipelineMiddleware {
   const rateLimitBefore = (request: PipelineRequest): void => {
     const limit = options.limit ?? configuredLimit();
-    const counted = request.internal.rateCount as { count: number } | undefined;
+    const counted = request.internal.rateCount;
     const reset = secondsToReset();
     if (!counted) {
       request.internal.rateLimit = { limit, remaining: limit, reset, exceeded: false };
@@ -42,7 +42,7 @@ export function rateLimit(options: RateLimitOptions = {}): PipelineMiddleware {
 /** The `RateLimit-*` headers every response carries (unattributed requests show the full quota). */
 export function rateLimitHeaders(request: PipelineRequest): Record<string, string> {
   const limit = configuredLimit();
-  const counted = request.internal.rateCount as { count: number } | undefined;
+  const counted = request.internal.rateCount;
   const state = request.internal.rateLimit ?? {
     limit,
     remaining: Math.max(0, limit - (counted?.count ?? 0)),
