@@ -19,6 +19,19 @@ import {
   itemCategoryUpdateBody,
 } from "./schemas/item-categories.js";
 
+import {
+  PARTY_COLLECTIONS,
+  PARTY_KINDS,
+  deletedResource,
+  partyCreateBody,
+  partyList,
+  partyListQuery,
+  partyPath,
+  partyResource,
+  partyUpdateBody,
+  type PartyKind,
+} from "./schemas/parties.js";
+
 /**
  * THE route table: the single source of truth for the HTTP surface. The CDK stack creates one
  * API Gateway route per entry (and one Lambda per `group`), the local server dispatches by it,
@@ -31,7 +44,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories"] as const;
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "parties"] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {
@@ -183,7 +196,81 @@ export const ROUTES: readonly RouteDefinition[] = [
     request: { path: itemCategoryPath, body: itemCategoryUpdateBody },
     responses: { 200: itemCategoryResource },
   }),
+  ...PARTY_KINDS.flatMap(partyRoutes),
 ];
+
+/** The five operations of spec section 4.4 (PATCH and PUT both partial) for one kind. */
+function partyRoutes(kind: PartyKind): RouteDefinition[] {
+  const collection = PARTY_COLLECTIONS[kind];
+  const title = kind[0]!.toUpperCase() + kind.slice(1);
+  const base = `${API_PREFIX}/${collection}`;
+  const visibility = "Limited to the caller's record visibility: records.view_all sees every record, other users only the records they own.";
+  const update = (method: "PATCH" | "PUT") =>
+    route({
+      operationId: `${method === "PATCH" ? "update" : "replace"}${title}`,
+      method,
+      path: `${base}/{id}`,
+      group: "parties",
+      summary: `Update a ${kind} (${method}: only the fields sent change)`,
+      description: `Both PATCH and PUT keep omitted writable fields; null clears a field. ${visibility}`,
+      scopes: [`${collection}:write`],
+      idempotency: "optional",
+      request: { path: partyPath, body: partyUpdateBody(kind) },
+      responses: { 200: partyResource(kind) },
+    });
+  return [
+    route({
+      operationId: `list${title}s`,
+      method: "GET",
+      path: base,
+      group: "parties",
+      summary: `List ${collection} ordered by name`,
+      description: visibility,
+      scopes: [`${collection}:read`],
+      idempotency: "none",
+      request: { query: partyListQuery },
+      responses: { 200: partyList(kind) },
+    }),
+    route({
+      operationId: `get${title}`,
+      method: "GET",
+      path: `${base}/{id}`,
+      group: "parties",
+      summary: `Retrieve a ${kind}`,
+      description: visibility,
+      scopes: [`${collection}:read`],
+      idempotency: "none",
+      request: { path: partyPath },
+      responses: { 200: partyResource(kind) },
+    }),
+    route({
+      operationId: `create${title}`,
+      method: "POST",
+      path: base,
+      group: "parties",
+      summary: `Create a ${kind}`,
+      description: `The service assigns customer_number (${kind === "supplier" ? "the supplier sequence" : "the sequence customers and prospects share"}) and makes the key's user the owner.`,
+      scopes: [`${collection}:write`],
+      idempotency: "optional",
+      request: { body: partyCreateBody(kind) },
+      responses: { 201: partyResource(kind) },
+    }),
+    update("PATCH"),
+    update("PUT"),
+    route({
+      operationId: `delete${title}`,
+      method: "DELETE",
+      path: `${base}/{id}`,
+      group: "parties",
+      summary: `Delete a ${kind} that has no documents`,
+      description: `A record with associated documents is 422 validation_failed with a detail on document_count. ${visibility}`,
+      scopes: [`${collection}:delete`],
+      idempotency: "none",
+      request: { path: partyPath },
+      responses: { 200: deletedResource(kind) },
+    }),
+  ];
+}
 
 /** API Gateway's route key of a route, e.g. `GET /api/v3/locations`. */
 export const routeKey = (route: Pick<RouteDefinition, "method" | "path">): string => `${route.method} ${route.path}`;

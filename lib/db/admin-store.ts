@@ -85,3 +85,15 @@ export async function tableIsEmpty(): Promise<boolean> {
   const { Items } = await getDocumentClient().send(new ScanCommand({ TableName: tableName(), Limit: 1 }));
   return (Items ?? []).length === 0;
 }
+
+/** Inserts account reference data (custom field, label, pricing tier) if the account exists. */
+export async function insertReferenceData(
+  accountId: string,
+  build: (entities: import("./transactions.js").TransactionEntities) => import("./transactions.js").TransactionOp,
+): Promise<boolean> {
+  const failed = await writeTransaction((e) => [
+    e.account.check({ accountId }).where(({ accountId: id }, { exists }) => exists(id)).commit(),
+    build(e),
+  ]);
+  return failed === null;
+}

@@ -1,5 +1,6 @@
 import {
   CreateTableCommand,
+  UpdateTableCommand,
   DescribeTableCommand,
   ResourceInUseException,
   UpdateTimeToLiveCommand,
@@ -14,7 +15,8 @@ import { GLOBAL_INDEXES, TABLE_KEYS } from "./table.js";
  */
 export async function ensureTable(client: DynamoDBClient, name: string): Promise<void> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: name }));
+    const described = await client.send(new DescribeTableCommand({ TableName: name }));
+    await addMissingIndexes(client, name, new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName!)));
     return;
   } catch (error) {
     if ((error as { name?: string }).name !== "ResourceNotFoundException") throw error;
@@ -54,4 +56,41 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
       TimeToLiveSpecification: { AttributeName: TABLE_KEYS.timeToLiveAttribute, Enabled: true },
     }),
   ).catch(() => undefined); // DynamoDB Local accepts TTL settings but never expires items; harmless if refused.
+}
+
+/**
+ * Adds indexes that the definition gained since a local table was created (a persisted
+ * DATA_DIR from an older version), one at a time as DynamoDB requires, waiting for each.
+ */
+async function addMissingIndexes(client: DynamoDBClient, name: string, existing: Set<string>): Promise<void> {
+  for (const index of GLOBAL_INDEXES) {
+    if (existing.has(index.indexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [
+          { AttributeName: index.partitionKey, AttributeType: "S" },
+          { AttributeName: index.sortKey, AttributeType: "S" },
+        ],
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: index.indexName,
+              KeySchema: [
+                { AttributeName: index.partitionKey, KeyType: "HASH" },
+                { AttributeName: index.sortKey, KeyType: "RANGE" },
+              ],
+              Projection: { ProjectionType: "ALL" },
+            },
+          },
+        ],
+      }),
+    );
+    for (let attempt = 0; attempt < 600; attempt++) {
+      const described = await client.send(new DescribeTableCommand({ TableName: name }));
+      const status = described.Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === index.indexName)?.IndexStatus;
+      if (status === "ACTIVE") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }

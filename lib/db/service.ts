@@ -8,6 +8,9 @@ import { IdempotencyRecord } from "./entities/idempotency-record.js";
 import { Location } from "./entities/location.js";
 import { Zone } from "./entities/zone.js";
 import { ItemCategory } from "./entities/item-category.js";
+import { Party } from "./entities/party.js";
+import { AccountCounters, OwnerCounters } from "./entities/counters.js";
+import { CustomField, CustomerLabel, PricingTier } from "./entities/reference-data.js";
 
 const entities = {
   account: Account,
@@ -17,6 +20,12 @@ const entities = {
   location: Location,
   zone: Zone,
   itemCategory: ItemCategory,
+  party: Party,
+  accountCounters: AccountCounters,
+  ownerCounters: OwnerCounters,
+  customField: CustomField,
+  customerLabel: CustomerLabel,
+  pricingTier: PricingTier,
 };
 
 function createService() {
@@ -39,3 +48,6 @@ export type IdempotencyItem = EntityItem<typeof IdempotencyRecord>;
 export type LocationItem = EntityItem<typeof Location>;
 export type ZoneItem = EntityItem<typeof Zone>;
 export type ItemCategoryItem = EntityItem<typeof ItemCategory>;
+export type PartyItem = EntityItem<typeof Party>;
+export type AccountCountersItem = EntityItem<typeof AccountCounters>;
+export type OwnerCountersItem = EntityItem<typeof OwnerCounters>;

@@ -19,6 +19,7 @@ export interface GlobalIndexDefinition {
 /** Secondary indexes: one per ordering that a list endpoint serves. */
 export const GLOBAL_INDEXES: readonly GlobalIndexDefinition[] = [
   { indexName: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
+  { indexName: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
 ];
 
 /** The table name: `TABLE_NAME` in every environment, with a local default. */

@@ -4,6 +4,7 @@ import { mintApiKey } from "../auth/api-keys.js";
 import { isPermission, isScope, PERMISSIONS } from "../auth/permissions.js";
 import {
   findApiKeyById,
+  insertReferenceData,
   findUserById,
   insertAccountWithOwner,
   insertApiKey,
@@ -18,6 +19,7 @@ import {
 import { readLocation } from "../db/locations.js";
 import { nowIso } from "../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../db/service.js";
+import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../db/entities/reference-data.js";
 
 /**
  * Operator actions behind `npm run admin` (architecture section 7): accounts, users and keys.
@@ -237,4 +239,47 @@ export async function revokeKey(keyId: string): Promise<{ key_id: string; revoke
   if (!key) throw new AdminError(`No such key: ${keyId}.`);
   if (!key.revokedAt) await markApiKeyRevoked(key, nowIso());
   return { key_id: keyId, revoked: true };
+}
+
+function requireName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw new AdminError("--name is required.");
+  if (trimmed.length > 255) throw new AdminError("--name must be at most 255 characters.");
+  return trimmed;
+}
+
+/** Creates a custom-field definition for one record kind. */
+export async function createCustomField(input: { accountId: string; kind: string; name: string }): Promise<{ custom_field_id: string }> {
+  if (!(CUSTOM_FIELD_KINDS as readonly string[]).includes(input.kind)) {
+    throw new AdminError(`--kind must be one of: ${CUSTOM_FIELD_KINDS.join(", ")}.`);
+  }
+  const name = requireName(input.name);
+  const customFieldId = randomUUID();
+  const created = await insertReferenceData(input.accountId, (e) =>
+    e.customField.create({ accountId: input.accountId, kind: input.kind as CustomFieldKind, customFieldId, name, createdAt: nowIso() }).commit(),
+  );
+  if (!created) throw new AdminError(`No such account: ${input.accountId}.`);
+  return { custom_field_id: customFieldId };
+}
+
+/** Creates a customer label (`customer_label_id` of customers, prospects and suppliers). */
+export async function createCustomerLabel(input: { accountId: string; name: string }): Promise<{ customer_label_id: string }> {
+  const name = requireName(input.name);
+  const labelId = randomUUID();
+  const created = await insertReferenceData(input.accountId, (e) =>
+    e.customerLabel.create({ accountId: input.accountId, labelId, name, createdAt: nowIso() }).commit(),
+  );
+  if (!created) throw new AdminError(`No such account: ${input.accountId}.`);
+  return { customer_label_id: labelId };
+}
+
+/** Creates a pricing tier (`pricing_tier_id` of customers and prospects). */
+export async function createPricingTier(input: { accountId: string; name: string }): Promise<{ pricing_tier_id: string }> {
+  const name = requireName(input.name);
+  const pricingTierId = randomUUID();
+  const created = await insertReferenceData(input.accountId, (e) =>
+    e.pricingTier.create({ accountId: input.accountId, pricingTierId, name, createdAt: nowIso() }).commit(),
+  );
+  if (!created) throw new AdminError(`No such account: ${input.accountId}.`);
+  return { pricing_tier_id: pricingTierId };
 }

@@ -14,9 +14,24 @@ export const ENTITY_ATTRIBUTE = "__edb_e__";
  * request (rate window), idempotency records on every keyed write. The CDK stack filters them
  * out of the event source, so they never even invoke the processor.
  */
-export const PLATFORM_ENTITIES = ["apikey", "idempotency"] as const;
+export const PLATFORM_ENTITIES = ["apikey", "idempotency", "counters", "ownercounters"] as const;
 
-const IGNORED_ENTITIES = new Set<string>([...PLATFORM_ENTITIES, "account", "user", "location", "zone", "itemcategory"]);
+const IGNORED_ENTITIES = new Set<string>([
+  ...PLATFORM_ENTITIES,
+  "account",
+  "user",
+  "location",
+  "zone",
+  "itemcategory",
+  "customfield",
+  "customerlabel",
+  "pricingtier",
+  // Parties and contacts are not sync resources (spec part 1, section 4.7).
+  "party",
+  "contact",
+  "contactlink",
+  "contactaccess",
+]);
 
 export type ChangeClass = { kind: "ignored"; entity: string | null } | { kind: "tracked"; entity: string };
 

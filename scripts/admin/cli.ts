@@ -17,7 +17,10 @@ const USAGE = `Usage: npm run admin -- <command> [options] [--json]
   user update --user ID [--permissions p1,p2] [--status active|inactive] [--location ID|none] [--account ID]
   user delete --user ID
   key create --user ID [--name N] [--scopes s1,s2|all] [--expires-at ISO]
-  key revoke --key KEY_ID`;
+  key revoke --key KEY_ID
+  custom-field create --account ID --kind customer|prospect|supplier|contact|item|... --name N
+  customer-label create --account ID --name N
+  pricing-tier create --account ID --name N`;
 
 class UsageError extends Error {}
 
@@ -144,6 +147,15 @@ async function run(words: string[], flags: Map<string, string>): Promise<Record<
     case "key revoke":
       allowOnly(flags, ["key"]);
       return { ...(await admin.revokeKey(required(flags, "key"))) };
+    case "custom-field create":
+      allowOnly(flags, ["account", "kind", "name"]);
+      return { ...(await admin.createCustomField({ accountId: required(flags, "account"), kind: required(flags, "kind"), name: required(flags, "name") })) };
+    case "customer-label create":
+      allowOnly(flags, ["account", "name"]);
+      return { ...(await admin.createCustomerLabel({ accountId: required(flags, "account"), name: required(flags, "name") })) };
+    case "pricing-tier create":
+      allowOnly(flags, ["account", "name"]);
+      return { ...(await admin.createPricingTier({ accountId: required(flags, "account"), name: required(flags, "name") })) };
     default:
       throw new UsageError(command ? `Unknown command: ${command}.` : "No command given.");
   }

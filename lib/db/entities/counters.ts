@@ -1,0 +1,45 @@
+import { Entity } from "electrodb";
+
+/**
+ * Per-account sequences and record counts, written in the same transaction as the record they
+ * number or count: a failed write consumes no number, and list totals never need a count of
+ * the records themselves. Customers and prospects share `customerSeq`.
+ */
+export const AccountCounters = new Entity({
+  model: { entity: "counters", version: "1", service: "inv" },
+  attributes: {
+    accountId: { type: "string", required: true, readOnly: true },
+    customerSeq: { type: "number" },
+    supplierSeq: { type: "number" },
+    customerCount: { type: "number" },
+    prospectCount: { type: "number" },
+    supplierCount: { type: "number" },
+    contactCount: { type: "number" },
+  },
+  indexes: {
+    primary: {
+      pk: { field: "pk", composite: ["accountId"] },
+      sk: { field: "sk", composite: [] },
+    },
+  },
+});
+
+/** Per-user counts of the records a user owns (the list totals of users without `records.view_all`). */
+export const OwnerCounters = new Entity({
+  model: { entity: "ownercounters", version: "1", service: "inv" },
+  attributes: {
+    accountId: { type: "string", required: true, readOnly: true },
+    userId: { type: "string", required: true, readOnly: true },
+    customerCount: { type: "number" },
+    prospectCount: { type: "number" },
+    supplierCount: { type: "number" },
+    /** Contacts linked to at least one record this user owns. */
+    contactCount: { type: "number" },
+  },
+  indexes: {
+    primary: {
+      pk: { field: "pk", composite: ["accountId"] },
+      sk: { field: "sk", composite: ["userId"] },
+    },
+  },
+});

@@ -1,0 +1,37 @@
+import { errors, type ValidationDetail } from "../http/errors.js";
+
+/**
+ * `custom_field_values` on write (spec part 1, section 2.1): a complete replacement; ids must
+ * be unique; a blank value (empty string or null) removes that value. Whether each id is a
+ * custom field of the record's kind in this account is checked by the write's transaction.
+ */
+export interface StoredCustomFieldValue {
+  id: string;
+  value: string;
+}
+
+export function normalizeCustomFieldValues(
+  input: readonly { custom_field_id: string; value: string | number | boolean | null }[],
+): { values: StoredCustomFieldValue[]; positions: number[] } {
+  const seen = new Set<string>();
+  const details: ValidationDetail[] = [];
+  const values: StoredCustomFieldValue[] = [];
+  const positions: number[] = [];
+  input.forEach((entry, index) => {
+    if (seen.has(entry.custom_field_id)) {
+      details.push({ param: `custom_field_values[${index}].custom_field_id`, code: "duplicate", message: "appears more than once." });
+      return;
+    }
+    seen.add(entry.custom_field_id);
+    const value = entry.value === null ? "" : String(entry.value).trim();
+    if (value === "") return;
+    values.push({ id: entry.custom_field_id, value });
+    positions.push(index);
+  });
+  if (details.length > 0) throw errors.validationFailed(details);
+  return { values, positions };
+}
+
+export function presentCustomFieldValues(values: readonly StoredCustomFieldValue[] | undefined) {
+  return (values ?? []).map((entry) => ({ custom_field_id: entry.id, value: entry.value }));
+}

@@ -1,0 +1,300 @@
+import { randomUUID } from "node:crypto";
+import { Decimal } from "decimal.js";
+import { hasPermission, type Principal } from "../auth/permissions.js";
+import {
+  COUNT_FIELD,
+  SEQUENCE_FIELD,
+  insertParty,
+  queryPartyPage,
+  readAccountCounters,
+  readOwnerCounters,
+  readParty,
+  removeParty,
+  replaceParty,
+  searchParties,
+  type PartyReferences,
+  type PartyScope,
+  type PartyWriteResult,
+} from "../db/parties.js";
+import { nowIso } from "../db/keys.js";
+import type { PartyItem } from "../db/service.js";
+import { errors, type ValidationDetail } from "../http/errors.js";
+import type { IdempotencyCompletion } from "../http/idempotency.js";
+import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
+import type { PartyKind, PartyWriteBody } from "../schemas/parties.js";
+import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
+
+/** Customers, prospects and suppliers: spec part 1, sections 2.6, 3 and 4.4. */
+
+export type PartyResource = Record<string, unknown> & { id: string; object: PartyKind; name: string };
+
+const MINOR_UNITS = 10_000;
+const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+
+/** The record as the API shows it: the fields of its kind only, in the spec's order. */
+export function presentParty(party: PartyItem): PartyResource {
+  const kind = party.kind;
+  const out: Record<string, unknown> = {
+    id: party.partyId,
+    object: kind,
+    customer_number: party.number,
+    name: party.name,
+    office_email: orNull(party.officeEmail),
+    office_phone: orNull(party.officePhone),
+    office_fax: orNull(party.officeFax),
+    url: orNull(party.url),
+    billing_address_1: orNull(party.billingAddress1),
+    billing_address_2: orNull(party.billingAddress2),
+    billing_city: orNull(party.billingCity),
+    billing_region: orNull(party.billingRegion),
+    billing_postal_code: orNull(party.billingPostalCode),
+    billing_country: orNull(party.billingCountry),
+    shipping_address_1: orNull(party.shippingAddress1),
+    shipping_address_2: orNull(party.shippingAddress2),
+    shipping_city: orNull(party.shippingCity),
+    shipping_region: orNull(party.shippingRegion),
+    shipping_postal_code: orNull(party.shippingPostalCode),
+    shipping_country: orNull(party.shippingCountry),
+  };
+  if (kind !== "supplier") out.vat_number = orNull(party.vatNumber);
+  out.document_count = party.documentCount;
+  if (kind === "customer") {
+    out.last_invoice_date = orNull(party.lastInvoiceDate);
+    out.lifetime_revenue_total = new Decimal(party.lifetimeRevenueMinor).div(MINOR_UNITS).toFixed(4);
+  }
+  out.archived = party.archived;
+  if (kind !== "supplier") out.pricing_tier_id = orNull(party.pricingTierId);
+  out.owner_user_id = party.ownerUserId;
+  out.custom_field_values = presentCustomFieldValues(party.customFieldValues);
+  out.created_at = party.createdAt;
+  out.updated_at = party.updatedAt;
+  if (kind === "prospect") {
+    out.sale_opportunity = orNull(party.saleOpportunity);
+    out.closing_percentage = party.closingPercentage ?? 0;
+    out.prospect_date = orNull(party.prospectDate);
+  }
+  return out as PartyResource;
+}
+
+/** Whether the caller may see a record: every record with `records.view_all`, else its own. */
+export function canSeeParty(principal: Principal, party: Pick<PartyItem, "ownerUserId">): boolean {
+  return hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId;
+}
+
+/** API field -> stored attribute, for every writable field that is stored as given. */
+const FIELD_MAP: Record<string, keyof PartyItem> = {
+  name: "name",
+  office_email: "officeEmail",
+  office_phone: "officePhone",
+  office_fax: "officeFax",
+  url: "url",
+  billing_address_1: "billingAddress1",
+  billing_address_2: "billingAddress2",
+  billing_city: "billingCity",
+  billing_region: "billingRegion",
+  billing_postal_code: "billingPostalCode",
+  billing_country: "billingCountry",
+  shipping_address_1: "shippingAddress1",
+  shipping_address_2: "shippingAddress2",
+  shipping_city: "shippingCity",
+  shipping_region: "shippingRegion",
+  shipping_postal_code: "shippingPostalCode",
+  shipping_country: "shippingCountry",
+  billing_region_id: "billingRegionId",
+  billing_country_id: "billingCountryId",
+  shipping_region_id: "shippingRegionId",
+  shipping_country_id: "shippingCountryId",
+  vat_number: "vatNumber",
+  customer_label_id: "customerLabelId",
+  pricing_tier_id: "pricingTierId",
+  sale_opportunity: "saleOpportunity",
+  closing_percentage: "closingPercentage",
+  prospect_date: "prospectDate",
+};
+
+interface FieldChanges {
+  set: Partial<PartyItem>;
+  remove: (keyof PartyItem)[];
+  refs: PartyReferences;
+  /** Position in the request of each checked custom-field value. */
+  fieldPositions: number[];
+}
+
+/** Turns a validated body into attribute changes; null or "" clears a field. */
+function fieldChanges(input: PartyWriteBody): FieldChanges {
+  const set: Record<string, unknown> = {};
+  const remove: (keyof PartyItem)[] = [];
+  for (const [field, attribute] of Object.entries(FIELD_MAP)) {
+    if (!(field in input)) continue;
+    const value = (input as Record<string, unknown>)[field];
+    if (value === undefined) continue;
+    if (value === null || value === "") remove.push(attribute);
+    else set[attribute] = value;
+  }
+  if (typeof set.name === "string") set.nameKey = set.name.toLowerCase();
+  if ("officeEmail" in set) set.emailKey = String(set.officeEmail).toLowerCase();
+  if (remove.includes("officeEmail")) remove.push("emailKey");
+  for (const [field, attribute] of [
+    ["tax_rate1", "taxRate1"],
+    ["tax_rate2", "taxRate2"],
+  ] as const) {
+    const value = input[field];
+    if (value === undefined) continue;
+    if (value === null) remove.push(attribute);
+    else set[attribute] = new Decimal(value).toFixed(3);
+  }
+  let fieldPositions: number[] = [];
+  const refs: PartyReferences = { customFieldIds: [] };
+  if (input.custom_field_values !== undefined) {
+    const { values, positions } = normalizeCustomFieldValues(input.custom_field_values);
+    set.customFieldValues = values;
+    refs.customFieldIds = values.map((v) => v.id);
+    fieldPositions = positions;
+  }
+  if (typeof set.customerLabelId === "string") refs.customerLabelId = set.customerLabelId;
+  if (typeof set.pricingTierId === "string") refs.pricingTierId = set.pricingTierId;
+  return { set: set as Partial<PartyItem>, remove, refs, fieldPositions };
+}
+
+/** 422 for references that are missing, of another kind, or of another account. */
+function referenceError(result: Extract<PartyWriteResult, { ok: false }>, positions: number[]) {
+  const details: ValidationDetail[] = result.references.map((failure) =>
+    failure.field === "custom_field_values"
+      ? {
+          param: `custom_field_values[${positions[failure.index]}].custom_field_id`,
+          code: "invalid_reference",
+          message: "is not a custom field of this record kind in this account.",
+        }
+      : { param: failure.field, code: "invalid_reference", message: "does not exist in this account." },
+  );
+  return errors.validationFailed(details);
+}
+
+const MAX_ATTEMPTS = 5;
+
+/** Creates a record numbered by its kind's sequence, owned by the key's user (section 4.4). */
+export async function createParty(
+  principal: Principal,
+  kind: PartyKind,
+  input: PartyWriteBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<PartyResource> {
+  const changes = fieldChanges(input);
+  const now = nowIso();
+  const partyId = randomUUID();
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    // An eventually consistent read is right almost always; the condition catches the rest.
+    const counters = await readAccountCounters(principal.accountId, attempt > 0);
+    const sequence = counters?.[SEQUENCE_FIELD[kind]] ?? 0;
+    const party = {
+      accountId: principal.accountId,
+      partyId,
+      kind,
+      number: sequence + 1,
+      ownerUserId: principal.userId,
+      name: "",
+      nameKey: "",
+      archived: false,
+      documentCount: 0,
+      lifetimeRevenueMinor: 0,
+      contactCount: 0,
+      createdAt: now,
+      updatedAt: now,
+      ...changes.set,
+    } as PartyItem;
+    if (kind === "prospect" && party.closingPercentage === undefined) party.closingPercentage = 0;
+    const resource = presentParty(party);
+    const result = await insertParty(party, sequence, changes.refs, { completion, body: resource });
+    if (result.ok) return resource;
+    if (result.references.length > 0) throw referenceError(result, changes.fieldPositions);
+  }
+  throw errors.internal(new Error("the number sequence kept moving"));
+}
+
+async function visibleParty(principal: Principal, kind: PartyKind, partyId: string): Promise<PartyItem> {
+  const party = await readParty(principal.accountId, partyId);
+  if (!party || party.kind !== kind || !canSeeParty(principal, party)) throw errors.resourceMissing(kind, partyId);
+  return party;
+}
+
+export async function getParty(principal: Principal, kind: PartyKind, partyId: string): Promise<PartyResource> {
+  return presentParty(await visibleParty(principal, kind, partyId));
+}
+
+/** Updates the fields sent (PATCH and PUT alike); omitted writable fields are kept. */
+export async function updateParty(
+  principal: Principal,
+  kind: PartyKind,
+  partyId: string,
+  input: PartyWriteBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<PartyResource> {
+  const changes = fieldChanges(input);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const previous = await visibleParty(principal, kind, partyId);
+    let updatedAt = nowIso();
+    if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
+    const next = { ...previous, ...changes.set, updatedAt } as PartyItem;
+    for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
+    const resource = presentParty(next);
+    const result = await replaceParty(previous, { set: { ...changes.set, updatedAt }, remove: changes.remove }, changes.refs, {
+      completion,
+      body: resource,
+    });
+    if (result.ok) return resource;
+    if (result.references.length > 0) throw referenceError(result, changes.fieldPositions);
+  }
+  throw errors.internal(new Error("the record kept changing"));
+}
+
+const documentsExist = (count: number) =>
+  errors.validationFailed([
+    { param: "document_count", code: "has_documents", message: `the record has ${count} associated document(s) and cannot be deleted.` },
+  ]);
+
+/** Deletes a record that has no associated documents (else 422 on `document_count`). */
+export async function deleteParty(
+  principal: Principal,
+  kind: PartyKind,
+  partyId: string,
+  completion: IdempotencyCompletion | undefined,
+): Promise<{ id: string; object: PartyKind; deleted: true }> {
+  const resource = { id: partyId, object: kind, deleted: true as const };
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const previous = await visibleParty(principal, kind, partyId);
+    if (previous.documentCount > 0) throw documentsExist(previous.documentCount);
+    const result = await removeParty(previous, { completion, body: resource });
+    if (result.ok) return resource;
+  }
+  throw errors.internal(new Error("the record kept changing"));
+}
+
+/**
+ * Lists a kind ordered by name within the caller's visibility. Without `q` a page costs one
+ * counter read and one index Query that stops at the page's end; `q` filters the scope.
+ */
+export async function listParties(
+  principal: Principal,
+  kind: PartyKind,
+  url: string,
+  page: PageRequest,
+  q: string | undefined,
+): Promise<ListEnvelope<PartyResource>> {
+  const viewAll = hasPermission(principal, "records.view_all");
+  const scope: PartyScope = viewAll
+    ? { accountId: principal.accountId, kind }
+    : { accountId: principal.accountId, kind, ownerUserId: principal.userId };
+  const needle = q?.trim().toLowerCase();
+  if (needle) {
+    const number = /^\d{1,15}$/.test(needle) ? Number(needle) : undefined;
+    const matches = await searchParties(scope, needle, number);
+    return pageOfAll(url, page, matches.map(presentParty));
+  }
+  const offset = (page.page - 1) * page.limit;
+  const [counters, items] = await Promise.all([
+    viewAll ? readAccountCounters(principal.accountId, true) : readOwnerCounters(principal.accountId, principal.userId),
+    queryPartyPage(scope, offset, page.limit),
+  ]);
+  const total = Math.max(counters?.[COUNT_FIELD[kind]] ?? 0, offset + items.length);
+  return listEnvelope(url, page, total, items.map(presentParty));
+}

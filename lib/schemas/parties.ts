@@ -1,0 +1,155 @@
+import * as z from "zod";
+import { listEnvelope, pageQuery, uuid } from "./common.js";
+
+/** Customers, prospects and suppliers (spec part 1, sections 2.6 and 4.4). */
+export const PARTY_KINDS = ["customer", "prospect", "supplier"] as const;
+export type PartyKind = (typeof PARTY_KINDS)[number];
+
+/** The path word of each kind (`/api/v3/{kind}`), which is also its scope prefix. */
+export const PARTY_COLLECTIONS: Record<PartyKind, string> = {
+  customer: "customers",
+  prospect: "prospects",
+  supplier: "suppliers",
+};
+
+const text255 = z.string().trim().max(255).nullish();
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
+  .refine((value) => {
+    const date = new Date(`${value}T00:00:00Z`);
+    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+  }, "must be a real calendar date");
+const positiveId = z.int().min(1).max(2_147_483_647).nullish();
+const taxRate = z.number().min(0).max(100).nullish().meta({ description: "Percent, e.g. 8.25" });
+
+export const customFieldValueInput = z.strictObject({
+  custom_field_id: z.string().min(1).max(64),
+  value: z.union([z.string().max(4000), z.number(), z.boolean()]).nullable(),
+});
+
+/** Writable fields shared by every kind. */
+const commonWritable = {
+  name: z.string().trim().min(1).max(255),
+  office_email: text255,
+  office_phone: text255,
+  office_fax: text255,
+  url: z
+    .url({ protocol: /^https?$/, hostname: z.regexes.domain })
+    .max(255)
+    .nullish()
+    .or(z.literal("").transform(() => null))
+    .meta({ description: "http(s) URL, max 255" }),
+  billing_address_1: text255,
+  billing_address_2: text255,
+  billing_city: text255,
+  billing_region: text255,
+  billing_postal_code: text255,
+  billing_country: text255,
+  shipping_address_1: text255,
+  shipping_address_2: text255,
+  shipping_city: text255,
+  shipping_region: text255,
+  shipping_postal_code: text255,
+  shipping_country: text255,
+  billing_region_id: positiveId,
+  billing_country_id: positiveId,
+  shipping_region_id: positiveId,
+  shipping_country_id: positiveId,
+  tax_rate1: taxRate,
+  tax_rate2: taxRate,
+  customer_label_id: uuid.nullish().meta({ description: "A customer label of the account" }),
+  custom_field_values: z.array(customFieldValueInput).max(100).optional(),
+};
+
+const customerProspectWritable = {
+  vat_number: z.string().trim().max(24).nullish(),
+  pricing_tier_id: uuid.nullish().meta({ description: "A pricing tier of the account" }),
+};
+
+const prospectWritable = {
+  sale_opportunity: text255,
+  closing_percentage: z.int().min(0).max(100).nullish(),
+  prospect_date: isoDate.nullish(),
+};
+
+const writableShape = {
+  customer: { ...commonWritable, ...customerProspectWritable },
+  prospect: { ...commonWritable, ...customerProspectWritable, ...prospectWritable },
+  supplier: { ...commonWritable },
+} satisfies Record<PartyKind, z.ZodRawShape>;
+
+const titles: Record<PartyKind, string> = { customer: "Customer", prospect: "Prospect", supplier: "Supplier" };
+
+export const partyCreateBody = (kind: PartyKind) => z.strictObject(writableShape[kind]).meta({ id: `${titles[kind]}Create` });
+export const partyUpdateBody = (kind: PartyKind) =>
+  z.strictObject(writableShape[kind]).partial().meta({ id: `${titles[kind]}Update` });
+
+export type PartyWriteBody = Partial<z.infer<ReturnType<typeof partyCreateBody>>> & {
+  vat_number?: string | null;
+  pricing_tier_id?: string | null;
+  sale_opportunity?: string | null;
+  closing_percentage?: number | null;
+  prospect_date?: string | null;
+};
+
+const nullableText = z.string().nullable();
+const customFieldValue = z.object({ custom_field_id: z.string(), value: z.string() }).meta({ id: "CustomFieldValue" });
+
+export function partyResource(kind: PartyKind) {
+  const shape: Record<string, z.ZodType> = {
+    id: uuid,
+    object: z.literal(kind),
+    customer_number: z.int(),
+    name: z.string(),
+    office_email: nullableText,
+    office_phone: nullableText,
+    office_fax: nullableText,
+    url: nullableText,
+    billing_address_1: nullableText,
+    billing_address_2: nullableText,
+    billing_city: nullableText,
+    billing_region: nullableText,
+    billing_postal_code: nullableText,
+    billing_country: nullableText,
+    shipping_address_1: nullableText,
+    shipping_address_2: nullableText,
+    shipping_city: nullableText,
+    shipping_region: nullableText,
+    shipping_postal_code: nullableText,
+    shipping_country: nullableText,
+  };
+  if (kind !== "supplier") shape.vat_number = nullableText;
+  shape.document_count = z.int();
+  if (kind === "customer") {
+    shape.last_invoice_date = nullableText;
+    shape.lifetime_revenue_total = nullableText;
+  }
+  shape.archived = z.boolean();
+  if (kind !== "supplier") shape.pricing_tier_id = nullableText;
+  shape.owner_user_id = nullableText;
+  shape.custom_field_values = z.array(customFieldValue);
+  shape.created_at = z.string();
+  shape.updated_at = z.string();
+  if (kind === "prospect") {
+    shape.sale_opportunity = nullableText;
+    shape.closing_percentage = z.int();
+    shape.prospect_date = nullableText;
+  }
+  return z.object(shape).meta({ id: titles[kind] });
+}
+
+export const partyList = (kind: PartyKind) => listEnvelope(partyResource(kind), `${titles[kind]}List`);
+
+export const partyListQuery = pageQuery.extend({
+  q: z
+    .string()
+    .max(255)
+    .optional()
+    .meta({ description: "Searches name and office email (case-insensitive); a number also matches the exact customer_number." }),
+});
+
+export const partyPath = z.object({ id: uuid });
+
+export const deletedResource = (kind: PartyKind) =>
+  z.object({ id: uuid, object: z.literal(kind), deleted: z.literal(true) }).meta({ id: `Deleted${titles[kind]}` });
