@@ -183,8 +183,9 @@ export async function replaceParty(
 }
 
 /**
- * Deletes a party on condition that it is unchanged and still has no documents, and takes it
- * out of the account's and the owner's counts. `conflict`: read it again.
+ * Deletes a party on condition that it is unchanged and has no documents and no linked
+ * contacts (see `unlinkParty`), and takes it out of the account's and the owner's counts.
+ * `conflict`: read it again.
  */
 export async function removeParty(previous: PartyItem, outcome: Outcome): Promise<PartyWriteResult> {
   const countField = COUNT_FIELD[previous.kind];
@@ -192,7 +193,10 @@ export async function removeParty(previous: PartyItem, outcome: Outcome): Promis
     (entities) => [
       entities.party
         .delete({ accountId: previous.accountId, partyId: previous.partyId })
-        .where(({ updatedAt, documentCount }, { eq }) => `${eq(updatedAt, previous.updatedAt)} AND ${eq(documentCount, 0)}`)
+        .where(
+          ({ updatedAt, documentCount, contactCount }, { eq }) =>
+            `${eq(updatedAt, previous.updatedAt)} AND ${eq(documentCount, 0)} AND ${eq(contactCount, 0)}`,
+        )
         .commit(),
       entities.accountCounters.update({ accountId: previous.accountId }).add({ [countField]: -1 }).commit(),
       entities.ownerCounters.update({ accountId: previous.accountId, userId: previous.ownerUserId }).add({ [countField]: -1 }).commit(),

@@ -9,6 +9,7 @@ import { Location } from "./entities/location.js";
 import { Zone } from "./entities/zone.js";
 import { ItemCategory } from "./entities/item-category.js";
 import { Party } from "./entities/party.js";
+import { Contact, ContactAccess, ContactLink } from "./entities/contact.js";
 import { AccountCounters, OwnerCounters } from "./entities/counters.js";
 import { CustomField, CustomerLabel, PricingTier } from "./entities/reference-data.js";
 
@@ -21,6 +22,9 @@ const entities = {
   zone: Zone,
   itemCategory: ItemCategory,
   party: Party,
+  contact: Contact,
+  contactLink: ContactLink,
+  contactAccess: ContactAccess,
   accountCounters: AccountCounters,
   ownerCounters: OwnerCounters,
   customField: CustomField,
@@ -51,3 +55,6 @@ export type ItemCategoryItem = EntityItem<typeof ItemCategory>;
 export type PartyItem = EntityItem<typeof Party>;
 export type AccountCountersItem = EntityItem<typeof AccountCounters>;
 export type OwnerCountersItem = EntityItem<typeof OwnerCounters>;
+export type ContactItem = EntityItem<typeof Contact>;
+export type ContactLinkItem = EntityItem<typeof ContactLink>;
+export type ContactAccessItem = EntityItem<typeof ContactAccess>;

@@ -16,6 +16,7 @@ import {
   type PartyScope,
   type PartyWriteResult,
 } from "../db/parties.js";
+import { unlinkParty } from "../db/contacts.js";
 import { nowIso } from "../db/keys.js";
 import type { PartyItem } from "../db/service.js";
 import { errors, type ValidationDetail } from "../http/errors.js";
@@ -170,7 +171,7 @@ function referenceError(result: Extract<PartyWriteResult, { ok: false }>, positi
   return errors.validationFailed(details);
 }
 
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 8;
 
 /** Creates a record numbered by its kind's sequence, owned by the key's user (section 4.4). */
 export async function createParty(
@@ -263,6 +264,11 @@ export async function deleteParty(
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const previous = await visibleParty(principal, kind, partyId);
     if (previous.documentCount > 0) throw documentsExist(previous.documentCount);
+    if (previous.contactCount > 0) {
+      // Contacts lose their link to the record first; then the record goes.
+      await unlinkParty(previous);
+      continue;
+    }
     const result = await removeParty(previous, { completion, body: resource });
     if (result.ok) return resource;
   }

@@ -1,0 +1,233 @@
+import { db, type ContactItem, type PartyItem } from "./service.js";
+import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
+import type { IdempotencyCompletion } from "../http/idempotency.js";
+
+type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
+export type ContactLinkRef = NonNullable<ContactItem["links"]>[number];
+
+/** A contact with the owners it is visible to, in ONE Query of its partition. */
+export async function readContactTree(
+  accountId: string,
+  contactId: string,
+): Promise<{ contact: ContactItem | undefined; accessOwners: string[] }> {
+  const { data } = await db().collections.contactTree({ accountId, contactId }).go({ pages: "all", consistent: true });
+  return { contact: data.contact[0], accessOwners: data.contactAccess.map((a) => a.ownerUserId) };
+}
+
+export async function readContacts(accountId: string, contactIds: readonly string[]): Promise<ContactItem[]> {
+  if (contactIds.length === 0) return [];
+  const { data } = await db()
+    .entities.contact.get(contactIds.map((contactId) => ({ accountId, contactId })))
+    .go({ consistent: true, preserveBatchOrder: true });
+  return data.filter((c): c is ContactItem => Boolean(c));
+}
+
+/** Which list a caller reads: every contact, the contacts of one owner, or of one record. */
+export type ContactScope =
+  | { kind: "all"; accountId: string }
+  | { kind: "owner"; accountId: string; ownerUserId: string }
+  | { kind: "party"; accountId: string; partyId: string };
+
+async function pageOfIds(scope: Exclude<ContactScope, { kind: "all" }>, offset: number, limit: number): Promise<string[]> {
+  const wanted = offset + limit;
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const options = { cursor, limit: Math.min(wanted - ids.length, 1000) };
+    const page: { data: { contactId: string }[]; cursor: string | null } =
+      scope.kind === "owner"
+        ? await db().entities.contactAccess.query.byOwner({ accountId: scope.accountId, ownerUserId: scope.ownerUserId }).go(options)
+        : await db().entities.contactLink.query.byParty({ accountId: scope.accountId, partyId: scope.partyId }).go(options);
+    ids.push(...page.data.map((item) => item.contactId));
+    cursor = page.cursor;
+  } while (cursor && ids.length < wanted);
+  return ids.slice(offset, wanted);
+}
+
+/**
+ * Contacts at positions [offset, offset + limit) of a scope, in name order: one index Query
+ * that stops at the page's end (plus, for owner and record scopes, one BatchGetItem of the
+ * page's contacts).
+ */
+export async function queryContactPage(scope: ContactScope, offset: number, limit: number): Promise<ContactItem[]> {
+  if (scope.kind === "all") {
+    const wanted = offset + limit;
+    const items: ContactItem[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { data: ContactItem[]; cursor: string | null } = await db()
+        .entities.contact.query.byName({ accountId: scope.accountId })
+        .go({ cursor, limit: Math.min(wanted - items.length, 1000) });
+      items.push(...page.data);
+      cursor = page.cursor;
+    } while (cursor && items.length < wanted);
+    return items.slice(offset, wanted);
+  }
+  return readContacts(scope.accountId, await pageOfIds(scope, offset, limit));
+}
+
+/** Every contact of a scope whose search text contains `needle` (reads the whole scope). */
+export async function searchContacts(scope: ContactScope, needle: string): Promise<ContactItem[]> {
+  if (scope.kind === "all") {
+    const { data } = await db()
+      .entities.contact.query.byName({ accountId: scope.accountId })
+      .where(({ searchText }, { contains }) => contains(searchText, needle))
+      .go({ pages: "all" });
+    return data;
+  }
+  const ids = await pageOfIds(scope, 0, Number.MAX_SAFE_INTEGER);
+  const matches: ContactItem[] = [];
+  for (let i = 0; i < ids.length; i += 100) {
+    matches.push(...(await readContacts(scope.accountId, ids.slice(i, i + 100))).filter((c) => c.searchText.includes(needle)));
+  }
+  return matches;
+}
+
+/** The change of a contact's links: what a write adds and removes, and the owner sets. */
+export interface LinkChange {
+  added: ContactLinkRef[];
+  removed: ContactLinkRef[];
+  ownersBefore: Set<string>;
+  ownersAfter: Set<string>;
+}
+
+export function linkChange(before: readonly ContactLinkRef[], after: readonly ContactLinkRef[]): LinkChange {
+  const beforeIds = new Set(before.map((l) => l.id));
+  const afterIds = new Set(after.map((l) => l.id));
+  return {
+    added: after.filter((l) => !beforeIds.has(l.id)),
+    removed: before.filter((l) => !afterIds.has(l.id)),
+    ownersBefore: new Set(before.map((l) => l.ownerUserId)),
+    ownersAfter: new Set(after.map((l) => l.ownerUserId)),
+  };
+}
+
+/**
+ * The items that move links, visibility and counts along with a contact write. Every added
+ * link moves its record's `contactCount` on condition that the record still exists (so a
+ * link can never point at a deleted record); `nameChanged` re-sorts the index entries.
+ */
+function linkOps(
+  entities: TransactionEntities,
+  contact: ContactItem,
+  change: LinkChange,
+  nameChanged: boolean,
+): { ops: TransactionOp[]; partyAt: Map<number, string> } {
+  const { accountId, contactId, nameKey } = contact;
+  const ops: TransactionOp[] = [];
+  const partyAt = new Map<number, string>();
+  for (const link of change.added) {
+    ops.push(entities.contactLink.create({ accountId, contactId, partyId: link.id, contactNameKey: nameKey }).commit());
+    partyAt.set(ops.length, link.id);
+    ops.push(entities.party.patch({ accountId, partyId: link.id }).add({ contactCount: 1 }).commit());
+  }
+  for (const link of change.removed) {
+    ops.push(entities.contactLink.delete({ accountId, contactId, partyId: link.id }).commit());
+    ops.push(entities.party.update({ accountId, partyId: link.id }).add({ contactCount: -1 }).where(({ partyId }, { exists }) => exists(partyId)).commit());
+  }
+  if (nameChanged) {
+    // Links that stay (the contact passed in carries its links from before this write).
+    const kept = (contact.links ?? []).filter((l) => !change.removed.some((r) => r.id === l.id));
+    for (const link of kept) {
+      ops.push(entities.contactLink.patch({ accountId, contactId, partyId: link.id }).set({ contactNameKey: nameKey }).commit());
+    }
+  }
+  for (const owner of change.ownersAfter) {
+    if (!change.ownersBefore.has(owner)) {
+      ops.push(entities.contactAccess.create({ accountId, contactId, ownerUserId: owner, contactNameKey: nameKey }).commit());
+      ops.push(entities.ownerCounters.update({ accountId, userId: owner }).add({ contactCount: 1 }).commit());
+    } else if (nameChanged) {
+      ops.push(entities.contactAccess.patch({ accountId, contactId, ownerUserId: owner }).set({ contactNameKey: nameKey }).commit());
+    }
+  }
+  for (const owner of change.ownersBefore) {
+    if (change.ownersAfter.has(owner)) continue;
+    ops.push(entities.contactAccess.delete({ accountId, contactId, ownerUserId: owner }).commit());
+    ops.push(entities.ownerCounters.update({ accountId, userId: owner }).add({ contactCount: -1 }).commit());
+  }
+  return { ops, partyAt };
+}
+
+export type ContactWriteResult = { ok: true } | { ok: false; conflict: boolean; missingParties: string[] };
+
+function interpret(failed: CancellationReason[] | null, partyIndexes: Map<number, string>): ContactWriteResult {
+  if (!failed) return { ok: true };
+  const missingParties = failed.map((r) => partyIndexes.get(r.index)).filter((id): id is string => Boolean(id));
+  return { ok: false, conflict: missingParties.length === 0, missingParties };
+}
+
+/** Shifts link-op positions by the ops placed before them in the transaction. */
+const shifted = (partyAt: Map<number, string>, offset: number) => new Map([...partyAt].map(([index, id]) => [index + offset, id]));
+
+/** Inserts a contact with its links, access entries and counts in ONE transaction. */
+export async function insertContact(contact: ContactItem, outcome: Outcome): Promise<ContactWriteResult> {
+  const change = linkChange([], contact.links ?? []);
+  let partyIndexes = new Map<number, string>();
+  const failed = await writeTransaction((entities) => {
+    const built = linkOps(entities, contact, change, false);
+    const ops = [
+      entities.contact.create(contact).commit(),
+      entities.accountCounters.update({ accountId: contact.accountId }).add({ contactCount: 1 }).commit(),
+      ...built.ops,
+    ];
+    partyIndexes = shifted(built.partyAt, 2);
+    return ops;
+  }, outcome);
+  return interpret(failed, partyIndexes);
+}
+
+/**
+ * Writes a contact's new state over `previous` (condition: unchanged since read), moving its
+ * links, access entries and counts in the same transaction.
+ */
+export async function replaceContact(previous: ContactItem, next: ContactItem, outcome: Outcome): Promise<ContactWriteResult> {
+  const change = linkChange(previous.links ?? [], next.links ?? []);
+  const nameChanged = previous.nameKey !== next.nameKey;
+  let partyIndexes = new Map<number, string>();
+  const failed = await writeTransaction((entities) => {
+    const { accountId, contactId, createdAt: _created, ...fields } = next;
+    const removed = (["lastName", "jobTitle", "phone", "cell", "fax", "email1", "email2"] as const).filter((f) => next[f] === undefined);
+    let update = entities.contact.patch({ accountId, contactId }).set({ ...fields, links: next.links ?? [] } as never);
+    if (removed.length > 0) update = update.remove(removed as never);
+    const built = linkOps(entities, { ...next, links: previous.links }, change, nameChanged);
+    const ops = [update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit(), ...built.ops];
+    partyIndexes = shifted(built.partyAt, 1);
+    return ops;
+  }, outcome);
+  return interpret(failed, partyIndexes);
+}
+
+/** The ids of the contacts linked to a record (all of them). */
+export async function contactIdsOfParty(accountId: string, partyId: string): Promise<string[]> {
+  return pageOfIds({ kind: "party", accountId, partyId }, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * Removes every link to a record that is about to be deleted, a few contacts per transaction
+ * (each contact's change is atomic and conditioned on the contact being unchanged).
+ * Returns false when a contact changed meanwhile (the caller reads again and retries).
+ */
+export async function unlinkParty(party: PartyItem): Promise<boolean> {
+  const contactIds = await contactIdsOfParty(party.accountId, party.partyId);
+  const CONTACTS_PER_TRANSACTION = 15;
+  for (let i = 0; i < contactIds.length; i += CONTACTS_PER_TRANSACTION) {
+    const contacts = await readContacts(party.accountId, contactIds.slice(i, i + CONTACTS_PER_TRANSACTION));
+    const failed = await writeTransaction((entities) =>
+      contacts.flatMap((contact) => {
+        const after = (contact.links ?? []).filter((l) => l.id !== party.partyId);
+        const change = linkChange(contact.links ?? [], after);
+        const built = linkOps(entities, contact, change, false);
+        return [
+          entities.contact
+            .patch({ accountId: contact.accountId, contactId: contact.contactId })
+            .set({ links: after })
+            .where(({ updatedAt }, { eq }) => eq(updatedAt, contact.updatedAt))
+            .commit(),
+          ...built.ops,
+        ];
+      }),
+    );
+    if (failed) return false;
+  }
+  return true;
+}

@@ -1,0 +1,68 @@
+import * as z from "zod";
+import { listEnvelope, pageQuery, uuid } from "./common.js";
+
+/** Contacts (spec part 1, sections 2.5 and 4.3). */
+export const MAX_CONTACT_LINKS = 20;
+
+const text255 = z.string().trim().max(255).nullish();
+const email = z.email().max(255).nullish().or(z.literal("").transform(() => null));
+
+const contactFields = {
+  first_name: z.string().trim().min(1).max(255),
+  last_name: text255,
+  job_title: text255,
+  phone: text255,
+  cell: text255,
+  fax: text255,
+  email_1: email,
+  email_2: email,
+  auto_add_email: z.boolean().optional(),
+  account_record_ids: z
+    .array(uuid)
+    .max(MAX_CONTACT_LINKS)
+    .optional()
+    .meta({
+      description:
+        "Unique ids of visible customers, prospects or suppliers. Omitted keeps the links, an array replaces them, [] removes all.",
+    }),
+};
+
+export const contactCreateBody = z.strictObject(contactFields).meta({ id: "ContactCreate" });
+export const contactUpdateBody = z
+  .strictObject({ ...contactFields, first_name: contactFields.first_name.optional() })
+  .meta({ id: "ContactUpdate" });
+
+export type ContactWriteBody = z.infer<typeof contactUpdateBody>;
+
+export const contactResource = z
+  .object({
+    id: uuid,
+    object: z.literal("contact"),
+    first_name: z.string(),
+    last_name: z.string().nullable(),
+    job_title: z.string().nullable(),
+    phone: z.string().nullable(),
+    cell: z.string().nullable(),
+    fax: z.string().nullable(),
+    email_1: z.string().nullable(),
+    email_2: z.string().nullable(),
+    auto_add_email: z.boolean(),
+    account_records: z.array(
+      z.object({ id: uuid, object: z.enum(["customer", "prospect", "supplier"]), name: z.string() }),
+    ),
+    created_at: z.string().nullable(),
+    updated_at: z.string().nullable(),
+  })
+  .meta({ id: "Contact" });
+
+export const contactList = listEnvelope(contactResource, "ContactList");
+
+export const contactListQuery = pageQuery.extend({
+  q: z.string().max(255).optional().meta({ description: "Searches names, emails and phone numbers (case-insensitive)." }),
+  account_record_id: z
+    .string()
+    .optional()
+    .meta({ description: "Only contacts linked to this visible customer, prospect or supplier." }),
+});
+
+export const contactPath = z.object({ contact_id: uuid });
