@@ -20,7 +20,23 @@ const SAMPLE_BODIES: Record<string, unknown> = {
     custom_fields: [{ name: "Warranty", display_on_inventory_list: true, publish_on_documents: false }],
   },
   updateItemCategory: { name: "Consumer Electronics" },
+  createCustomer: { name: "Acme Retail", office_email: "orders@acme.example", billing_city: "Springfield" },
+  updateCustomer: { office_phone: "+1 555 0100" },
+  replaceCustomer: { office_phone: "+1 555 0100" },
+  createProspect: { name: "Globex", closing_percentage: 40, prospect_date: "2026-12-01" },
+  updateProspect: { sale_opportunity: "Fleet renewal" },
+  replaceProspect: { sale_opportunity: "Fleet renewal" },
+  createSupplier: { name: "Initech Supply", url: "https://initech.example" },
+  updateSupplier: { office_fax: "+1 555 0199" },
+  replaceSupplier: { office_fax: "+1 555 0199" },
+  createContact: { first_name: "Ann", last_name: "Lee", email_1: "ann@acme.example", account_record_ids: [] },
+  updateContact: { job_title: "Buyer" },
 };
+
+/** The sample body of a route (every route with a body has one; a test checks it). */
+export function sampleBody(operationId: string): unknown {
+  return SAMPLE_BODIES[operationId];
+}
 
 function samplePath(route: RouteDefinition): { path: string; params: Record<string, string> } {
   const params: Record<string, string> = {};

@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin.js";
+import { ROUTES, API_PREFIX, type RouteDefinition } from "../../lib/routes.js";
+import { sampleBody } from "../../scripts/events.js";
+import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
+import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
+
+/**
+ * Tenant isolation matrix, generated from the route table: for EVERY authenticated route,
+ * account B tries account A's ids in the path, in reference query parameters and in reference
+ * body fields. Each attempt must answer 404 or 422 (lists: 200 without any of A's data), no
+ * response may contain anything of A, and A's data must be unchanged afterwards.
+ *
+ * A new route is covered automatically; a new kind of path parameter or reference must be
+ * taught to `victimIdFor` / `FOREIGN_REFERENCES`, or this test fails and says so.
+ */
+const api = useApiServer();
+
+interface Tenant {
+  account: TestAccount;
+  client: ApiClient;
+  ids: Record<string, string>;
+}
+
+/** A's records get names that must never show up in B's responses. */
+const SECRET = `SECRET-${randomUUID().slice(0, 8)}`;
+
+async function createTenant(label: string, secret: string): Promise<Tenant> {
+  const account = await newAccount(`${label} ${secret}`);
+  const client = api().withKey(account.ownerKey);
+  const post = async (path: string, body: unknown) => {
+    const response = await client.post(path, body, { idempotencyKey: idempotencyKey() });
+    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`);
+    return response.body.id as string;
+  };
+  const name = `${label} ${secret}`;
+  const location = await post("/locations", { name, short_name: "SEC" });
+  const zone = await post(`/locations/${location}/zones`, { name, short_name: "SZ" });
+  const category = await post("/item-categories", { name, inventory_type: "quantity" });
+  const customer = await post("/customers", { name, office_email: `${secret}@example.com` });
+  const prospect = await post("/prospects", { name });
+  const supplier = await post("/suppliers", { name });
+  const contact = await post("/contacts", { first_name: name, account_record_ids: [customer, supplier] });
+  const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
+  const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
+  const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
+  return {
+    account,
+    client,
+    ids: { location, zone, category, customer, prospect, supplier, contact, customField, label: label_, tier },
+  };
+}
+
+let victim: Tenant;
+let attacker: Tenant;
+let victimSnapshot: string[];
+
+/** Everything A can read about itself, to prove nothing changed. */
+async function snapshot(tenant: Tenant): Promise<string[]> {
+  const paths = ROUTES.filter((r) => r.method === "GET" && r.authenticated).map((r) => pathWith(r, (param) => victimIdFor(r, param, tenant)));
+  const texts: string[] = [];
+  for (const path of paths) texts.push((await tenant.client.get(path, { limit: 100 })).text);
+  return texts;
+}
+
+/** The id of the tenant's own record that a path parameter names. */
+function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): string {
+  switch (param) {
+    case "location_id":
+      return tenant.ids.location!;
+    case "zone_id":
+      return tenant.ids.zone!;
+    case "category_id":
+      return tenant.ids.category!;
+    case "contact_id":
+      return tenant.ids.contact!;
+    case "id": {
+      const collection = route.path.slice(API_PREFIX.length + 1).split("/")[0]!;
+      const kind = { customers: "customer", prospects: "prospect", suppliers: "supplier" }[collection];
+      if (kind) return tenant.ids[kind]!;
+      break;
+    }
+  }
+  throw new Error(`The isolation matrix does not know path parameter {${param}} of ${route.operationId}: teach victimIdFor.`);
+}
+
+function pathWith(route: RouteDefinition, idFor: (param: string) => string): string {
+  return route.path.slice(API_PREFIX.length).replace(/\{(\w+)\}/g, (_m, param: string) => idFor(param));
+}
+
+/** Query parameters and body fields that reference records, with A's id to try. */
+const FOREIGN_QUERY: Record<string, (a: Tenant) => string> = {
+  parent_id: (a) => a.ids.category!,
+  account_record_id: (a) => a.ids.customer!,
+};
+const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
+  parent_id: (a) => a.ids.category,
+  account_record_ids: (a) => [a.ids.customer],
+  customer_label_id: (a) => a.ids.label,
+  pricing_tier_id: (a) => a.ids.tier,
+  custom_field_values: (a) => [{ custom_field_id: a.ids.customField, value: "x" }],
+};
+
+interface Attempt {
+  name: string;
+  run: () => Promise<TestResponse & { url?: string; sentBody?: unknown }>;
+  /** Lists may answer 200, as long as nothing of A is in them. */
+  allowOk: boolean;
+}
+
+function attemptsFor(route: RouteDefinition): Attempt[] {
+  const attempts: Attempt[] = [];
+  const send = (path: string, body?: unknown, query?: Record<string, string>) => async () => ({
+    ...(await attacker.client.request(route.method, path, body, {
+      query,
+      idempotencyKey: route.idempotency === "none" ? undefined : idempotencyKey(),
+    })),
+    url: `${path}?${new URLSearchParams(query ?? {}).toString()}`,
+    sentBody: body,
+  });
+  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const body = route.request.body ? sampleBody(route.operationId) : undefined;
+  if (route.request.body && body === undefined) throw new Error(`${route.operationId} has no sample body in scripts/events.ts.`);
+
+  if (params.length > 0) {
+    // Every path parameter A's; then, for nested paths, B's own parent with A's child.
+    attempts.push({ name: "A's ids in the path", run: send(pathWith(route, (p) => victimIdFor(route, p, victim)), body), allowOk: false });
+    if (params.length > 1) {
+      const last = params[params.length - 1]!;
+      attempts.push({
+        name: "B's parent with A's child in the path",
+        run: send(pathWith(route, (p) => (p === last ? victimIdFor(route, p, victim) : victimIdFor(route, p, attacker))), body),
+        allowOk: false,
+      });
+    }
+  }
+  for (const name of Object.keys(route.request.query?.shape ?? {})) {
+    const foreign = FOREIGN_QUERY[name];
+    if (!foreign) continue;
+    attempts.push({ name: `A's id in query ${name}`, run: send(pathWith(route, (p) => victimIdFor(route, p, attacker)), undefined, { [name]: foreign(victim) }), allowOk: true });
+  }
+  if (route.request.body) {
+    const shape = (route.request.body as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+    for (const field of Object.keys(shape)) {
+      const foreign = FOREIGN_REFERENCES[field];
+      if (!foreign) continue;
+      attempts.push({
+        name: `A's id in body ${field}`,
+        run: send(pathWith(route, (p) => victimIdFor(route, p, attacker)), { ...(body as object), [field]: foreign(victim) }),
+        allowOk: false,
+      });
+    }
+  }
+  if (params.length === 0 && route.method === "GET") {
+    attempts.push({ name: "plain list", run: send(pathWith(route, () => ""), undefined, { limit: "100" }), allowOk: true });
+  }
+  return attempts;
+}
+
+beforeAll(async () => {
+  victim = await createTenant("Victim", SECRET);
+  attacker = await createTenant("Attacker", "own");
+  victimSnapshot = await snapshot(victim);
+}, 60_000);
+
+const authenticatedRoutes = ROUTES.filter((route) => route.authenticated);
+
+describe("tenant isolation matrix", () => {
+  it("knows how to attack every authenticated route", () => {
+    for (const route of authenticatedRoutes) expect(() => attemptsFor(route)).not.toThrow();
+  });
+
+  it.each(authenticatedRoutes.map((route) => [route.operationId, route] as const))("%s never reaches another account", async (_name, route) => {
+    const attempts = attemptsFor(route);
+    for (const attempt of attempts) {
+      const response = await attempt.run();
+      const allowed = attempt.allowOk ? [200, 404, 422] : [404, 422];
+      expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
+      if (response.status >= 400) expect(["resource_missing", "validation_failed", "invalid_query_parameter"]).toContain(response.body.error.code);
+      expect(response.text, `${route.operationId}: ${attempt.name} leaked account A`).not.toContain(SECRET);
+      // An error may echo the id the caller sent ("No such customer: <id>"); any other id of A is a leak.
+      const sent = decodeURIComponent(response.url ?? "") + JSON.stringify(response.sentBody ?? null);
+      for (const id of Object.values(victim.ids)) {
+        if (!sent.includes(id)) expect(response.text, `${route.operationId}: ${attempt.name} leaked ${id}`).not.toContain(id);
+      }
+    }
+  });
+
+  it("left every record of the other account unchanged", async () => {
+    expect(await snapshot(victim)).toEqual(victimSnapshot);
+  });
+});
