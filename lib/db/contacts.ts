@@ -102,28 +102,35 @@ export function linkChange(before: readonly ContactLinkRef[], after: readonly Co
   };
 }
 
+/** Count changes that several contact writes in one transaction must apply as ONE item each. */
+interface CountDeltas {
+  parties: Map<string, number>;
+  owners: Map<string, number>;
+}
+
+const newDeltas = (): CountDeltas => ({ parties: new Map(), owners: new Map() });
+const bump = (map: Map<string, number>, key: string, by: number) => map.set(key, (map.get(key) ?? 0) + by);
+
 /**
- * The items that move links, visibility and counts along with a contact write. Every added
- * link moves its record's `contactCount` on condition that the record still exists (so a
- * link can never point at a deleted record); `nameChanged` re-sorts the index entries.
+ * The link and access items that move with a contact write, plus the count changes they
+ * imply (accumulated into `deltas`); `nameChanged` re-sorts the index entries.
  */
-function linkOps(
+function linkItemOps(
   entities: TransactionEntities,
   contact: ContactItem,
   change: LinkChange,
   nameChanged: boolean,
-): { ops: TransactionOp[]; partyAt: Map<number, string> } {
+  deltas: CountDeltas,
+): TransactionOp[] {
   const { accountId, contactId, nameKey } = contact;
   const ops: TransactionOp[] = [];
-  const partyAt = new Map<number, string>();
   for (const link of change.added) {
     ops.push(entities.contactLink.create({ accountId, contactId, partyId: link.id, contactNameKey: nameKey }).commit());
-    partyAt.set(ops.length, link.id);
-    ops.push(entities.party.patch({ accountId, partyId: link.id }).add({ contactCount: 1 }).commit());
+    bump(deltas.parties, link.id, 1);
   }
   for (const link of change.removed) {
     ops.push(entities.contactLink.delete({ accountId, contactId, partyId: link.id }).commit());
-    ops.push(entities.party.update({ accountId, partyId: link.id }).add({ contactCount: -1 }).where(({ partyId }, { exists }) => exists(partyId)).commit());
+    bump(deltas.parties, link.id, -1);
   }
   if (nameChanged) {
     // Links that stay (the contact passed in carries its links from before this write).
@@ -135,7 +142,7 @@ function linkOps(
   for (const owner of change.ownersAfter) {
     if (!change.ownersBefore.has(owner)) {
       ops.push(entities.contactAccess.create({ accountId, contactId, ownerUserId: owner, contactNameKey: nameKey }).commit());
-      ops.push(entities.ownerCounters.update({ accountId, userId: owner }).add({ contactCount: 1 }).commit());
+      bump(deltas.owners, owner, 1);
     } else if (nameChanged) {
       ops.push(entities.contactAccess.patch({ accountId, contactId, ownerUserId: owner }).set({ contactNameKey: nameKey }).commit());
     }
@@ -143,7 +150,30 @@ function linkOps(
   for (const owner of change.ownersBefore) {
     if (change.ownersAfter.has(owner)) continue;
     ops.push(entities.contactAccess.delete({ accountId, contactId, ownerUserId: owner }).commit());
-    ops.push(entities.ownerCounters.update({ accountId, userId: owner }).add({ contactCount: -1 }).commit());
+    bump(deltas.owners, owner, -1);
+  }
+  return ops;
+}
+
+/**
+ * One item per counted record and owner. A record that gains links must still exist (its
+ * position is reported in `partyAt`, so a failure names it); one that loses links may
+ * already be gone.
+ */
+function countOps(entities: TransactionEntities, accountId: string, deltas: CountDeltas, offset: number) {
+  const ops: TransactionOp[] = [];
+  const partyAt = new Map<number, string>();
+  for (const [partyId, delta] of deltas.parties) {
+    if (delta === 0) continue;
+    if (delta > 0) {
+      partyAt.set(offset + ops.length, partyId);
+      ops.push(entities.party.patch({ accountId, partyId }).add({ contactCount: delta }).commit());
+    } else {
+      ops.push(entities.party.update({ accountId, partyId }).add({ contactCount: delta }).where(({ partyId: id }, { exists }) => exists(id)).commit());
+    }
+  }
+  for (const [userId, delta] of deltas.owners) {
+    if (delta !== 0) ops.push(entities.ownerCounters.update({ accountId, userId }).add({ contactCount: delta }).commit());
   }
   return { ops, partyAt };
 }
@@ -156,22 +186,20 @@ function interpret(failed: CancellationReason[] | null, partyIndexes: Map<number
   return { ok: false, conflict: missingParties.length === 0, missingParties };
 }
 
-/** Shifts link-op positions by the ops placed before them in the transaction. */
-const shifted = (partyAt: Map<number, string>, offset: number) => new Map([...partyAt].map(([index, id]) => [index + offset, id]));
-
 /** Inserts a contact with its links, access entries and counts in ONE transaction. */
 export async function insertContact(contact: ContactItem, outcome: Outcome): Promise<ContactWriteResult> {
   const change = linkChange([], contact.links ?? []);
   let partyIndexes = new Map<number, string>();
   const failed = await writeTransaction((entities) => {
-    const built = linkOps(entities, contact, change, false);
+    const deltas = newDeltas();
     const ops = [
       entities.contact.create(contact).commit(),
       entities.accountCounters.update({ accountId: contact.accountId }).add({ contactCount: 1 }).commit(),
-      ...built.ops,
+      ...linkItemOps(entities, contact, change, false, deltas),
     ];
-    partyIndexes = shifted(built.partyAt, 2);
-    return ops;
+    const counts = countOps(entities, contact.accountId, deltas, ops.length);
+    partyIndexes = counts.partyAt;
+    return [...ops, ...counts.ops];
   }, outcome);
   return interpret(failed, partyIndexes);
 }
@@ -189,10 +217,14 @@ export async function replaceContact(previous: ContactItem, next: ContactItem, o
     const removed = (["lastName", "jobTitle", "phone", "cell", "fax", "email1", "email2"] as const).filter((f) => next[f] === undefined);
     let update = entities.contact.patch({ accountId, contactId }).set({ ...fields, links: next.links ?? [] } as never);
     if (removed.length > 0) update = update.remove(removed as never);
-    const built = linkOps(entities, { ...next, links: previous.links }, change, nameChanged);
-    const ops = [update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit(), ...built.ops];
-    partyIndexes = shifted(built.partyAt, 1);
-    return ops;
+    const deltas = newDeltas();
+    const ops = [
+      update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit(),
+      ...linkItemOps(entities, { ...next, links: previous.links }, change, nameChanged, deltas),
+    ];
+    const counts = countOps(entities, accountId, deltas, ops.length);
+    partyIndexes = counts.partyAt;
+    return [...ops, ...counts.ops];
   }, outcome);
   return interpret(failed, partyIndexes);
 }
@@ -209,24 +241,25 @@ export async function contactIdsOfParty(accountId: string, partyId: string): Pro
  */
 export async function unlinkParty(party: PartyItem): Promise<boolean> {
   const contactIds = await contactIdsOfParty(party.accountId, party.partyId);
-  const CONTACTS_PER_TRANSACTION = 15;
+  // Per contact: its update, a link delete and at most one access delete; counts are shared.
+  const CONTACTS_PER_TRANSACTION = 25;
   for (let i = 0; i < contactIds.length; i += CONTACTS_PER_TRANSACTION) {
     const contacts = await readContacts(party.accountId, contactIds.slice(i, i + CONTACTS_PER_TRANSACTION));
-    const failed = await writeTransaction((entities) =>
-      contacts.flatMap((contact) => {
+    const failed = await writeTransaction((entities) => {
+      const deltas = newDeltas();
+      const ops = contacts.flatMap((contact) => {
         const after = (contact.links ?? []).filter((l) => l.id !== party.partyId);
-        const change = linkChange(contact.links ?? [], after);
-        const built = linkOps(entities, contact, change, false);
         return [
           entities.contact
             .patch({ accountId: contact.accountId, contactId: contact.contactId })
             .set({ links: after })
             .where(({ updatedAt }, { eq }) => eq(updatedAt, contact.updatedAt))
             .commit(),
-          ...built.ops,
+          ...linkItemOps(entities, contact, linkChange(contact.links ?? [], after), false, deltas),
         ];
-      }),
-    );
+      });
+      return [...ops, ...countOps(entities, party.accountId, deltas, ops.length).ops];
+    });
     if (failed) return false;
   }
   return true;

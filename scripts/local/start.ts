@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     const demo = await seedDemo();
     console.log(`Created demo account ${demo.account_id} (owner user ${demo.user_id}).`);
     console.log(`Demo API key (shown once): ${demo.api_key}`);
+    console.log(`Staff API key (sees only its own records; shown once): ${demo.staff_api_key}`);
   }
 
   const { startStreamPoller } = await import("./stream-poller.js");
