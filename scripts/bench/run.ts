@@ -102,12 +102,67 @@ async function main(): Promise<void> {
         `| ${name} | ${maxCalls} | ${last.commands.join(" + ")} | ${last.readCapacity} | ${last.writeCapacity} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |\n`,
       );
     }
+    await listScaling(base);
     api.server.closeAllConnections();
     api.server.close();
   } finally {
     await dynamo.stop();
   }
   coldImports();
+}
+
+/**
+ * Read cost of GET /customers as the account grows: the same requests at 100 and at 10,000
+ * customers (written directly in batches, with their counters, to keep the setup fast).
+ */
+async function listScaling(base: string): Promise<void> {
+  const { createAccount } = await import("../../lib/domain/admin.js");
+  const { db } = await import("../../lib/db/service.js");
+  const { randomUUID } = await import("node:crypto");
+  originalWrite("\nGET /customers read cost by account size (calls and RCU of the whole request, auth included)\n");
+  originalWrite("| customers | request | calls | commands | RCU | ms |\n|---|---|---|---|---|---|\n");
+  for (const size of [100, 10_000]) {
+    const account = await createAccount({ name: `Scale ${size}` });
+    const { user_id: ownerUserId, account_id: accountId } = account;
+    const now = new Date().toISOString();
+    const items = Array.from({ length: size }, (_, i) => {
+      const name = `Customer ${String(i).padStart(5, "0")} ${randomUUID().slice(0, 4)}`;
+      return {
+        accountId,
+        partyId: randomUUID(),
+        kind: "customer" as const,
+        number: i + 1,
+        ownerUserId,
+        name,
+        nameKey: name.toLowerCase(),
+        emailKey: `buyer${i}@example.com`,
+        officeEmail: `buyer${i}@example.com`,
+        billingCity: "Springfield",
+        createdAt: now,
+        updatedAt: now,
+      };
+    });
+    for (let i = 0; i < items.length; i += 500) await db().entities.party.put(items.slice(i, i + 500)).go();
+    await db().entities.accountCounters.update({ accountId }).set({ customerSeq: size, customerCount: size }).go();
+    await db().entities.ownerCounters.update({ accountId, userId: ownerUserId }).set({ customerCount: size }).go();
+    const headers = { authorization: `Bearer ${account.api_key}` };
+    const requests: [string, string][] = [
+      ["page 1, limit 20", "/customers"],
+      ["page 1, limit 100", "/customers?limit=100"],
+      ["page 5, limit 20", "/customers?page=5"],
+      ["q=buyer7 (search)", "/customers?q=buyer7"],
+    ];
+    for (const [label, path] of requests) {
+      await fetch(`${base}${path}`, { headers }); // warm
+      samples.length = 0;
+      const started = performance.now();
+      const response = await fetch(`${base}${path}`, { headers });
+      await response.arrayBuffer();
+      const elapsed = performance.now() - started;
+      const sample = samples[samples.length - 1]!;
+      originalWrite(`| ${size} | ${label} | ${sample.calls} | ${sample.commands.join(" + ")} | ${sample.readCapacity} | ${elapsed.toFixed(0)} |\n`);
+    }
+  }
 }
 
 /** Size and cold import time of each bundled handler in cdk.out (runs `npm run synth` if needed). */
