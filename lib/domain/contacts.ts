@@ -265,5 +265,6 @@ export async function listContacts(
   }
   const offset = (page.page - 1) * page.limit;
   const [count, contacts] = await Promise.all([total(), queryContactPage(scope, offset, page.limit)]);
-  return listEnvelope(url, page, Math.max(count, offset + contacts.length), await present(principal, contacts));
+  const totalRecords = contacts.length > 0 ? Math.max(count, offset + contacts.length) : count;
+  return listEnvelope(url, page, totalRecords, await present(principal, contacts));
 }

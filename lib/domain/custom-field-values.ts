@@ -10,12 +10,17 @@ export interface StoredCustomFieldValue {
   value: string;
 }
 
+/**
+ * Returns the values to store (blanks dropped) and every id sent with its position: each id is
+ * checked, blank or not, so a blank value for a foreign field is still rejected.
+ */
 export function normalizeCustomFieldValues(
   input: readonly { custom_field_id: string; value: string | number | boolean | null }[],
-): { values: StoredCustomFieldValue[]; positions: number[] } {
+): { values: StoredCustomFieldValue[]; checkedIds: string[]; positions: number[] } {
   const seen = new Set<string>();
   const details: ValidationDetail[] = [];
   const values: StoredCustomFieldValue[] = [];
+  const checkedIds: string[] = [];
   const positions: number[] = [];
   input.forEach((entry, index) => {
     if (seen.has(entry.custom_field_id)) {
@@ -23,13 +28,13 @@ export function normalizeCustomFieldValues(
       return;
     }
     seen.add(entry.custom_field_id);
-    const value = entry.value === null ? "" : String(entry.value).trim();
-    if (value === "") return;
-    values.push({ id: entry.custom_field_id, value });
+    checkedIds.push(entry.custom_field_id);
     positions.push(index);
+    const value = entry.value === null ? "" : String(entry.value).trim();
+    if (value !== "") values.push({ id: entry.custom_field_id, value });
   });
   if (details.length > 0) throw errors.validationFailed(details);
-  return { values, positions };
+  return { values, checkedIds, positions };
 }
 
 export function presentCustomFieldValues(values: readonly StoredCustomFieldValue[] | undefined) {

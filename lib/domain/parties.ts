@@ -147,9 +147,9 @@ function fieldChanges(input: PartyWriteBody): FieldChanges {
   let fieldPositions: number[] = [];
   const refs: PartyReferences = { customFieldIds: [] };
   if (input.custom_field_values !== undefined) {
-    const { values, positions } = normalizeCustomFieldValues(input.custom_field_values);
+    const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values);
     set.customFieldValues = values;
-    refs.customFieldIds = values.map((v) => v.id);
+    refs.customFieldIds = checkedIds;
     fieldPositions = positions;
   }
   if (typeof set.customerLabelId === "string") refs.customerLabelId = set.customerLabelId;
@@ -171,7 +171,10 @@ function referenceError(result: Extract<PartyWriteResult, { ok: false }>, positi
   return errors.validationFailed(details);
 }
 
-const MAX_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 30;
+
+/** Spreads retries of writers racing for one account's sequence (jittered, growing, capped). */
+const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
 
 /** Creates a record numbered by its kind's sequence, owned by the key's user (section 4.4). */
 export async function createParty(
@@ -184,6 +187,7 @@ export async function createParty(
   const now = nowIso();
   const partyId = randomUUID();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) await backoff(attempt);
     // An eventually consistent read is right almost always; the condition catches the rest.
     const counters = await readAccountCounters(principal.accountId, attempt > 0);
     const sequence = counters?.[SEQUENCE_FIELD[kind]] ?? 0;
@@ -232,6 +236,7 @@ export async function updateParty(
 ): Promise<PartyResource> {
   const changes = fieldChanges(input);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) await backoff(attempt);
     const previous = await visibleParty(principal, kind, partyId);
     let updatedAt = nowIso();
     if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
@@ -301,6 +306,8 @@ export async function listParties(
     viewAll ? readAccountCounters(principal.accountId, true) : readOwnerCounters(principal.accountId, principal.userId),
     queryPartyPage(scope, offset, page.limit),
   ]);
-  const total = Math.max(counters?.[COUNT_FIELD[kind]] ?? 0, offset + items.length);
+  // Counts are written with the records; a page that shows more than the count proves a lag.
+  const counted = counters?.[COUNT_FIELD[kind]] ?? 0;
+  const total = items.length > 0 ? Math.max(counted, offset + items.length) : counted;
   return listEnvelope(url, page, total, items.map(presentParty));
 }

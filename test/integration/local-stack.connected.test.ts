@@ -15,6 +15,7 @@ interface Started {
   output: () => string;
   url: string;
   apiKey: string | undefined;
+  staffKey: string | undefined;
 }
 
 async function startLocalStack(env: Record<string, string>): Promise<Started> {
@@ -38,7 +39,8 @@ async function startLocalStack(env: Record<string, string>): Promise<Started> {
     child.once("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
   });
   const apiKey = /Demo API key \(shown once\): (isk_live_\w+)/.exec(output)?.[1];
-  return { child, output: () => output, url, apiKey };
+  const staffKey = /Staff API key [^:]*: (isk_live_\w+)/.exec(output)?.[1];
+  return { child, output: () => output, url, apiKey, staffKey };
 }
 
 async function stop(started: Started): Promise<number | null> {
@@ -68,7 +70,26 @@ describe("npm start", () => {
     const locations = await fetch(`${first.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
     expect(locations.status).toBe(200);
     const body = (await locations.json()) as { data: { name: string }[] };
-    expect(body.data.map((l) => l.name)).toEqual(["Downtown Store", "Main Warehouse"]);
+    expect(body.data.map((l) => l.name)).toEqual(["Downtown Store", "Main Warehouse", "Riverton Depot"]);
+    // A believable account: dozens of records, and a staff key that sees only its own.
+    const totals: Record<string, number> = {};
+    for (const [name, key] of [["owner", first.apiKey], ["staff", first.staffKey]] as const) {
+      for (const collection of ["customers", "prospects", "suppliers", "contacts"]) {
+        const list = await fetch(`${first.url}/api/v3/${collection}`, { headers: { authorization: `Bearer ${key}` } });
+        expect(list.status).toBe(200);
+        totals[`${name} ${collection}`] = ((await list.json()) as { pagination: { total_records: number } }).pagination.total_records;
+      }
+    }
+    expect(totals).toEqual({
+      "owner customers": 25,
+      "owner prospects": 10,
+      "owner suppliers": 12,
+      "owner contacts": 40,
+      "staff customers": 5,
+      "staff prospects": 3,
+      "staff suppliers": 0,
+      "staff contacts": 11,
+    });
     expect(await stop(first)).toBe(0);
     expect(await portOpen(dynamoPort)).toBe(false);
 
