@@ -212,3 +212,39 @@ describe("admin CLI (architecture 7)", () => {
     CLI_TIMEOUT,
   );
 });
+
+describe("admin CLI: account reference data", () => {
+  it(
+    "custom-field, customer-label and pricing-tier create print their id, and records accept them",
+    async () => {
+      const account = await newAccount();
+      const field = succeeded(await cli("custom-field", "create", "--account", account.accountId, "--kind", "customer", "--name", "Territory", "--json"));
+      expect(Object.keys(field)).toEqual(["custom_field_id"]);
+      const label = succeeded(await cli("customer-label", "create", "--account", account.accountId, "--name", "Wholesale", "--json"));
+      expect(Object.keys(label)).toEqual(["customer_label_id"]);
+      const tier = succeeded(await cli("pricing-tier", "create", "--account", account.accountId, "--name", "Gold", "--json"));
+      expect(Object.keys(tier)).toEqual(["pricing_tier_id"]);
+
+      const created = await api()
+        .withKey(account.ownerKey)
+        .post(
+          "/customers",
+          {
+            name: "Referenced",
+            customer_label_id: label.customer_label_id,
+            pricing_tier_id: tier.pricing_tier_id,
+            custom_field_values: [{ custom_field_id: field.custom_field_id, value: "North" }],
+          },
+          { idempotencyKey: idempotencyKey() },
+        );
+      expect(created.status).toBe(201);
+      expect(created.body.pricing_tier_id).toBe(tier.pricing_tier_id);
+      expect(created.body.custom_field_values).toEqual([{ custom_field_id: field.custom_field_id, value: "North" }]);
+
+      const wrongKind = await cli("custom-field", "create", "--account", account.accountId, "--kind", "spaceship", "--name", "X", "--json");
+      expect(wrongKind.code).not.toBe(0);
+      expect(singleJsonObject(wrongKind).error.message).toMatch(/--kind/);
+    },
+    CLI_TIMEOUT,
+  );
+});
