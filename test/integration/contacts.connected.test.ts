@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
+import { expectError, expectValidation } from "../support/assertions.js";
 
 /**
  * Contacts (spec part 1, sections 2.1, 2.5, 4.3, 7 and 8; architecture section 4:
@@ -102,21 +103,7 @@ const total = async (client: ApiClient, query: Record<string, string | number> =
 const ids = (contacts: { id: string }[]) => contacts.map((c) => c.id).sort();
 const ref = (party: Party) => ({ id: party.id, object: party.object, name: party.name });
 
-function expectError(response: TestResponse, status: number, code: string, param?: string) {
-  expect(response.status, response.text).toBe(status);
-  expect(response.body?.error?.code, response.text).toBe(code);
-  expect(response.body.error.type, response.text).toBe("invalid_request_error");
-  if (param !== undefined) expect(response.body.error.param, response.text).toBe(param);
-}
 
-function expectValidation(response: TestResponse, param: string, code?: string) {
-  expectError(response, 422, "validation_failed");
-  const details = response.body.error.details as { param: string; code: string; message: string }[];
-  expect(Array.isArray(details), response.text).toBe(true);
-  const detail = details.find((d) => d.param === param);
-  expect(detail, response.text).toBeDefined();
-  if (code !== undefined) expect(detail!.code, response.text).toBe(code);
-}
 
 describe("contact shape (spec 2.5)", () => {
   it("POST returns 201 with exactly the contact keys in order, nulls for fields not given and auto_add_email false", async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, updateUser, storedLocations, storedZones, type TestAccount } from "../support/fixtures.js";
 import { db } from "../../lib/db/service.js";
+import { expectError } from "../support/assertions.js";
 
 /**
  * Idempotency-Key behaviour (spec part 1, section 8 "Idempotency behaviour" and the
@@ -43,12 +44,6 @@ async function createZone(client: ApiClient, locationId: string, name = `Zone ${
   return response.body as { id: string; location_id: string; name: string };
 }
 
-function expectError(response: TestResponse, status: number, code: string, param?: string) {
-  expect(response.status, response.text).toBe(status);
-  expect(response.body?.error?.code, response.text).toBe(code);
-  expect(response.body.error.type).toBe("invalid_request_error");
-  if (param !== undefined) expect(response.body.error.param).toBe(param);
-}
 
 describe("Idempotency-Key header", () => {
   it("is required on POST /locations: a missing key is 400 idempotency_key_required and creates nothing", async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { deactivateLocation, idempotencyKey, newAccount, newUser, storedLocations, storedZones, type TestAccount } from "../support/fixtures.js";
 import { db } from "../../lib/db/service.js";
+import { expectError, expectValidation } from "../support/assertions.js";
 
 /**
  * Locations and zones (spec part 1, sections 2.1-2.3, 4.1, 7 and 8; architecture section 4
@@ -33,21 +34,7 @@ async function createZone(client: ApiClient, locationId: string, body: Record<st
   return response.body as { id: string; location_id: string; name: string; short_name: string; description: string | null };
 }
 
-function expectError(response: TestResponse, status: number, code: string, param?: string) {
-  expect(response.status, response.text).toBe(status);
-  expect(response.body?.error?.code, response.text).toBe(code);
-  expect(response.body.error.type).toBe("invalid_request_error");
-  if (param !== undefined) expect(response.body.error.param).toBe(param);
-}
 
-function expectValidation(response: TestResponse, param: string, code?: string) {
-  expectError(response, 422, "validation_failed");
-  const details = response.body.error.details as { param: string; code: string; message: string }[];
-  expect(Array.isArray(details), response.text).toBe(true);
-  const detail = details.find((d) => d.param === param);
-  expect(detail, response.text).toBeDefined();
-  if (code !== undefined) expect(detail!.code).toBe(code);
-}
 
 describe("GET /locations", () => {
   it("lists active locations ordered by name, case-insensitively, with exactly the location fields", async () => {

@@ -6,6 +6,7 @@ import { createCustomField, createCustomerLabel, createPricingTier } from "../..
 import { documentActivityOp } from "../../lib/db/parties.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
 import { db } from "../../lib/db/service.js";
+import { expectError, expectValidation } from "../support/assertions.js";
 
 /**
  * Customers, prospects and suppliers (spec part 1, sections 2.1, 2.6, 3, 4.4, 7 and 8;
@@ -82,21 +83,7 @@ async function storedParty(accountId: string, partyId: string) {
   return data;
 }
 
-function expectError(response: TestResponse, status: number, code: string, param?: string) {
-  expect(response.status, response.text).toBe(status);
-  expect(response.body?.error?.code, response.text).toBe(code);
-  expect(response.body.error.type, response.text).toBe("invalid_request_error");
-  if (param !== undefined) expect(response.body.error.param, response.text).toBe(param);
-}
 
-function expectValidation(response: TestResponse, param: string, code?: string) {
-  expectError(response, 422, "validation_failed");
-  const details = response.body.error.details as { param: string; code: string; message: string }[];
-  expect(Array.isArray(details), response.text).toBe(true);
-  const detail = details.find((d) => d.param === param);
-  expect(detail, response.text).toBeDefined();
-  if (code !== undefined) expect(detail!.code, response.text).toBe(code);
-}
 
 /** A complete writable body for a kind (every field of section 2.6's writable table). */
 function fullBody(kind: Kind): Record<string, unknown> {
