@@ -160,7 +160,14 @@ function linkItemOps(
  * position is reported in `partyAt`, so a failure names it); one that loses links may
  * already be gone.
  */
-function countOps(entities: TransactionEntities, accountId: string, deltas: CountDeltas, offset: number) {
+function countOps(
+  entities: TransactionEntities,
+  accountId: string,
+  deltas: CountDeltas,
+  offset: number,
+  /** Other counts to move on the same owner items (one item, one operation). */
+  ownerExtras: ReadonlyMap<string, Record<string, number>> = new Map(),
+) {
   const ops: TransactionOp[] = [];
   const partyAt = new Map<number, string>();
   for (const [partyId, delta] of deltas.parties) {
@@ -172,8 +179,11 @@ function countOps(entities: TransactionEntities, accountId: string, deltas: Coun
       ops.push(entities.party.update({ accountId, partyId }).add({ contactCount: delta }).where(({ partyId: id }, { exists }) => exists(id)).commit());
     }
   }
-  for (const [userId, delta] of deltas.owners) {
-    if (delta !== 0) ops.push(entities.ownerCounters.update({ accountId, userId }).add({ contactCount: delta }).commit());
+  for (const userId of new Set([...deltas.owners.keys(), ...ownerExtras.keys()])) {
+    const adds: Record<string, number> = { ...ownerExtras.get(userId) };
+    const delta = deltas.owners.get(userId) ?? 0;
+    if (delta !== 0) adds.contactCount = delta;
+    if (Object.keys(adds).length > 0) ops.push(entities.ownerCounters.update({ accountId, userId }).add(adds).commit());
   }
   return { ops, partyAt };
 }
@@ -234,32 +244,60 @@ export async function contactIdsOfParty(accountId: string, partyId: string): Pro
   return pageOfIds({ kind: "party", accountId, partyId }, 0, Number.MAX_SAFE_INTEGER);
 }
 
+/** The contacts linked to a record (one index Query and one BatchGetItem per hundred). */
+export async function contactsOfParty(accountId: string, partyId: string): Promise<ContactItem[]> {
+  const ids = await contactIdsOfParty(accountId, partyId);
+  const contacts: ContactItem[] = [];
+  for (let i = 0; i < ids.length; i += 100) contacts.push(...(await readContacts(accountId, ids.slice(i, i + 100))));
+  return contacts;
+}
+
 /**
- * Removes every link to a record that is about to be deleted, a few contacts per transaction
- * (each contact's change is atomic and conditioned on the contact being unchanged).
+ * The items that take a record out of these contacts (each conditioned on the contact being
+ * unchanged), with the counts moved once per counted item. With `deletedParty` the same
+ * transaction deletes the record: its own `contactCount` is left alone, and its owner's item
+ * also takes `deletedParty.ownerCounts` (one operation per item).
+ */
+export function unlinkOps(
+  entities: TransactionEntities,
+  party: Pick<PartyItem, "accountId" | "partyId" | "ownerUserId">,
+  contacts: readonly ContactItem[],
+  deletedParty?: { ownerCounts: Record<string, number> },
+): TransactionOp[] {
+  const deltas = newDeltas();
+  const ops = contacts.flatMap((contact) => {
+    const after = (contact.links ?? []).filter((l) => l.id !== party.partyId);
+    return [
+      entities.contact
+        .patch({ accountId: contact.accountId, contactId: contact.contactId })
+        .set({ links: after })
+        .where(({ updatedAt }, { eq }) => eq(updatedAt, contact.updatedAt))
+        .commit(),
+      ...linkItemOps(entities, contact, linkChange(contact.links ?? [], after), false, deltas),
+    ];
+  });
+  const extras = new Map<string, Record<string, number>>();
+  if (deletedParty) {
+    deltas.parties.delete(party.partyId);
+    extras.set(party.ownerUserId, deletedParty.ownerCounts);
+  }
+  return [...ops, ...countOps(entities, party.accountId, deltas, ops.length, extras).ops];
+}
+
+/** How many linked contacts a record's delete transaction unlinks itself (the rest go first). */
+export const UNLINK_IN_DELETE = 20;
+
+/**
+ * For a record with more linked contacts than one transaction holds: unlinks all but
+ * `UNLINK_IN_DELETE` of them, a chunk per transaction (each contact's change is atomic).
  * Returns false when a contact changed meanwhile (the caller reads again and retries).
  */
-export async function unlinkParty(party: PartyItem): Promise<boolean> {
-  const contactIds = await contactIdsOfParty(party.accountId, party.partyId);
-  // Per contact: its update, a link delete and at most one access delete; counts are shared.
+export async function unlinkExcessContacts(party: PartyItem): Promise<boolean> {
+  const contacts = await contactsOfParty(party.accountId, party.partyId);
+  const excess = contacts.slice(UNLINK_IN_DELETE);
   const CONTACTS_PER_TRANSACTION = 25;
-  for (let i = 0; i < contactIds.length; i += CONTACTS_PER_TRANSACTION) {
-    const contacts = await readContacts(party.accountId, contactIds.slice(i, i + CONTACTS_PER_TRANSACTION));
-    const failed = await writeTransaction((entities) => {
-      const deltas = newDeltas();
-      const ops = contacts.flatMap((contact) => {
-        const after = (contact.links ?? []).filter((l) => l.id !== party.partyId);
-        return [
-          entities.contact
-            .patch({ accountId: contact.accountId, contactId: contact.contactId })
-            .set({ links: after })
-            .where(({ updatedAt }, { eq }) => eq(updatedAt, contact.updatedAt))
-            .commit(),
-          ...linkItemOps(entities, contact, linkChange(contact.links ?? [], after), false, deltas),
-        ];
-      });
-      return [...ops, ...countOps(entities, party.accountId, deltas, ops.length).ops];
-    });
+  for (let i = 0; i < excess.length; i += CONTACTS_PER_TRANSACTION) {
+    const failed = await writeTransaction((entities) => unlinkOps(entities, party, excess.slice(i, i + CONTACTS_PER_TRANSACTION)));
     if (failed) return false;
   }
   return true;

@@ -1,4 +1,5 @@
-import { db, type AccountCountersItem, type OwnerCountersItem, type PartyItem } from "./service.js";
+import { db, type AccountCountersItem, type ContactItem, type OwnerCountersItem, type PartyItem } from "./service.js";
+import { unlinkOps } from "./contacts.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
 import type { IdempotencyCompletion } from "../http/idempotency.js";
 import type { PartyKind } from "../schemas/parties.js";
@@ -183,11 +184,11 @@ export async function replaceParty(
 }
 
 /**
- * Deletes a party on condition that it is unchanged and has no documents and no linked
- * contacts (see `unlinkParty`), and takes it out of the account's and the owner's counts.
- * `conflict`: read it again.
+ * Deletes a party and unlinks `linkedContacts` from it in ONE transaction, on condition that
+ * the party is unchanged, has no documents and has exactly those contacts, and takes it out of
+ * the account's and the owner's counts. `conflict`: read it again.
  */
-export async function removeParty(previous: PartyItem, outcome: Outcome): Promise<PartyWriteResult> {
+export async function removeParty(previous: PartyItem, linkedContacts: readonly ContactItem[], outcome: Outcome): Promise<PartyWriteResult> {
   const countField = COUNT_FIELD[previous.kind];
   const failed = await writeTransaction(
     (entities) => [
@@ -195,15 +196,16 @@ export async function removeParty(previous: PartyItem, outcome: Outcome): Promis
         .delete({ accountId: previous.accountId, partyId: previous.partyId })
         .where(
           ({ updatedAt, documentCount, contactCount }, { eq }) =>
-            `${eq(updatedAt, previous.updatedAt)} AND ${eq(documentCount, 0)} AND ${eq(contactCount, 0)}`,
+            `${eq(updatedAt, previous.updatedAt)} AND ${eq(documentCount, 0)} AND ${eq(contactCount, linkedContacts.length)}`,
         )
         .commit(),
       entities.accountCounters.update({ accountId: previous.accountId }).add({ [countField]: -1 }).commit(),
-      entities.ownerCounters.update({ accountId: previous.accountId, userId: previous.ownerUserId }).add({ [countField]: -1 }).commit(),
+      // Also moves the owner's record count, on the same owner item as the contact counts.
+      ...unlinkOps(entities, previous, linkedContacts, { ownerCounts: { [countField]: -1 } }),
     ],
     outcome,
   );
-  return interpret(failed, 1, []);
+  return failed ? { ok: false, conflict: true, references: [] } : { ok: true };
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   type PartyScope,
   type PartyWriteResult,
 } from "../db/parties.js";
-import { unlinkParty } from "../db/contacts.js";
+import { UNLINK_IN_DELETE, contactsOfParty, unlinkExcessContacts } from "../db/contacts.js";
 import { nowIso } from "../db/keys.js";
 import type { PartyItem } from "../db/service.js";
 import { errors, type ValidationDetail } from "../http/errors.js";
@@ -269,12 +269,13 @@ export async function deleteParty(
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const previous = await visibleParty(principal, kind, partyId);
     if (previous.documentCount > 0) throw documentsExist(previous.documentCount);
-    if (previous.contactCount > 0) {
-      // Contacts lose their link to the record first; then the record goes.
-      await unlinkParty(previous);
+    if (previous.contactCount > UNLINK_IN_DELETE) {
+      // More linked contacts than one transaction holds: unlink the excess first.
+      await unlinkExcessContacts(previous);
       continue;
     }
-    const result = await removeParty(previous, { completion, body: resource });
+    const linked = previous.contactCount > 0 ? await contactsOfParty(principal.accountId, partyId) : [];
+    const result = await removeParty(previous, linked, { completion, body: resource });
     if (result.ok) return resource;
   }
   throw errors.internal(new Error("the record kept changing"));

@@ -570,6 +570,33 @@ describe("deleting a linked record (DELETE /customers/{id})", () => {
   });
 });
 
+describe("deleting a record with more linked contacts than one transaction holds", () => {
+  it("unlinks all of them (the excess first, the rest with the delete) and keeps every count right", async () => {
+    const { account, owner } = await setup();
+    const u1 = api().withKey((await newUser(account, { permissions: ["accounts.manage"] })).key);
+    const busy = await createParty(u1, "customer", "Busy customer");
+    const other = await createParty(owner, "customer", "Other customer");
+    const linked = [];
+    for (let i = 0; i < 23; i++) {
+      linked.push(await createContact(owner, { first_name: `Linked ${String(i).padStart(2, "0")}`, account_record_ids: i % 2 ? [busy.id, other.id] : [busy.id] }));
+    }
+    expect(await total(u1)).toBe(23);
+    expect(await total(owner, { account_record_id: busy.id })).toBe(23);
+
+    const deleted = await owner.request("DELETE", `/customers/${busy.id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+
+    expect(await total(u1)).toBe(0);
+    expect((await list(u1)).data).toEqual([]);
+    expect(await total(owner)).toBe(23);
+    expect(await total(owner, { account_record_id: other.id })).toBe(11);
+    for (const contact of linked) {
+      const records = (await getContact(owner, contact.id)).account_records;
+      expect(records.map((r: { id: string }) => r.id)).not.toContain(busy.id);
+    }
+  });
+});
+
 describe("scopes and idempotency", () => {
   it("a key with contacts:read only gets 403 insufficient_scope on POST, but can read", async () => {
     const { account, owner } = await setup();
