@@ -68,16 +68,26 @@ function canSeeContact(principal: Principal, contact: ContactItem): boolean {
   return hasPermission(principal, "records.view_all") || (contact.links ?? []).some((l) => l.ownerUserId === principal.userId);
 }
 
-/** Reads the linked records of some contacts (one BatchGetItem) and keeps the visible ones. */
-async function visibleLinkedParties(principal: Principal, contacts: readonly ContactItem[]): Promise<Map<string, PartyItem>> {
-  // Owners never change, so links to records the caller cannot see are not even read.
-  const ids = contacts.flatMap((c) => (c.links ?? []).filter((l) => canSeeParty(principal, l)).map((l) => l.id));
+/**
+ * Reads the visible linked records of some contacts (one BatchGetItem, skipping those already
+ * `known`). Owners never change, so links to records the caller cannot see are not even read.
+ */
+async function visibleLinkedParties(
+  principal: Principal,
+  contacts: readonly ContactItem[],
+  known: ReadonlyMap<string, PartyItem>,
+): Promise<Map<string, PartyItem>> {
+  const ids = contacts.flatMap((c) => (c.links ?? []).filter((l) => canSeeParty(principal, l) && !known.has(l.id)).map((l) => l.id));
   const parties = await readParties(principal.accountId, ids);
-  return new Map(parties.map((p) => [p.partyId, p]));
+  return new Map([...known, ...parties.map((p) => [p.partyId, p] as const)]);
 }
 
-async function present(principal: Principal, contacts: readonly ContactItem[]): Promise<ContactResource[]> {
-  const parties = await visibleLinkedParties(principal, contacts);
+async function present(
+  principal: Principal,
+  contacts: readonly ContactItem[],
+  known: ReadonlyMap<string, PartyItem> = new Map(),
+): Promise<ContactResource[]> {
+  const parties = await visibleLinkedParties(principal, contacts, known);
   return contacts.map((contact) => presentContact(contact, parties));
 }
 
@@ -95,7 +105,7 @@ const nameKeyOf = (firstName: string, lastName: string | undefined) => `${firstN
  * Resolves `account_record_ids` into links: unique ids of visible records of the account
  * (else 422 naming `account_record_ids[i]`).
  */
-async function resolveLinks(principal: Principal, ids: readonly string[]): Promise<ContactLinkRef[]> {
+async function resolveLinks(principal: Principal, ids: readonly string[]): Promise<{ links: ContactLinkRef[]; parties: Map<string, PartyItem> }> {
   const details: ValidationDetail[] = [];
   const seen = new Set<string>();
   ids.forEach((id, index) => {
@@ -114,7 +124,7 @@ async function resolveLinks(principal: Principal, ids: readonly string[]): Promi
     }
   });
   if (details.length > 0) throw errors.validationFailed(details);
-  return links;
+  return { links, parties: found };
 }
 
 const FIELD_MAP = {
@@ -159,7 +169,7 @@ export async function createContact(
   completion: IdempotencyCompletion | undefined,
 ): Promise<ContactResource> {
   const ids = input.account_record_ids ?? [];
-  const links = await resolveLinks(principal, ids);
+  const { links, parties } = await resolveLinks(principal, ids);
   const now = nowIso();
   const contact = applyFields(
     {
@@ -175,7 +185,7 @@ export async function createContact(
     },
     input,
   );
-  const [resource] = await present(principal, [contact]);
+  const [resource] = await present(principal, [contact], parties);
   const result = await insertContact(contact, { completion, body: resource });
   if (!result.ok) {
     if (result.missingParties.length > 0) throw linkFailure(result, ids);
@@ -214,12 +224,12 @@ export async function updateContact(
     let next = applyFields(previous, input);
     if (requested !== undefined) {
       const hidden = (previous.links ?? []).filter((l) => !canSeeParty(principal, l));
-      next = { ...next, links: [...requested, ...hidden] };
+      next = { ...next, links: [...requested.links, ...hidden] };
     }
     let updatedAt = nowIso();
     if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
     next.updatedAt = updatedAt;
-    const [resource] = await present(principal, [next]);
+    const [resource] = await present(principal, [next], requested?.parties);
     const result = await replaceContact(previous, next, { completion, body: resource });
     if (result.ok) return resource!;
     if (result.missingParties.length > 0) throw linkFailure(result, ids ?? []);
