@@ -20,6 +20,21 @@ import {
 } from "./schemas/item-categories.js";
 
 import {
+  adjustmentBody,
+  adjustmentList,
+  adjustmentResource,
+  deletedItem,
+  itemCreateBody,
+  itemList,
+  itemListQuery,
+  itemPath,
+  itemResource,
+  itemUpdateBody,
+  unitList,
+  variationList,
+  variationListQuery,
+} from "./schemas/items.js";
+import {
   contactCreateBody,
   contactList,
   contactListQuery,
@@ -52,7 +67,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "contacts", "parties"] as const;
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties"] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {
@@ -203,6 +218,111 @@ export const ROUTES: readonly RouteDefinition[] = [
     idempotency: "optional",
     request: { path: itemCategoryPath, body: itemCategoryUpdateBody },
     responses: { 200: itemCategoryResource },
+  }),
+  route({
+    operationId: "listItems",
+    method: "GET",
+    path: `${API_PREFIX}/items`,
+    group: "items",
+    summary: "List items ordered by name",
+    description:
+      "Archived items are left out unless archived=all, sold unique items unless include_sold=true. ids (at most 50) returns every existing requested item in one response: per_page is the number requested, total_records the number returned; an absent id no longer exists. Requires the inventory-list permission; a location-restricted user sees quantities of its own location only.",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { query: itemListQuery },
+    responses: { 200: itemList },
+  }),
+  route({
+    operationId: "createItem",
+    method: "POST",
+    path: `${API_PREFIX}/items`,
+    group: "items",
+    summary: "Create an item (with one base variation, or the variations given)",
+    description: "item_number comes from the account's item sequence; inventory_type defaults from the category. Requires the inventory-modify permission (and costs.view to write costs).",
+    scopes: ["items:write"],
+    idempotency: "optional",
+    request: { body: itemCreateBody },
+    responses: { 201: itemResource },
+  }),
+  route({
+    operationId: "getItem",
+    method: "GET",
+    path: `${API_PREFIX}/items/{id}`,
+    group: "items",
+    summary: "Retrieve an item",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { path: itemPath },
+    responses: { 200: itemResource },
+  }),
+  route({
+    operationId: "updateItem",
+    method: "PATCH",
+    path: `${API_PREFIX}/items/{id}`,
+    group: "items",
+    summary: "Update an item (archived: true archives, false restores)",
+    scopes: ["items:write"],
+    idempotency: "optional",
+    request: { path: itemPath, body: itemUpdateBody },
+    responses: { 200: itemResource },
+  }),
+  route({
+    operationId: "deleteItem",
+    method: "DELETE",
+    path: `${API_PREFIX}/items/{id}`,
+    group: "items",
+    summary: "Delete an item that no document references",
+    description: "While a document references the item: 422 validation_failed with a detail on document_count.",
+    scopes: ["items:write"],
+    idempotency: "none",
+    request: { path: itemPath },
+    responses: { 200: deletedItem },
+  }),
+  route({
+    operationId: "listItemVariations",
+    method: "GET",
+    path: `${API_PREFIX}/items/{id}/variations`,
+    group: "items",
+    summary: "List an item's variations (include=locations embeds the stock rows)",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { path: itemPath, query: variationListQuery },
+    responses: { 200: variationList },
+  }),
+  route({
+    operationId: "createItemAdjustment",
+    method: "POST",
+    path: `${API_PREFIX}/items/{id}/adjustments`,
+    group: "items",
+    summary: "Adjust on-hand stock at a location",
+    description:
+      "Signed quantity; optional item_variation_id or item_variation_location_id (required for items with several variations). The first stock at a location creates its row. Refuses to take on hand below zero (422). Requires the inventory-modify permission.",
+    scopes: ["items:write"],
+    idempotency: "optional",
+    request: { path: itemPath, body: adjustmentBody },
+    responses: { 201: adjustmentResource },
+  }),
+  route({
+    operationId: "listItemAdjustments",
+    method: "GET",
+    path: `${API_PREFIX}/items/{id}/adjustments`,
+    group: "items",
+    summary: "List an item's adjustments, newest first",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { path: itemPath, query: pageQuery },
+    responses: { 200: adjustmentList },
+  }),
+  route({
+    operationId: "listUnits",
+    method: "GET",
+    path: `${API_PREFIX}/units`,
+    group: "items",
+    summary: "List units of measure by unit_id",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { query: pageQuery },
+    responses: { 200: unitList },
   }),
   route({
     operationId: "listContacts",

@@ -31,6 +31,9 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   replaceSupplier: { office_fax: "+1 555 0199" },
   createContact: { first_name: "Ann", last_name: "Lee", email_1: "ann@acme.example", account_record_ids: [] },
   updateContact: { job_title: "Buyer" },
+  createItem: { name: "USB-C Cable 2m", sku: "CAB-USBC-2M", price: "12.5000", threshold: 10 },
+  updateItem: { price: "11.9900" },
+  createItemAdjustment: { location_id: SAMPLE_ID, quantity: 25, reason: "Cycle count" },
 };
 
 /** The sample body of a route (every route with a body has one; a test checks it). */

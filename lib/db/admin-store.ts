@@ -97,3 +97,7 @@ export async function insertReferenceData(
   ]);
   return failed === null;
 }
+
+export async function insertKit(kit: import("./service.js").KitItem): Promise<void> {
+  await db().entities.kit.create(kit).go({ response: "none" });
+}

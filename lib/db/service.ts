@@ -10,6 +10,7 @@ import { Zone } from "./entities/zone.js";
 import { ItemCategory } from "./entities/item-category.js";
 import { Party } from "./entities/party.js";
 import { Contact, ContactAccess, ContactLink } from "./entities/contact.js";
+import { InventoryCounters, Item, ItemVariation, Kit, StockHistory, StockJournal, StockRow, Unit } from "./entities/item.js";
 import { AccountCounters, OwnerCounters } from "./entities/counters.js";
 import { CustomField, CustomerLabel, PricingTier } from "./entities/reference-data.js";
 
@@ -22,6 +23,14 @@ const entities = {
   zone: Zone,
   itemCategory: ItemCategory,
   party: Party,
+  item: Item,
+  itemVariation: ItemVariation,
+  stockRow: StockRow,
+  stockHistory: StockHistory,
+  stockJournal: StockJournal,
+  unit: Unit,
+  kit: Kit,
+  inventoryCounters: InventoryCounters,
   contact: Contact,
   contactLink: ContactLink,
   contactAccess: ContactAccess,
@@ -58,3 +67,10 @@ export type OwnerCountersItem = EntityItem<typeof OwnerCounters>;
 export type ContactItem = EntityItem<typeof Contact>;
 export type ContactLinkItem = EntityItem<typeof ContactLink>;
 export type ContactAccessItem = EntityItem<typeof ContactAccess>;
+export type ItemRecord = EntityItem<typeof Item>;
+export type ItemVariationItem = EntityItem<typeof ItemVariation>;
+export type StockRowItem = EntityItem<typeof StockRow>;
+export type StockHistoryItem = EntityItem<typeof StockHistory>;
+export type StockJournalItem = EntityItem<typeof StockJournal>;
+export type UnitItem = EntityItem<typeof Unit>;
+export type KitItem = EntityItem<typeof Kit>;

@@ -5,6 +5,7 @@ import { isPermission, isScope, PERMISSIONS } from "../auth/permissions.js";
 import {
   findApiKeyById,
   insertReferenceData,
+  insertKit,
   findUserById,
   insertAccountWithOwner,
   insertApiKey,
@@ -17,6 +18,8 @@ import {
   writeUser,
 } from "../db/admin-store.js";
 import { readLocation } from "../db/locations.js";
+import { readInventoryCounters, readItems } from "../db/items.js";
+import { writeTransaction } from "../db/transactions.js";
 import { nowIso } from "../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../db/service.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../db/entities/reference-data.js";
@@ -282,4 +285,100 @@ export async function createPricingTier(input: { accountId: string; name: string
   );
   if (!created) throw new AdminError(`No such account: ${input.accountId}.`);
   return { pricing_tier_id: pricingTierId };
+}
+
+/** A principal acting as the account's owner, for operator actions that run domain code. */
+async function ownerPrincipal(accountId: string): Promise<import("../auth/permissions.js").Principal> {
+  if (!(await readAccount(accountId))) throw new AdminError(`No such account: ${accountId}.`);
+  return {
+    accountId,
+    userId: "operator",
+    role: "owner",
+    permissions: new Set(),
+    assignedLocationId: null,
+    timeZone: null,
+    keyId: "operator",
+    keyHash: "",
+    scopes: null,
+  };
+}
+
+/** Adds a unit of measure; `unit_id` comes from the account's unit sequence. */
+export async function createUnit(input: { accountId: string; name: string }): Promise<{ unit_id: number }> {
+  const name = requireName(input.name);
+  if (!(await readAccount(input.accountId))) throw new AdminError(`No such account: ${input.accountId}.`);
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const sequence = (await readInventoryCounters(input.accountId, true))?.unitSeq ?? 0;
+    const unitId = sequence + 1;
+    const failed = await writeTransaction((e) => [
+      e.inventoryCounters
+        .update({ accountId: input.accountId })
+        .set({ unitSeq: unitId })
+        .where(({ unitSeq }, { eq, notExists }) => (sequence === 0 ? notExists(unitSeq) : eq(unitSeq, sequence)))
+        .commit(),
+      e.unit.create({ accountId: input.accountId, unitId, name, createdAt: nowIso() }).commit(),
+    ]);
+    if (!failed) return { unit_id: unitId };
+  }
+  throw new AdminError("The unit sequence kept moving; try again.");
+}
+
+/** Creates an item through the same domain code as `POST /items`. */
+export async function createItemAsOperator(input: {
+  accountId: string;
+  name: string;
+  sku?: string;
+  price?: string;
+  cost?: string;
+  categoryId?: string;
+  unitId?: number;
+  inventoryType?: "quantity" | "unique";
+}): Promise<{ item_id: string }> {
+  const principal = await ownerPrincipal(input.accountId);
+  const { createItem } = await import("./items.js");
+  const { itemCreateBody } = await import("../schemas/items.js");
+  const parsed = itemCreateBody.safeParse({
+    name: input.name,
+    sku: input.sku,
+    price: input.price,
+    cost: input.cost,
+    category_id: input.categoryId,
+    unit_id: input.unitId,
+    inventory_type: input.inventoryType,
+  });
+  if (!parsed.success) throw new AdminError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  try {
+    const item = await createItem(principal, parsed.data, undefined);
+    return { item_id: item.id as string };
+  } catch (error) {
+    const details = (error as { details?: { param: string; message: string }[] }).details;
+    throw new AdminError(details ? details.map((d) => `${d.param} ${d.message}`).join("; ") : (error as Error).message, { cause: error });
+  }
+}
+
+/**
+ * Stores a kit definition: an assembled item and its components (items of the same account,
+ * not the kit item itself, positive quantities, each component once).
+ */
+export async function createKit(input: {
+  accountId: string;
+  itemId: string;
+  components: { itemId: string; quantity: number }[];
+  method?: "manual" | "automatic";
+}): Promise<{ kit_id: string }> {
+  if (input.components.length === 0) throw new AdminError("--components must name at least one ITEM_ID:QTY.");
+  const ids = input.components.map((c) => c.itemId);
+  if (new Set(ids).size !== ids.length) throw new AdminError("Each component item may appear once.");
+  if (ids.includes(input.itemId)) throw new AdminError("A kit cannot contain its own item.");
+  for (const component of input.components) {
+    if (!(component.quantity > 0) || !Number.isFinite(component.quantity)) throw new AdminError(`Component quantity must be positive: ${component.itemId}.`);
+  }
+  if (!(await readAccount(input.accountId))) throw new AdminError(`No such account: ${input.accountId}.`);
+  const found = new Set((await readItems(input.accountId, [input.itemId, ...ids])).map((item) => item.itemId));
+  const missing = [input.itemId, ...ids].filter((id) => !found.has(id));
+  if (missing.length > 0) throw new AdminError(`No such item(s) in account ${input.accountId}: ${missing.join(", ")}.`);
+  const kitId = randomUUID();
+  const now = nowIso();
+  await insertKit({ accountId: input.accountId, kitId, itemId: input.itemId, method: input.method ?? "manual", components: input.components, createdAt: now, updatedAt: now });
+  return { kit_id: kitId };
 }

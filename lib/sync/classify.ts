@@ -14,7 +14,7 @@ export const ENTITY_ATTRIBUTE = "__edb_e__";
  * request (rate window), idempotency records on every keyed write. The CDK stack filters them
  * out of the event source, so they never even invoke the processor.
  */
-export const PLATFORM_ENTITIES = ["apikey", "idempotency", "counters", "ownercounters"] as const;
+export const PLATFORM_ENTITIES = ["apikey", "idempotency", "counters", "ownercounters", "inventorycounters", "stockjournal"] as const;
 
 const IGNORED_ENTITIES = new Set<string>([
   ...PLATFORM_ENTITIES,
@@ -31,7 +31,15 @@ const IGNORED_ENTITIES = new Set<string>([
   "contact",
   "contactlink",
   "contactaccess",
+  "unit",
+  "kit",
 ]);
+
+/**
+ * Item-side entities whose change marks their parent item (a variation, a stock row or a
+ * history entry changes the item's figures).
+ */
+export const ITEM_CHILD_ENTITIES = ["itemvariation", "stockrow", "stockhistory"] as const;
 
 export type ChangeClass = { kind: "ignored"; entity: string | null } | { kind: "tracked"; entity: string };
 

@@ -20,7 +20,10 @@ const USAGE = `Usage: npm run admin -- <command> [options] [--json]
   key revoke --key KEY_ID
   custom-field create --account ID --kind customer|prospect|supplier|contact|item|... --name N
   customer-label create --account ID --name N
-  pricing-tier create --account ID --name N`;
+  pricing-tier create --account ID --name N
+  unit create --account ID --name N
+  item create --account ID --name N [--sku S] [--price P] [--cost C] [--category ID] [--unit UNIT_ID] [--type quantity|unique]
+  kit create --account ID --item ITEM_ID --components ITEM_ID:QTY[,ITEM_ID:QTY...] [--method manual|automatic]`;
 
 class UsageError extends Error {}
 
@@ -156,6 +159,41 @@ async function run(words: string[], flags: Map<string, string>): Promise<Record<
     case "pricing-tier create":
       allowOnly(flags, ["account", "name"]);
       return { ...(await admin.createPricingTier({ accountId: required(flags, "account"), name: required(flags, "name") })) };
+    case "unit create":
+      allowOnly(flags, ["account", "name"]);
+      return { ...(await admin.createUnit({ accountId: required(flags, "account"), name: required(flags, "name") })) };
+    case "item create": {
+      allowOnly(flags, ["account", "name", "sku", "price", "cost", "category", "unit", "type"]);
+      const type = flags.get("type");
+      if (type !== undefined && type !== "quantity" && type !== "unique") throw new UsageError("--type takes quantity or unique.");
+      const unit = flags.get("unit");
+      if (unit !== undefined && !/^\d+$/.test(unit)) throw new UsageError("--unit takes a unit_id (a whole number).");
+      return {
+        ...(await admin.createItemAsOperator({
+          accountId: required(flags, "account"),
+          name: required(flags, "name"),
+          sku: flags.get("sku"),
+          price: flags.get("price"),
+          cost: flags.get("cost"),
+          categoryId: flags.get("category"),
+          unitId: unit === undefined ? undefined : Number(unit),
+          inventoryType: type,
+        })),
+      };
+    }
+    case "kit create": {
+      allowOnly(flags, ["account", "item", "components", "method"]);
+      const method = flags.get("method");
+      if (method !== undefined && method !== "manual" && method !== "automatic") throw new UsageError("--method takes manual or automatic.");
+      const components = required(flags, "components")
+        .split(",")
+        .map((part) => {
+          const match = /^([0-9a-fA-F-]{36}):(\d+(?:\.\d+)?)$/.exec(part.trim());
+          if (!match) throw new UsageError(`--components takes ITEM_ID:QTY pairs: ${part}.`);
+          return { itemId: match[1]!.toLowerCase(), quantity: Number(match[2]) };
+        });
+      return { ...(await admin.createKit({ accountId: required(flags, "account"), itemId: required(flags, "item").toLowerCase(), components, method })) };
+    }
     default:
       throw new UsageError(command ? `Unknown command: ${command}.` : "No command given.");
   }

@@ -42,13 +42,16 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const prospect = await post("/prospects", { name });
   const supplier = await post("/suppliers", { name });
   const contact = await post("/contacts", { first_name: name, account_record_ids: [customer, supplier] });
+  const item = await post("/items", { name, sku: secret, category_id: category, location_id: location });
+  const variation = (await client.get(`/items/${item}/variations`)).body.data[0].id as string;
+  await post(`/items/${item}/adjustments`, { location_id: location, quantity: 5, reason: name });
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
   return {
     account,
     client,
-    ids: { location, zone, category, customer, prospect, supplier, contact, customField, label: label_, tier },
+    ids: { location, zone, category, customer, prospect, supplier, contact, item, variation, customField, label: label_, tier },
   };
 }
 
@@ -77,7 +80,7 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
       return tenant.ids.contact!;
     case "id": {
       const collection = route.path.slice(API_PREFIX.length + 1).split("/")[0]!;
-      const kind = { customers: "customer", prospects: "prospect", suppliers: "supplier" }[collection];
+      const kind = { customers: "customer", prospects: "prospect", suppliers: "supplier", items: "item" }[collection];
       if (kind) return tenant.ids[kind]!;
       break;
     }
@@ -93,6 +96,9 @@ function pathWith(route: RouteDefinition, idFor: (param: string) => string): str
 const FOREIGN_QUERY: Record<string, (a: Tenant) => string> = {
   parent_id: (a) => a.ids.category!,
   account_record_id: (a) => a.ids.customer!,
+  category_id: (a) => a.ids.category!,
+  location_id: (a) => a.ids.location!,
+  ids: (a) => a.ids.item!,
 };
 const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
   parent_id: (a) => a.ids.category,
@@ -100,6 +106,9 @@ const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
   customer_label_id: (a) => a.ids.label,
   pricing_tier_id: (a) => a.ids.tier,
   custom_field_values: (a) => [{ custom_field_id: a.ids.customField, value: "x" }],
+  category_id: (a) => a.ids.category,
+  location_id: (a) => a.ids.location,
+  item_variation_id: (a) => a.ids.variation,
 };
 
 interface Attempt {

@@ -1,0 +1,378 @@
+import { randomUUID } from "node:crypto";
+import {
+  commitLedgerWrite,
+  insertJournal,
+  markChunkOp,
+  markJournalApplied,
+  readInventorySequence,
+  readItemsAndRows,
+  readJournal,
+  rowKeyOf,
+  type LedgerWrite,
+} from "../db/inventory.js";
+import { nowIso } from "../db/keys.js";
+import type { ItemRecord, StockHistoryItem, StockRowItem } from "../db/service.js";
+import type { CancellationReason, TransactionEntities, TransactionOp } from "../db/transactions.js";
+import type { IdempotencyCompletion } from "../http/idempotency.js";
+import { BALANCE_FIELDS, ZERO_BALANCES, addQuantities, applyDeltas, sumBalances, type BalanceDeltas, type Balances } from "./inventory-math.js";
+
+/**
+ * THE inventory ledger: the only code that moves stock (architecture section 5). Every change
+ * of a balance (on hand, reserved, incoming, in transit of one item-variation-location row)
+ * writes a history entry in the same transaction, and moves its item's `stockVersion` on
+ * condition that it is unchanged, so concurrent changes are serialised and never lost, and
+ * rules such as "no negative on hand" hold on the balances actually written.
+ *
+ * - `planLedgerWrite` is pure: current state + changes -> what to write (or a rule violation).
+ * - `postStockChanges` applies a small set of changes in ONE transaction, together with the
+ *   caller's own items (its document, counters, stored outcome).
+ * - `postJournal` takes any number of changes: it records them as a journal (with the caller's
+ *   document, when it wants), then applies them in chunks, each exactly once even when the
+ *   applier is interrupted and run again (`applyJournal`).
+ */
+
+export interface StockChange {
+  itemId: string;
+  variationId: string;
+  locationId: string;
+  deltas: BalanceDeltas;
+  /** Zone for a row created by this change. */
+  zoneId?: string;
+}
+
+export interface LedgerSource {
+  /** What caused the change: `adjustment`, `purchase_order`, `stock_transfer`, `kit_build`, ... */
+  sourceType: string;
+  sourceId?: string;
+  userId?: string;
+  reason?: string;
+}
+
+/** A rule of the ledger that a change would break (mapped to 422 by the caller). */
+export class StockRuleError extends Error {
+  constructor(
+    readonly changeIndex: number,
+    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item",
+    message: string,
+  ) {
+    super(message);
+    this.name = "StockRuleError";
+  }
+}
+
+/** Thrown when the items kept changing under a write (more retries than is reasonable). */
+export class LedgerContentionError extends Error {
+  constructor() {
+    super("The stock of these items kept changing; retry.");
+    this.name = "LedgerContentionError";
+  }
+}
+
+export function rowBalances(row: StockRowItem | undefined): Balances {
+  return row ? { onHand: row.onHand, reserved: row.reserved, incoming: row.incoming, inTransit: row.inTransit } : { ...ZERO_BALANCES };
+}
+
+/** The per-location sums stored on an item, as balances. */
+export function itemStock(item: Pick<ItemRecord, "stock">): Record<string, Balances> {
+  return (item.stock ?? {}) as Record<string, Balances>;
+}
+
+export interface PlanInput {
+  accountId: string;
+  journalId: string;
+  /** History entries get ids `${journalId}:${firstEntryIndex + i}`. */
+  firstEntryIndex?: number;
+  source: LedgerSource;
+  at: string;
+  changes: readonly StockChange[];
+  items: ReadonlyMap<string, ItemRecord>;
+  rows: ReadonlyMap<string, StockRowItem>;
+  /** The row sequence now (new rows take the following numbers). */
+  sequence: number;
+  /** Item-level counters the same write moves (e.g. `adjustmentCount`). */
+  itemAdds?: ReadonlyMap<string, { adjustmentCount?: number }>;
+}
+
+/**
+ * Plans a ledger write: applies the changes in order to the current balances, refuses any
+ * balance below zero and any unique item with more than one unit on hand, creates missing
+ * rows with the next sequence numbers, and produces one history entry per change.
+ */
+export function planLedgerWrite(input: PlanInput): LedgerWrite {
+  const rows = new Map<string, { row: StockRowItem; isNew: boolean }>();
+  const history: StockHistoryItem[] = [];
+  let sequence = input.sequence;
+  const touchedItems = new Set<string>();
+
+  input.changes.forEach((change, index) => {
+    const item = input.items.get(change.itemId);
+    if (!item) throw new StockRuleError(index, "unknown_item", `No such item: ${change.itemId}.`);
+    touchedItems.add(change.itemId);
+    const key = rowKeyOf(change);
+    let entry = rows.get(key);
+    if (!entry) {
+      const existing = input.rows.get(key);
+      entry = existing
+        ? { row: { ...existing }, isNew: false }
+        : {
+            row: {
+              accountId: input.accountId,
+              itemId: change.itemId,
+              variationId: change.variationId,
+              locationId: change.locationId,
+              ivlId: ++sequence,
+              zoneId: change.zoneId,
+              ...ZERO_BALANCES,
+              createdAt: input.at,
+              updatedAt: input.at,
+            },
+            isNew: true,
+          };
+      rows.set(key, entry);
+    }
+    const after = applyDeltas(rowBalances(entry.row), change.deltas);
+    for (const field of BALANCE_FIELDS) {
+      if (after[field] < 0) {
+        throw new StockRuleError(index, "negative_balance", `The change would take ${field} at this location below zero (to ${after[field]}).`);
+      }
+    }
+    Object.assign(entry.row, after, { updatedAt: input.at });
+    history.push({
+      accountId: input.accountId,
+      itemId: change.itemId,
+      sourceType: input.source.sourceType,
+      entryId: `${input.journalId}:${(input.firstEntryIndex ?? 0) + index}`,
+      at: input.at,
+      sourceId: input.source.sourceId,
+      journalId: input.journalId,
+      variationId: change.variationId,
+      locationId: change.locationId,
+      ivlId: entry.row.ivlId,
+      userId: input.source.userId,
+      reason: input.source.reason,
+      onHandDelta: change.deltas.onHand ?? 0,
+      reservedDelta: change.deltas.reserved ?? 0,
+      incomingDelta: change.deltas.incoming ?? 0,
+      inTransitDelta: change.deltas.inTransit ?? 0,
+      onHandAfter: after.onHand,
+      reservedAfter: after.reserved,
+      incomingAfter: after.incoming,
+      inTransitAfter: after.inTransit,
+    });
+  });
+
+  const items = [...touchedItems].map((itemId) => {
+    const item = input.items.get(itemId)!;
+    const stock = { ...itemStock(item) };
+    // A location's sum moves by exactly what its written rows moved.
+    for (const { row } of rows.values()) {
+      if (row.itemId !== itemId) continue;
+      const before = rowBalances(input.rows.get(rowKeyOf(row)));
+      const after = rowBalances(row);
+      stock[row.locationId] = applyDeltas(stock[row.locationId] ?? ZERO_BALANCES, {
+        onHand: addQuantities(after.onHand, -before.onHand),
+        reserved: addQuantities(after.reserved, -before.reserved),
+        incoming: addQuantities(after.incoming, -before.incoming),
+        inTransit: addQuantities(after.inTransit, -before.inTransit),
+      });
+    }
+    if (item.inventoryType === "unique") {
+      const total = sumBalances(Object.values(stock)).onHand;
+      if (total > 1) {
+        const index = input.changes.findIndex((c) => c.itemId === itemId);
+        throw new StockRuleError(index, "unique_quantity", "A unique item can have at most one unit on hand.");
+      }
+    }
+    return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId) };
+  });
+
+  return {
+    accountId: input.accountId,
+    items,
+    rows: [...rows.values()],
+    history,
+    sequence: sequence > input.sequence ? { from: input.sequence, to: sequence } : undefined,
+  };
+}
+
+const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
+const MAX_ATTEMPTS = 30;
+
+export interface LedgerState {
+  items: Map<string, ItemRecord>;
+  rows: Map<string, StockRowItem>;
+}
+
+/**
+ * Reads what a set of changes needs: the items and the rows they touch (one BatchGetItem
+ * each, unless the caller already holds them), and the row sequence only when a change
+ * creates a row.
+ */
+async function readState(accountId: string, changes: readonly StockChange[], known?: LedgerState): Promise<LedgerState & { sequence: number }> {
+  const state: LedgerState =
+    known ??
+    (await readItemsAndRows(
+      accountId,
+      changes.map((c) => c.itemId),
+      [...new Map(changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()],
+    ).then(({ items, rows }) => ({
+      items: new Map(items.map((item) => [item.itemId, item])),
+      rows: new Map(rows.map((row) => [rowKeyOf(row), row])),
+    })));
+  const createsRows = changes.some((change) => !state.rows.has(rowKeyOf(change)));
+  return { ...state, sequence: createsRows ? await readInventorySequence(accountId) : 0 };
+}
+
+/** Changes that fit in one transaction with room for a caller's own items. */
+export const MAX_INLINE_CHANGES = 25;
+
+export interface PostResult {
+  write: LedgerWrite;
+  /** Reasons of the caller's own items when one of their conditions failed. */
+  rejected?: CancellationReason[];
+}
+
+/**
+ * Posts up to `MAX_INLINE_CHANGES` changes in ONE transaction together with the caller's own
+ * items (`extra`, e.g. a document and its counters; a failure of theirs is returned, not
+ * retried) and the request's stored outcome (built by `respond` from the written state).
+ * Retries while other writers move the same items' stock.
+ */
+export async function postStockChanges(options: {
+  accountId: string;
+  source: LedgerSource;
+  changes: readonly StockChange[];
+  itemAdds?: ReadonlyMap<string, { adjustmentCount?: number }>;
+  extra?: (entities: TransactionEntities) => TransactionOp[];
+  respond?: (write: LedgerWrite) => { completion: IdempotencyCompletion | undefined; body: unknown };
+  /** The items and rows as the caller just read them (used for the first attempt only). */
+  known?: LedgerState;
+}): Promise<PostResult> {
+  if (options.changes.length > MAX_INLINE_CHANGES) throw new Error("Too many changes for one transaction: use postJournal.");
+  const journalId = randomUUID();
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) await pause(attempt);
+    const state = await readState(options.accountId, options.changes, attempt === 0 ? options.known : undefined);
+    const write = planLedgerWrite({
+      accountId: options.accountId,
+      journalId,
+      source: options.source,
+      at: nowIso(),
+      changes: options.changes,
+      itemAdds: options.itemAdds,
+      ...state,
+    });
+    const extraOps: TransactionOp[] = [];
+    const failed = await commitLedgerWrite(
+      write,
+      (entities) => {
+        const ops = options.extra?.(entities) ?? [];
+        extraOps.push(...ops);
+        return ops;
+      },
+      options.respond?.(write),
+    );
+    if (!failed) return { write };
+    const own = failed.filter((reason) => reason.index < extraOps.length);
+    if (own.length > 0) return { write, rejected: own };
+    // An item's stock or the row sequence moved since the read: read again.
+  }
+  throw new LedgerContentionError();
+}
+
+/**
+ * Records a journal of any size (pending) and applies it. The caller may write the journal
+ * record inside its own document transaction instead (`journalRecord`) and then call
+ * `applyJournal`; if the applier is interrupted, running `applyJournal` again finishes it.
+ */
+export async function postJournal(options: { accountId: string; source: LedgerSource; changes: readonly StockChange[] }): Promise<string> {
+  const journalId = randomUUID();
+  await insertJournal(journalRecord(options.accountId, journalId, options.source, options.changes));
+  await applyJournal(options.accountId, journalId);
+  return journalId;
+}
+
+export function journalRecord(accountId: string, journalId: string, source: LedgerSource, changes: readonly StockChange[]) {
+  const at = nowIso();
+  return {
+    accountId,
+    journalId,
+    status: "pending" as const,
+    sourceType: source.sourceType,
+    sourceId: source.sourceId,
+    userId: source.userId,
+    reason: source.reason,
+    changes: JSON.stringify(changes),
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/**
+ * Applies a pending journal chunk by chunk. Each chunk's transaction also marks the chunk
+ * applied on condition that it was not (`appliedChunks`), so a chunk applies exactly once
+ * however often the applier runs, concurrently or after a crash. `stopAfterChunks` lets a
+ * test interrupt the applier as a crash would.
+ */
+export async function applyJournal(accountId: string, journalId: string, options: { stopAfterChunks?: number } = {}): Promise<"applied" | "interrupted"> {
+  const journal = await readJournal(accountId, journalId);
+  if (!journal) throw new Error(`No such journal: ${journalId}.`);
+  if (journal.status === "applied") return "applied";
+  const changes = JSON.parse(journal.changes) as StockChange[];
+  const chunks = chunkIndexes(changes);
+  const done = new Set(journal.appliedChunks ?? []);
+  let appliedNow = 0;
+  for (const [chunkNumber, indexes] of chunks.entries()) {
+    if (done.has(chunkNumber)) continue;
+    if (options.stopAfterChunks !== undefined && appliedNow >= options.stopAfterChunks) return "interrupted";
+    await applyChunk(journal, chunkNumber, indexes.map((i) => changes[i]!), indexes);
+    appliedNow += 1;
+  }
+  await markJournalApplied(accountId, journalId, nowIso());
+  return "applied";
+}
+
+/**
+ * Splits a journal's changes into chunks that each fit one transaction, keeping every change
+ * of one item in the same chunk (an item's version moves once per transaction). Returns the
+ * change positions of each chunk. Deterministic: chunk `i` always holds the same changes,
+ * which is what makes "applied" per chunk exact.
+ */
+export function chunkIndexes(changes: readonly StockChange[], maxOps = 80): number[][] {
+  const byItem = new Map<string, number[]>();
+  changes.forEach((change, index) => byItem.set(change.itemId, [...(byItem.get(change.itemId) ?? []), index]));
+  const chunks: { indexes: number[]; ops: number }[] = [];
+  for (const indexes of byItem.values()) {
+    const rowCount = new Set(indexes.map((i) => rowKeyOf(changes[i]!))).size;
+    const ops = 1 + rowCount + indexes.length;
+    let current = chunks[chunks.length - 1];
+    if (!current || current.ops + ops > maxOps) {
+      current = { indexes: [], ops: 2 };
+      chunks.push(current);
+    }
+    current.indexes.push(...indexes);
+    current.ops += ops;
+  }
+  return chunks.map((chunk) => chunk.indexes);
+}
+
+async function applyChunk(
+  journal: { accountId: string; journalId: string; sourceType: string; sourceId?: string; userId?: string; reason?: string; createdAt: string },
+  chunkNumber: number,
+  changes: StockChange[],
+  indexes: number[],
+): Promise<void> {
+  const source: LedgerSource = { sourceType: journal.sourceType, sourceId: journal.sourceId, userId: journal.userId, reason: journal.reason };
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) await pause(attempt);
+    const state = await readState(journal.accountId, changes);
+    const write = planLedgerWrite({ accountId: journal.accountId, journalId: journal.journalId, source, at: journal.createdAt, changes, ...state });
+    // History ids follow each change's position in the journal, not in the chunk.
+    write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]}`));
+    const failed = await commitLedgerWrite(write, (entities) => [markChunkOp(entities, journal.accountId, journal.journalId, chunkNumber)]);
+    if (!failed) return;
+    if (failed.some((reason) => reason.index === 0 && reason.code === "ConditionalCheckFailed")) return; // applied before
+  }
+  throw new LedgerContentionError();
+}
+

@@ -1,0 +1,186 @@
+import * as z from "zod";
+import { listEnvelope, pageQuery, uuid } from "./common.js";
+import { customFieldValueInput } from "./parties.js";
+
+/** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */
+
+/** Money in requests: a number or a decimal string, at most four decimals, not negative. */
+export const moneyInput = z
+  .union([z.number(), z.string().regex(/^\d+(\.\d+)?$/, "must be a decimal amount")])
+  .refine((value) => {
+    const text = String(value);
+    return Number(text) >= 0 && (text.split(".")[1]?.length ?? 0) <= 4;
+  }, "must be a non-negative amount with at most four decimals")
+  .meta({ description: "Amount, e.g. 12.5 or \"12.5000\"" });
+
+const text255 = z.string().trim().max(255).nullish();
+const quantity = z.number().refine((v) => Number.isFinite(v) && Math.abs(v) < 1e12 && Math.round(v * 10_000) / 10_000 === v, "must have at most four decimals");
+
+export const variationInput = z.strictObject({
+  values: z
+    .record(z.string().trim().min(1).max(100), z.string().trim().min(1).max(255))
+    .refine((values) => Object.keys(values).length > 0 && Object.keys(values).length <= 5, "must name 1 to 5 attributes, e.g. {\"Size\": \"M\"}"),
+  sku: text255,
+  barcode: text255,
+  unit_price_override: moneyInput.nullish(),
+  unit_cost_override: moneyInput.nullish(),
+});
+
+const itemWritable = {
+  name: z.string().trim().min(1).max(255),
+  description: z.string().trim().max(10_000).nullish(),
+  sku: text255,
+  barcode: text255,
+  serial_number: text255,
+  category_id: uuid.nullish(),
+  inventory_type: z.enum(["quantity", "unique"]).optional(),
+  location_id: uuid.nullish(),
+  unit_id: z.int().min(1).nullish(),
+  price: moneyInput.nullish(),
+  cost: moneyInput.nullish(),
+  threshold: quantity.refine((v) => v >= 0, "must not be negative").optional(),
+  published: z.boolean().optional(),
+  custom_field_values: z.array(customFieldValueInput).max(50).optional(),
+};
+
+export const MAX_VARIATIONS = 50;
+
+export const itemCreateBody = z
+  .strictObject({ ...itemWritable, variations: z.array(variationInput).max(MAX_VARIATIONS).optional() })
+  .meta({ id: "ItemCreate" });
+export const itemUpdateBody = z
+  .strictObject({ ...itemWritable, name: itemWritable.name.optional(), archived: z.boolean().optional() })
+  .meta({ id: "ItemUpdate" });
+export type ItemCreateBody = z.infer<typeof itemCreateBody>;
+export type ItemUpdateBody = z.infer<typeof itemUpdateBody>;
+
+const locationInventory = z
+  .object({
+    location_id: uuid,
+    quantity: z.number(),
+    quantity_reserved: z.number(),
+    quantity_available: z.number(),
+    quantity_incoming: z.number(),
+    threshold: z.number(),
+  })
+  .nullable();
+
+export const itemResource = z
+  .object({
+    id: uuid,
+    object: z.literal("item"),
+    item_number: z.int(),
+    name: z.string(),
+    description: z.string().nullable(),
+    sku: z.string().nullable(),
+    barcode: z.string().nullable(),
+    serial_number: z.string().nullable(),
+    category_id: z.string().nullable(),
+    category_name: z.string().nullable(),
+    inventory_type: z.enum(["quantity", "unique"]),
+    status_id: z.int().meta({ description: "1 active, 2 sold, 3 archived" }),
+    location_id: z.string().nullable(),
+    unit_id: z.int().nullable(),
+    unit_name: z.string().nullable(),
+    price: z.string().nullable(),
+    cost: z.string().nullable().optional().meta({ description: "Omitted without the costs.view permission" }),
+    quantity: z.number(),
+    quantity_reserved: z.number(),
+    quantity_incoming: z.number(),
+    quantity_available: z.number(),
+    in_transit: z.number(),
+    threshold: z.number(),
+    variation_count: z.int(),
+    archived: z.boolean(),
+    published: z.boolean(),
+    sold: z.boolean(),
+    location_inventory: locationInventory,
+    custom_field_values: z.array(z.object({ custom_field_id: z.string(), value: z.string() })),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "Item" });
+
+export const itemList = listEnvelope(itemResource, "ItemList");
+
+export const itemListQuery = pageQuery.extend({
+  q: z.string().max(255).optional().meta({ description: "Searches name and SKU (case-insensitive); a number also matches the exact item_number." }),
+  category_id: z.string().optional().meta({ description: "Only items of this category (UUID)." }),
+  location_id: z.string().optional().meta({ description: "Adds location_inventory for this location (UUID)." }),
+  ids: z.string().optional().meta({ description: "Up to 50 comma-separated item UUIDs: returns every visible existing one (archived and sold included) in one response." }),
+  archived: z.string().optional().meta({ description: "`all` includes archived items." }),
+  include_sold: z.string().optional().meta({ description: "`true` includes sold unique items." }),
+});
+
+export const itemPath = z.object({ id: uuid });
+
+export const variationLocation = z
+  .object({
+    object: z.literal("item_variation_location"),
+    item_variation_location_id: z.int(),
+    location_id: uuid,
+    zone_id: z.string().nullable(),
+    quantity: z.number(),
+    quantity_reserved: z.number(),
+    quantity_incoming: z.number(),
+    in_transit: z.number(),
+  })
+  .meta({ id: "ItemVariationLocation" });
+
+export const variationResource = z
+  .object({
+    id: uuid,
+    object: z.literal("item_variation"),
+    item_id: uuid,
+    variation_number: z.int(),
+    values: z.record(z.string(), z.string()),
+    sku: z.string().nullable(),
+    barcode: z.string().nullable(),
+    unit_price_override: z.string().nullable(),
+    unit_cost_override: z.string().nullable().optional(),
+    quantity: z.number(),
+    quantity_reserved: z.number(),
+    quantity_incoming: z.number(),
+    in_transit: z.number(),
+    location_count: z.int(),
+    locations: z.array(variationLocation).optional().meta({ description: "With include=locations" }),
+  })
+  .meta({ id: "ItemVariation" });
+
+export const variationList = listEnvelope(variationResource, "ItemVariationList");
+export const variationListQuery = pageQuery.extend({
+  include: z.enum(["locations"]).optional().meta({ description: "`locations` embeds the stock rows." }),
+});
+
+export const adjustmentBody = z
+  .strictObject({
+    location_id: uuid,
+    quantity: quantity.refine((v) => v !== 0, "must not be zero").meta({ description: "Signed change of on-hand stock" }),
+    item_variation_id: uuid.nullish(),
+    item_variation_location_id: z.int().min(1).nullish(),
+    reason: z.string().trim().max(255).nullish(),
+  })
+  .meta({ id: "InventoryAdjustmentCreate" });
+export type AdjustmentBody = z.infer<typeof adjustmentBody>;
+
+export const adjustmentResource = z
+  .object({
+    id: z.string(),
+    object: z.literal("inventory_adjustment"),
+    item_id: uuid,
+    item_variation_id: uuid,
+    item_variation_location_id: z.int(),
+    location_id: uuid,
+    quantity: z.number(),
+    quantity_after: z.number().meta({ description: "On hand at this item-variation-location after the adjustment" }),
+    reason: z.string().nullable(),
+    user_id: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: "InventoryAdjustment" });
+export const adjustmentList = listEnvelope(adjustmentResource, "InventoryAdjustmentList");
+
+export const unitResource = z.object({ object: z.literal("unit"), unit_id: z.int(), name: z.string() }).meta({ id: "Unit" });
+export const unitList = listEnvelope(unitResource, "UnitList");
+
+export const deletedItem = z.object({ id: uuid, object: z.literal("item"), deleted: z.literal(true) }).meta({ id: "DeletedItem" });
