@@ -12,6 +12,8 @@ import { createContact } from "../../lib/domain/contacts.js";
 import { createItemCategory } from "../../lib/domain/item-categories.js";
 import { createLocation, createZone } from "../../lib/domain/locations.js";
 import { createParty } from "../../lib/domain/parties.js";
+import { adjustItem, createItem } from "../../lib/domain/items.js";
+import { createKit, createUnit } from "../../lib/domain/admin.js";
 
 /**
  * The demo account of `npm start` (SEED=demo): a small wholesale business with locations and
@@ -65,7 +67,7 @@ export async function seedDemo(): Promise<SeededDemo> {
 
   const warehouse = await createLocation(owner, { name: "Main Warehouse", short_name: "MAIN", city: "Springfield" }, undefined);
   const store = await createLocation(owner, { name: "Downtown Store", short_name: "STORE", city: "Springfield" }, undefined);
-  await createLocation(owner, { name: "Riverton Depot", short_name: "RIV", city: "Riverton" }, undefined);
+  const rivertonDepot = await createLocation(owner, { name: "Riverton Depot", short_name: "RIV", city: "Riverton" }, undefined);
   for (const [index, aisle] of ["Aisle 1", "Aisle 2", "Aisle 3", "Receiving", "Returns"].entries()) {
     await createZone(owner, warehouse.id, { name: aisle, short_name: `W${index + 1}`, description: index === 3 ? "Inbound dock" : null }, undefined);
   }
@@ -84,10 +86,11 @@ export async function seedDemo(): Promise<SeededDemo> {
     },
     undefined,
   );
-  await createItemCategory(owner, { name: "Cables", inventory_type: "quantity", parent_id: electronics.id, custom_fields: [] }, undefined);
-  await createItemCategory(owner, { name: "Power Tools", inventory_type: "quantity", custom_fields: [{ name: "Brand", display_on_inventory_list: true, publish_on_documents: false }] }, undefined);
-  await createItemCategory(owner, { name: "Serialized Equipment", inventory_type: "unique", custom_fields: [{ name: "Calibration date", display_on_inventory_list: false, publish_on_documents: true }] }, undefined);
-  await createItemCategory(owner, { name: "Packaging", inventory_type: "quantity", custom_fields: [] }, undefined);
+  const cables = await createItemCategory(owner, { name: "Cables", inventory_type: "quantity", parent_id: electronics.id, custom_fields: [] }, undefined);
+  const tools = await createItemCategory(owner, { name: "Power Tools", inventory_type: "quantity", custom_fields: [{ name: "Brand", display_on_inventory_list: true, publish_on_documents: false }] }, undefined);
+  const serialized = await createItemCategory(owner, { name: "Serialized Equipment", inventory_type: "unique", custom_fields: [{ name: "Calibration date", display_on_inventory_list: false, publish_on_documents: true }] }, undefined);
+  const packaging = await createItemCategory(owner, { name: "Packaging", inventory_type: "quantity", custom_fields: [] }, undefined);
+  await seedItems(owner, { warehouse: warehouse.id, store: store.id, riverton: rivertonDepot.id }, { electronics, cables, tools, serialized, packaging });
 
   const territory = (await createCustomField({ accountId, kind: "customer", name: "Sales territory" })).custom_field_id;
   const source = (await createCustomField({ accountId, kind: "prospect", name: "Lead source" })).custom_field_id;
@@ -187,4 +190,103 @@ export async function seedDemo(): Promise<SeededDemo> {
     );
   }
   return { ...created, staff_user_id: staff.user_id, staff_api_key: staffKey.api_key };
+}
+
+type Category = { id: string; custom_fields: { id: string; name: string }[] };
+
+/**
+ * Items with stock: plain items at one or two locations, two items with variations (size and
+ * colour), one unique serialised item, and one kit made of three components.
+ */
+async function seedItems(
+  owner: Principal,
+  locations: { warehouse: string; store: string; riverton: string },
+  categories: Record<"electronics" | "cables" | "tools" | "serialized" | "packaging", Category>,
+): Promise<void> {
+  const accountId = owner.accountId;
+  const each = (await createUnit({ accountId, name: "Each" })).unit_id;
+  const box = (await createUnit({ accountId, name: "Box" })).unit_id;
+  await createUnit({ accountId, name: "Meter" });
+  const stock = async (itemId: string, locationId: string, quantity: number, variationId?: string) =>
+    adjustItem(owner, itemId, { location_id: locationId, quantity, item_variation_id: variationId, reason: "Opening stock" }, undefined);
+
+  const plain: [string, string, Category, string, string, number, number][] = [
+    ["USB-C Cable 2m", "CAB-USBC-2M", categories.cables, "12.5000", "4.2000", 140, 35],
+    ["HDMI Cable 1.5m", "CAB-HDMI-15", categories.cables, "9.9900", "3.1000", 80, 20],
+    ["Cordless Drill 18V", "TL-DRILL-18", categories.tools, "129.0000", "74.5000", 12, 3],
+    ["Impact Driver", "TL-IMPACT", categories.tools, "149.0000", "88.0000", 6, 0],
+    ["Bluetooth Speaker", "EL-SPK-BT", categories.electronics, "59.0000", "27.0000", 25, 8],
+    ["Shipping Box Small", "PK-BOX-S", categories.packaging, "0.8500", "0.3100", 500, 0],
+    ["Shipping Box Large", "PK-BOX-L", categories.packaging, "1.4000", "0.5200", 240, 0],
+    ["Bubble Wrap Roll", "PK-BUBBLE", categories.packaging, "18.0000", "9.0000", 30, 5],
+  ];
+  const created: Record<string, string> = {};
+  for (const [name, sku, category, price, cost, warehouseQty, storeQty] of plain) {
+    const item = await createItem(
+      owner,
+      { name, sku, category_id: category.id, price, cost, threshold: 5, unit_id: category === categories.packaging ? box : each, location_id: locations.warehouse },
+      undefined,
+    );
+    created[sku] = item.id as string;
+    if (warehouseQty > 0) await stock(item.id as string, locations.warehouse, warehouseQty);
+    if (storeQty > 0) await stock(item.id as string, locations.store, storeQty);
+  }
+
+  const shirt = await createItem(
+    owner,
+    {
+      name: "Work Shirt",
+      sku: "AP-SHIRT",
+      price: "24.0000",
+      cost: "9.5000",
+      unit_id: each,
+      variations: [
+        { values: { Size: "M", Colour: "Navy" }, sku: "AP-SHIRT-M-NV" },
+        { values: { Size: "L", Colour: "Navy" }, sku: "AP-SHIRT-L-NV" },
+        { values: { Size: "L", Colour: "Grey" }, sku: "AP-SHIRT-L-GY", unit_price_override: "26.0000" },
+      ],
+    },
+    undefined,
+  );
+  const { listVariations } = await import("../../lib/domain/items.js");
+  const shirtVariations = (await listVariations(owner, shirt.id as string, "", { page: 1, limit: 100 }, undefined)).data as { id: string }[];
+  for (const [index, variation] of shirtVariations.entries()) {
+    await stock(shirt.id as string, locations.warehouse, 20 + index * 5, variation.id);
+    await stock(shirt.id as string, locations.store, 4 + index, variation.id);
+  }
+  const gloves = await createItem(
+    owner,
+    { name: "Safety Gloves", sku: "AP-GLOVE", price: "7.5000", cost: "2.2000", variations: [{ values: { Size: "S" } }, { values: { Size: "M" } }, { values: { Size: "L" } }] },
+    undefined,
+  );
+  const gloveVariations = (await listVariations(owner, gloves.id as string, "", { page: 1, limit: 100 }, undefined)).data as { id: string }[];
+  for (const variation of gloveVariations) await stock(gloves.id as string, locations.riverton, 60, variation.id);
+
+  const calibrationField = categories.serialized.custom_fields[0]!;
+  const meter = await createItem(
+    owner,
+    {
+      name: "Calibrated Multimeter",
+      sku: "EQ-MM-001",
+      serial_number: "MM-2026-0001",
+      category_id: categories.serialized.id,
+      price: "349.0000",
+      cost: "210.0000",
+      custom_field_values: [{ custom_field_id: calibrationField.id, value: "2026-10-01" }],
+    },
+    undefined,
+  );
+  await stock(meter.id as string, locations.warehouse, 1);
+
+  const kitItem = await createItem(owner, { name: "Cable Starter Kit", sku: "KIT-CABLES", price: "29.0000", unit_id: each }, undefined);
+  await createKit({
+    accountId,
+    itemId: kitItem.id as string,
+    method: "manual",
+    components: [
+      { itemId: created["CAB-USBC-2M"]!, quantity: 2 },
+      { itemId: created["CAB-HDMI-15"]!, quantity: 1 },
+      { itemId: created["PK-BOX-S"]!, quantity: 1 },
+    ],
+  });
 }
