@@ -140,6 +140,8 @@ export class InventoryApiStack extends Stack {
     }
 
     const streamProcessor = makeFunction("StreamProcessorFunction", "functions/stream-processor/handler.ts", 512, Duration.minutes(1));
+    // It finishes interrupted stock journals, which reads and writes stock like the API does.
+    streamProcessor.addToRolePolicy(tablePolicy);
     streamProcessor.addEventSource(
       new DynamoEventSource(this.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,

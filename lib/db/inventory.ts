@@ -51,16 +51,18 @@ export async function readInventorySequence(accountId: string): Promise<number> 
 export interface LedgerWrite {
   accountId: string;
   items: { itemId: string; expectedVersion: number; stock: Record<string, unknown>; set?: Partial<ItemRecord>; add?: { adjustmentCount?: number } }[];
-  rows: { row: StockRowItem; isNew: boolean }[];
+  /** `before`: the balances the row held when read (absent for a new row). */
+  rows: { row: StockRowItem; isNew: boolean; before?: { onHand: number; reserved: number; incoming: number; inTransit: number } }[];
   history: StockHistoryItem[];
   /** The row sequence before and after, when rows are created. */
   sequence?: { from: number; to: number };
 }
 
 /**
- * The transaction items of a ledger write: each item conditioned on its `stockVersion`, rows
- * written with their computed balances (new rows conditioned on not existing), history
- * entries, and the row sequence moved on condition that it is unchanged.
+ * The transaction items of a ledger write: each item conditioned on its `stockVersion`, each
+ * existing row written with its computed balances on condition that it still holds the
+ * balances it was read with (new rows: that they do not exist), history entries, and the row
+ * sequence moved on condition that it is unchanged. Any concurrent change fails the write.
  */
 export function ledgerOps(entities: TransactionEntities, write: LedgerWrite): TransactionOp[] {
   const ops: TransactionOp[] = [];
@@ -71,7 +73,21 @@ export function ledgerOps(entities: TransactionEntities, write: LedgerWrite): Tr
     if (change.add) update = update.add(change.add);
     ops.push(update.where(({ stockVersion }, { eq }) => eq(stockVersion, change.expectedVersion)).commit());
   }
-  for (const { row, isNew } of write.rows) ops.push(isNew ? entities.stockRow.create(row).commit() : entities.stockRow.put(row).commit());
+  for (const { row, isNew, before } of write.rows) {
+    if (isNew || !before) {
+      ops.push(entities.stockRow.create(row).commit());
+      continue;
+    }
+    // The row must still hold the balances the plan started from (however it was read).
+    ops.push(
+      entities.stockRow
+        .put(row)
+        .where(({ onHand, reserved, incoming, inTransit }, { eq }) =>
+          [eq(onHand, before.onHand), eq(reserved, before.reserved), eq(incoming, before.incoming), eq(inTransit, before.inTransit)].join(" AND "),
+        )
+        .commit(),
+    );
+  }
   for (const entry of write.history) ops.push(entities.stockHistory.create(entry).commit());
   if (write.sequence) {
     const { from, to } = write.sequence;

@@ -18,6 +18,7 @@ import type { IdempotencyCompletion } from "../http/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
 import type { ContactWriteBody } from "../schemas/contacts.js";
 import { canSeeParty } from "./parties.js";
+import { nameSortKey } from "./ordering.js";
 
 /** Contacts: spec part 1, sections 2.5 and 4.3. */
 
@@ -99,7 +100,7 @@ function searchTextOf(contact: Pick<ContactItem, "firstName" | "lastName" | "ema
     .toLowerCase();
 }
 
-const nameKeyOf = (firstName: string, lastName: string | undefined) => `${firstName} ${lastName ?? ""}`.trim().toLowerCase();
+const nameKeyOf = (firstName: string, lastName: string | undefined) => nameSortKey(`${firstName} ${lastName ?? ""}`.trim());
 
 /**
  * Resolves `account_record_ids` into links: unique ids of visible records of the account

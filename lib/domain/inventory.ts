@@ -99,7 +99,7 @@ export interface PlanInput {
  * rows with the next sequence numbers, and produces one history entry per change.
  */
 export function planLedgerWrite(input: PlanInput): LedgerWrite {
-  const rows = new Map<string, { row: StockRowItem; isNew: boolean }>();
+  const rows = new Map<string, LedgerWrite["rows"][number]>();
   const history: StockHistoryItem[] = [];
   let sequence = input.sequence;
   const touchedItems = new Set<string>();
@@ -113,7 +113,7 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
     if (!entry) {
       const existing = input.rows.get(key);
       entry = existing
-        ? { row: { ...existing }, isNew: false }
+        ? { row: { ...existing }, isNew: false, before: rowBalances(existing) }
         : {
             row: {
               accountId: input.accountId,
@@ -333,27 +333,48 @@ export async function applyJournal(accountId: string, journalId: string, options
 }
 
 /**
- * Splits a journal's changes into chunks that each fit one transaction, keeping every change
- * of one item in the same chunk (an item's version moves once per transaction). Returns the
- * change positions of each chunk. Deterministic: chunk `i` always holds the same changes,
+ * Splits a journal's changes into chunks that each fit one transaction (`maxOps` items: one
+ * per item, per row and per history entry, plus the row sequence and the chunk mark).
+ * All changes of an item stay in one chunk, so an item's version moves once per journal,
+ * unless that item alone exceeds a transaction: then its changes fill chunks of their own
+ * (each chunk reads the item afresh). Deterministic: chunk `i` always holds the same changes,
  * which is what makes "applied" per chunk exact.
  */
 export function chunkIndexes(changes: readonly StockChange[], maxOps = 80): number[][] {
+  const FIXED = 2; // row sequence + chunk mark
   const byItem = new Map<string, number[]>();
   changes.forEach((change, index) => byItem.set(change.itemId, [...(byItem.get(change.itemId) ?? []), index]));
-  const chunks: { indexes: number[]; ops: number }[] = [];
+  const cost = (indexes: readonly number[]) => {
+    const items = new Set(indexes.map((i) => changes[i]!.itemId)).size;
+    const rows = new Set(indexes.map((i) => rowKeyOf(changes[i]!))).size;
+    return items + rows + indexes.length;
+  };
+  const chunks: number[][] = [];
+  let current: number[] = [];
   for (const indexes of byItem.values()) {
-    const rowCount = new Set(indexes.map((i) => rowKeyOf(changes[i]!))).size;
-    const ops = 1 + rowCount + indexes.length;
-    let current = chunks[chunks.length - 1];
-    if (!current || current.ops + ops > maxOps) {
-      current = { indexes: [], ops: 2 };
+    if (FIXED + cost(indexes) > maxOps) {
+      // One item too large for a transaction: fill chunks with its changes alone, in order.
+      if (current.length > 0) chunks.push(current);
+      current = [];
+      for (const index of indexes) {
+        if (current.length > 0 && FIXED + cost([...current, index]) > maxOps) {
+          chunks.push(current);
+          current = [];
+        }
+        current.push(index);
+      }
       chunks.push(current);
+      current = [];
+      continue;
     }
-    current.indexes.push(...indexes);
-    current.ops += ops;
+    if (current.length > 0 && FIXED + cost([...current, ...indexes]) > maxOps) {
+      chunks.push(current);
+      current = [];
+    }
+    current.push(...indexes);
   }
-  return chunks.map((chunk) => chunk.indexes);
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 async function applyChunk(
@@ -363,10 +384,22 @@ async function applyChunk(
   indexes: number[],
 ): Promise<void> {
   const source: LedgerSource = { sourceType: journal.sourceType, sourceId: journal.sourceId, userId: journal.userId, reason: journal.reason };
+  const appliedElsewhere = async () => ((await readJournal(journal.accountId, journal.journalId))?.appliedChunks ?? []).includes(chunkNumber);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) await pause(attempt);
+    if (attempt > 0) {
+      await pause(attempt);
+      if (await appliedElsewhere()) return;
+    }
     const state = await readState(journal.accountId, changes);
-    const write = planLedgerWrite({ accountId: journal.accountId, journalId: journal.journalId, source, at: journal.createdAt, changes, ...state });
+    let write: LedgerWrite;
+    try {
+      write = planLedgerWrite({ accountId: journal.accountId, journalId: journal.journalId, source, at: journal.createdAt, changes, ...state });
+    } catch (error) {
+      // Another applier may have applied this chunk since: then the state reflects it, and the
+      // chunk must not be judged (or applied) again.
+      if (error instanceof StockRuleError && (await appliedElsewhere())) return;
+      throw error;
+    }
     // History ids follow each change's position in the journal, not in the chunk.
     write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]}`));
     const failed = await commitLedgerWrite(write, (entities) => [markChunkOp(entities, journal.accountId, journal.journalId, chunkNumber)]);

@@ -26,6 +26,7 @@ import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../schemas/
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
 import { LedgerContentionError, StockRuleError, itemStock, postStockChanges, rowBalances } from "./inventory.js";
 import { addQuantities, money, sumBalances, type Balances } from "./inventory-math.js";
+import { nameSortKey } from "./ordering.js";
 
 /** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */
 
@@ -141,7 +142,7 @@ function itemChanges(input: ItemUpdateBody | ItemCreateBody, category: ItemCateg
     if (value === null || value === "") remove.push(attribute);
     else set[attribute] = value;
   }
-  if (typeof set.name === "string") set.nameKey = set.name.toLowerCase();
+  if (typeof set.name === "string") set.nameKey = nameSortKey(set.name);
   if ("sku" in set) set.skuKey = String(set.sku).toLowerCase();
   if (remove.includes("sku")) remove.push("skuKey");
   if (input.category_id !== undefined) {

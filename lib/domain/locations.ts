@@ -7,7 +7,7 @@ import { errors } from "../http/errors.js";
 import type { IdempotencyCompletion } from "../http/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
 import type { LocationCreateBody, ZoneWriteBody } from "../schemas/locations.js";
-import { compareByName } from "./ordering.js";
+import { compareByName, nameSortKey } from "./ordering.js";
 
 /** Locations and zones: spec part 1, sections 2.2, 2.3 and 4.1. */
 
@@ -77,7 +77,7 @@ export async function createLocation(
     accountId: principal.accountId,
     locationId: randomUUID(),
     name: input.name,
-    nameKey: input.name.toLowerCase(),
+    nameKey: nameSortKey(input.name),
     shortName: input.short_name,
     address1: input.address_1 ?? undefined,
     address2: input.address_2 ?? undefined,

@@ -37,3 +37,18 @@ describe("offline: compareByName", () => {
     expect(one.map((e) => e.name.toLowerCase())).toEqual(["a", "a", "a", "b", "c"]);
   });
 });
+
+describe("nameSortKey", () => {
+  it("orders index keys like compareByName, a name before the longer names it prefixes", async () => {
+    const { nameSortKey } = await import("./ordering.js");
+    const names = ["apple pie", "Apple", "apple-pie", "apple!", "Banana", "apple\"s"];
+    // What the index compares: the key followed by ElectroDB's "#" separator.
+    const byIndex = [...names].sort((a, b) => {
+      const left = `${nameSortKey(a)}#id`;
+      const right = `${nameSortKey(b)}#id`;
+      return left < right ? -1 : left > right ? 1 : 0;
+    });
+    expect(byIndex.map((n) => n.toLowerCase())).toEqual([...names].map((n) => n.toLowerCase()).sort());
+    expect(byIndex[0]).toBe("Apple");
+  });
+});

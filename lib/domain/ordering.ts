@@ -6,3 +6,12 @@ export function compareByName(a: { name: string; id: string }, b: { name: string
   if (a.name !== b.name) return a.name < b.name ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
+
+/**
+ * The sort key of a name in a "by name" index: lower case, then a terminator that sorts below
+ * every character a name can hold. Without it the key separator that follows ("#") would sort
+ * "apple pie" before "apple", unlike `compareByName`.
+ */
+export function nameSortKey(name: string): string {
+  return `${name.toLowerCase()}\u0001`;
+}

@@ -24,6 +24,7 @@ import type { IdempotencyCompletion } from "../http/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
 import type { PartyKind, PartyWriteBody } from "../schemas/parties.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
+import { nameSortKey } from "./ordering.js";
 
 /** Customers, prospects and suppliers: spec part 1, sections 2.6, 3 and 4.4. */
 
@@ -132,7 +133,7 @@ function fieldChanges(input: PartyWriteBody): FieldChanges {
     if (value === null || value === "") remove.push(attribute);
     else set[attribute] = value;
   }
-  if (typeof set.name === "string") set.nameKey = set.name.toLowerCase();
+  if (typeof set.name === "string") set.nameKey = nameSortKey(set.name);
   if ("officeEmail" in set) set.emailKey = String(set.officeEmail).toLowerCase();
   if (remove.includes("officeEmail")) remove.push("emailKey");
   for (const [field, attribute] of [

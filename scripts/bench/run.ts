@@ -144,7 +144,7 @@ async function listScaling(base: string): Promise<void> {
         number: i + 1,
         ownerUserId,
         name,
-        nameKey: name.toLowerCase(),
+        nameKey: `${name.toLowerCase()}\u0001`,
         emailKey: `buyer${i}@example.com`,
         officeEmail: `buyer${i}@example.com`,
         billingCity: "Springfield",

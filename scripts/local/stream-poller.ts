@@ -25,6 +25,30 @@ export interface StreamPoller {
   drain: () => Promise<void>;
 }
 
+/**
+ * The SDK's Streams client drops the payload of an empty map (`{"M": {}}` arrives as `{}`);
+ * Lambda delivers it intact, so restore it before the handler sees the record.
+ */
+function restoreEmptyMaps(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(restoreEmptyMaps);
+  if (value === null || typeof value !== "object") return value;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return { M: {} };
+  if ("M" in (value as object)) {
+    const map = (value as { M: Record<string, unknown> }).M;
+    return { M: Object.fromEntries(Object.entries(map).map(([k, v]) => [k, restoreEmptyMaps(v)])) };
+  }
+  if ("L" in (value as object)) return { L: ((value as { L: unknown[] }).L ?? []).map(restoreEmptyMaps) };
+  return value;
+}
+
+function lambdaShape(record: _Record["dynamodb"]) {
+  if (!record) return record;
+  const image = (image: Record<string, unknown> | undefined) =>
+    image ? Object.fromEntries(Object.entries(image).map(([k, v]) => [k, restoreEmptyMaps(v)])) : undefined;
+  return { ...record, NewImage: image(record.NewImage as never), OldImage: image(record.OldImage as never) };
+}
+
 export async function startStreamPoller(options: {
   endpoint: string;
   tableName: string;
@@ -84,7 +108,7 @@ export async function startStreamPoller(options: {
             eventSource: "aws:dynamodb",
             awsRegion: "local",
             eventSourceARN: streamArn,
-            dynamodb: record.dynamodb as never,
+            dynamodb: lambdaShape(record.dynamodb) as never,
           })),
         });
       }
