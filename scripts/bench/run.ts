@@ -73,6 +73,10 @@ async function main(): Promise<void> {
     const zone = await call("POST", `/locations/${location.id}/zones`, { name: "Bench zone", short_name: "BZ" }, true);
     const customer = await call("POST", "/customers", { name: "Bench customer" });
     const contact = await call("POST", "/contacts", { first_name: "Bench", account_record_ids: [customer.id] });
+    const itemIds: string[] = [];
+    for (let i = 0; i < 50; i++) itemIds.push((await call("POST", "/items", { name: `Bench item ${i}`, sku: `B-${i}` })).id!);
+    const stocked = itemIds[0]!;
+    await call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1_000_000 });
 
     const scenarios: [string, () => Promise<unknown>][] = [
       ["listLocations", () => call("GET", "/locations")],
@@ -93,6 +97,13 @@ async function main(): Promise<void> {
       ["getContact (1 link)", () => call("GET", `/contacts/${contact.id}`)],
       ["updateContact", () => call("PATCH", `/contacts/${contact.id}`, { job_title: `T${counter}` })],
       ["listContacts", () => call("GET", "/contacts")],
+      ["createItem", () => call("POST", "/items", { name: `Item ${counter}`, price: "9.5" })],
+      ["getItem", () => call("GET", `/items/${stocked}`)],
+      ["listItems (page of 20)", () => call("GET", "/items")],
+      ["listItems ids=50", () => call("GET", `/items?ids=${itemIds.join(",")}`)],
+      ["listItemVariations include=locations", () => call("GET", `/items/${stocked}/variations?include=locations`)],
+      ["createItemAdjustment (existing row)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: -1 })],
+      ["createItemAdjustment (with key)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1 }, true)],
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);
