@@ -13,6 +13,7 @@ const env = {
   TABLE_NAME: "inventory-api-test",
   RATE_LIMIT_PER_MINUTE: "100000",
   LOG_LEVEL: "WARN",
+  SYNC_CURSOR_SECRET: "test-cursor-secret",
 };
 
 export default defineConfig({

@@ -4,6 +4,7 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from "aws-cdk-lib/aws-cloudwatch";
 import { AttributeType, BillingMode, Operation, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Architecture, FilterCriteria, Runtime, StartingPosition, type IFunction } from "aws-cdk-lib/aws-lambda";
 import { DynamoEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { LoggingFormat } from "aws-cdk-lib/aws-lambda";
@@ -118,6 +119,14 @@ export class InventoryApiStack extends Stack {
       if (!GROUPS_WITHOUT_TABLE.includes(group)) fn.addToRolePolicy(tablePolicy);
       this.functions[group] = fn;
     }
+
+    // Sync cursors are HMAC-signed with a generated secret, resolved into the sync function's
+    // environment at deploy time (a CloudFormation dynamic reference: not in the template).
+    const cursorSecret = new Secret(this, "SyncCursorSecret", {
+      description: "HMAC key that signs sync cursors",
+      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+    });
+    this.functions.sync.addEnvironment("SYNC_CURSOR_SECRET", cursorSecret.secretValue.unsafeUnwrap());
 
     const integrations = new Map<EndpointGroup, HttpRouteIntegration>();
     const integrationOf = (group: EndpointGroup) => {

@@ -34,6 +34,7 @@ import {
   variationList,
   variationListQuery,
 } from "./schemas/items.js";
+import { syncPage, syncQuery, syncStart } from "./schemas/sync.js";
 import {
   contactCreateBody,
   contactList,
@@ -67,7 +68,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties"] as const;
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync"] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {
@@ -374,6 +375,19 @@ export const ROUTES: readonly RouteDefinition[] = [
     responses: { 200: contactResource },
   }),
   ...PARTY_KINDS.flatMap(partyRoutes),
+  route({
+    operationId: "sync",
+    method: "GET",
+    path: `${API_PREFIX}/sync`,
+    group: "sync",
+    summary: "Incremental change feed",
+    description:
+      "start=now returns a sync_start checkpoint; since or cursor return a sync_page of {resource, id, operation} changes. Needs the read scope of every selected resource (items:read, invoices:read, estimates:read, purchase_orders:read, sales_orders:read) and account-wide visibility, else 403 sync_permission_denied. Parameter errors are 400 invalid_query_parameter; cursor errors are 400 sync_cursor_invalid, 403 sync_cursor_owner_mismatch, 409 sync_scope_changed, 409 sync_cursor_expired; since older than 90 days is 409 sync_full_refresh_required.",
+    scopes: [],
+    idempotency: "none",
+    request: { query: syncQuery },
+    responses: { 200: z.union([syncStart, syncPage]) },
+  }),
 ];
 
 /** The five operations of spec section 4.4 (PATCH and PUT both partial) for one kind. */

@@ -1,34 +1,51 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from "aws-lambda";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { classifyChange, ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
+import { ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
+import { changeOf, compactChanges, type RecordChange } from "../../lib/sync/changes.js";
+import { writeMarkers } from "../../lib/db/sync.js";
 import { applyJournal } from "../../lib/domain/inventory.js";
 import { errorFields, log } from "../../lib/http/log.js";
 
 /**
  * The DynamoDB Streams consumer (not behind the API).
  *
- * - A stock journal written as `pending` is applied here too: if the request that wrote it was
- *   interrupted before its chunks were applied, this finishes them (each chunk applies exactly
- *   once, so running alongside the request is harmless). A failure is reported as a batch
- *   item failure, so Lambda retries from that record.
- * - Every other change is classified for the change feed (`GET /sync` arrives with issue 5).
+ * - Change feed: every change of an item (or, later, a document) or of one of its children
+ *   becomes a record change; the batch is compacted (one per record, delete final) and each
+ *   account's markers are written with at most one transaction per 25 records (docs/sync.md).
+ *   Reprocessing a batch (a Lambda retry) only writes fresher markers for the same records.
+ * - Stock journals written as `pending` are applied here too: if the request that wrote one
+ *   was interrupted, this finishes it (each chunk applies exactly once).
+ * A failure returns the first record of the batch as failed, so Lambda retries the batch.
  */
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
-  let tracked = 0;
+  const changes: RecordChange[] = [];
+  const journals: { accountId: string; journalId: string }[] = [];
   for (const record of event.Records) {
     const image = record.dynamodb?.NewImage ? (unmarshall(record.dynamodb.NewImage as never) as Record<string, unknown>) : undefined;
+    const oldImage = record.dynamodb?.OldImage ? (unmarshall(record.dynamodb.OldImage as never) as Record<string, unknown>) : undefined;
     if (image?.[ENTITY_ATTRIBUTE] === "stockjournal" && image.status === "pending") {
-      try {
-        await applyJournal(String(image.accountId), String(image.journalId));
-      } catch (error) {
-        log("ERROR", "stock journal could not be applied", { journalId: image.journalId, ...errorFields(error) });
-        return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? "" }] };
-      }
+      journals.push({ accountId: String(image.accountId), journalId: String(image.journalId) });
       continue;
     }
-    const oldImage = record.dynamodb?.OldImage ? unmarshall(record.dynamodb.OldImage as never) : undefined;
-    if (classifyChange(image ?? oldImage).kind === "tracked") tracked += 1;
+    const change = changeOf(record.eventName, image ?? oldImage);
+    if (change) changes.push(change);
   }
-  log("DEBUG", "stream batch", { records: event.Records.length, tracked });
-  return { batchItemFailures: [] };
+  const first = event.Records[0]?.dynamodb?.SequenceNumber ?? "";
+  try {
+    for (const journal of journals) await applyJournal(journal.accountId, journal.journalId);
+    const byAccount = new Map<string, RecordChange[]>();
+    for (const change of compactChanges(changes)) byAccount.set(change.accountId, [...(byAccount.get(change.accountId) ?? []), change]);
+    let transactions = 0;
+    let conflicts = 0;
+    for (const [accountId, accountChanges] of byAccount) {
+      const stats = await writeMarkers(accountId, accountChanges);
+      transactions += stats.transactions;
+      conflicts += stats.conflicts;
+    }
+    log("DEBUG", "stream batch", { records: event.Records.length, changes: changes.length, transactions, conflicts });
+    return { batchItemFailures: [] };
+  } catch (error) {
+    log("ERROR", "stream batch failed", errorFields(error));
+    return { batchItemFailures: [{ itemIdentifier: first }] };
+  }
 }

@@ -10,6 +10,7 @@ import { Zone } from "./entities/zone.js";
 import { ItemCategory } from "./entities/item-category.js";
 import { Party } from "./entities/party.js";
 import { Contact, ContactAccess, ContactLink } from "./entities/contact.js";
+import { SyncCheckpoint, SyncHead, SyncMarker, SyncPointer } from "./entities/sync.js";
 import { InventoryCounters, Item, ItemVariation, Kit, StockHistory, StockJournal, StockRow, Unit } from "./entities/item.js";
 import { AccountCounters, OwnerCounters } from "./entities/counters.js";
 import { CustomField, CustomerLabel, PricingTier } from "./entities/reference-data.js";
@@ -31,6 +32,10 @@ const entities = {
   unit: Unit,
   kit: Kit,
   inventoryCounters: InventoryCounters,
+  syncHead: SyncHead,
+  syncMarker: SyncMarker,
+  syncPointer: SyncPointer,
+  syncCheckpoint: SyncCheckpoint,
   contact: Contact,
   contactLink: ContactLink,
   contactAccess: ContactAccess,
@@ -74,3 +79,5 @@ export type StockHistoryItem = EntityItem<typeof StockHistory>;
 export type StockJournalItem = EntityItem<typeof StockJournal>;
 export type UnitItem = EntityItem<typeof Unit>;
 export type KitItem = EntityItem<typeof Kit>;
+export type SyncMarkerItem = EntityItem<typeof SyncMarker>;
+export type SyncPointerItem = EntityItem<typeof SyncPointer>;

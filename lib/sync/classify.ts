@@ -14,7 +14,18 @@ export const ENTITY_ATTRIBUTE = "__edb_e__";
  * request (rate window), idempotency records on every keyed write. The CDK stack filters them
  * out of the event source, so they never even invoke the processor.
  */
-export const PLATFORM_ENTITIES = ["apikey", "idempotency", "counters", "ownercounters", "inventorycounters"] as const;
+export const PLATFORM_ENTITIES = [
+  "apikey",
+  "idempotency",
+  "counters",
+  "ownercounters",
+  "inventorycounters",
+  // The feed's own writes: processing them would feed the processor forever.
+  "synchead",
+  "syncmarker",
+  "syncpointer",
+  "synccheckpoint",
+] as const;
 
 const IGNORED_ENTITIES = new Set<string>([
   ...PLATFORM_ENTITIES,

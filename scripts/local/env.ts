@@ -15,4 +15,8 @@ export function applyLocalEnvironment(endpoint: string): void {
   process.env.RATE_LIMIT_PER_MINUTE = localEnv.rateLimitPerMinute();
   process.env.AWS_REGION ??= "local";
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
+  // Sync cursors are signed with a secret generated once and kept with the local data.
+  if (!process.env.SYNC_CURSOR_SECRET && localEnv.dataDir() !== "memory") {
+    process.env.SYNC_CURSOR_SECRET_FILE ??= `${localEnv.dataDir()}/sync-cursor-secret`;
+  }
 }

@@ -25,6 +25,12 @@ export interface StreamPoller {
   drain: () => Promise<void>;
 }
 
+function hash(text: string): number {
+  let value = 0;
+  for (let i = 0; i < text.length; i++) value = (value * 31 + text.charCodeAt(i)) >>> 0;
+  return value;
+}
+
 /**
  * The SDK's Streams client drops the payload of an empty map (`{"M": {}}` arrives as `{}`);
  * Lambda delivers it intact, so restore it before the handler sees the record.
@@ -56,6 +62,13 @@ export async function startStreamPoller(options: {
   intervalMs?: number;
   /** Start at the oldest record (tests) instead of the newest (a restarted local stack). */
   fromStart?: boolean;
+  /**
+   * Like Lambda's parallelization factor: a shard's records are split by partition key into
+   * this many groups handled concurrently (order kept within a key). Default 1.
+   */
+  parallelism?: number;
+  /** Up to this many milliseconds of random delay before each handler call (ordering tests). */
+  maxDelayMs?: number;
 }): Promise<StreamPoller> {
   const config = { endpoint: options.endpoint, region: "local", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
   const tables = new DynamoDBClient(config);
@@ -93,6 +106,20 @@ export async function startStreamPoller(options: {
     firstDiscovery = false;
   }
 
+  /** Hands a batch to the handler, retrying it (as Lambda does) while it reports failures. */
+  async function deliver(records: DynamoDBStreamEvent["Records"]): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      if (options.maxDelayMs) await new Promise((r) => setTimeout(r, Math.random() * options.maxDelayMs!));
+      const result = await options.handler({ Records: records });
+      const failed = result?.batchItemFailures ?? [];
+      if (failed.length === 0) return;
+      const from = records.findIndex((r) => r.dynamodb?.SequenceNumber === failed[0]!.itemIdentifier);
+      records = records.slice(Math.max(0, from));
+      await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+    }
+    throw new Error("stream batch kept failing");
+  }
+
   async function pollShard(shardId: string): Promise<void> {
     let iterator = iterators.get(shardId);
     if (!iterator) return;
@@ -100,17 +127,22 @@ export async function startStreamPoller(options: {
       const page: GetRecordsCommandOutput = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
       const records: _Record[] = page.Records ?? [];
       if (records.length > 0) {
-        await options.handler({
-          Records: records.map((record) => ({
-            eventID: record.eventID,
-            eventName: record.eventName,
-            eventVersion: record.eventVersion,
-            eventSource: "aws:dynamodb",
-            awsRegion: "local",
-            eventSourceARN: streamArn,
-            dynamodb: lambdaShape(record.dynamodb) as never,
-          })),
-        });
+        const events = records.map((record) => ({
+          eventID: record.eventID,
+          eventName: record.eventName,
+          eventVersion: record.eventVersion,
+          eventSource: "aws:dynamodb",
+          awsRegion: "local",
+          eventSourceARN: streamArn,
+          dynamodb: lambdaShape(record.dynamodb) as never,
+        }));
+        const groups = new Map<number, typeof events>();
+        for (const event of events) {
+          const key = JSON.stringify((event.dynamodb as { Keys?: unknown }).Keys ?? "");
+          const group = hash(key) % Math.max(1, options.parallelism ?? 1);
+          groups.set(group, [...(groups.get(group) ?? []), event]);
+        }
+        await Promise.all([...groups.values()].map((group) => deliver(group)));
       }
       iterator = page.NextShardIterator;
       iterators.set(shardId, iterator);

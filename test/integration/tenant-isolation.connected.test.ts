@@ -21,6 +21,7 @@ interface Tenant {
   account: TestAccount;
   client: ApiClient;
   ids: Record<string, string>;
+  syncCursor: string;
 }
 
 /** A's records get names that must never show up in B's responses. */
@@ -45,6 +46,7 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const item = await post("/items", { name, sku: secret, category_id: category, location_id: location });
   const variation = (await client.get(`/items/${item}/variations`)).body.data[0].id as string;
   await post(`/items/${item}/adjustments`, { location_id: location, quantity: 5, reason: name });
+  const syncCursor = (await client.get("/sync", { start: "now", resources: "item" })).body.cursor as string;
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
@@ -52,6 +54,7 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
     account,
     client,
     ids: { location, zone, category, customer, prospect, supplier, contact, item, variation, customField, label: label_, tier },
+    syncCursor,
   };
 }
 
@@ -99,6 +102,12 @@ const FOREIGN_QUERY: Record<string, (a: Tenant) => string> = {
   category_id: (a) => a.ids.category!,
   location_id: (a) => a.ids.location!,
   ids: (a) => a.ids.item!,
+  cursor: (a) => a.syncCursor,
+};
+
+/** Query that makes a parameterless GET a valid request of its own (the plain attempt). */
+const PLAIN_QUERY: Record<string, Record<string, string>> = {
+  sync: { start: "now", resources: "item" },
 };
 const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
   parent_id: (a) => a.ids.category,
@@ -162,7 +171,7 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
     }
   }
   if (params.length === 0 && route.method === "GET") {
-    attempts.push({ name: "plain list", run: send(pathWith(route, () => ""), undefined, { limit: "100" }), allowOk: true });
+    attempts.push({ name: "plain list", run: send(pathWith(route, () => ""), undefined, PLAIN_QUERY[route.operationId] ?? { limit: "100" }), allowOk: true });
   }
   return attempts;
 }
@@ -184,9 +193,11 @@ describe("tenant isolation matrix", () => {
     const attempts = attemptsFor(route);
     for (const attempt of attempts) {
       const response = await attempt.run();
-      const allowed = attempt.allowOk ? [200, 404, 422] : [404, 422];
+      const allowed = attempt.allowOk ? [200, 403, 404, 422] : [404, 422];
       expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
-      if (response.status >= 400) expect(["resource_missing", "validation_failed", "invalid_query_parameter"]).toContain(response.body.error.code);
+      if (response.status >= 400) {
+        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch"]).toContain(response.body.error.code);
+      }
       expect(response.text, `${route.operationId}: ${attempt.name} leaked account A`).not.toContain(SECRET);
       // An error may echo the id the caller sent ("No such customer: <id>"); any other id of A is a leak.
       const sent = decodeURIComponent(response.url ?? "") + JSON.stringify(response.sentBody ?? null);

@@ -1,0 +1,9 @@
+import { createApiHandler } from "../../lib/http/api-handler.js";
+import { ok } from "../../lib/http/responses.js";
+import type { ApiRequest } from "../../lib/http/types.js";
+import { syncChanges } from "../../lib/domain/sync.js";
+
+/** Endpoint group `sync`: `GET /sync` (spec part 1, section 4.7). */
+export const handler = createApiHandler("sync", {
+  sync: async (req: ApiRequest<{}, Record<string, unknown>>) => ok(await syncChanges(req.principal, req.query)),
+});

@@ -1,0 +1,47 @@
+import { ENTITY_ATTRIBUTE, ITEM_CHILD_ENTITIES, type SyncResource } from "./classify.js";
+
+/**
+ * Maps changed table items (stream images) to the records of the change feed: an item or a
+ * document marks itself; its children (variations, stock rows, history entries; later lines,
+ * payments, fulfillments) mark their parent with `upsert`. Within one batch the last change
+ * of a record wins, except that a `delete` is final: record ids are never reused, so nothing
+ * after a delete can bring a record back (a child removed with its parent, or a retried older
+ * stream record).
+ */
+export interface RecordChange {
+  accountId: string;
+  resource: SyncResource;
+  recordId: string;
+  operation: "upsert" | "delete";
+}
+
+/** Entity -> resource it marks, and the attribute holding the parent record's id. */
+const PARENTS: Record<string, { resource: SyncResource; idAttribute: string; self: boolean }> = {
+  item: { resource: "item", idAttribute: "itemId", self: true },
+  ...Object.fromEntries(ITEM_CHILD_ENTITIES.map((entity) => [entity, { resource: "item" as const, idAttribute: "itemId", self: false }])),
+};
+
+export function changeOf(eventName: string | undefined, image: Record<string, unknown> | undefined): RecordChange | undefined {
+  const entity = image?.[ENTITY_ATTRIBUTE];
+  if (typeof entity !== "string") return undefined;
+  const parent = PARENTS[entity];
+  if (!parent) return undefined;
+  const accountId = image?.accountId;
+  const recordId = image?.[parent.idAttribute];
+  if (typeof accountId !== "string" || typeof recordId !== "string") return undefined;
+  const operation = parent.self && eventName === "REMOVE" ? "delete" : "upsert";
+  return { accountId, resource: parent.resource, recordId, operation };
+}
+
+/** Compacts changes in stream order: one per record, `delete` final. */
+export function compactChanges(changes: readonly RecordChange[]): RecordChange[] {
+  const byRecord = new Map<string, RecordChange>();
+  for (const change of changes) {
+    const key = `${change.accountId}|${change.resource}|${change.recordId}`;
+    const previous = byRecord.get(key);
+    if (previous?.operation === "delete") continue;
+    byRecord.delete(key); // re-insert: the map's order is the order of last change
+    byRecord.set(key, change);
+  }
+  return [...byRecord.values()];
+}
