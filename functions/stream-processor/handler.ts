@@ -42,7 +42,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
       transactions += stats.transactions;
       conflicts += stats.conflicts;
     }
-    log("DEBUG", "stream batch", { records: event.Records.length, changes: changes.length, transactions, conflicts });
+    log("INFO", "stream batch", { records: event.Records.length, changes: changes.length, markerTransactions: transactions, headConflicts: conflicts });
     return { batchItemFailures: [] };
   } catch (error) {
     log("ERROR", "stream batch failed", errorFields(error));
