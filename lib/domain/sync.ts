@@ -129,8 +129,13 @@ export async function syncChanges(principal: Principal, query: Record<string, un
   const nowSeconds = Math.floor(Date.now() / 1000);
   const request = parseSyncQuery(query, nowSeconds);
   const fingerprint = accessFingerprint(principal);
-  const cursorFor = (resources: SyncResource[], position: number) =>
-    encodeCursor({ a: principal.accountId, u: principal.userId, r: resources, f: fingerprint, p: position, t: nowSeconds });
+  /**
+   * `t` is the time of the position: for a cursor that stopped inside the feed, the time of
+   * the last marker examined (the unread markers after it are at least that recent, and expire
+   * 90 days after their own time); for a cursor caught up with the head, now.
+   */
+  const cursorFor = (resources: SyncResource[], position: number, positionTime = nowSeconds) =>
+    encodeCursor({ a: principal.accountId, u: principal.userId, r: resources, f: fingerprint, p: position, t: positionTime });
 
   let resources: SyncResource[];
   let position: number;
@@ -146,7 +151,7 @@ export async function syncChanges(principal: Principal, query: Record<string, un
       throw fail(409, "sync_scope_changed", "Your permissions or the key's scopes changed since this cursor was issued: rebuild your copy with start=now.", "cursor");
     }
     if (payload.t < nowSeconds - RETENTION_SECONDS) {
-      throw fail(409, "sync_cursor_expired", `The cursor is older than the retained history (${RETENTION_DAYS} days): rebuild with start=now.`, "cursor");
+      throw fail(409, "sync_cursor_expired", `The cursor's position is older than the retained history (${RETENTION_DAYS} days): rebuild with start=now.`, "cursor");
     }
     resources = payload.r as SyncResource[];
     requireSyncAccess(principal, resources);
@@ -175,6 +180,6 @@ export async function syncChanges(principal: Principal, query: Record<string, un
       .filter((m) => selected.has(m.resource))
       .map((m) => ({ resource: m.resource as SyncResource, id: m.recordId, operation: m.operation })),
     has_more: full && next < head.seq,
-    next_cursor: cursorFor(resources, next),
+    next_cursor: cursorFor(resources, next, full && last ? Math.min(nowSeconds, Math.floor(last.at / 1000)) : nowSeconds),
   };
 }

@@ -6,7 +6,7 @@ import type { Principal } from "../auth/permissions.js";
 /**
  * Sync cursors: opaque, HMAC-SHA256 signed, bound to account, user, resource selection and a
  * fingerprint of the caller's effective scopes and permissions; they carry the position (last
- * marker sequence consumed) and the time they were issued. `v1.<payload>.<signature>`.
+ * marker sequence consumed) and its time (for expiry). `v1.<payload>.<signature>`.
  */
 export interface CursorPayload {
   /** account id */
@@ -19,7 +19,7 @@ export interface CursorPayload {
   f: string;
   /** position: last sequence consumed */
   p: number;
-  /** issued at, epoch seconds */
+  /** time of the position, epoch seconds (now when caught up with the head) */
   t: number;
 }
 
