@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readAccount } from "../../lib/db/admin-store.js";
 import { useApiServer, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser } from "../support/fixtures.js";
+import { cli, failed, singleJsonObject, succeeded } from "../support/cli.js";
 
 /**
  * The operator CLI (architecture section 7) run as a subprocess, exactly as an operator runs
@@ -12,62 +11,12 @@ import { idempotencyKey, newAccount, newKey, newUser } from "../support/fixtures
  */
 const api = useApiServer();
 
-const ROOT = join(import.meta.dirname, "..", "..");
-// The project's own tsx (what `npx tsx` resolves to), without npx's start-up cost.
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 const CLI_TIMEOUT = 60_000;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      TSX,
-      ["scripts/admin/cli.ts", ...args],
-      {
-        cwd: ROOT,
-        timeout: 45_000,
-        env: {
-          ...process.env,
-          DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
-          TABLE_NAME: process.env.TABLE_NAME,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-        },
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
-/** `--json`: exactly one JSON object on stdout (architecture section 7). */
-function singleJsonObject(result: CliResult): Record<string, any> {
-  const lines = result.stdout.split("\n").filter((line) => line.trim() !== "");
-  expect(lines, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toHaveLength(1);
-  const parsed: unknown = JSON.parse(lines[0]!);
-  expect(parsed).toBeTypeOf("object");
-  expect(Array.isArray(parsed)).toBe(false);
-  return parsed as Record<string, any>;
-}
 
-function succeeded(result: CliResult): Record<string, any> {
-  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0);
-  return singleJsonObject(result);
-}
 
-function failed(result: CliResult): Record<string, any> {
-  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).not.toBe(0);
-  const body = singleJsonObject(result);
-  expect(Object.keys(body)).toEqual(["error"]);
-  expect(body.error.message).toEqual(expect.any(String));
-  return body;
-}
 
 function expectUnauthenticated(response: TestResponse): void {
   expect(response.status, response.text).toBe(401);

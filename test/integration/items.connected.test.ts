@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { deactivateLocation, idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
+import { cli, failed, singleJsonObject, succeeded } from "../support/cli.js";
 
 /**
  * Items, variations, units and stock rows over HTTP against DynamoDB Local (architecture
@@ -831,56 +831,11 @@ describe("permissions and scopes", () => {
 
 /* ---------------------------------------------------------------------------------------- */
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      TSX,
-      ["scripts/admin/cli.ts", ...args],
-      {
-        cwd: ROOT,
-        timeout: 45_000,
-        env: {
-          ...process.env,
-          DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
-          TABLE_NAME: process.env.TABLE_NAME,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-        },
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
-function singleJsonObject(result: CliResult): Record<string, any> {
-  const lines = result.stdout.split("\n").filter((line) => line.trim() !== "");
-  expect(lines, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, any>;
-}
 
-function succeeded(result: CliResult): Record<string, any> {
-  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0);
-  return singleJsonObject(result);
-}
 
-function failed(result: CliResult): Record<string, any> {
-  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).not.toBe(0);
-  const body = singleJsonObject(result);
-  expect(Object.keys(body)).toEqual(["error"]);
-  expect(body.error.message).toEqual(expect.any(String));
-  return body;
-}
 
 describe("admin CLI: unit, item and kit create", () => {
   it("creates a unit, an item and a kit, and refuses kits with unknown components or containing themselves", { timeout: 60_000 }, async () => {
