@@ -1,4 +1,5 @@
 import { Decimal } from "decimal.js";
+import { money } from "./money.js";
 
 /**
  * Pure arithmetic of the inventory ledger (decimal, never floats): balances, quantities and
@@ -47,10 +48,7 @@ export function hasQuantityPrecision(value: number): boolean {
   return Number.isFinite(value) && new Decimal(value).decimalPlaces() <= QUANTITY_PLACES;
 }
 
-/** Money as the API writes it: four decimals, rounded half away from zero. */
-export function money(value: Decimal.Value): string {
-  return new Decimal(value).toDecimalPlaces(4, Decimal.ROUND_HALF_UP).toFixed(4);
-}
+export { money };
 
 /**
  * The moving average unit cost after receiving (or building) `receivedQuantity` units at

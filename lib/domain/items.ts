@@ -25,7 +25,8 @@ import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "..
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../schemas/items.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
 import { LedgerContentionError, StockRuleError, itemStock, postStockChanges, rowBalances } from "./inventory.js";
-import { addQuantities, money, sumBalances, type Balances } from "./inventory-math.js";
+import { addQuantities, sumBalances, type Balances } from "./inventory-math.js";
+import { money } from "./money.js";
 import { nameSortKey } from "./ordering.js";
 
 /** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */

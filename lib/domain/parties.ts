@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
+import { moneyFromMinor, rate } from "./money.js";
 import { hasPermission, type Principal } from "../auth/permissions.js";
 import {
   COUNT_FIELD,
@@ -30,7 +30,6 @@ import { nameSortKey } from "./ordering.js";
 
 export type PartyResource = Record<string, unknown> & { id: string; object: PartyKind; name: string };
 
-const MINOR_UNITS = 10_000;
 const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
 
 /** The record as the API shows it: the fields of its kind only, in the spec's order. */
@@ -62,7 +61,7 @@ export function presentParty(party: PartyItem): PartyResource {
   out.document_count = party.documentCount;
   if (kind === "customer") {
     out.last_invoice_date = orNull(party.lastInvoiceDate);
-    out.lifetime_revenue_total = new Decimal(party.lifetimeRevenueMinor).div(MINOR_UNITS).toFixed(4);
+    out.lifetime_revenue_total = moneyFromMinor(party.lifetimeRevenueMinor);
   }
   out.archived = party.archived;
   if (kind !== "supplier") out.pricing_tier_id = orNull(party.pricingTierId);
@@ -143,7 +142,7 @@ function fieldChanges(input: PartyWriteBody): FieldChanges {
     const value = input[field];
     if (value === undefined) continue;
     if (value === null) remove.push(attribute);
-    else set[attribute] = new Decimal(value).toFixed(3);
+    else set[attribute] = rate(value);
   }
   let fieldPositions: number[] = [];
   const refs: PartyReferences = { customFieldIds: [] };

@@ -1,0 +1,21 @@
+import { Decimal } from "decimal.js";
+
+/**
+ * Money and rates as the API writes them (spec part 1, section 2.1; architecture section 4):
+ * decimal arithmetic only, money as four-decimal strings and percentages or tax rates as
+ * three-decimal strings, rounded half away from zero.
+ */
+export function money(value: Decimal.Value): string {
+  return new Decimal(value).toDecimalPlaces(4, Decimal.ROUND_HALF_UP).toFixed(4);
+}
+
+export function rate(value: Decimal.Value): string {
+  return new Decimal(value).toDecimalPlaces(3, Decimal.ROUND_HALF_UP).toFixed(3);
+}
+
+/** Money held as an exact integer of ten-thousandths (so DynamoDB can ADD it atomically). */
+export const MINOR_UNITS_PER_UNIT = 10_000;
+
+export function moneyFromMinor(minor: number): string {
+  return money(new Decimal(minor).div(MINOR_UNITS_PER_UNIT));
+}
