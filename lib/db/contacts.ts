@@ -1,3 +1,4 @@
+import { readToOffset } from "./offset-page.js";
 import { db, type ContactItem, type PartyItem } from "./service.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
 import type { IdempotencyCompletion } from "../http/idempotency.js";
@@ -29,19 +30,12 @@ export type ContactScope =
   | { kind: "party"; accountId: string; partyId: string };
 
 async function pageOfIds(scope: Exclude<ContactScope, { kind: "all" }>, offset: number, limit: number): Promise<string[]> {
-  const wanted = offset + limit;
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const options = { cursor, limit: Math.min(wanted - ids.length, 1000) };
-    const page: { data: { contactId: string }[]; cursor: string | null } =
-      scope.kind === "owner"
-        ? await db().entities.contactAccess.query.byOwner({ accountId: scope.accountId, ownerUserId: scope.ownerUserId }).go(options)
-        : await db().entities.contactLink.query.byParty({ accountId: scope.accountId, partyId: scope.partyId }).go(options);
-    ids.push(...page.data.map((item) => item.contactId));
-    cursor = page.cursor;
-  } while (cursor && ids.length < wanted);
-  return ids.slice(offset, wanted);
+  const entries = await readToOffset<{ contactId: string }>(offset, limit, (cursor, want) =>
+    scope.kind === "owner"
+      ? db().entities.contactAccess.query.byOwner({ accountId: scope.accountId, ownerUserId: scope.ownerUserId }).go({ cursor, limit: want })
+      : db().entities.contactLink.query.byParty({ accountId: scope.accountId, partyId: scope.partyId }).go({ cursor, limit: want }),
+  );
+  return entries.map((entry) => entry.contactId);
 }
 
 /**
@@ -51,17 +45,9 @@ async function pageOfIds(scope: Exclude<ContactScope, { kind: "all" }>, offset: 
  */
 export async function queryContactPage(scope: ContactScope, offset: number, limit: number): Promise<ContactItem[]> {
   if (scope.kind === "all") {
-    const wanted = offset + limit;
-    const items: ContactItem[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { data: ContactItem[]; cursor: string | null } = await db()
-        .entities.contact.query.byName({ accountId: scope.accountId })
-        .go({ cursor, limit: Math.min(wanted - items.length, 1000) });
-      items.push(...page.data);
-      cursor = page.cursor;
-    } while (cursor && items.length < wanted);
-    return items.slice(offset, wanted);
+    return readToOffset<ContactItem>(offset, limit, (cursor, want) =>
+      db().entities.contact.query.byName({ accountId: scope.accountId }).go({ cursor, limit: want }),
+    );
   }
   return readContacts(scope.accountId, await pageOfIds(scope, offset, limit));
 }

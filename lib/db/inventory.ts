@@ -1,3 +1,4 @@
+import { readToOffset } from "./offset-page.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockHistoryItem, type StockJournalItem, type StockRowItem } from "./service.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
 import type { IdempotencyCompletion } from "../http/idempotency.js";
@@ -142,15 +143,7 @@ export async function markJournalApplied(accountId: string, journalId: string, a
 
 /** History entries of one item and source type, newest first, up to `limit` after `offset`. */
 export async function queryHistory(accountId: string, itemId: string, sourceType: string, offset: number, limit: number): Promise<StockHistoryItem[]> {
-  const wanted = offset + limit;
-  const entries: StockHistoryItem[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: { data: StockHistoryItem[]; cursor: string | null } = await db()
-      .entities.stockHistory.query.primary({ accountId, itemId, sourceType })
-      .go({ cursor, order: "desc", limit: Math.min(wanted - entries.length, 1000) });
-    entries.push(...page.data);
-    cursor = page.cursor;
-  } while (cursor && entries.length < wanted);
-  return entries.slice(offset, wanted);
+  return readToOffset<StockHistoryItem>(offset, limit, (cursor, want) =>
+    db().entities.stockHistory.query.primary({ accountId, itemId, sourceType }).go({ cursor, order: "desc", limit: want }),
+  );
 }

@@ -1,3 +1,4 @@
+import { readToOffset } from "./offset-page.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockRowItem, type UnitItem } from "./service.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
 import type { IdempotencyCompletion } from "../http/idempotency.js";
@@ -48,20 +49,11 @@ function statusFilter(filter: ItemFilter) {
  * index Query that stops at the page's end (filtered-out items before it are read too).
  */
 export async function queryItemPage(accountId: string, filter: ItemFilter, offset: number, limit: number): Promise<ItemRecord[]> {
-  const wanted = offset + limit;
-  const items: ItemRecord[] = [];
-  let cursor: string | null = null;
   const filtered = !filter.includeArchived || !filter.includeSold;
-  do {
+  return readToOffset<ItemRecord>(offset, limit, (cursor, want) => {
     const query = db().entities.item.query.byName({ accountId });
-    const page: { data: ItemRecord[]; cursor: string | null } = await (filtered ? query.where(statusFilter(filter) as never) : query).go({
-      cursor,
-      limit: Math.min(wanted - items.length, 1000),
-    });
-    items.push(...page.data);
-    cursor = page.cursor;
-  } while (cursor && items.length < wanted);
-  return items.slice(offset, wanted);
+    return (filtered ? query.where(statusFilter(filter) as never) : query).go({ cursor, limit: want });
+  });
 }
 
 /**

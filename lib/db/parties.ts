@@ -1,3 +1,4 @@
+import { readToOffset } from "./offset-page.js";
 import { db, type AccountCountersItem, type ContactItem, type OwnerCountersItem, type PartyItem } from "./service.js";
 import { unlinkOps } from "./contacts.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
@@ -54,18 +55,7 @@ function partyIndexQuery(scope: PartyScope) {
  * after it.
  */
 export async function queryPartyPage(scope: PartyScope, offset: number, limit: number): Promise<PartyItem[]> {
-  const wanted = offset + limit;
-  const items: PartyItem[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: { data: PartyItem[]; cursor: string | null } = await partyIndexQuery(scope).go({
-      cursor,
-      limit: Math.min(wanted - items.length, 1000),
-    });
-    items.push(...page.data);
-    cursor = page.cursor;
-  } while (cursor && items.length < wanted);
-  return items.slice(offset, wanted);
+  return readToOffset<PartyItem>(offset, limit, (cursor, want) => partyIndexQuery(scope).go({ cursor, limit: want }));
 }
 
 /**
