@@ -12,7 +12,7 @@ import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Construct } from "constructs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { ENDPOINT_GROUPS, ROUTES, type EndpointGroup } from "../lib/routes.js";
+import { ENDPOINT_GROUPS, ROUTES, type EndpointGroup } from "../lib/routes/index.js";
 import { GLOBAL_INDEXES, TABLE_KEYS } from "../lib/db/table.js";
 import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../lib/sync/classify.js";
 

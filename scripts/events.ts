@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROUTES, routeKey, type RouteDefinition } from "../lib/routes.js";
+import { ROUTES, routeKey, type RouteDefinition } from "../lib/routes/index.js";
 
 /**
  * Writes events/: one API Gateway HTTP API (payload 2.0) event per route of the route table,

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { findRouteByKey } from "../lib/routes.js";
+import { findRouteByKey } from "../lib/routes/index.js";
 import { applyLocalEnvironment } from "./local/env.js";
 
 /**

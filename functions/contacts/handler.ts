@@ -1,5 +1,6 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
-import { normalizePage } from "../../lib/http/pagination.js";
+import { contactRoutes } from "../../lib/routes/contacts.js";
+import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import { createContact, getContact, listContacts, updateContact } from "../../lib/domain/contacts.js";
@@ -9,7 +10,7 @@ type ListQuery = { page?: string; limit?: string; q?: string; account_record_id?
 type ContactParams = { contact_id: string };
 
 /** Endpoint group `contacts` (spec part 1, section 4.3). */
-export const handler = createApiHandler("contacts", {
+export const handler = createApiHandler(contactRoutes, {
   listContacts: async (req: ApiRequest<{}, ListQuery>) =>
     ok(
       await listContacts(req.principal, req.path, normalizePage(req.query), {

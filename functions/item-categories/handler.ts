@@ -1,5 +1,6 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
-import { normalizePage } from "../../lib/http/pagination.js";
+import { itemCategoryRoutes } from "../../lib/routes/item-categories.js";
+import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import {
@@ -14,7 +15,7 @@ type ListQuery = { page?: string; limit?: string; q?: string; parent_id?: string
 type CategoryParams = { category_id: string };
 
 /** Endpoint group `item-categories` (spec part 1, section 4.2). */
-export const handler = createApiHandler("item-categories", {
+export const handler = createApiHandler(itemCategoryRoutes, {
   listItemCategories: async (req: ApiRequest<{}, ListQuery>) =>
     ok(
       await listItemCategories(req.principal, req.path, normalizePage(req.query), {

@@ -1,5 +1,6 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
-import { normalizePage } from "../../lib/http/pagination.js";
+import { itemRoutes } from "../../lib/routes/items.js";
+import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import {
@@ -20,7 +21,7 @@ type PageQuery = { page?: string; limit?: string };
 type ItemParams = { id: string };
 
 /** Endpoint group `items`: items, variations, adjustments and units. */
-export const handler = createApiHandler("items", {
+export const handler = createApiHandler(itemRoutes, {
   listItems: async (req: ApiRequest<{}, PageQuery & ItemListQuery>) => ok(await listItems(req.principal, req.path, normalizePage(req.query), req.query)),
   createItem: async (req: ApiRequest<{}, {}, ItemCreateBody>) => created(await createItem(req.principal, req.body, req.completion(201))),
   getItem: async (req: ApiRequest<ItemParams>) => ok(await getItem(req.principal, req.params.id)),

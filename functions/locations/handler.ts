@@ -1,5 +1,6 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
-import { normalizePage } from "../../lib/http/pagination.js";
+import { locationRoutes } from "../../lib/routes/locations.js";
+import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import { createLocation, createZone, listLocations, listZones, updateZone } from "../../lib/domain/locations.js";
@@ -10,7 +11,7 @@ type LocationParams = { location_id: string };
 type ZoneParams = LocationParams & { zone_id: string };
 
 /** Endpoint group `locations`: locations and zones (spec part 1, section 4.1). */
-export const handler = createApiHandler("locations", {
+export const handler = createApiHandler(locationRoutes, {
   listLocations: async (req: ApiRequest<{}, PageQuery>) =>
     ok(await listLocations(req.principal, req.path, normalizePage(req.query))),
 

@@ -1,5 +1,6 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
-import { normalizePage } from "../../lib/http/pagination.js";
+import { partyRoutes } from "../../lib/routes/parties.js";
+import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest, RouteHandler } from "../../lib/http/types.js";
 import { createParty, deleteParty, getParty, listParties, updateParty } from "../../lib/domain/parties.js";
@@ -27,4 +28,4 @@ function handlersOf(kind: PartyKind): Record<string, RouteHandler> {
 }
 
 /** Endpoint group `parties`: customers, prospects and suppliers. */
-export const handler = createApiHandler("parties", Object.assign({}, ...PARTY_KINDS.map(handlersOf)));
+export const handler = createApiHandler(partyRoutes, Object.assign({}, ...PARTY_KINDS.map(handlersOf)));

@@ -4,7 +4,7 @@ import { ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
 import { changeOf, compactChanges, type RecordChange } from "../../lib/sync/changes.js";
 import { writeMarkers } from "../../lib/db/sync.js";
 import { applyJournal } from "../../lib/domain/inventory.js";
-import { errorFields, log } from "../../lib/http/log.js";
+import { errorFields, log } from "../../lib/core/log.js";
 
 /**
  * The DynamoDB Streams consumer (not behind the API).

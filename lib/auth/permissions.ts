@@ -1,4 +1,4 @@
-import { errors } from "../http/errors.js";
+import { errors } from "../core/errors.js";
 
 /**
  * User permissions (architecture section 4). Owners hold every permission and see every

@@ -1,6 +1,6 @@
 import { db, type IdempotencyItem } from "./service.js";
 import { epochSeconds, nowIso } from "./keys.js";
-import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyCompletion, type IdempotencyContext } from "../http/idempotency.js";
+import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyCompletion, type IdempotencyContext } from "../core/idempotency.js";
 
 /**
  * The record of a stored outcome, written alone (`storeOutcome`) or inside the effect's

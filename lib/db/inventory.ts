@@ -1,7 +1,7 @@
 import { readToOffset } from "./offset-page.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockHistoryItem, type StockJournalItem, type StockRowItem } from "./service.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 /** Storage of the inventory ledger. Only `lib/domain/inventory.ts` calls the writers here. */
 

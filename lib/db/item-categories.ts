@@ -1,6 +1,6 @@
 import { db, type ItemCategoryItem } from "./service.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 

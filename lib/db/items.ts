@@ -1,7 +1,7 @@
 import { readToOffset } from "./offset-page.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockRowItem, type UnitItem } from "./service.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 

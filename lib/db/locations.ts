@@ -1,6 +1,6 @@
 import { db, type LocationItem, type ZoneItem } from "./service.js";
 import { writeTransaction, type CancellationReason } from "./transactions.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 /** Every location of the account (one Query on the by-name index). */
 export async function queryLocations(accountId: string): Promise<LocationItem[]> {

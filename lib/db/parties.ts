@@ -2,7 +2,7 @@ import { readToOffset } from "./offset-page.js";
 import { db, type AccountCountersItem, type ContactItem, type OwnerCountersItem, type PartyItem } from "./service.js";
 import { unlinkOps } from "./contacts.js";
 import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { PartyKind } from "../schemas/parties.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };

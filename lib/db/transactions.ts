@@ -1,7 +1,7 @@
 import { db, type InventoryService } from "./service.js";
 import { outcomeRecord } from "./idempotency.js";
 import { epochSeconds } from "./keys.js";
-import { IdempotencyConflictError, type IdempotencyCompletion } from "../http/idempotency.js";
+import { IdempotencyConflictError, type IdempotencyCompletion } from "../core/idempotency.js";
 
 type WriteBuilder = Parameters<InventoryService["transaction"]["write"]>[0];
 /** The entities as ElectroDB hands them to a transaction builder. */

@@ -13,9 +13,9 @@ import {
 import { readAccountCounters, readOwnerCounters, readParties, readParty } from "../db/parties.js";
 import { nowIso } from "../db/keys.js";
 import type { ContactItem, PartyItem } from "../db/service.js";
-import { errors, type ValidationDetail } from "../http/errors.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
-import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
+import { errors, type ValidationDetail } from "../core/errors.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { ContactWriteBody } from "../schemas/contacts.js";
 import { canSeeParty } from "./parties.js";
 import { nameSortKey } from "./ordering.js";

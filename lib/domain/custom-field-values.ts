@@ -1,4 +1,4 @@
-import { errors, type ValidationDetail } from "../http/errors.js";
+import { errors, type ValidationDetail } from "../core/errors.js";
 
 /**
  * `custom_field_values` on write (spec part 1, section 2.1): a complete replacement; ids must

@@ -13,7 +13,7 @@ import {
 import { nowIso } from "../db/keys.js";
 import type { ItemRecord, StockHistoryItem, StockRowItem } from "../db/service.js";
 import type { CancellationReason, TransactionEntities, TransactionOp } from "../db/transactions.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { BALANCE_FIELDS, ZERO_BALANCES, addQuantities, applyDeltas, sumBalances, type BalanceDeltas, type Balances } from "./inventory-math.js";
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ItemCategoryItem } from "../db/service.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../core/errors.js";
 import { parseParentFilter, presentItemCategory, resolveCustomFields } from "./item-categories.js";
 
 /** Item-category rules without a database: spec part 1, sections 2.4 and 4.2. */

@@ -3,9 +3,9 @@ import { requirePermission, type Principal } from "../auth/permissions.js";
 import { insertItemCategory, queryItemCategories, readItemCategory, replaceItemCategory } from "../db/item-categories.js";
 import { nowIso } from "../db/keys.js";
 import type { ItemCategoryItem } from "../db/service.js";
-import { errors, type ValidationDetail } from "../http/errors.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
-import { pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
+import { errors, type ValidationDetail } from "../core/errors.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { ItemCategoryCreateBody, ItemCategoryUpdateBody } from "../schemas/item-categories.js";
 import { compareByName } from "./ordering.js";
 

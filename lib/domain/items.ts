@@ -19,9 +19,9 @@ import {
 } from "../db/items.js";
 import { nowIso } from "../db/keys.js";
 import type { ItemCategoryItem, ItemRecord, ItemVariationItem, StockHistoryItem, StockRowItem } from "../db/service.js";
-import { errors, type ValidationDetail } from "../http/errors.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
-import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
+import { errors, type ValidationDetail } from "../core/errors.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../schemas/items.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
 import { LedgerContentionError, StockRuleError, itemStock, postStockChanges, rowBalances } from "./inventory.js";

@@ -3,9 +3,9 @@ import { requirePermission, locationRestriction, type Principal } from "../auth/
 import { insertLocation, insertZone, queryLocations, readLocation, readLocationTree, replaceZone } from "../db/locations.js";
 import { nowIso } from "../db/keys.js";
 import type { LocationItem, ZoneItem } from "../db/service.js";
-import { errors } from "../http/errors.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
-import { pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
+import { errors } from "../core/errors.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { LocationCreateBody, ZoneWriteBody } from "../schemas/locations.js";
 import { compareByName, nameSortKey } from "./ordering.js";
 

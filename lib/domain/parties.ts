@@ -19,9 +19,9 @@ import {
 import { UNLINK_IN_DELETE, contactsOfParty, unlinkExcessContacts } from "../db/contacts.js";
 import { nowIso } from "../db/keys.js";
 import type { PartyItem } from "../db/service.js";
-import { errors, type ValidationDetail } from "../http/errors.js";
-import type { IdempotencyCompletion } from "../http/idempotency.js";
-import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../http/pagination.js";
+import { errors, type ValidationDetail } from "../core/errors.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { PartyKind, PartyWriteBody } from "../schemas/parties.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
 import { nameSortKey } from "./ordering.js";

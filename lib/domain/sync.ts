@@ -1,6 +1,6 @@
 import { hasPermission, hasScope, locationRestriction, type Permission, type Principal } from "../auth/permissions.js";
 import { RETENTION_DAYS, firstSequenceSince, queryMarkers, readHead } from "../db/sync.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../core/errors.js";
 import { SYNC_RESOURCES, type SyncResource } from "../sync/classify.js";
 import { accessFingerprint, decodeCursor, encodeCursor } from "../sync/cursor.js";
 

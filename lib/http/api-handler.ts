@@ -1,8 +1,8 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import { newDbUsage, withDbUsage } from "../db/metrics.js";
-import { findRouteByKey, routesOfGroup, type EndpointGroup, type RouteDefinition } from "../routes.js";
-import { errors } from "./errors.js";
+import { routeKey, type RouteDefinition } from "../routes/define.js";
+import { errors } from "../core/errors.js";
 import { authentication } from "./middlewares/authentication.js";
 import { errorHandler } from "./middlewares/error-handler.js";
 import { idempotency } from "./middlewares/idempotency.js";
@@ -14,9 +14,10 @@ import { validateRequest } from "./middlewares/validate-request.js";
 import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, RouteHandler } from "./types.js";
 
 /** Resolves the route from API Gateway's route key; `$default` and unknown keys are 404. */
-function resolveRoute(): PipelineMiddleware {
+function resolveRoute(routes: readonly RouteDefinition[]): PipelineMiddleware {
+  const byKey = new Map(routes.map((r) => [routeKey(r), r]));
   const resolveRouteBefore = (request: PipelineRequest): void => {
-    const route = findRouteByKey(request.event.routeKey);
+    const route = byKey.get(request.event.routeKey);
     if (!route) {
       throw errors.routeNotFound(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
     }
@@ -26,14 +27,13 @@ function resolveRoute(): PipelineMiddleware {
 }
 
 /**
- * Builds the Lambda handler of one endpoint group: the full request pipeline (architecture
+ * Builds the Lambda handler of one endpoint group (its own routes only): the full request pipeline (architecture
  * section 3) around a dispatcher that calls the group's route handler by `operationId`.
  * Throws at import time when a route of the group has no implementation.
  */
-export function createApiHandler(group: EndpointGroup, implementations: Record<string, RouteHandler>) {
-  const routes: RouteDefinition[] = routesOfGroup(group);
+export function createApiHandler(routes: readonly RouteDefinition[], implementations: Record<string, RouteHandler>) {
   for (const route of routes) {
-    if (!implementations[route.operationId]) throw new Error(`Route ${route.operationId} of ${group} has no handler.`);
+    if (!implementations[route.operationId]) throw new Error(`Route ${route.operationId} of ${route.group} has no handler.`);
   }
 
   const dispatch = async (event: HttpEvent, _context: Context, request: PipelineRequest): Promise<HttpResult> => {
@@ -66,7 +66,7 @@ export function createApiHandler(group: EndpointGroup, implementations: Record<s
     .use([
       requestContext(),
       errorHandler(),
-      resolveRoute(),
+      resolveRoute(routes),
       authentication(),
       requireScopes(),
       rateLimit(),

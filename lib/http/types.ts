@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { MiddlewareObj, Request } from "@middy/core";
 import type { Principal } from "../auth/permissions.js";
-import type { RouteDefinition } from "../routes.js";
-import type { IdempotencyContext, IdempotencyCompletion } from "./idempotency.js";
+import type { RouteDefinition } from "../routes/index.js";
+import type { IdempotencyContext, IdempotencyCompletion } from "../core/idempotency.js";
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };

@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import type { ValidationDetail } from "./errors.js";
+import type { ValidationDetail } from "../core/errors.js";
 
 /** A zod issue path as the JSON path the API reports, e.g. `custom_fields[2].name`. */
 export function jsonPath(path: readonly PropertyKey[]): string {

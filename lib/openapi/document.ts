@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { errorBody } from "../schemas/common.js";
-import { ROUTES, type RouteDefinition } from "../routes.js";
+import { ROUTES, type RouteDefinition } from "../routes/index.js";
 
 /**
  * Builds the OpenAPI 3.1 document from the route table and its zod schemas: nothing about

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Context } from "aws-lambda";
-import { matchRoute, routeKey, type EndpointGroup } from "../../lib/routes.js";
+import { matchRoute, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
 import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
 
 /**

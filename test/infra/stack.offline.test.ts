@@ -2,7 +2,7 @@ import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { InventoryApiStack } from "../../infra/stack.js";
-import { ENDPOINT_GROUPS, ROUTES, routeKey } from "../../lib/routes.js";
+import { ENDPOINT_GROUPS, ROUTES, routeKey } from "../../lib/routes/index.js";
 import { GLOBAL_INDEXES } from "../../lib/db/table.js";
 
 /** The synthesized template (bundling skipped here; `npm run synth` bundles for real). */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin.js";
-import { ROUTES, API_PREFIX, type RouteDefinition } from "../../lib/routes.js";
+import { ROUTES, API_PREFIX, type RouteDefinition } from "../../lib/routes/index.js";
 import { sampleBody } from "../../scripts/events.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ROUTES } from "../../lib/routes.js";
+import { ROUTES } from "../../lib/routes/index.js";
 import { sampleBody, sampleEvent } from "../../scripts/events.js";
 
 describe("events/", () => {

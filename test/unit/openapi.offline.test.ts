@@ -1,7 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "../../lib/openapi/document.js";
-import { ROUTES } from "../../lib/routes.js";
+import { ROUTES } from "../../lib/routes/index.js";
 
 /** The OpenAPI 3.1 document is generated from the route table (architecture section 2). */
 type Operation = {

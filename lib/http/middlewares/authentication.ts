@@ -1,7 +1,7 @@
 import { parseApiKey } from "../../auth/api-keys.js";
 import { isPermission, type Permission, type Principal } from "../../auth/permissions.js";
 import { readUser, touchApiKey } from "../../db/auth-store.js";
-import { errors } from "../errors.js";
+import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 import { RATE_WINDOW_SECONDS } from "./rate-limit.js";
 

@@ -1,5 +1,5 @@
-import { ApiError, errors } from "../errors.js";
-import { errorFields, log } from "../log.js";
+import { ApiError, errors } from "../../core/errors.js";
+import { errorFields, log } from "../../core/log.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /**

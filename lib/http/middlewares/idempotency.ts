@@ -1,12 +1,12 @@
 import { readStoredOutcome, storeOutcome } from "../../db/idempotency.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors } from "../../core/errors.js";
 import {
   IdempotencyConflictError,
   idempotencyScope,
   isValidIdempotencyKey,
   requestFingerprint,
   type IdempotencyContext,
-} from "../idempotency.js";
+} from "../../core/idempotency.js";
 import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /**

@@ -1,5 +1,5 @@
 import httpJsonBodyParser from "@middy/http-json-body-parser";
-import { errors } from "../errors.js";
+import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /**

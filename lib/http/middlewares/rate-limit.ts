@@ -1,4 +1,4 @@
-import { errors } from "../errors.js";
+import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 export const RATE_WINDOW_SECONDS = 60;

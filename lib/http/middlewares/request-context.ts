@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { currentDbUsage } from "../../db/metrics.js";
-import { log } from "../log.js";
+import { log } from "../../core/log.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 import { rateLimitHeaders } from "./rate-limit.js";
 

@@ -1,5 +1,5 @@
 import { hasScope } from "../../auth/permissions.js";
-import { errors } from "../errors.js";
+import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /** Checks the API key's scopes against the route table's `scopes` (403 `insufficient_scope`). */

@@ -1,4 +1,4 @@
-import { errors } from "../errors.js";
+import { errors } from "../../core/errors.js";
 import { toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 

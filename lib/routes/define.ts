@@ -1,0 +1,59 @@
+import type * as z from "zod";
+
+/**
+ * The shape of a route. Each endpoint group declares its routes in its own file
+ * (`lib/routes/<group>.ts`); `lib/routes/index.ts` gathers them into THE route table, the single
+ * source of truth for the HTTP surface: the CDK stack creates one API Gateway route per entry
+ * (and one Lambda per group), the local server dispatches by it, the scope middleware checks
+ * `scopes`, the idempotency middleware reads `idempotency`, and the OpenAPI document is
+ * generated from it. A group's Lambda imports only its own route file, so its bundle holds only
+ * its own routes and schemas.
+ */
+export const API_PREFIX = "/api/v3";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+export type IdempotencyMode = "required" | "optional" | "none";
+
+/** Endpoint groups: one Lambda function each (architecture section 2). */
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync"] as const;
+export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
+
+export interface RouteDefinition {
+  /** Unique name; the group's handler module implements a function under this name. */
+  operationId: string;
+  method: HttpMethod;
+  /** Full path with `{param}` placeholders, as API Gateway writes it. */
+  path: string;
+  group: EndpointGroup;
+  summary: string;
+  description?: string;
+  /** Scopes required of the API key (all of them); empty for public routes. */
+  scopes: readonly string[];
+  /** False only for public documents such as the OpenAPI file. */
+  authenticated: boolean;
+  idempotency: IdempotencyMode;
+  request: {
+    path?: z.ZodObject;
+    query?: z.ZodObject;
+    body?: z.ZodType;
+  };
+  /** Success responses by status code. */
+  responses: Record<number, z.ZodType>;
+  /**
+   * Error codes this route can answer beyond the ones every route of its kind can (those are
+   * derived: see `lib/openapi/errors.ts`), by HTTP status. Documented as an enum per status.
+   */
+  errors?: Partial<Record<number, readonly string[]>>;
+  /** A documented example request: the body (and query) a client would send. */
+  example?: { body?: unknown; query?: Record<string, string> };
+  /** Response headers the route sets on success beyond the common ones (e.g. `ETag`). */
+  headers?: readonly ("ETag" | "Location")[];
+}
+
+export const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({
+  authenticated: true,
+  ...definition,
+});
+
+/** API Gateway's route key of a route, e.g. `GET /api/v3/locations`. */
+export const routeKey = (definition: Pick<RouteDefinition, "method" | "path">): string => `${definition.method} ${definition.path}`;

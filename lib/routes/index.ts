@@ -1,0 +1,75 @@
+import { contactRoutes } from "./contacts.js";
+import { routeKey, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
+import { itemCategoryRoutes } from "./item-categories.js";
+import { itemRoutes } from "./items.js";
+import { locationRoutes } from "./locations.js";
+import { partyRoutes } from "./parties.js";
+import { platformRoutes } from "./platform.js";
+import { syncRoutes } from "./sync.js";
+
+export * from "./define.js";
+
+/**
+ * THE route table: every route of every endpoint group, in one list. Readers that need the
+ * whole surface (the CDK stack, the local server, the OpenAPI document, the tests) import it
+ * from here; a group's Lambda imports only its own route file.
+ */
+export const ROUTES: readonly RouteDefinition[] = [
+  ...platformRoutes,
+  ...locationRoutes,
+  ...itemCategoryRoutes,
+  ...itemRoutes,
+  ...contactRoutes,
+  ...partyRoutes,
+  ...syncRoutes,
+];
+
+const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));
+
+export function findRouteByKey(key: string): RouteDefinition | undefined {
+  return byKey.get(key);
+}
+
+export function routesOfGroup(group: EndpointGroup): RouteDefinition[] {
+  return ROUTES.filter((r) => r.group === group);
+}
+
+const compiled = ROUTES.map((r) => ({
+  route: r,
+  names: [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
+  pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, "([^/]+)")}$`),
+}));
+
+/** A path segment decoded as API Gateway decodes it; a malformed escape is kept as sent. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * Matches a concrete request the way API Gateway does: returns the route and the decoded
+ * path parameters, or undefined when no route has this method and path.
+ */
+export function matchRoute(method: string, path: string): { route: RouteDefinition; pathParameters: Record<string, string> } | undefined {
+  for (const { route: candidate, names, pattern } of compiled) {
+    if (candidate.method !== method) continue;
+    const match = pattern.exec(path);
+    if (!match) continue;
+    const pathParameters: Record<string, string> = {};
+    names.forEach((name, i) => {
+      pathParameters[name] = decodeSegment(match[i + 1]!);
+    });
+    return { route: candidate, pathParameters };
+  }
+  return undefined;
+}
+
+/** The methods some route serves at this concrete path (for 405 and `Allow`), sorted. */
+export function methodsAtPath(path: string): HttpMethod[] {
+  const methods = new Set<HttpMethod>();
+  for (const { route: candidate, pattern } of compiled) if (pattern.test(path)) methods.add(candidate.method);
+  return [...methods].sort();
+}
