@@ -9,11 +9,26 @@ import { Location } from "./entities/location.js";
 import { Zone } from "./entities/zone.js";
 import { ItemCategory } from "./entities/item-category.js";
 import { Party } from "./entities/party.js";
-import { Contact, ContactAccess, ContactLink } from "./entities/contact.js";
-import { SyncCheckpoint, SyncHead, SyncMarker, SyncPointer } from "./entities/sync.js";
-import { InventoryCounters, Item, ItemVariation, Kit, StockHistory, StockJournal, StockRow, Unit } from "./entities/item.js";
-import { AccountCounters, OwnerCounters } from "./entities/counters.js";
-import { CustomField, CustomerLabel, PricingTier } from "./entities/reference-data.js";
+import { Contact } from "./entities/contact.js";
+import { ContactLink } from "./entities/contact-link.js";
+import { ContactAccess } from "./entities/contact-access.js";
+import { SyncHead } from "./entities/sync-head.js";
+import { SyncMarker } from "./entities/sync-marker.js";
+import { SyncPointer } from "./entities/sync-pointer.js";
+import { SyncCheckpoint } from "./entities/sync-checkpoint.js";
+import { Item } from "./entities/item.js";
+import { ItemVariation } from "./entities/item-variation.js";
+import { StockRow } from "./entities/stock-row.js";
+import { StockHistory } from "./entities/stock-history.js";
+import { StockJournal } from "./entities/stock-journal.js";
+import { Unit } from "./entities/unit.js";
+import { Kit } from "./entities/kit.js";
+import { InventoryCounters } from "./entities/inventory-counters.js";
+import { AccountCounters } from "./entities/account-counters.js";
+import { OwnerCounters } from "./entities/owner-counters.js";
+import { CustomField } from "./entities/custom-field.js";
+import { CustomerLabel } from "./entities/customer-label.js";
+import { PricingTier } from "./entities/pricing-tier.js";
 
 const entities = {
   account: Account,

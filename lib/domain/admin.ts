@@ -22,7 +22,7 @@ import { readInventoryCounters, readItems } from "../db/items.js";
 import { writeTransaction } from "../db/transactions.js";
 import { nowIso } from "../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../db/service.js";
-import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../db/entities/reference-data.js";
+import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../db/entities/custom-field.js";
 
 /**
  * Operator actions behind `npm run admin` (architecture section 7): accounts, users and keys.

@@ -23,23 +23,3 @@ export const AccountCounters = new Entity({
     },
   },
 });
-
-/** Per-user counts of the records a user owns (the list totals of users without `records.view_all`). */
-export const OwnerCounters = new Entity({
-  model: { entity: "ownercounters", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    userId: { type: "string", required: true, readOnly: true },
-    customerCount: { type: "number" },
-    prospectCount: { type: "number" },
-    supplierCount: { type: "number" },
-    /** Contacts linked to at least one record this user owns. */
-    contactCount: { type: "number" },
-  },
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId"] },
-      sk: { field: "sk", composite: ["userId"] },
-    },
-  },
-});
