@@ -103,6 +103,17 @@ export const errors = {
     new ApiError(429, "rate_limit_error", "rate_limited", "Too many requests; retry after the Retry-After delay.", {
       headers: { "Retry-After": String(Math.max(1, retryAfterSeconds)) },
     }),
+  mobileMutationConflict: () =>
+    invalid(409, "mobile_mutation_conflict", "The record has changed since the revision given in If-Match; fetch it again and retry.", {
+      param: "If-Match",
+    }),
+  busy: (cause: ContentionError) =>
+    new ApiError(503, "api_error", "resource_busy", "The record is being changed by other requests; retry after the Retry-After delay.", {
+      headers: { "Retry-After": "1" },
+      cause,
+    }),
+  requestTooLarge: (maxBytes: number) =>
+    invalid(413, "request_too_large", `The request body exceeds ${Math.round(maxBytes / 1024 / 1024)} MB.`),
   internal: (cause?: unknown) =>
     new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
 };
@@ -112,4 +123,18 @@ function summarize(details: ValidationDetail[]): string {
   if (!first) return "The request is invalid.";
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
   return `${first.param}: ${first.message}${more}`;
+}
+
+/**
+ * Thrown when an optimistic write lost its race more often than the retry policy allows. It
+ * changed nothing; the API answers 503 `resource_busy` with `Retry-After`.
+ */
+export class ContentionError extends Error {
+  constructor(
+    readonly operation: string,
+    readonly attempts: number,
+  ) {
+    super(`Retries exhausted: ${operation} lost its race ${attempts} times.`);
+    this.name = "ContentionError";
+  }
 }

@@ -10,11 +10,11 @@ import { writeTransaction } from "./transactions.js";
  * always knows the account from its key.
  */
 export async function insertAccountWithOwner(account: AccountItem, owner: UserItem, key: ApiKeyItem): Promise<void> {
-  const failed = await writeTransaction((e) => [
-    e.account.create(account).commit(),
-    e.user.create(owner).commit(),
-    e.apiKey.create(key).commit(),
-  ]);
+  const failed = await writeTransaction((tx) => {
+    tx.add("account", tx.entities.account.create(account).commit());
+    tx.add("owner", tx.entities.user.create(owner).commit());
+    tx.add("key", tx.entities.apiKey.create(key).commit());
+  });
   if (failed) throw new Error("The account could not be created (id collision).");
 }
 
@@ -32,10 +32,10 @@ export async function patchAccount(accountId: string, changes: Partial<AccountIt
 
 /** Inserts a user on condition that the account exists. */
 export async function insertUser(user: UserItem): Promise<boolean> {
-  const failed = await writeTransaction((e) => [
-    e.account.check({ accountId: user.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit(),
-    e.user.create(user).commit(),
-  ]);
+  const failed = await writeTransaction((tx) => {
+    tx.add("account", tx.entities.account.check({ accountId: user.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit());
+    tx.add("user", tx.entities.user.create(user).commit());
+  });
   return failed === null;
 }
 
@@ -59,11 +59,12 @@ export async function writeUser(user: UserItem): Promise<void> {
 
 /** Moves a user to another account: one transaction deletes the old record and writes the new. */
 export async function moveUser(previous: UserItem, next: UserItem): Promise<boolean> {
-  const failed = await writeTransaction((e) => [
-    e.user.delete({ accountId: previous.accountId, userId: previous.userId }).where(({ userId }, { exists }) => exists(userId)).commit(),
-    e.account.check({ accountId: next.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit(),
-    e.user.create(next).commit(),
-  ]);
+  const failed = await writeTransaction((tx) => {
+    const e = tx.entities;
+    tx.add("old user", e.user.delete({ accountId: previous.accountId, userId: previous.userId }).where(({ userId }, { exists }) => exists(userId)).commit());
+    tx.add("new account", e.account.check({ accountId: next.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit());
+    tx.add("new user", e.user.create(next).commit());
+  });
   return failed === null;
 }
 
@@ -91,10 +92,10 @@ export async function insertReferenceData(
   accountId: string,
   build: (entities: import("./transactions.js").TransactionEntities) => import("./transactions.js").TransactionOp,
 ): Promise<boolean> {
-  const failed = await writeTransaction((e) => [
-    e.account.check({ accountId }).where(({ accountId: id }, { exists }) => exists(id)).commit(),
-    build(e),
-  ]);
+  const failed = await writeTransaction((tx) => {
+    tx.add("account", tx.entities.account.check({ accountId }).where(({ accountId: id }, { exists }) => exists(id)).commit());
+    tx.add("reference data", build(tx.entities));
+  });
   return failed === null;
 }
 

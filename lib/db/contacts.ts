@@ -1,6 +1,6 @@
 import { readToOffset } from "./offset-page.js";
 import { db, type ContactItem, type PartyItem } from "./service.js";
-import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
+import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
@@ -98,106 +98,92 @@ const newDeltas = (): CountDeltas => ({ parties: new Map(), owners: new Map() })
 const bump = (map: Map<string, number>, key: string, by: number) => map.set(key, (map.get(key) ?? 0) + by);
 
 /**
- * The link and access items that move with a contact write, plus the count changes they
- * imply (accumulated into `deltas`); `nameChanged` re-sorts the index entries.
+ * Adds the link and access items that move with a contact write, and accumulates the count
+ * changes they imply into `deltas`; `nameChanged` re-sorts the index entries.
  */
-function linkItemOps(
-  entities: TransactionEntities,
-  contact: ContactItem,
-  change: LinkChange,
-  nameChanged: boolean,
-  deltas: CountDeltas,
-): TransactionOp[] {
+function addLinkItems(tx: TransactionBuilder, contact: ContactItem, change: LinkChange, nameChanged: boolean, deltas: CountDeltas): void {
   const { accountId, contactId, nameKey } = contact;
-  const ops: TransactionOp[] = [];
+  const e = tx.entities;
   for (const link of change.added) {
-    ops.push(entities.contactLink.create({ accountId, contactId, partyId: link.id, contactNameKey: nameKey }).commit());
+    tx.add("contact link", e.contactLink.create({ accountId, contactId, partyId: link.id, contactNameKey: nameKey }).commit());
     bump(deltas.parties, link.id, 1);
   }
   for (const link of change.removed) {
-    ops.push(entities.contactLink.delete({ accountId, contactId, partyId: link.id }).commit());
+    tx.add("contact link", e.contactLink.delete({ accountId, contactId, partyId: link.id }).commit());
     bump(deltas.parties, link.id, -1);
   }
   if (nameChanged) {
     // Links that stay (the contact passed in carries its links from before this write).
     const kept = (contact.links ?? []).filter((l) => !change.removed.some((r) => r.id === l.id));
     for (const link of kept) {
-      ops.push(entities.contactLink.patch({ accountId, contactId, partyId: link.id }).set({ contactNameKey: nameKey }).commit());
+      tx.add("contact link", e.contactLink.patch({ accountId, contactId, partyId: link.id }).set({ contactNameKey: nameKey }).commit());
     }
   }
   for (const owner of change.ownersAfter) {
     if (!change.ownersBefore.has(owner)) {
-      ops.push(entities.contactAccess.create({ accountId, contactId, ownerUserId: owner, contactNameKey: nameKey }).commit());
+      tx.add("contact access", e.contactAccess.create({ accountId, contactId, ownerUserId: owner, contactNameKey: nameKey }).commit());
       bump(deltas.owners, owner, 1);
     } else if (nameChanged) {
-      ops.push(entities.contactAccess.patch({ accountId, contactId, ownerUserId: owner }).set({ contactNameKey: nameKey }).commit());
+      tx.add("contact access", e.contactAccess.patch({ accountId, contactId, ownerUserId: owner }).set({ contactNameKey: nameKey }).commit());
     }
   }
   for (const owner of change.ownersBefore) {
     if (change.ownersAfter.has(owner)) continue;
-    ops.push(entities.contactAccess.delete({ accountId, contactId, ownerUserId: owner }).commit());
+    tx.add("contact access", e.contactAccess.delete({ accountId, contactId, ownerUserId: owner }).commit());
     bump(deltas.owners, owner, -1);
   }
-  return ops;
 }
 
+/** The label of a linked record's count item: its failure means the record is gone. */
+const PARTY_LABEL = "linked record:";
+
 /**
- * One item per counted record and owner. A record that gains links must still exist (its
- * position is reported in `partyAt`, so a failure names it); one that loses links may
- * already be gone.
+ * One item per counted record and owner. A record that gains links must still exist (its item
+ * is labelled with its id, so a failure names it); one that loses links may already be gone.
  */
-function countOps(
-  entities: TransactionEntities,
+function addCounts(
+  tx: TransactionBuilder,
   accountId: string,
   deltas: CountDeltas,
-  offset: number,
   /** Other counts to move on the same owner items (one item, one operation). */
   ownerExtras: ReadonlyMap<string, Record<string, number>> = new Map(),
-) {
-  const ops: TransactionOp[] = [];
-  const partyAt = new Map<number, string>();
+): void {
+  const e = tx.entities;
   for (const [partyId, delta] of deltas.parties) {
     if (delta === 0) continue;
     if (delta > 0) {
-      partyAt.set(offset + ops.length, partyId);
-      ops.push(entities.party.patch({ accountId, partyId }).add({ contactCount: delta }).commit());
+      tx.add(`${PARTY_LABEL}${partyId}`, e.party.patch({ accountId, partyId }).add({ contactCount: delta }).commit());
     } else {
-      ops.push(entities.party.update({ accountId, partyId }).add({ contactCount: delta }).where(({ partyId: id }, { exists }) => exists(id)).commit());
+      tx.add("party count", e.party.update({ accountId, partyId }).add({ contactCount: delta }).where(({ partyId: id }, { exists }) => exists(id)).commit());
     }
   }
   for (const userId of new Set([...deltas.owners.keys(), ...ownerExtras.keys()])) {
     const adds: Record<string, number> = { ...ownerExtras.get(userId) };
     const delta = deltas.owners.get(userId) ?? 0;
     if (delta !== 0) adds.contactCount = delta;
-    if (Object.keys(adds).length > 0) ops.push(entities.ownerCounters.update({ accountId, userId }).add(adds).commit());
+    if (Object.keys(adds).length > 0) tx.add("owner counts", e.ownerCounters.update({ accountId, userId }).add(adds).commit());
   }
-  return { ops, partyAt };
 }
 
 export type ContactWriteResult = { ok: true } | { ok: false; conflict: boolean; missingParties: string[] };
 
-function interpret(failed: CancellationReason[] | null, partyIndexes: Map<number, string>): ContactWriteResult {
-  if (!failed) return { ok: true };
-  const missingParties = failed.map((r) => partyIndexes.get(r.index)).filter((id): id is string => Boolean(id));
+function interpret(cancellation: Cancellation | null): ContactWriteResult {
+  if (!cancellation) return { ok: true };
+  const missingParties = cancellation.failedUnder(PARTY_LABEL).map((r) => r.label.slice(PARTY_LABEL.length));
   return { ok: false, conflict: missingParties.length === 0, missingParties };
 }
 
 /** Inserts a contact with its links, access entries and counts in ONE transaction. */
 export async function insertContact(contact: ContactItem, outcome: Outcome): Promise<ContactWriteResult> {
   const change = linkChange([], contact.links ?? []);
-  let partyIndexes = new Map<number, string>();
-  const failed = await writeTransaction((entities) => {
+  const cancellation = await writeTransaction((tx) => {
     const deltas = newDeltas();
-    const ops = [
-      entities.contact.create(contact).commit(),
-      entities.accountCounters.update({ accountId: contact.accountId }).add({ contactCount: 1 }).commit(),
-      ...linkItemOps(entities, contact, change, false, deltas),
-    ];
-    const counts = countOps(entities, contact.accountId, deltas, ops.length);
-    partyIndexes = counts.partyAt;
-    return [...ops, ...counts.ops];
+    tx.add("contact", tx.entities.contact.create(contact).commit());
+    tx.add("account counts", tx.entities.accountCounters.update({ accountId: contact.accountId }).add({ contactCount: 1 }).commit());
+    addLinkItems(tx, contact, change, false, deltas);
+    addCounts(tx, contact.accountId, deltas);
   }, outcome);
-  return interpret(failed, partyIndexes);
+  return interpret(cancellation);
 }
 
 /**
@@ -207,22 +193,17 @@ export async function insertContact(contact: ContactItem, outcome: Outcome): Pro
 export async function replaceContact(previous: ContactItem, next: ContactItem, outcome: Outcome): Promise<ContactWriteResult> {
   const change = linkChange(previous.links ?? [], next.links ?? []);
   const nameChanged = previous.nameKey !== next.nameKey;
-  let partyIndexes = new Map<number, string>();
-  const failed = await writeTransaction((entities) => {
+  const cancellation = await writeTransaction((tx) => {
     const { accountId, contactId, createdAt: _created, ...fields } = next;
     const removed = (["lastName", "jobTitle", "phone", "cell", "fax", "email1", "email2"] as const).filter((f) => next[f] === undefined);
-    let update = entities.contact.patch({ accountId, contactId }).set({ ...fields, links: next.links ?? [] } as never);
+    let update = tx.entities.contact.patch({ accountId, contactId }).set({ ...fields, links: next.links ?? [] } as never);
     if (removed.length > 0) update = update.remove(removed as never);
     const deltas = newDeltas();
-    const ops = [
-      update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit(),
-      ...linkItemOps(entities, { ...next, links: previous.links }, change, nameChanged, deltas),
-    ];
-    const counts = countOps(entities, accountId, deltas, ops.length);
-    partyIndexes = counts.partyAt;
-    return [...ops, ...counts.ops];
+    tx.add("contact", update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit());
+    addLinkItems(tx, { ...next, links: previous.links }, change, nameChanged, deltas);
+    addCounts(tx, accountId, deltas);
   }, outcome);
-  return interpret(failed, partyIndexes);
+  return interpret(cancellation);
 }
 
 /** The ids of the contacts linked to a record (all of them). */
@@ -239,35 +220,36 @@ export async function contactsOfParty(accountId: string, partyId: string): Promi
 }
 
 /**
- * The items that take a record out of these contacts (each conditioned on the contact being
- * unchanged), with the counts moved once per counted item. With `deletedParty` the same
+ * Adds the items that take a record out of these contacts (each conditioned on the contact
+ * being unchanged), with the counts moved once per counted item. With `deletedParty` the same
  * transaction deletes the record: its own `contactCount` is left alone, and its owner's item
  * also takes `deletedParty.ownerCounts` (one operation per item).
  */
-export function unlinkOps(
-  entities: TransactionEntities,
+export function addUnlinks(
+  tx: TransactionBuilder,
   party: Pick<PartyItem, "accountId" | "partyId" | "ownerUserId">,
   contacts: readonly ContactItem[],
   deletedParty?: { ownerCounts: Record<string, number> },
-): TransactionOp[] {
+): void {
   const deltas = newDeltas();
-  const ops = contacts.flatMap((contact) => {
+  for (const contact of contacts) {
     const after = (contact.links ?? []).filter((l) => l.id !== party.partyId);
-    return [
-      entities.contact
+    tx.add(
+      "linked contact",
+      tx.entities.contact
         .patch({ accountId: contact.accountId, contactId: contact.contactId })
         .set({ links: after })
         .where(({ updatedAt }, { eq }) => eq(updatedAt, contact.updatedAt))
         .commit(),
-      ...linkItemOps(entities, contact, linkChange(contact.links ?? [], after), false, deltas),
-    ];
-  });
+    );
+    addLinkItems(tx, contact, linkChange(contact.links ?? [], after), false, deltas);
+  }
   const extras = new Map<string, Record<string, number>>();
   if (deletedParty) {
     deltas.parties.delete(party.partyId);
     extras.set(party.ownerUserId, deletedParty.ownerCounts);
   }
-  return [...ops, ...countOps(entities, party.accountId, deltas, ops.length, extras).ops];
+  addCounts(tx, party.accountId, deltas, extras);
 }
 
 /** How many linked contacts a record's delete transaction unlinks itself (the rest go first). */
@@ -283,7 +265,7 @@ export async function unlinkExcessContacts(party: PartyItem): Promise<boolean> {
   const excess = contacts.slice(UNLINK_IN_DELETE);
   const CONTACTS_PER_TRANSACTION = 25;
   for (let i = 0; i < excess.length; i += CONTACTS_PER_TRANSACTION) {
-    const failed = await writeTransaction((entities) => unlinkOps(entities, party, excess.slice(i, i + CONTACTS_PER_TRANSACTION)));
+    const failed = await writeTransaction((tx) => addUnlinks(tx, party, excess.slice(i, i + CONTACTS_PER_TRANSACTION)));
     if (failed) return false;
   }
   return true;

@@ -1,6 +1,7 @@
 import { readToOffset } from "./offset-page.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockHistoryItem, type StockJournalItem, type StockRowItem } from "./service.js";
-import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
+import { claimNumbers, readSequence, sequenceLabel } from "./sequences.js";
+import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 /** Storage of the inventory ledger. Only `lib/domain/inventory.ts` calls the writers here. */
@@ -44,8 +45,7 @@ export async function readItemsAndRows(
 }
 
 export async function readInventorySequence(accountId: string): Promise<number> {
-  const { data } = await db().entities.inventoryCounters.get({ accountId }).go({ consistent: true });
-  return data?.ivlSeq ?? 0;
+  return readSequence(accountId, "stockRow", true);
 }
 
 /** What one ledger transaction writes (computed by the ledger's pure planner). */
@@ -59,29 +59,33 @@ export interface LedgerWrite {
   sequence?: { from: number; to: number };
 }
 
+/** Labels of the ledger's own items in a transaction (a caller's items carry other labels). */
+export const LEDGER_LABEL_PREFIX = "ledger:";
+
 /**
- * The transaction items of a ledger write: each item conditioned on its `stockVersion`, each
- * existing row written with its computed balances on condition that it still holds the
- * balances it was read with (new rows: that they do not exist), history entries, and the row
- * sequence moved on condition that it is unchanged. Any concurrent change fails the write.
+ * Adds the items of a ledger write: each item conditioned on its `stockVersion`, each existing
+ * row written with its computed balances on condition that it still holds the balances it was
+ * read with (new rows: that they do not exist), history entries, and the row sequence moved on
+ * condition that it is unchanged. Any concurrent change fails the write.
  */
-export function ledgerOps(entities: TransactionEntities, write: LedgerWrite): TransactionOp[] {
-  const ops: TransactionOp[] = [];
+export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void {
+  const e = tx.entities;
   for (const change of write.items) {
-    let update = entities.item
+    let update = e.item
       .patch({ accountId: write.accountId, itemId: change.itemId })
       .set({ ...change.set, stock: change.stock, stockVersion: change.expectedVersion + 1 });
     if (change.add) update = update.add(change.add);
-    ops.push(update.where(({ stockVersion }, { eq }) => eq(stockVersion, change.expectedVersion)).commit());
+    tx.add(`${LEDGER_LABEL_PREFIX}item`, update.where(({ stockVersion }, { eq }) => eq(stockVersion, change.expectedVersion)).commit());
   }
   for (const { row, isNew, before } of write.rows) {
     if (isNew || !before) {
-      ops.push(entities.stockRow.create(row).commit());
+      tx.add(`${LEDGER_LABEL_PREFIX}row`, e.stockRow.create(row).commit());
       continue;
     }
     // The row must still hold the balances the plan started from (however it was read).
-    ops.push(
-      entities.stockRow
+    tx.add(
+      `${LEDGER_LABEL_PREFIX}row`,
+      e.stockRow
         .put(row)
         .where(({ onHand, reserved, incoming, inTransit }, { eq }) =>
           [eq(onHand, before.onHand), eq(reserved, before.reserved), eq(incoming, before.incoming), eq(inTransit, before.inTransit)].join(" AND "),
@@ -89,34 +93,30 @@ export function ledgerOps(entities: TransactionEntities, write: LedgerWrite): Tr
         .commit(),
     );
   }
-  for (const entry of write.history) ops.push(entities.stockHistory.create(entry).commit());
-  if (write.sequence) {
-    const { from, to } = write.sequence;
-    ops.push(
-      entities.inventoryCounters
-        .update({ accountId: write.accountId })
-        .set({ ivlSeq: to })
-        .where(({ ivlSeq }, { eq, notExists }) => (from === 0 ? notExists(ivlSeq) : eq(ivlSeq, from)))
-        .commit(),
-    );
-  }
-  return ops;
+  for (const entry of write.history) tx.add(`${LEDGER_LABEL_PREFIX}history`, e.stockHistory.create(entry).commit());
+  if (write.sequence) claimNumbers(tx, write.accountId, "stockRow", write.sequence.from, write.sequence.to);
 }
 
-/** Ops in one ledger write: what a caller must leave room for in its transaction. */
+/** Items in one ledger write: what a caller must leave room for in its transaction. */
 export const ledgerOpCount = (write: LedgerWrite) => write.items.length + write.rows.length + write.history.length + (write.sequence ? 1 : 0);
 
+/** Whether a cancellation failed only on the ledger's items (the stock moved: plan again). */
+export const isLedgerFailure = (label: string) => label.startsWith(LEDGER_LABEL_PREFIX) || label === sequenceLabel("stockRow");
+
 /**
- * Commits a ledger write alone or with the caller's own items (`extra`, placed first) and the
- * request's stored outcome. Returns null, or the cancellation reasons (indexes into
- * [...extra, ...ledger]).
+ * Commits a ledger write alone or with the caller's own items (`extra`, added first) and the
+ * request's stored outcome. Returns null, or the cancellation (labels of the caller's items,
+ * or of the ledger's own: `isLedgerFailure`).
  */
 export async function commitLedgerWrite(
   write: LedgerWrite,
-  extra: (entities: TransactionEntities) => TransactionOp[],
+  extra: (tx: TransactionBuilder) => void,
   outcome?: { completion: IdempotencyCompletion | undefined; body: unknown },
-): Promise<CancellationReason[] | null> {
-  return writeTransaction((entities) => [...extra(entities), ...ledgerOps(entities, write)], outcome);
+): Promise<Cancellation | null> {
+  return writeTransaction((tx) => {
+    extra(tx);
+    addLedgerWrite(tx, write);
+  }, outcome);
 }
 
 export async function insertJournal(journal: StockJournalItem): Promise<void> {
@@ -128,13 +128,19 @@ export async function readJournal(accountId: string, journalId: string): Promise
   return data ?? undefined;
 }
 
-/** The op that marks a journal chunk applied: fails when it already was (exactly once). */
-export function markChunkOp(entities: TransactionEntities, accountId: string, journalId: string, chunk: number): TransactionOp {
-  return entities.stockJournal
-    .patch({ accountId, journalId })
-    .add({ appliedChunks: [chunk] })
-    .where(({ appliedChunks }, { notContains }) => notContains(appliedChunks, chunk))
-    .commit();
+/** The label of a journal chunk's mark: it fails when the chunk was applied already. */
+export const CHUNK_MARK_LABEL = "journal chunk";
+
+/** Adds the item that marks a journal chunk applied: fails when it already was (exactly once). */
+export function addChunkMark(tx: TransactionBuilder, accountId: string, journalId: string, chunk: number): void {
+  tx.add(
+    CHUNK_MARK_LABEL,
+    tx.entities.stockJournal
+      .patch({ accountId, journalId })
+      .add({ appliedChunks: [chunk] })
+      .where(({ appliedChunks }, { notContains }) => notContains(appliedChunks, chunk))
+      .commit(),
+  );
 }
 
 export async function markJournalApplied(accountId: string, journalId: string, at: string): Promise<void> {

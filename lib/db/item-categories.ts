@@ -1,5 +1,5 @@
 import { db, type ItemCategoryItem } from "./service.js";
-import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
+import { writeTransaction, type Cancellation, type TransactionEntities, type TransactionOp } from "./transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
@@ -28,31 +28,35 @@ function releaseChild(entities: TransactionEntities, accountId: string, parentId
   return entities.itemCategory.patch({ accountId, categoryId: parentId }).subtract({ childCount: 1 }).commit();
 }
 
+/** The label of the new parent's item: its failure means the parent is missing or not top-level. */
+export const PARENT_LABEL = "parent";
+
 /**
  * Inserts a category; with a parent, the parent's child count moves in the same transaction
- * (index 1 fails when the parent is missing or not top-level).
+ * (`PARENT_LABEL` fails when the parent is missing or not top-level).
  */
-export async function insertItemCategory(category: ItemCategoryItem, outcome: Outcome): Promise<CancellationReason[] | null> {
-  return writeTransaction((entities) => {
-    const ops: TransactionOp[] = [entities.itemCategory.create(category).commit()];
-    if (category.parentId !== "root") ops.push(adoptChild(entities, category.accountId, category.parentId));
-    return ops;
+export async function insertItemCategory(category: ItemCategoryItem, outcome: Outcome): Promise<Cancellation | null> {
+  return writeTransaction((tx) => {
+    tx.add("category", tx.entities.itemCategory.create(category).commit());
+    if (category.parentId !== "root") tx.add(PARENT_LABEL, adoptChild(tx.entities, category.accountId, category.parentId));
   }, outcome);
 }
 
 /**
  * Writes a category's new state over `previous`, on condition that nobody changed it since it
- * was read (index 0) and, when it moves under a parent, that it still has no children. A
- * parent change moves the child counts (index 1 = the new parent check).
+ * was read and, when it moves under a parent, that it still has no children. A parent change
+ * moves the child counts (`PARENT_LABEL` = the new parent check).
  */
 export async function replaceItemCategory(
   previous: ItemCategoryItem,
   next: ItemCategoryItem,
   outcome: Outcome,
-): Promise<CancellationReason[] | null> {
-  return writeTransaction((entities) => {
+): Promise<Cancellation | null> {
+  return writeTransaction((tx) => {
+    const entities = tx.entities;
     const key = { accountId: next.accountId, categoryId: next.categoryId };
-    const ops: TransactionOp[] = [
+    tx.add(
+      "category",
       entities.itemCategory
         .patch(key)
         .set({
@@ -68,11 +72,10 @@ export async function replaceItemCategory(
             : `${eq(updatedAt, previous.updatedAt)} AND ${eq(childCount, 0)}`,
         )
         .commit(),
-    ];
+    );
     if (next.parentId !== previous.parentId) {
-      if (next.parentId !== "root") ops.push(adoptChild(entities, next.accountId, next.parentId));
-      if (previous.parentId !== "root") ops.push(releaseChild(entities, next.accountId, previous.parentId));
+      if (next.parentId !== "root") tx.add(PARENT_LABEL, adoptChild(entities, next.accountId, next.parentId));
+      if (previous.parentId !== "root") tx.add("old parent", releaseChild(entities, next.accountId, previous.parentId));
     }
-    return ops;
   }, outcome);
 }

@@ -1,6 +1,10 @@
 import { readToOffset } from "./offset-page.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockRowItem, type UnitItem } from "./service.js";
-import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
+import { nowIso } from "./keys.js";
+import { checkReferences, referenceDetails, type Reference } from "./references.js";
+import { allocateNumber } from "./sequences.js";
+import { writeTransaction, type Cancellation } from "./transactions.js";
+import type { ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
@@ -84,102 +88,59 @@ export async function searchItems(
   return data;
 }
 
-export interface ItemReferences {
-  categoryId?: string;
-  unitId?: number;
-  locationId?: string;
-  customFieldIds: string[];
+export type ItemWriteResult = { ok: true } | { ok: false; conflict: boolean; references: ValidationDetail[] };
+
+function interpret(cancellation: Cancellation | null): ItemWriteResult {
+  if (!cancellation) return { ok: true };
+  const references = referenceDetails(cancellation);
+  return { ok: false, conflict: references.length === 0, references };
 }
 
-export type ItemReferenceFailure = { field: "category_id" | "unit_id" | "location_id" } | { field: "custom_field_values"; index: number };
-
-function referenceChecks(entities: TransactionEntities, accountId: string, refs: ItemReferences) {
-  const ops: TransactionOp[] = [];
-  const meaning: ItemReferenceFailure[] = [];
-  if (refs.categoryId) {
-    ops.push(entities.itemCategory.check({ accountId, categoryId: refs.categoryId }).where(({ categoryId }, { exists }) => exists(categoryId)).commit());
-    meaning.push({ field: "category_id" });
-  }
-  if (refs.unitId !== undefined) {
-    ops.push(entities.unit.check({ accountId, unitId: refs.unitId }).where(({ unitId }, { exists }) => exists(unitId)).commit());
-    meaning.push({ field: "unit_id" });
-  }
-  if (refs.locationId) {
-    ops.push(entities.location.check({ accountId, locationId: refs.locationId }).where(({ active }, { eq }) => eq(active, true)).commit());
-    meaning.push({ field: "location_id" });
-  }
-  refs.customFieldIds.forEach((customFieldId, index) => {
-    ops.push(entities.customField.check({ accountId, kind: "item", customFieldId }).where(({ customFieldId: id }, { exists }) => exists(id)).commit());
-    meaning.push({ field: "custom_field_values", index });
-  });
-  return { ops, meaning };
-}
-
-export type ItemWriteResult = { ok: true } | { ok: false; conflict: boolean; references: ItemReferenceFailure[] };
-
-function interpret(failed: CancellationReason[] | null, fixed: number, meaning: ItemReferenceFailure[]): ItemWriteResult {
-  if (!failed) return { ok: true };
-  const references = failed.filter((r) => r.index >= fixed).map((r) => meaning[r.index - fixed]!).filter(Boolean);
-  return { ok: false, conflict: failed.some((r) => r.index < fixed), references };
-}
-
-/** Inserts an item numbered `expectedSequence + 1` with its variations, counted in its bucket. */
+/**
+ * Inserts an item numbered from the item sequence with its variations, counted in its status
+ * bucket, with a ConditionCheck per reference, in ONE transaction; returns the number taken.
+ */
 export async function insertItem(
-  item: ItemRecord,
+  item: Omit<ItemRecord, "number">,
   variations: ItemVariationItem[],
-  expectedSequence: number,
-  refs: ItemReferences,
-  outcome: Outcome,
-): Promise<ItemWriteResult> {
-  let meaning: ItemReferenceFailure[] = [];
-  let fixed = 0;
-  const failed = await writeTransaction((entities) => {
-    const checks = referenceChecks(entities, item.accountId, refs);
-    meaning = checks.meaning;
-    const ops = [
-      entities.inventoryCounters
-        .update({ accountId: item.accountId })
-        .set({ itemSeq: item.number })
-        .add({ [bucketOf(item)]: 1 })
-        .where(({ itemSeq }, { eq, notExists }) => (expectedSequence === 0 ? notExists(itemSeq) : eq(itemSeq, expectedSequence)))
-        .commit(),
-      entities.item.create(item).commit(),
-      ...variations.map((variation) => entities.itemVariation.create(variation).commit()),
-    ];
-    fixed = ops.length;
-    return [...ops, ...checks.ops];
-  }, outcome);
-  return interpret(failed, fixed, meaning);
+  references: readonly Reference[],
+  outcome: (number: number) => Outcome,
+): Promise<{ number: number; result: ItemWriteResult }> {
+  const { number, cancellation } = await allocateNumber(item.accountId, "item", (next, claim) =>
+    writeTransaction((tx) => {
+      claim(tx, { [bucketOf(item)]: 1 });
+      tx.add("item", tx.entities.item.create({ ...item, number: next } as ItemRecord).commit());
+      for (const variation of variations) tx.add("variation", tx.entities.itemVariation.create(variation).commit());
+      checkReferences(tx, item.accountId, references);
+    }, outcome(next)),
+  );
+  return { number, result: interpret(cancellation) };
 }
 
 /** Writes an item's new fields on condition that it is unchanged, moving its status count. */
 export async function replaceItem(
   previous: ItemRecord,
   changes: { set: Partial<ItemRecord>; remove: (keyof ItemRecord)[] },
-  refs: ItemReferences,
+  references: readonly Reference[],
   outcome: Outcome,
 ): Promise<ItemWriteResult> {
-  let meaning: ItemReferenceFailure[] = [];
-  let fixed = 0;
   const next = { ...previous, ...changes.set };
-  const failed = await writeTransaction((entities) => {
-    const checks = referenceChecks(entities, previous.accountId, refs);
-    meaning = checks.meaning;
-    let update = entities.item.patch({ accountId: previous.accountId, itemId: previous.itemId }).set(changes.set as never);
+  const cancellation = await writeTransaction((tx) => {
+    let update = tx.entities.item.patch({ accountId: previous.accountId, itemId: previous.itemId }).set(changes.set as never);
     if (changes.remove.length > 0) update = update.remove(changes.remove as never);
-    const ops = [update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit()];
+    tx.add("item", update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit());
     if (bucketOf(previous) !== bucketOf(next)) {
-      ops.push(
-        entities.inventoryCounters
+      tx.add(
+        "status counts",
+        tx.entities.inventoryCounters
           .update({ accountId: previous.accountId })
           .add({ [bucketOf(previous)]: -1, [bucketOf(next)]: 1 })
           .commit(),
       );
     }
-    fixed = ops.length;
-    return [...ops, ...checks.ops];
+    checkReferences(tx, previous.accountId, references);
   }, outcome);
-  return interpret(failed, fixed, meaning);
+  return interpret(cancellation);
 }
 
 /**
@@ -192,23 +153,24 @@ export async function removeItem(
   rows: StockRowItem[],
   outcome: Outcome,
 ): Promise<ItemWriteResult> {
-  const failed = await writeTransaction(
-    (entities) => [
-      entities.item
+  const cancellation = await writeTransaction((tx) => {
+    const e = tx.entities;
+    tx.add(
+      "item",
+      e.item
         .delete({ accountId: item.accountId, itemId: item.itemId })
         .where(({ updatedAt, documentCount, stockVersion }, { eq }) =>
           [eq(updatedAt, item.updatedAt), eq(documentCount, 0), eq(stockVersion, item.stockVersion)].join(" AND "),
         )
         .commit(),
-      entities.inventoryCounters.update({ accountId: item.accountId }).add({ [bucketOf(item)]: -1 }).commit(),
-      ...variations.map((v) => entities.itemVariation.delete({ accountId: item.accountId, itemId: item.itemId, variationId: v.variationId }).commit()),
-      ...rows.map((r) =>
-        entities.stockRow.delete({ accountId: item.accountId, itemId: item.itemId, variationId: r.variationId, locationId: r.locationId }).commit(),
-      ),
-    ],
-    outcome,
-  );
-  return failed ? { ok: false, conflict: true, references: [] } : { ok: true };
+    );
+    tx.add("status counts", e.inventoryCounters.update({ accountId: item.accountId }).add({ [bucketOf(item)]: -1 }).commit());
+    for (const v of variations) tx.add("variation", e.itemVariation.delete({ accountId: item.accountId, itemId: item.itemId, variationId: v.variationId }).commit());
+    for (const r of rows) {
+      tx.add("stock row", e.stockRow.delete({ accountId: item.accountId, itemId: item.itemId, variationId: r.variationId, locationId: r.locationId }).commit());
+    }
+  }, outcome);
+  return cancellation ? { ok: false, conflict: true, references: [] } : { ok: true };
 }
 
 export async function queryUnits(accountId: string): Promise<UnitItem[]> {
@@ -219,4 +181,15 @@ export async function queryUnits(accountId: string): Promise<UnitItem[]> {
 export async function readUnit(accountId: string, unitId: number): Promise<UnitItem | undefined> {
   const { data } = await db().entities.unit.get({ accountId, unitId }).go({ consistent: true });
   return data ?? undefined;
+}
+
+/** Inserts a unit of measure numbered from the unit sequence; returns its `unit_id`. */
+export async function insertUnit(accountId: string, name: string): Promise<number> {
+  const { number } = await allocateNumber(accountId, "unit", (unitId, claim) =>
+    writeTransaction((tx) => {
+      claim(tx);
+      tx.add("unit", tx.entities.unit.create({ accountId, unitId, name, createdAt: nowIso() }).commit());
+    }),
+  );
+  return number;
 }

@@ -1,5 +1,5 @@
 import { db, type LocationItem, type ZoneItem } from "./service.js";
-import { writeTransaction, type CancellationReason } from "./transactions.js";
+import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 /** Every location of the account (one Query on the by-name index). */
@@ -25,47 +25,37 @@ export async function readLocationTree(
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 
 export async function insertLocation(location: LocationItem, outcome: Outcome): Promise<void> {
-  const failed = await writeTransaction(({ location: locations }) => [locations.create(location).commit()], outcome);
-  if (failed) throw new Error(`Location insert rejected: ${JSON.stringify(failed)}`);
+  const failed = await writeTransaction((tx) => tx.add("location", tx.entities.location.create(location).commit()), outcome);
+  if (failed) throw new Error(`Location insert rejected: ${failed.labels.join(", ")}`);
+}
+
+/** The label of the active-location check of a zone write. */
+export const LOCATION_LABEL = "location";
+
+function activeLocationCheck(tx: TransactionBuilder, accountId: string, locationId: string): void {
+  tx.add(LOCATION_LABEL, tx.entities.location.check({ accountId, locationId }).where(({ active }, { eq }) => eq(active, true)).commit());
+}
+
+/** Inserts a zone on condition that its location exists and is active (`LOCATION_LABEL`). */
+export async function insertZone(zone: ZoneItem, outcome: Outcome): Promise<Cancellation | null> {
+  return writeTransaction((tx) => {
+    activeLocationCheck(tx, zone.accountId, zone.locationId);
+    tx.add("zone", tx.entities.zone.create(zone).commit());
+  }, outcome);
 }
 
 /**
- * Inserts a zone on condition that its location exists and is active. Returns the
- * cancellation reasons (index 0 = the location check) or null when written.
- */
-export async function insertZone(zone: ZoneItem, outcome: Outcome): Promise<CancellationReason[] | null> {
-  return writeTransaction(
-    ({ location, zone: zones }) => [
-      location
-        .check({ accountId: zone.accountId, locationId: zone.locationId })
-        .where(({ active }, { eq }) => eq(active, true))
-        .commit(),
-      zones.create(zone).commit(),
-    ],
-    outcome,
-  );
-}
-
-/**
- * Replaces a zone's writable fields on condition that the location is active (index 0) and
- * the zone exists in that location (index 1).
+ * Replaces a zone's writable fields on condition that the location is active (`LOCATION_LABEL`)
+ * and the zone exists in that location (`zone`).
  */
 export async function replaceZone(
   key: { accountId: string; locationId: string; zoneId: string },
   fields: { name: string; shortName: string; description: string | undefined; updatedAt: string },
   outcome: Outcome,
-): Promise<CancellationReason[] | null> {
-  return writeTransaction(
-    ({ location, zone }) => {
-      const update = zone.patch(key).set({ name: fields.name, shortName: fields.shortName, updatedAt: fields.updatedAt });
-      return [
-        location
-          .check({ accountId: key.accountId, locationId: key.locationId })
-          .where(({ active }, { eq }) => eq(active, true))
-          .commit(),
-        (fields.description === undefined ? update.remove(["description"]) : update.set({ description: fields.description })).commit(),
-      ];
-    },
-    outcome,
-  );
+): Promise<Cancellation | null> {
+  return writeTransaction((tx) => {
+    const update = tx.entities.zone.patch(key).set({ name: fields.name, shortName: fields.shortName, updatedAt: fields.updatedAt });
+    activeLocationCheck(tx, key.accountId, key.locationId);
+    tx.add("zone", (fields.description === undefined ? update.remove(["description"]) : update.set({ description: fields.description })).commit());
+  }, outcome);
 }

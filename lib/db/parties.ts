@@ -1,7 +1,10 @@
 import { readToOffset } from "./offset-page.js";
 import { db, type AccountCountersItem, type ContactItem, type OwnerCountersItem, type PartyItem } from "./service.js";
-import { unlinkOps } from "./contacts.js";
-import { writeTransaction, type CancellationReason, type TransactionEntities, type TransactionOp } from "./transactions.js";
+import { addUnlinks } from "./contacts.js";
+import { checkReferences, referenceDetails, type Reference } from "./references.js";
+import { allocateNumber } from "./sequences.js";
+import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
+import type { ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { PartyKind } from "../schemas/parties.js";
 
@@ -9,7 +12,6 @@ type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 
 /** The counter attribute of each kind's record count, and of its number sequence. */
 export const COUNT_FIELD = { customer: "customerCount", prospect: "prospectCount", supplier: "supplierCount" } as const;
-export const SEQUENCE_FIELD = { customer: "customerSeq", prospect: "customerSeq", supplier: "supplierSeq" } as const;
 
 export async function readParty(accountId: string, partyId: string): Promise<PartyItem | undefined> {
   const { data } = await db().entities.party.get({ accountId, partyId }).go({ consistent: true });
@@ -71,85 +73,34 @@ export async function searchParties(scope: PartyScope, needle: string, number: n
   return data;
 }
 
-/** References a party write must check (custom fields of its kind, label, pricing tier). */
-export interface PartyReferences {
-  customFieldIds: string[];
-  customerLabelId?: string;
-  pricingTierId?: string;
-}
+export type PartyWriteResult = { ok: true } | { ok: false; conflict: boolean; references: ValidationDetail[] };
 
-export type ReferenceFailure = { field: "custom_field_values"; index: number } | { field: "customer_label_id" | "pricing_tier_id" };
-
-function referenceChecks(entities: TransactionEntities, accountId: string, kind: PartyKind, refs: PartyReferences) {
-  const ops: TransactionOp[] = [];
-  const meaning: ReferenceFailure[] = [];
-  refs.customFieldIds.forEach((customFieldId, index) => {
-    ops.push(
-      entities.customField
-        .check({ accountId, kind, customFieldId })
-        .where(({ customFieldId: id }, { exists }) => exists(id))
-        .commit(),
-    );
-    meaning.push({ field: "custom_field_values", index });
-  });
-  if (refs.customerLabelId) {
-    ops.push(entities.customerLabel.check({ accountId, labelId: refs.customerLabelId }).where(({ labelId }, { exists }) => exists(labelId)).commit());
-    meaning.push({ field: "customer_label_id" });
-  }
-  if (refs.pricingTierId) {
-    ops.push(
-      entities.pricingTier
-        .check({ accountId, pricingTierId: refs.pricingTierId })
-        .where(({ pricingTierId }, { exists }) => exists(pricingTierId))
-        .commit(),
-    );
-    meaning.push({ field: "pricing_tier_id" });
-  }
-  return { ops, meaning };
-}
-
-export type PartyWriteResult =
-  | { ok: true }
-  | { ok: false; conflict: boolean; references: ReferenceFailure[] };
-
-function interpret(failed: CancellationReason[] | null, fixedOps: number, meaning: ReferenceFailure[]): PartyWriteResult {
-  if (!failed) return { ok: true };
-  const references = failed.filter((r) => r.index >= fixedOps).map((r) => meaning[r.index - fixedOps]!);
-  return { ok: false, conflict: failed.some((r) => r.index < fixedOps), references };
+function interpret(cancellation: Cancellation | null): PartyWriteResult {
+  if (!cancellation) return { ok: true };
+  const references = referenceDetails(cancellation);
+  return { ok: false, conflict: references.length === 0 || cancellation.failedUnder("party").length > 0, references };
 }
 
 /**
- * Inserts a party with its number `expectedSequence + 1`, in one transaction with the
- * sequence (conditioned on still being `expectedSequence`), the account's and the owner's
- * counts, and a ConditionCheck per reference. `conflict` means the sequence moved: retry.
+ * Inserts a party numbered from its kind's sequence, in ONE transaction with the sequence
+ * claim, the account's and the owner's counts, and a ConditionCheck per reference. Retries
+ * while other creates take the number first; returns the number it took.
  */
 export async function insertParty(
-  party: PartyItem,
-  expectedSequence: number,
-  refs: PartyReferences,
-  outcome: Outcome,
-): Promise<PartyWriteResult> {
-  let meaning: ReferenceFailure[] = [];
-  const sequenceField = SEQUENCE_FIELD[party.kind];
+  party: Omit<PartyItem, "number">,
+  references: readonly Reference[],
+  outcome: (number: number) => Outcome,
+): Promise<{ number: number; result: PartyWriteResult }> {
   const countField = COUNT_FIELD[party.kind];
-  const failed = await writeTransaction((entities) => {
-    const checks = referenceChecks(entities, party.accountId, party.kind, refs);
-    meaning = checks.meaning;
-    return [
-      entities.accountCounters
-        .update({ accountId: party.accountId })
-        .set({ [sequenceField]: party.number })
-        .add({ [countField]: 1 })
-        .where((attributes, { eq, notExists }) =>
-          expectedSequence === 0 ? notExists(attributes[sequenceField]) : eq(attributes[sequenceField], expectedSequence),
-        )
-        .commit(),
-      entities.ownerCounters.update({ accountId: party.accountId, userId: party.ownerUserId }).add({ [countField]: 1 }).commit(),
-      entities.party.create(party).commit(),
-      ...checks.ops,
-    ];
-  }, outcome);
-  return interpret(failed, 3, meaning);
+  const { number, cancellation } = await allocateNumber(party.accountId, party.kind, (next, claim) =>
+    writeTransaction((tx) => {
+      claim(tx, { [countField]: 1 });
+      tx.add("owner counts", tx.entities.ownerCounters.update({ accountId: party.accountId, userId: party.ownerUserId }).add({ [countField]: 1 }).commit());
+      tx.add("party", tx.entities.party.create({ ...party, number: next } as PartyItem).commit());
+      checkReferences(tx, party.accountId, references);
+    }, outcome(next)),
+  );
+  return { number, result: interpret(cancellation) };
 }
 
 /**
@@ -159,18 +110,16 @@ export async function insertParty(
 export async function replaceParty(
   previous: PartyItem,
   changes: { set: Partial<PartyItem>; remove: (keyof PartyItem)[] },
-  refs: PartyReferences,
+  references: readonly Reference[],
   outcome: Outcome,
 ): Promise<PartyWriteResult> {
-  let meaning: ReferenceFailure[] = [];
-  const failed = await writeTransaction((entities) => {
-    const checks = referenceChecks(entities, previous.accountId, previous.kind, refs);
-    meaning = checks.meaning;
-    let update = entities.party.patch({ accountId: previous.accountId, partyId: previous.partyId }).set(changes.set as never);
+  const cancellation = await writeTransaction((tx) => {
+    let update = tx.entities.party.patch({ accountId: previous.accountId, partyId: previous.partyId }).set(changes.set as never);
     if (changes.remove.length > 0) update = update.remove(changes.remove as never);
-    return [update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit(), ...checks.ops];
+    tx.add("party", update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit());
+    checkReferences(tx, previous.accountId, references);
   }, outcome);
-  return interpret(failed, 1, meaning);
+  return interpret(cancellation);
 }
 
 /**
@@ -180,36 +129,36 @@ export async function replaceParty(
  */
 export async function removeParty(previous: PartyItem, linkedContacts: readonly ContactItem[], outcome: Outcome): Promise<PartyWriteResult> {
   const countField = COUNT_FIELD[previous.kind];
-  const failed = await writeTransaction(
-    (entities) => [
-      entities.party
+  const cancellation = await writeTransaction((tx) => {
+    tx.add(
+      "party",
+      tx.entities.party
         .delete({ accountId: previous.accountId, partyId: previous.partyId })
         .where(
           ({ updatedAt, documentCount, contactCount }, { eq }) =>
             `${eq(updatedAt, previous.updatedAt)} AND ${eq(documentCount, 0)} AND ${eq(contactCount, linkedContacts.length)}`,
         )
         .commit(),
-      entities.accountCounters.update({ accountId: previous.accountId }).add({ [countField]: -1 }).commit(),
-      // Also moves the owner's record count, on the same owner item as the contact counts.
-      ...unlinkOps(entities, previous, linkedContacts, { ownerCounts: { [countField]: -1 } }),
-    ],
-    outcome,
-  );
-  return failed ? { ok: false, conflict: true, references: [] } : { ok: true };
+    );
+    tx.add("account counts", tx.entities.accountCounters.update({ accountId: previous.accountId }).add({ [countField]: -1 }).commit());
+    // Also moves the owner's record count, on the same owner item as the contact counts.
+    addUnlinks(tx, previous, linkedContacts, { ownerCounts: { [countField]: -1 } });
+  }, outcome);
+  return cancellation ? { ok: false, conflict: true, references: [] } : { ok: true };
 }
 
 /**
- * The document write path's effect on its party (documents arrive with later endpoint groups):
- * a transaction item that moves `document_count` and `lifetime_revenue_total` by exact
- * amounts and sets `last_invoice_date` (the caller passes the later of the stored and the new
- * date), on condition that the party exists.
+ * The document write path's effect on its party: adds the item that moves `document_count`
+ * and `lifetime_revenue_total` by exact amounts and sets `last_invoice_date` (the caller passes
+ * the later of the stored and the new date), on condition that the party exists (label
+ * `party:<id>`: its failure means the party was deleted meanwhile).
  */
-export function documentActivityOp(
-  entities: TransactionEntities,
+export function addDocumentActivity(
+  tx: TransactionBuilder,
   party: { accountId: string; partyId: string },
   activity: { documents: number; revenueMinor?: number; invoiceDate?: string },
-): TransactionOp {
-  let update = entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
+): void {
+  let update = tx.entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
-  return update.commit();
+  tx.add(`party:${party.partyId}`, update.commit());
 }

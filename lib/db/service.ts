@@ -29,6 +29,7 @@ import { OwnerCounters } from "./entities/owner-counters.js";
 import { CustomField } from "./entities/custom-field.js";
 import { CustomerLabel } from "./entities/customer-label.js";
 import { PricingTier } from "./entities/pricing-tier.js";
+import { Sequence } from "./entities/sequence.js";
 
 const entities = {
   account: Account,
@@ -59,6 +60,7 @@ const entities = {
   customField: CustomField,
   customerLabel: CustomerLabel,
   pricingTier: PricingTier,
+  sequence: Sequence,
 };
 
 function createService() {

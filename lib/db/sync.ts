@@ -1,5 +1,7 @@
 import { db, type SyncMarkerItem } from "./service.js";
-import { TransactionCanceledError, writeTransaction, type CancellationReason } from "./transactions.js";
+import { Cancellation, writeTransaction } from "./transactions.js";
+import { RETRY, retrying, type RetryPolicy } from "./retry.js";
+import { ContentionError } from "../core/errors.js";
 import type { RecordChange } from "../sync/changes.js";
 
 /** Storage of the change feed (design: docs/sync.md). */
@@ -37,7 +39,8 @@ export interface MarkerWriteStats {
 }
 
 const MARKERS_PER_TRANSACTION = 25;
-const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+/** The stream processor has time: it outlasts long bursts of concurrent batches. */
+const MARKER_POLICY: RetryPolicy = { attempts: 60, baseMs: 5, capMs: 200 };
 
 /**
  * Writes the markers of one account's changes: per group of up to 25 records, ONE transaction
@@ -50,76 +53,83 @@ export async function writeMarkers(accountId: string, changes: readonly RecordCh
   const stats: MarkerWriteStats = { transactions: 0, conflicts: 0, markers: 0 };
   for (let start = 0; start < changes.length; start += MARKERS_PER_TRANSACTION) {
     const group = changes.slice(start, start + MARKERS_PER_TRANSACTION);
-    for (let attempt = 0; ; attempt++) {
-      if (attempt > 0) await pause(attempt);
-      if (attempt > 50) throw new Error("The sync head kept moving.");
-      const [head, pointers] = await Promise.all([
-        readHead(accountId),
-        db()
-          .entities.syncPointer.get(group.map((c) => ({ accountId, resource: c.resource, recordId: c.recordId })))
-          .go({ consistent: true }),
-      ]);
-      const pointerOf = new Map(pointers.data.map((p) => [`${p.resource}|${p.recordId}`, p]));
-      // The two reads ran in parallel: a pointer newer than the head read means another writer
-      // committed in between. Read again rather than build a transaction on a stale head.
-      if (pointers.data.some((p) => p.seq > head.seq)) {
-        stats.conflicts += 1;
-        continue;
-      }
-      const live = group.filter((c) => pointerOf.get(`${c.resource}|${c.recordId}`)?.operation !== "delete");
-      if (live.length === 0) break;
-      const at = Math.max(now(), head.lastAt);
-      const expiresAt = Math.floor(at / 1000) + RETENTION_SECONDS;
-      const second = Math.floor(at / 1000);
-      const newSecond = second > Math.floor(head.lastAt / 1000);
-      const from = head.seq;
-      let failed: CancellationReason[] | null;
-      try {
-        failed = await writeTransaction((e) => {
-        const ops = [
-          e.syncHead
-            .update({ accountId })
-            .set({ seq: from + live.length, lastAt: at })
-            .where(({ seq }, { eq, notExists }) => (from === 0 ? notExists(seq) : eq(seq, from)))
-            .commit(),
-        ];
-        live.forEach((change, i) => {
-          const seq = from + i + 1;
-          const pointer = pointerOf.get(`${change.resource}|${change.recordId}`);
-          ops.push(
-            e.syncMarker
-              .put({ accountId, seqKey: seqKey(seq), seq, resource: change.resource, recordId: change.recordId, operation: change.operation, at, expiresAt })
-              .commit(),
-          );
-          if (pointer) ops.push(e.syncMarker.delete({ accountId, seqKey: seqKey(pointer.seq) }).commit());
-          ops.push(
-            e.syncPointer
-              .put({ accountId, resource: change.resource, recordId: change.recordId, seq, operation: change.operation, expiresAt })
-              .where((attributes, { eq, notExists }) => (pointer ? eq(attributes.seq, pointer.seq) : notExists(attributes.seq)))
-              .commit(),
-          );
-        });
-        if (newSecond) {
-          ops.push(
-            e.syncCheckpoint
-              .put({ accountId, secondKey: secondKey(second), firstSeq: from + 1, expiresAt })
-              .where(({ firstSeq }, { notExists }) => notExists(firstSeq))
-              .commit(),
-          );
+    await retrying(
+      "sync head",
+      async () => {
+        const [head, pointers] = await Promise.all([
+          readHead(accountId),
+          db()
+            .entities.syncPointer.get(group.map((c) => ({ accountId, resource: c.resource, recordId: c.recordId })))
+            .go({ consistent: true }),
+        ]);
+        const pointerOf = new Map(pointers.data.map((p) => [`${p.resource}|${p.recordId}`, p]));
+        // The two reads ran in parallel: a pointer newer than the head read means another writer
+        // committed in between. Read again rather than build a transaction on a stale head.
+        if (pointers.data.some((p) => p.seq > head.seq)) {
+          stats.conflicts += 1;
+          return RETRY;
         }
-        return ops;
-      });
-      } catch (error) {
-        if (!(error instanceof TransactionCanceledError)) throw error;
-        failed = error.reasons; // other writers kept colliding: read again
-      }
-      stats.transactions += 1;
-      if (!failed) {
-        stats.markers += live.length;
-        break;
-      }
-      stats.conflicts += 1;
-    }
+        const live = group.filter((c) => pointerOf.get(`${c.resource}|${c.recordId}`)?.operation !== "delete");
+        if (live.length === 0) return true;
+        const at = Math.max(now(), head.lastAt);
+        const expiresAt = Math.floor(at / 1000) + RETENTION_SECONDS;
+        const second = Math.floor(at / 1000);
+        const newSecond = second > Math.floor(head.lastAt / 1000);
+        const from = head.seq;
+        let failed: Cancellation | null;
+        try {
+          failed = await writeTransaction((tx) => {
+            const e = tx.entities;
+            tx.add(
+              "head",
+              e.syncHead
+                .update({ accountId })
+                .set({ seq: from + live.length, lastAt: at })
+                .where(({ seq }, { eq, notExists }) => (from === 0 ? notExists(seq) : eq(seq, from)))
+                .commit(),
+            );
+            live.forEach((change, i) => {
+              const seq = from + i + 1;
+              const pointer = pointerOf.get(`${change.resource}|${change.recordId}`);
+              tx.add(
+                "marker",
+                e.syncMarker
+                  .put({ accountId, seqKey: seqKey(seq), seq, resource: change.resource, recordId: change.recordId, operation: change.operation, at, expiresAt })
+                  .commit(),
+              );
+              if (pointer) tx.add("previous marker", e.syncMarker.delete({ accountId, seqKey: seqKey(pointer.seq) }).commit());
+              tx.add(
+                "pointer",
+                e.syncPointer
+                  .put({ accountId, resource: change.resource, recordId: change.recordId, seq, operation: change.operation, expiresAt })
+                  .where((attributes, { eq, notExists }) => (pointer ? eq(attributes.seq, pointer.seq) : notExists(attributes.seq)))
+                  .commit(),
+              );
+            });
+            if (newSecond) {
+              tx.add(
+                "checkpoint",
+                e.syncCheckpoint
+                  .put({ accountId, secondKey: secondKey(second), firstSeq: from + 1, expiresAt })
+                  .where(({ firstSeq }, { notExists }) => notExists(firstSeq))
+                  .commit(),
+              );
+            }
+          });
+        } catch (error) {
+          if (!(error instanceof ContentionError)) throw error;
+          failed = new Cancellation([]); // other writers kept colliding: read again
+        }
+        stats.transactions += 1;
+        if (!failed) {
+          stats.markers += live.length;
+          return true;
+        }
+        stats.conflicts += 1;
+        return RETRY;
+      },
+      MARKER_POLICY,
+    );
   }
   return stats;
 }

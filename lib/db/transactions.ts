@@ -1,6 +1,7 @@
 import { db, type InventoryService } from "./service.js";
 import { outcomeRecord } from "./idempotency.js";
 import { epochSeconds } from "./keys.js";
+import { CONFLICT_POLICY, RETRY, retrying } from "./retry.js";
 import { IdempotencyConflictError, type IdempotencyCompletion } from "../core/idempotency.js";
 
 type WriteBuilder = Parameters<InventoryService["transaction"]["write"]>[0];
@@ -8,69 +9,154 @@ type WriteBuilder = Parameters<InventoryService["transaction"]["write"]>[0];
 export type TransactionEntities = Parameters<WriteBuilder>[0];
 /** A transaction item as ElectroDB's `commit()` returns it. */
 export type TransactionOp = ReturnType<WriteBuilder>[number];
-type Entities = TransactionEntities;
 
-export interface CancellationReason {
-  /** Position of the item in the list the caller built. */
-  index: number;
-  /** DynamoDB's code: `ConditionalCheckFailed`, `TransactionConflict`, ... */
-  code: string;
-}
+/** DynamoDB's limit of items in one TransactWriteItems. */
+export const MAX_TRANSACTION_ITEMS = 100;
 
-/** Thrown when a transaction is cancelled for a reason the caller did not map. */
-export class TransactionCanceledError extends Error {
-  readonly reasons: CancellationReason[];
-  constructor(reasons: CancellationReason[]) {
-    super(`Transaction cancelled: ${reasons.map((r) => `${r.index}:${r.code}`).join(", ")}`);
-    this.name = "TransactionCanceledError";
-    this.reasons = reasons;
+/** The label of the stored idempotency outcome, when a transaction carries one. */
+const OUTCOME_LABEL = "idempotency-outcome";
+
+/** Thrown when a write would put more items in one transaction than DynamoDB accepts. */
+export class TransactionTooLargeError extends Error {
+  constructor(readonly size: number) {
+    super(`A transaction of ${size} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}.`);
+    this.name = "TransactionTooLargeError";
   }
 }
-
-const MAX_CONFLICT_RETRIES = 4;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Writes `build`'s items, plus the request's stored outcome when one is given, in ONE
- * DynamoDB transaction. Returns null when it committed, or the reasons of the caller's own
- * items when a condition failed (the caller maps them to API errors). Throws
- * `IdempotencyConflictError` when the outcome record already exists, and retries a few times
- * when DynamoDB reports a conflict with a concurrent transaction.
+ * Collects the items of one transaction, each under a label that says what it is
+ * (`sequence:customer`, `party`, `ref:custom_field_values[2].custom_field_id`, ...). A
+ * cancellation reason is mapped back to its item by label, never by position, so adding an
+ * item can never shift what a failure means. Counts its items and refuses the 101st.
+ */
+export class TransactionBuilder {
+  private readonly entries: { label: string; op: TransactionOp; note?: string }[] = [];
+
+  constructor(
+    readonly entities: TransactionEntities,
+    /** Items this builder may hold (the limit, less what the writer adds itself). */
+    readonly capacity: number = MAX_TRANSACTION_ITEMS,
+  ) {}
+
+  /** Adds an item; `note` travels with a failure of it (e.g. the message of a reference check). */
+  add(label: string, op: TransactionOp, note?: string): this {
+    if (this.entries.length >= this.capacity) throw new TransactionTooLargeError(this.entries.length + 1 + (MAX_TRANSACTION_ITEMS - this.capacity));
+    this.entries.push({ label, op, note });
+    return this;
+  }
+
+  /** Adds several items under one label. */
+  addAll(label: string, ops: readonly TransactionOp[]): this {
+    for (const op of ops) this.add(label, op);
+    return this;
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** Room left for more items. */
+  get remaining(): number {
+    return this.capacity - this.entries.length;
+  }
+
+  /** @internal the items in order, for the writer. */
+  items(): readonly { label: string; op: TransactionOp; note?: string }[] {
+    return this.entries;
+  }
+}
+
+export interface CancellationReason {
+  label: string;
+  /** DynamoDB's code: `ConditionalCheckFailed`, `TransactionConflict`, ... */
+  code: string;
+  note?: string;
+}
+
+/** Why a transaction did not commit: the failed conditions of the caller's items, by label. */
+export class Cancellation {
+  constructor(readonly reasons: readonly CancellationReason[]) {}
+
+  /** Whether the item(s) labelled exactly `label` failed their condition. */
+  failed(label: string): boolean {
+    return this.reasons.some((r) => r.label === label);
+  }
+
+  /** The failures whose label starts with `prefix`. */
+  failedUnder(prefix: string): CancellationReason[] {
+    return this.reasons.filter((r) => r.label.startsWith(prefix));
+  }
+
+  /** Whether any failure has a label other than the given ones. */
+  failedOtherThan(...labels: string[]): boolean {
+    return this.reasons.some((r) => !labels.includes(r.label));
+  }
+
+  get labels(): string[] {
+    return this.reasons.map((r) => r.label);
+  }
+}
+
+/** Thrown when DynamoDB cancelled a transaction for a reason no caller maps (a bug, or an outage). */
+export class TransactionCanceledError extends Error {
+  constructor(readonly reasons: readonly CancellationReason[]) {
+    super(`Transaction cancelled: ${reasons.map((r) => `${r.label}:${r.code}`).join(", ")}`);
+    this.name = "TransactionCanceledError";
+  }
+}
+
+/** Codes that say "try again": another transaction held the items, or DynamoDB throttled. */
+const TRANSIENT_CODES = new Set(["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"]);
+
+/**
+ * Writes the items `build` adds, plus the request's stored outcome when one is given, in ONE
+ * DynamoDB transaction. Returns null when it committed, or a `Cancellation` naming (by label)
+ * the caller's items whose condition failed, for the caller to map to API errors. Retries
+ * (with the shared policy) while DynamoDB reports conflicts with concurrent transactions.
+ * Throws `IdempotencyConflictError` when only the stored outcome's condition failed (the
+ * request was already answered), and `ContentionError` when conflicts outlast the retries.
  */
 export async function writeTransaction(
-  build: (entities: Entities) => TransactionOp[],
+  build: (tx: TransactionBuilder) => void,
   outcome?: { completion: IdempotencyCompletion | undefined; body: unknown },
-): Promise<CancellationReason[] | null> {
-  for (let attempt = 0; ; attempt++) {
-    let ownCount = 0;
-    const result = await db()
-      .transaction.write((entities) => {
-        const ops = build(entities);
-        ownCount = ops.length;
-        if (outcome?.completion) ops.push(
-            entities.idempotencyRecord
-              .put(outcomeRecord(outcome.completion, outcome.body))
-              .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
-              .commit(),
-          );
-        return ops as never;
-      })
-      .go();
-    if (!result.canceled) {
-      if (outcome?.completion) outcome.completion.context.stored = true;
-      return null;
-    }
-    const reasons: CancellationReason[] = result.data
-      .map((item: { code: string }, index: number) => ({ index, code: item.code }))
-      .filter((r: CancellationReason) => r.code !== "None");
-    const idempotencyRejected = reasons.some((r) => r.index >= ownCount);
-    const failed = reasons.filter((r) => r.code === "ConditionalCheckFailed" && r.index < ownCount);
-    if (idempotencyRejected && failed.length === 0) throw new IdempotencyConflictError(reasons);
-    if (failed.length > 0) return failed;
-    if (reasons.every((r) => r.code === "TransactionConflict") && attempt < MAX_CONFLICT_RETRIES) {
-      await pause(10 + Math.random() * 40 * (attempt + 1));
-      continue;
-    }
-    throw new TransactionCanceledError(reasons);
-  }
+): Promise<Cancellation | null> {
+  const storesOutcome = outcome?.completion !== undefined;
+  return retrying(
+    "transaction",
+    async () => {
+      let labelled: readonly { label: string; note?: string }[] = [];
+      const result = await db()
+        .transaction.write((entities) => {
+          const tx = new TransactionBuilder(entities, storesOutcome ? MAX_TRANSACTION_ITEMS - 1 : MAX_TRANSACTION_ITEMS);
+          build(tx);
+          const items = [...tx.items()];
+          if (storesOutcome) {
+            items.push({
+              label: OUTCOME_LABEL,
+              op: entities.idempotencyRecord
+                .put(outcomeRecord(outcome!.completion!, outcome!.body))
+                .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
+                .commit(),
+            });
+          }
+          labelled = items;
+          return items.map((item) => item.op) as never;
+        })
+        .go();
+      if (!result.canceled) {
+        if (storesOutcome) outcome!.completion!.context.stored = true;
+        return null;
+      }
+      const reasons: CancellationReason[] = (result.data as { code: string }[])
+        .map((item, index) => ({ label: labelled[index]?.label ?? `#${index}`, code: item.code, note: labelled[index]?.note }))
+        .filter((r) => r.code !== "None");
+      const failed = reasons.filter((r) => r.code === "ConditionalCheckFailed" && r.label !== OUTCOME_LABEL);
+      if (failed.length > 0) return new Cancellation(failed);
+      if (reasons.some((r) => r.label === OUTCOME_LABEL && r.code === "ConditionalCheckFailed")) throw new IdempotencyConflictError(reasons);
+      if (reasons.length > 0 && reasons.every((r) => TRANSIENT_CODES.has(r.code))) return RETRY;
+      throw new TransactionCanceledError(reasons);
+    },
+    CONFLICT_POLICY,
+  );
 }

@@ -18,8 +18,7 @@ import {
   writeUser,
 } from "../db/admin-store.js";
 import { readLocation } from "../db/locations.js";
-import { readInventoryCounters, readItems } from "../db/items.js";
-import { writeTransaction } from "../db/transactions.js";
+import { insertUnit, readItems } from "../db/items.js";
 import { nowIso } from "../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../db/service.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../db/entities/custom-field.js";
@@ -307,20 +306,7 @@ async function ownerPrincipal(accountId: string): Promise<import("../auth/permis
 export async function createUnit(input: { accountId: string; name: string }): Promise<{ unit_id: number }> {
   const name = requireName(input.name);
   if (!(await readAccount(input.accountId))) throw new AdminError(`No such account: ${input.accountId}.`);
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const sequence = (await readInventoryCounters(input.accountId, true))?.unitSeq ?? 0;
-    const unitId = sequence + 1;
-    const failed = await writeTransaction((e) => [
-      e.inventoryCounters
-        .update({ accountId: input.accountId })
-        .set({ unitSeq: unitId })
-        .where(({ unitSeq }, { eq, notExists }) => (sequence === 0 ? notExists(unitSeq) : eq(unitSeq, sequence)))
-        .commit(),
-      e.unit.create({ accountId: input.accountId, unitId, name, createdAt: nowIso() }).commit(),
-    ]);
-    if (!failed) return { unit_id: unitId };
-  }
-  throw new AdminError("The unit sequence kept moving; try again.");
+  return { unit_id: await insertUnit(input.accountId, name) };
 }
 
 /** Creates an item through the same domain code as `POST /items`. */

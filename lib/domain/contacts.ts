@@ -14,11 +14,15 @@ import { readAccountCounters, readOwnerCounters, readParties, readParty } from "
 import { nowIso } from "../db/keys.js";
 import type { ContactItem, PartyItem } from "../db/service.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
+import { referenceDetail } from "../db/references.js";
+import { RETRY, retrying } from "../db/retry.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { ContactWriteBody } from "../schemas/contacts.js";
 import { canSeeParty } from "./parties.js";
 import { nameSortKey } from "./ordering.js";
+
+const NOT_A_VISIBLE_RECORD = "is not a visible customer, prospect or supplier.";
 
 /** Contacts: spec part 1, sections 2.5 and 4.3. */
 
@@ -119,7 +123,7 @@ async function resolveLinks(principal: Principal, ids: readonly string[]): Promi
   ids.forEach((id, index) => {
     const party = found.get(id);
     if (!party || !canSeeParty(principal, party)) {
-      details.push({ param: `account_record_ids[${index}]`, code: "invalid_reference", message: "is not a visible customer, prospect or supplier." });
+      details.push(referenceDetail(`account_record_ids[${index}]`, NOT_A_VISIBLE_RECORD));
     } else {
       links.push({ id, kind: party.kind, ownerUserId: party.ownerUserId });
     }
@@ -156,11 +160,7 @@ function applyFields(base: ContactItem, input: ContactWriteBody): ContactItem {
 
 function linkFailure(result: Extract<ContactWriteResult, { ok: false }>, ids: readonly string[]) {
   return errors.validationFailed(
-    result.missingParties.map((id) => ({
-      param: `account_record_ids[${Math.max(0, ids.indexOf(id))}]`,
-      code: "invalid_reference",
-      message: "is not a visible customer, prospect or supplier.",
-    })),
+    result.missingParties.map((id) => referenceDetail(`account_record_ids[${Math.max(0, ids.indexOf(id))}]`, NOT_A_VISIBLE_RECORD)),
   );
 }
 
@@ -206,8 +206,6 @@ export async function getContact(principal: Principal, contactId: string): Promi
   return resource!;
 }
 
-const MAX_ATTEMPTS = 5;
-
 /**
  * Updates a contact. `account_record_ids` omitted keeps the links; an array replaces the
  * links the caller can see (links to records the caller cannot see are kept); [] removes them.
@@ -220,7 +218,7 @@ export async function updateContact(
 ): Promise<ContactResource> {
   const ids = input.account_record_ids;
   const requested = ids === undefined ? undefined : await resolveLinks(principal, ids);
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  return retrying("update contact", async () => {
     const previous = await visibleContact(principal, contactId);
     let next = applyFields(previous, input);
     if (requested !== undefined) {
@@ -234,8 +232,8 @@ export async function updateContact(
     const result = await replaceContact(previous, next, { completion, body: resource });
     if (result.ok) return resource!;
     if (result.missingParties.length > 0) throw linkFailure(result, ids ?? []);
-  }
-  throw errors.internal(new Error("the contact kept changing"));
+    return RETRY;
+  });
 }
 
 /**

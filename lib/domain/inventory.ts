@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import {
+  CHUNK_MARK_LABEL,
+  addChunkMark,
   commitLedgerWrite,
   insertJournal,
-  markChunkOp,
+  isLedgerFailure,
   markJournalApplied,
   readInventorySequence,
   readItemsAndRows,
@@ -12,7 +14,8 @@ import {
 } from "../db/inventory.js";
 import { nowIso } from "../db/keys.js";
 import type { ItemRecord, StockHistoryItem, StockRowItem } from "../db/service.js";
-import type { CancellationReason, TransactionEntities, TransactionOp } from "../db/transactions.js";
+import { RETRY, retrying } from "../db/retry.js";
+import { Cancellation, type TransactionBuilder } from "../db/transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { BALANCE_FIELDS, ZERO_BALANCES, addQuantities, applyDeltas, sumBalances, type BalanceDeltas, type Balances } from "./inventory-math.js";
 
@@ -57,14 +60,6 @@ export class StockRuleError extends Error {
   ) {
     super(message);
     this.name = "StockRuleError";
-  }
-}
-
-/** Thrown when the items kept changing under a write (more retries than is reasonable). */
-export class LedgerContentionError extends Error {
-  constructor() {
-    super("The stock of these items kept changing; retry.");
-    this.name = "LedgerContentionError";
   }
 }
 
@@ -195,9 +190,6 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
   };
 }
 
-const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
-const MAX_ATTEMPTS = 30;
-
 export interface LedgerState {
   items: Map<string, ItemRecord>;
   rows: Map<string, StockRowItem>;
@@ -228,8 +220,8 @@ export const MAX_INLINE_CHANGES = 25;
 
 export interface PostResult {
   write: LedgerWrite;
-  /** Reasons of the caller's own items when one of their conditions failed. */
-  rejected?: CancellationReason[];
+  /** The caller's own items whose condition failed (by label). */
+  rejected?: Cancellation;
 }
 
 /**
@@ -243,15 +235,14 @@ export async function postStockChanges(options: {
   source: LedgerSource;
   changes: readonly StockChange[];
   itemAdds?: ReadonlyMap<string, { adjustmentCount?: number }>;
-  extra?: (entities: TransactionEntities) => TransactionOp[];
+  extra?: (tx: TransactionBuilder) => void;
   respond?: (write: LedgerWrite) => { completion: IdempotencyCompletion | undefined; body: unknown };
   /** The items and rows as the caller just read them (used for the first attempt only). */
   known?: LedgerState;
 }): Promise<PostResult> {
   if (options.changes.length > MAX_INLINE_CHANGES) throw new Error("Too many changes for one transaction: use postJournal.");
   const journalId = randomUUID();
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) await pause(attempt);
+  return retrying("stock change", async (attempt) => {
     const state = await readState(options.accountId, options.changes, attempt === 0 ? options.known : undefined);
     const write = planLedgerWrite({
       accountId: options.accountId,
@@ -262,22 +253,13 @@ export async function postStockChanges(options: {
       itemAdds: options.itemAdds,
       ...state,
     });
-    const extraOps: TransactionOp[] = [];
-    const failed = await commitLedgerWrite(
-      write,
-      (entities) => {
-        const ops = options.extra?.(entities) ?? [];
-        extraOps.push(...ops);
-        return ops;
-      },
-      options.respond?.(write),
-    );
-    if (!failed) return { write };
-    const own = failed.filter((reason) => reason.index < extraOps.length);
-    if (own.length > 0) return { write, rejected: own };
+    const cancellation = await commitLedgerWrite(write, (tx) => options.extra?.(tx), options.respond?.(write));
+    if (!cancellation) return { write };
+    const own = cancellation.reasons.filter((reason) => !isLedgerFailure(reason.label));
+    if (own.length > 0) return { write, rejected: new Cancellation(own) };
     // An item's stock or the row sequence moved since the read: read again.
-  }
-  throw new LedgerContentionError();
+    return RETRY;
+  });
 }
 
 /**
@@ -385,11 +367,8 @@ async function applyChunk(
 ): Promise<void> {
   const source: LedgerSource = { sourceType: journal.sourceType, sourceId: journal.sourceId, userId: journal.userId, reason: journal.reason };
   const appliedElsewhere = async () => ((await readJournal(journal.accountId, journal.journalId))?.appliedChunks ?? []).includes(chunkNumber);
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) {
-      await pause(attempt);
-      if (await appliedElsewhere()) return;
-    }
+  await retrying("journal chunk", async (attempt) => {
+    if (attempt > 0 && (await appliedElsewhere())) return true;
     const state = await readState(journal.accountId, changes);
     let write: LedgerWrite;
     try {
@@ -397,15 +376,14 @@ async function applyChunk(
     } catch (error) {
       // Another applier may have applied this chunk since: then the state reflects it, and the
       // chunk must not be judged (or applied) again.
-      if (error instanceof StockRuleError && (await appliedElsewhere())) return;
+      if (error instanceof StockRuleError && (await appliedElsewhere())) return true;
       throw error;
     }
     // History ids follow each change's position in the journal, not in the chunk.
     write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]}`));
-    const failed = await commitLedgerWrite(write, (entities) => [markChunkOp(entities, journal.accountId, journal.journalId, chunkNumber)]);
-    if (!failed) return;
-    if (failed.some((reason) => reason.index === 0 && reason.code === "ConditionalCheckFailed")) return; // applied before
-  }
-  throw new LedgerContentionError();
+    const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber));
+    if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // applied now, or before
+    return RETRY;
+  });
 }
 

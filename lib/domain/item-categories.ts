@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { requirePermission, type Principal } from "../auth/permissions.js";
-import { insertItemCategory, queryItemCategories, readItemCategory, replaceItemCategory } from "../db/item-categories.js";
+import { PARENT_LABEL, insertItemCategory, queryItemCategories, readItemCategory, replaceItemCategory } from "../db/item-categories.js";
+import { RETRY, retrying } from "../db/retry.js";
 import { nowIso } from "../db/keys.js";
 import type { ItemCategoryItem } from "../db/service.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
@@ -146,8 +147,6 @@ export async function createItemCategory(
   return resource;
 }
 
-const MAX_UPDATE_ATTEMPTS = 3;
-
 /**
  * Updates a category: fields sent replace the stored ones; `custom_fields` is the complete
  * desired list. A category cannot be its own parent, and one with subcategories cannot get a
@@ -160,7 +159,7 @@ export async function updateItemCategory(
   completion: IdempotencyCompletion | undefined,
 ): Promise<ItemCategoryResource> {
   requirePermission(principal, "inventory.modify");
-  for (let attempt = 1; ; attempt++) {
+  return retrying("update item category", async () => {
     const previous = await readItemCategory(principal.accountId, categoryId);
     if (!previous) throw errors.resourceMissing("item category", categoryId);
     const parentId =
@@ -184,12 +183,10 @@ export async function updateItemCategory(
     };
     if (next.updatedAt === previous.updatedAt) next.updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
     const resource = presentItemCategory(next);
-    const failed = await replaceItemCategory(previous, next, { completion, body: resource });
-    if (!failed) return resource;
-    if (failed.some((reason) => reason.index === 1 && next.parentId !== previous.parentId && next.parentId !== "root")) {
-      throw parentInvalid();
-    }
+    const cancellation = await replaceItemCategory(previous, next, { completion, body: resource });
+    if (!cancellation) return resource;
+    if (cancellation.failed(PARENT_LABEL)) throw parentInvalid();
     // The category changed (or gained children) since it was read: read it again.
-    if (attempt >= MAX_UPDATE_ATTEMPTS) throw errors.internal(new Error("category update kept conflicting"));
-  }
+    return RETRY;
+  });
 }

@@ -6,25 +6,25 @@ import {
   insertItem,
   queryItemPage,
   queryUnits,
-  readInventoryCounters,
   readItem,
   readItems,
   readUnit,
   removeItem,
   replaceItem,
   searchItems,
+  readInventoryCounters,
   type ItemFilter,
-  type ItemReferences,
-  type ItemWriteResult,
 } from "../db/items.js";
 import { nowIso } from "../db/keys.js";
+import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
+import { RETRY, retrying } from "../db/retry.js";
 import type { ItemCategoryItem, ItemRecord, ItemVariationItem, StockHistoryItem, StockRowItem } from "../db/service.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../schemas/items.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
-import { LedgerContentionError, StockRuleError, itemStock, postStockChanges, rowBalances } from "./inventory.js";
+import { StockRuleError, itemStock, postStockChanges, rowBalances } from "./inventory.js";
 import { addQuantities, sumBalances, type Balances } from "./inventory-math.js";
 import { money } from "./money.js";
 import { nameSortKey } from "./ordering.js";
@@ -118,8 +118,8 @@ const moneyOrUndefined = (value: string | number | null | undefined) => (value =
 interface Changes {
   set: Partial<ItemRecord>;
   remove: (keyof ItemRecord)[];
-  refs: ItemReferences;
-  fieldPositions: number[];
+  /** Account-owned references the write proves in its transaction. */
+  references: Reference[];
 }
 
 /**
@@ -173,36 +173,20 @@ function itemChanges(input: ItemUpdateBody | ItemCreateBody, category: ItemCateg
   if (input.published !== undefined) set.published = input.published;
   if ("archived" in input && input.archived !== undefined) set.archived = input.archived;
 
-  const refs: ItemReferences = { customFieldIds: [] };
-  let fieldPositions: number[] = [];
+  const references: Reference[] = [];
   if (input.custom_field_values !== undefined) {
     const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values);
     set.customFieldValues = values;
     const categoryFields = new Set((category?.customFields ?? []).map((f) => f.id));
-    refs.customFieldIds = checkedIds.filter((id) => !categoryFields.has(id));
-    fieldPositions = positions.filter((_, i) => !categoryFields.has(checkedIds[i]!));
+    checkedIds.forEach((id, i) => {
+      if (categoryFields.has(id)) return;
+      references.push({ param: `custom_field_values[${positions[i]}].custom_field_id`, kind: "custom_field", id, recordKind: "item" });
+    });
   }
-  if (typeof set.categoryId === "string") refs.categoryId = set.categoryId;
-  if (typeof set.unitId === "number") refs.unitId = set.unitId;
-  if (typeof set.locationId === "string") refs.locationId = set.locationId;
-  return { set: set as Partial<ItemRecord>, remove, refs, fieldPositions };
-}
-
-function referenceError(result: Extract<ItemWriteResult, { ok: false }>, positions: number[]) {
-  const details: ValidationDetail[] = result.references.map((failure) =>
-    failure.field === "custom_field_values"
-      ? {
-          param: `custom_field_values[${positions[failure.index]}].custom_field_id`,
-          code: "invalid_reference",
-          message: "is not a custom field of items (or of the item's category) in this account.",
-        }
-      : {
-          param: failure.field,
-          code: "invalid_reference",
-          message: failure.field === "location_id" ? "is not an active location of this account." : "does not exist in this account.",
-        },
-  );
-  return errors.validationFailed(details);
+  if (typeof set.categoryId === "string") references.push({ param: "category_id", kind: "item_category", id: set.categoryId });
+  if (typeof set.unitId === "number") references.push({ param: "unit_id", kind: "unit", id: set.unitId });
+  if (typeof set.locationId === "string") references.push({ param: "location_id", kind: "location", id: set.locationId });
+  return { set: set as Partial<ItemRecord>, remove, references };
 }
 
 /** Reads the category and unit a write names (the category decides defaults and its fields). */
@@ -212,14 +196,11 @@ async function readReferences(accountId: string, input: { category_id?: string |
     input.unit_id ? readUnit(accountId, input.unit_id) : Promise.resolve(undefined),
   ]);
   const details: ValidationDetail[] = [];
-  if (input.category_id && !category) details.push({ param: "category_id", code: "invalid_reference", message: "does not exist in this account." });
-  if (input.unit_id && !unit) details.push({ param: "unit_id", code: "invalid_reference", message: "does not exist in this account." });
+  if (input.category_id && !category) details.push(referenceDetail("category_id"));
+  if (input.unit_id && !unit) details.push(referenceDetail("unit_id"));
   if (details.length > 0) throw errors.validationFailed(details);
   return { category, unitName: unit?.name };
 }
-
-const MAX_ATTEMPTS = 30;
-const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
 
 /**
  * Creates an item numbered from the account's item sequence, with one base variation or the
@@ -251,38 +232,32 @@ export async function createItem(principal: Principal, input: ItemCreateBody, co
     updatedAt: now,
   }));
   const variationSkus = variations.map((v) => v.sku).filter(Boolean) as string[];
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) await backoff(attempt);
-    const counters = await readInventoryCounters(principal.accountId, attempt > 0);
-    const sequence = counters?.itemSeq ?? 0;
-    const item = {
-      accountId: principal.accountId,
-      itemId,
-      number: sequence + 1,
-      name: "",
-      nameKey: "",
-      categoryKey: "none",
-      inventoryType,
-      threshold: 0,
-      published: false,
-      archived: false,
-      sold: false,
-      documentCount: 0,
-      variationCount: variations.length,
-      adjustmentCount: 0,
-      stockVersion: 0,
-      stock: {},
-      createdAt: now,
-      updatedAt: now,
-      ...changes.set,
-    } as ItemRecord;
-    item.skuKey = [item.sku, ...variationSkus].filter(Boolean).join(" ").toLowerCase() || undefined;
-    const resource = presentItem(item, { principal, categoryNames: new Map(category ? [[category.categoryId, category.name]] : []) });
-    const result = await insertItem(item, variations, sequence, changes.refs, { completion, body: resource });
-    if (result.ok) return resource;
-    if (result.references.length > 0) throw referenceError(result, changes.fieldPositions);
-  }
-  throw errors.internal(new LedgerContentionError());
+  const item = {
+    accountId: principal.accountId,
+    itemId,
+    name: "",
+    nameKey: "",
+    categoryKey: "none",
+    inventoryType,
+    threshold: 0,
+    published: false,
+    archived: false,
+    sold: false,
+    documentCount: 0,
+    variationCount: variations.length,
+    adjustmentCount: 0,
+    stockVersion: 0,
+    stock: {},
+    createdAt: now,
+    updatedAt: now,
+    ...changes.set,
+  } as Omit<ItemRecord, "number">;
+  item.skuKey = [item.sku, ...variationSkus].filter(Boolean).join(" ").toLowerCase() || undefined;
+  const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
+  const present = (number: number) => presentItem({ ...item, number } as ItemRecord, { principal, categoryNames });
+  const { number, result } = await insertItem(item, variations, changes.references, (number) => ({ completion, body: present(number) }));
+  if (!result.ok) throw errors.validationFailed(result.references);
+  return present(number);
 }
 
 export async function getItem(principal: Principal, itemId: string) {
@@ -297,8 +272,7 @@ export async function updateItem(principal: Principal, itemId: string, input: It
   requireModify(principal);
   requireCostsView(principal, input);
   const references = await readReferences(principal.accountId, input);
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) await backoff(attempt);
+  return retrying("update item", async () => {
     const previous = await readItem(principal.accountId, itemId);
     if (!previous) throw errors.resourceMissing("item", itemId);
     const category = references.category ?? (previous.categoryId ? await readItemCategory(principal.accountId, previous.categoryId) : undefined);
@@ -322,19 +296,18 @@ export async function updateItem(principal: Principal, itemId: string, input: It
     const next = { ...previous, ...set } as ItemRecord;
     for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
     const resource = presentItem(next, { principal, categoryNames: new Map(category ? [[category.categoryId, category.name]] : []) });
-    const result = await replaceItem(previous, { set, remove: changes.remove.filter((a) => !(a in set)) }, changes.refs, { completion, body: resource });
+    const result = await replaceItem(previous, { set, remove: changes.remove.filter((a) => !(a in set)) }, changes.references, { completion, body: resource });
     if (result.ok) return resource;
-    if (result.references.length > 0) throw referenceError(result, changes.fieldPositions);
-  }
-  throw errors.internal(new LedgerContentionError());
+    if (result.references.length > 0) throw errors.validationFailed(result.references);
+    return RETRY;
+  });
 }
 
 /** Deletes an item that no document references (else 422 on `document_count`). */
 export async function deleteItem(principal: Principal, itemId: string, completion: IdempotencyCompletion | undefined) {
   requireModify(principal);
   const resource = { id: itemId, object: "item" as const, deleted: true as const };
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) await backoff(attempt);
+  return retrying("delete item", async () => {
     const tree = await readItemTree(principal.accountId, itemId);
     if (!tree.item) throw errors.resourceMissing("item", itemId);
     if (tree.item.documentCount > 0) {
@@ -343,9 +316,8 @@ export async function deleteItem(principal: Principal, itemId: string, completio
       ]);
     }
     const result = await removeItem(tree.item, tree.variations, tree.rows, { completion, body: resource });
-    if (result.ok) return resource;
-  }
-  throw errors.internal(new LedgerContentionError());
+    return result.ok ? resource : RETRY;
+  });
 }
 
 export interface ItemListQuery {
@@ -500,21 +472,14 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
       source: { sourceType: "adjustment", userId: principal.userId, reason: input.reason ?? undefined },
       changes: [{ itemId, variationId, locationId: input.location_id, deltas: { onHand: input.quantity } }],
       itemAdds: new Map([[itemId, { adjustmentCount: 1 }]]),
-      extra: (entities) => [
-        entities.location
-          .check({ accountId: principal.accountId, locationId: input.location_id })
-          .where(({ active }, { eq }) => eq(active, true))
-          .commit(),
-      ],
+      extra: (tx) => checkReferences(tx, principal.accountId, [{ param: "location_id", kind: "location", id: input.location_id }]),
       respond: (write) => ({ completion, body: presentAdjustment(write.history[0]!) }),
       known: {
         items: new Map([[itemId, tree.item]]),
         rows: new Map(tree.rows.map((row) => [rowKeyOf(row), row])),
       },
     });
-    if (result.rejected) {
-      throw errors.validationFailed([{ param: "location_id", code: "invalid_reference", message: "is not an active location of this account." }]);
-    }
+    if (result.rejected) throw errors.validationFailed(referenceDetails(result.rejected));
     return presentAdjustment(result.write.history[0]!);
   } catch (error) {
     if (error instanceof StockRuleError) {
@@ -529,7 +494,6 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
         },
       ]);
     }
-    if (error instanceof LedgerContentionError) throw errors.internal(error);
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { requirePermission, locationRestriction, type Principal } from "../auth/permissions.js";
-import { insertLocation, insertZone, queryLocations, readLocation, readLocationTree, replaceZone } from "../db/locations.js";
+import { LOCATION_LABEL, insertLocation, insertZone, queryLocations, readLocation, readLocationTree, replaceZone } from "../db/locations.js";
 import { nowIso } from "../db/keys.js";
 import type { LocationItem, ZoneItem } from "../db/service.js";
 import { errors } from "../core/errors.js";
@@ -169,7 +169,7 @@ export async function updateZone(
     { name: input.name, shortName: input.short_name, description: input.description ?? undefined, updatedAt },
     { completion, body: resource },
   );
-  if (failed?.some((reason) => reason.index === 0)) throw errors.resourceMissing("location", locationId);
+  if (failed?.failed(LOCATION_LABEL)) throw errors.resourceMissing("location", locationId);
   if (failed) throw errors.resourceMissing("zone", zoneId);
   return resource;
 }

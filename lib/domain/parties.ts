@@ -3,7 +3,6 @@ import { moneyFromMinor, rate } from "./money.js";
 import { hasPermission, type Principal } from "../auth/permissions.js";
 import {
   COUNT_FIELD,
-  SEQUENCE_FIELD,
   insertParty,
   queryPartyPage,
   readAccountCounters,
@@ -12,10 +11,10 @@ import {
   removeParty,
   replaceParty,
   searchParties,
-  type PartyReferences,
   type PartyScope,
-  type PartyWriteResult,
 } from "../db/parties.js";
+import type { Reference } from "../db/references.js";
+import { RETRY, retrying } from "../db/retry.js";
 import { UNLINK_IN_DELETE, contactsOfParty, unlinkExcessContacts } from "../db/contacts.js";
 import { nowIso } from "../db/keys.js";
 import type { PartyItem } from "../db/service.js";
@@ -116,13 +115,12 @@ const FIELD_MAP: Record<string, keyof PartyItem> = {
 interface FieldChanges {
   set: Partial<PartyItem>;
   remove: (keyof PartyItem)[];
-  refs: PartyReferences;
-  /** Position in the request of each checked custom-field value. */
-  fieldPositions: number[];
+  /** Account-owned references the write must prove (checked in its transaction). */
+  references: Reference[];
 }
 
 /** Turns a validated body into attribute changes; null or "" clears a field. */
-function fieldChanges(input: PartyWriteBody): FieldChanges {
+function fieldChanges(kind: PartyKind, input: PartyWriteBody): FieldChanges {
   const set: Record<string, unknown> = {};
   const remove: (keyof PartyItem)[] = [];
   for (const [field, attribute] of Object.entries(FIELD_MAP)) {
@@ -144,37 +142,18 @@ function fieldChanges(input: PartyWriteBody): FieldChanges {
     if (value === null) remove.push(attribute);
     else set[attribute] = rate(value);
   }
-  let fieldPositions: number[] = [];
-  const refs: PartyReferences = { customFieldIds: [] };
+  const references: Reference[] = [];
   if (input.custom_field_values !== undefined) {
     const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values);
     set.customFieldValues = values;
-    refs.customFieldIds = checkedIds;
-    fieldPositions = positions;
+    checkedIds.forEach((id, i) =>
+      references.push({ param: `custom_field_values[${positions[i]}].custom_field_id`, kind: "custom_field", id, recordKind: kind }),
+    );
   }
-  if (typeof set.customerLabelId === "string") refs.customerLabelId = set.customerLabelId;
-  if (typeof set.pricingTierId === "string") refs.pricingTierId = set.pricingTierId;
-  return { set: set as Partial<PartyItem>, remove, refs, fieldPositions };
+  if (typeof set.customerLabelId === "string") references.push({ param: "customer_label_id", kind: "customer_label", id: set.customerLabelId });
+  if (typeof set.pricingTierId === "string") references.push({ param: "pricing_tier_id", kind: "pricing_tier", id: set.pricingTierId });
+  return { set: set as Partial<PartyItem>, remove, references };
 }
-
-/** 422 for references that are missing, of another kind, or of another account. */
-function referenceError(result: Extract<PartyWriteResult, { ok: false }>, positions: number[]) {
-  const details: ValidationDetail[] = result.references.map((failure) =>
-    failure.field === "custom_field_values"
-      ? {
-          param: `custom_field_values[${positions[failure.index]}].custom_field_id`,
-          code: "invalid_reference",
-          message: "is not a custom field of this record kind in this account.",
-        }
-      : { param: failure.field, code: "invalid_reference", message: "does not exist in this account." },
-  );
-  return errors.validationFailed(details);
-}
-
-const MAX_ATTEMPTS = 30;
-
-/** Spreads retries of writers racing for one account's sequence (jittered, growing, capped). */
-const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 5 * 2 ** attempt)));
 
 /** Creates a record numbered by its kind's sequence, owned by the key's user (section 4.4). */
 export async function createParty(
@@ -183,37 +162,28 @@ export async function createParty(
   input: PartyWriteBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<PartyResource> {
-  const changes = fieldChanges(input);
+  const changes = fieldChanges(kind, input);
   const now = nowIso();
-  const partyId = randomUUID();
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) await backoff(attempt);
-    // An eventually consistent read is right almost always; the condition catches the rest.
-    const counters = await readAccountCounters(principal.accountId, attempt > 0);
-    const sequence = counters?.[SEQUENCE_FIELD[kind]] ?? 0;
-    const party = {
-      accountId: principal.accountId,
-      partyId,
-      kind,
-      number: sequence + 1,
-      ownerUserId: principal.userId,
-      name: "",
-      nameKey: "",
-      archived: false,
-      documentCount: 0,
-      lifetimeRevenueMinor: 0,
-      contactCount: 0,
-      createdAt: now,
-      updatedAt: now,
-      ...changes.set,
-    } as PartyItem;
-    if (kind === "prospect" && party.closingPercentage === undefined) party.closingPercentage = 0;
-    const resource = presentParty(party);
-    const result = await insertParty(party, sequence, changes.refs, { completion, body: resource });
-    if (result.ok) return resource;
-    if (result.references.length > 0) throw referenceError(result, changes.fieldPositions);
-  }
-  throw errors.internal(new Error("the number sequence kept moving"));
+  const party = {
+    accountId: principal.accountId,
+    partyId: randomUUID(),
+    kind,
+    ownerUserId: principal.userId,
+    name: "",
+    nameKey: "",
+    archived: false,
+    documentCount: 0,
+    lifetimeRevenueMinor: 0,
+    contactCount: 0,
+    createdAt: now,
+    updatedAt: now,
+    ...changes.set,
+  } as Omit<PartyItem, "number">;
+  if (kind === "prospect" && party.closingPercentage === undefined) party.closingPercentage = 0;
+  const present = (number: number) => presentParty({ ...party, number } as PartyItem);
+  const { number, result } = await insertParty(party, changes.references, (number) => ({ completion, body: present(number) }));
+  if (!result.ok) throw errors.validationFailed(result.references);
+  return present(number);
 }
 
 async function visibleParty(principal: Principal, kind: PartyKind, partyId: string): Promise<PartyItem> {
@@ -234,23 +204,22 @@ export async function updateParty(
   input: PartyWriteBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<PartyResource> {
-  const changes = fieldChanges(input);
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) await backoff(attempt);
+  const changes = fieldChanges(kind, input);
+  return retrying(`update ${kind}`, async () => {
     const previous = await visibleParty(principal, kind, partyId);
     let updatedAt = nowIso();
     if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
     const next = { ...previous, ...changes.set, updatedAt } as PartyItem;
     for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
     const resource = presentParty(next);
-    const result = await replaceParty(previous, { set: { ...changes.set, updatedAt }, remove: changes.remove }, changes.refs, {
+    const result = await replaceParty(previous, { set: { ...changes.set, updatedAt }, remove: changes.remove }, changes.references, {
       completion,
       body: resource,
     });
     if (result.ok) return resource;
-    if (result.references.length > 0) throw referenceError(result, changes.fieldPositions);
-  }
-  throw errors.internal(new Error("the record kept changing"));
+    if (result.references.length > 0) throw errors.validationFailed(result.references);
+    return RETRY;
+  });
 }
 
 const documentsExist = (count: number) =>
@@ -266,19 +235,18 @@ export async function deleteParty(
   completion: IdempotencyCompletion | undefined,
 ): Promise<{ id: string; object: PartyKind; deleted: true }> {
   const resource = { id: partyId, object: kind, deleted: true as const };
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  return retrying(`delete ${kind}`, async () => {
     const previous = await visibleParty(principal, kind, partyId);
     if (previous.documentCount > 0) throw documentsExist(previous.documentCount);
     if (previous.contactCount > UNLINK_IN_DELETE) {
       // More linked contacts than one transaction holds: unlink the excess first.
       await unlinkExcessContacts(previous);
-      continue;
+      return RETRY;
     }
     const linked = previous.contactCount > 0 ? await contactsOfParty(principal.accountId, partyId) : [];
     const result = await removeParty(previous, linked, { completion, body: resource });
-    if (result.ok) return resource;
-  }
-  throw errors.internal(new Error("the record kept changing"));
+    return result.ok ? resource : RETRY;
+  });
 }
 
 /**

@@ -31,6 +31,8 @@ export interface PipelineState {
   handlerStarted?: boolean;
   /** True when the response came from the idempotency store. */
   replayed?: boolean;
+  /** Why a request failed with a 5xx (logged, never sent). */
+  failureReason?: string;
 }
 
 export type PipelineRequest = Request<HttpEvent, HttpResult, Error, Context, PipelineState & Record<string, unknown>>;

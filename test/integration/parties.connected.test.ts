@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
 import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin.js";
-import { documentActivityOp } from "../../lib/db/parties.js";
+import { addDocumentActivity } from "../../lib/db/parties.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
 import { db } from "../../lib/db/service.js";
 import { expectError, expectValidation } from "../support/assertions.js";
@@ -650,9 +650,9 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
     it("refuses to delete a record with documents (422 on document_count) until they are gone", async () => {
       const { account, client } = await setup();
       const party = await create(client, path, { name: "Busy" });
-      await writeTransaction((e) => [
-        documentActivityOp(e, { accountId: account.accountId, partyId: party.id }, { documents: 2, revenueMinor: 1234500, invoiceDate: "2026-11-01" }),
-      ]);
+      await writeTransaction((tx) =>
+        addDocumentActivity(tx, { accountId: account.accountId, partyId: party.id }, { documents: 2, revenueMinor: 1234500, invoiceDate: "2026-11-01" }),
+      );
 
       const fetched = await client.get(`${path}/${party.id}`);
       expect(fetched.status, fetched.text).toBe(200);
@@ -673,7 +673,7 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
       expect(patched.body.document_count).toBe(2);
       if (kind === "customer") expect(patched.body.lifetime_revenue_total).toBe("123.4500");
 
-      await writeTransaction((e) => [documentActivityOp(e, { accountId: account.accountId, partyId: party.id }, { documents: -2 })]);
+      await writeTransaction((tx) => addDocumentActivity(tx, { accountId: account.accountId, partyId: party.id }, { documents: -2 }));
       expect((await client.get(`${path}/${party.id}`)).body.document_count).toBe(0);
       const deleted = await del(client, `${path}/${party.id}`);
       expect(deleted.status, deleted.text).toBe(200);

@@ -1,10 +1,11 @@
-import { ApiError, errors } from "../../core/errors.js";
+import { ApiError, ContentionError, errors } from "../../core/errors.js";
 import { errorFields, log } from "../../core/log.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /**
  * Turns every thrown error into the spec's error body. An `ApiError` renders as itself; an
- * error that Middy raised for the body (415) becomes 400 `invalid_json`; anything else is
+ * error that Middy raised for the body (415) becomes 400 `invalid_json`; a write whose retries
+ * ran out (`ContentionError`) becomes 503 `resource_busy` with `Retry-After`; anything else is
  * logged with the request id and becomes 500 `api_error` with no internals in the body.
  */
 export function errorHandler(): PipelineMiddleware {
@@ -23,6 +24,11 @@ export function errorHandler(): PipelineMiddleware {
 function toApiError(request: PipelineRequest): ApiError {
   const error = request.error;
   if (error instanceof ApiError) return error;
+  if (error instanceof ContentionError) {
+    // Nothing was written; the client may retry. The request's log line carries the reason.
+    request.internal.failureReason = error.message;
+    return errors.busy(error);
+  }
   const status = (error as { statusCode?: number } | null)?.statusCode;
   if (status === 415) {
     const contentType = request.event.headers?.["content-type"];
@@ -30,6 +36,7 @@ function toApiError(request: PipelineRequest): ApiError {
       ? errors.invalidJson()
       : errors.invalidJson("Send the request body as JSON with Content-Type: application/json.");
   }
+  request.internal.failureReason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   log("ERROR", "unhandled error", { requestId: request.internal.requestId, ...errorFields(error) });
   return errors.internal(error);
 }

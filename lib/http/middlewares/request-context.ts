@@ -35,7 +35,7 @@ export function requestContext(options: RequestContextOptions = {}): PipelineMid
     };
     if (!config.logRequests) return;
     const usage = currentDbUsage();
-    log(response.statusCode >= 500 ? "ERROR" : "INFO", "request", {
+    log(response.statusCode >= 500 ? (response.statusCode === 503 ? "WARN" : "ERROR") : "INFO", "request", {
       requestId: request.internal.requestId,
       method: request.event.requestContext?.http?.method,
       path: request.event.rawPath,
@@ -44,6 +44,7 @@ export function requestContext(options: RequestContextOptions = {}): PipelineMid
       latencyMs: Date.now() - request.internal.startedAt,
       accountId: request.internal.principal?.accountId,
       replayed: request.internal.replayed ?? false,
+      reason: request.internal.failureReason,
       dynamodb: usage
         ? {
             calls: usage.calls,

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { ContentionError } from "../core/errors.js";
+import { RETRY, backoffDelay, retrying, type RetryPolicy } from "./retry.js";
+import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder, TransactionTooLargeError } from "./transactions.js";
+import { referenceDetails, referenceLabel } from "./references.js";
+
+const op = {} as never;
+
+describe("offline: retry policy", () => {
+  const policy: RetryPolicy = { attempts: 5, baseMs: 10, capMs: 50 };
+
+  it("waits nothing before the first attempt and at most min(cap, base * 2^n) after", () => {
+    expect(backoffDelay(0, policy, () => 1)).toBe(0);
+    expect(backoffDelay(1, policy, () => 1)).toBe(20);
+    expect(backoffDelay(2, policy, () => 1)).toBe(40);
+    expect(backoffDelay(3, policy, () => 1)).toBe(50);
+    expect(backoffDelay(10, policy, () => 0.5)).toBe(25);
+    for (let n = 1; n < 20; n++) expect(backoffDelay(n, policy)).toBeLessThanOrEqual(50);
+  });
+
+  it("returns the first result that is not RETRY", async () => {
+    const seen: number[] = [];
+    const result = await retrying("test", async (n) => (seen.push(n), n < 2 ? RETRY : "done"), { attempts: 5, baseMs: 1, capMs: 1 });
+    expect(result).toBe("done");
+    expect(seen).toEqual([0, 1, 2]);
+  });
+
+  it("gives up with ContentionError naming the operation after the bounded attempts", async () => {
+    let calls = 0;
+    const attempt = retrying("next customer number", async () => (calls++, RETRY), { attempts: 4, baseMs: 1, capMs: 1 });
+    await expect(attempt).rejects.toBeInstanceOf(ContentionError);
+    await expect(attempt).rejects.toThrow(/next customer number/);
+    expect(calls).toBe(4);
+  });
+
+  it("lets other errors through at once", async () => {
+    let calls = 0;
+    await expect(retrying("x", async () => (calls++, Promise.reject(new Error("boom"))))).rejects.toThrow("boom");
+    expect(calls).toBe(1);
+  });
+});
+
+describe("offline: transaction builder", () => {
+  it("counts its labelled items and refuses the 101st", () => {
+    const tx = new TransactionBuilder({} as never);
+    for (let i = 0; i < MAX_TRANSACTION_ITEMS; i++) tx.add(`item ${i}`, op);
+    expect(tx.size).toBe(100);
+    expect(tx.remaining).toBe(0);
+    expect(() => tx.add("one too many", op)).toThrow(TransactionTooLargeError);
+  });
+
+  it("keeps room for the items the writer adds itself (the stored outcome)", () => {
+    const tx = new TransactionBuilder({} as never, MAX_TRANSACTION_ITEMS - 1);
+    tx.addAll("rows", Array.from({ length: 99 }, () => op));
+    expect(() => tx.add("extra", op)).toThrow(/101 items/);
+    expect(tx.items().map((i) => i.label)).toEqual(Array.from({ length: 99 }, () => "rows"));
+  });
+
+  it("maps failures by label, never by position", () => {
+    const cancellation = new Cancellation([
+      { label: "sequence:customer", code: "ConditionalCheckFailed" },
+      { label: referenceLabel("custom_field_values[3].custom_field_id"), code: "ConditionalCheckFailed", note: "is not a custom field of this record kind in this account." },
+    ]);
+    expect(cancellation.failed("sequence:customer")).toBe(true);
+    expect(cancellation.failed("party")).toBe(false);
+    expect(cancellation.failedOtherThan("sequence:customer")).toBe(true);
+    expect(referenceDetails(cancellation)).toEqual([
+      { param: "custom_field_values[3].custom_field_id", code: "invalid_reference", message: "is not a custom field of this record kind in this account." },
+    ]);
+    expect(referenceDetails(null)).toEqual([]);
+  });
+});

@@ -1,0 +1,85 @@
+import type { ValidationDetail } from "../core/errors.js";
+import type { CustomFieldKind } from "./entities/custom-field.js";
+import type { Cancellation, TransactionBuilder, TransactionOp } from "./transactions.js";
+
+/**
+ * Account-owned references (spec part 1, section 2.1): a UUID in a request that is missing or
+ * belongs to another account is 422 `validation_failed` with a detail naming the field, and
+ * nothing about the other account shows. Written once for every writer:
+ * - `checkReferences` adds one ConditionCheck per reference to the write's own transaction, so
+ *   the reference is proven at the moment the write commits (no check-then-write race);
+ * - `referenceDetails` turns the failed checks of a cancellation into validation details;
+ * - `referenceDetail` is the same detail for a reference found missing by a read (when the
+ *   writer needs the referenced record's data anyway).
+ */
+export type ReferenceKind = "custom_field" | "customer_label" | "pricing_tier" | "item_category" | "unit" | "location";
+
+export type Reference =
+  | { param: string; kind: "custom_field"; id: string; recordKind: CustomFieldKind }
+  | { param: string; kind: "customer_label" | "pricing_tier" | "item_category" | "location"; id: string }
+  | { param: string; kind: "unit"; id: number };
+
+const MESSAGES: Record<ReferenceKind | "record", string> = {
+  custom_field: "is not a custom field of this record kind in this account.",
+  customer_label: "does not exist in this account.",
+  pricing_tier: "does not exist in this account.",
+  item_category: "does not exist in this account.",
+  unit: "does not exist in this account.",
+  location: "is not an active location of this account.",
+  record: "does not exist in this account.",
+};
+
+const LABEL_PREFIX = "ref:";
+
+/** The label of a reference's item in a transaction: `ref:` + the request field's path. */
+export const referenceLabel = (param: string): string => `${LABEL_PREFIX}${param}`;
+
+function checkOp(tx: TransactionBuilder, accountId: string, reference: Reference): TransactionOp {
+  const e = tx.entities;
+  switch (reference.kind) {
+    case "custom_field":
+      return e.customField
+        .check({ accountId, kind: reference.recordKind, customFieldId: reference.id })
+        .where(({ customFieldId }, { exists }) => exists(customFieldId))
+        .commit();
+    case "customer_label":
+      return e.customerLabel.check({ accountId, labelId: reference.id }).where(({ labelId }, { exists }) => exists(labelId)).commit();
+    case "pricing_tier":
+      return e.pricingTier.check({ accountId, pricingTierId: reference.id }).where(({ pricingTierId }, { exists }) => exists(pricingTierId)).commit();
+    case "item_category":
+      return e.itemCategory.check({ accountId, categoryId: reference.id }).where(({ categoryId }, { exists }) => exists(categoryId)).commit();
+    case "unit":
+      return e.unit.check({ accountId, unitId: reference.id }).where(({ unitId }, { exists }) => exists(unitId)).commit();
+    case "location":
+      return e.location.check({ accountId, locationId: reference.id }).where(({ active }, { eq }) => eq(active, true)).commit();
+  }
+}
+
+/** Adds a ConditionCheck per reference (labelled by its field) to the write's transaction. */
+export function checkReferences(tx: TransactionBuilder, accountId: string, references: readonly Reference[]): void {
+  for (const reference of references) tx.add(referenceLabel(reference.param), checkOp(tx, accountId, reference), MESSAGES[reference.kind]);
+}
+
+/**
+ * Adds an item of the write that also proves a reference (for example the update that counts
+ * a contact on a linked record, conditioned on the record existing): its failure reads as an
+ * invalid reference of `param`.
+ */
+export function addReferencingOp(tx: TransactionBuilder, param: string, op: TransactionOp, message = MESSAGES.record): void {
+  tx.add(referenceLabel(param), op, message);
+}
+
+/** The validation details of the failed reference items of a cancelled write (none if none failed). */
+export function referenceDetails(cancellation: Cancellation | null): ValidationDetail[] {
+  if (!cancellation) return [];
+  return cancellation.failedUnder(LABEL_PREFIX).map((reason) => ({
+    param: reason.label.slice(LABEL_PREFIX.length),
+    code: "invalid_reference",
+    message: reason.note ?? MESSAGES.record,
+  }));
+}
+
+/** The detail of a reference that a read found missing, outside the caller's account or unusable. */
+export function referenceDetail(param: string, message: string = MESSAGES.record): ValidationDetail {
+  return { param, code: "invalid_reference", message };
+}

@@ -1,0 +1,50 @@
+import { ContentionError } from "../core/errors.js";
+
+/**
+ * THE retry policy of every optimistic write (sequences, conditioned updates, the ledger, the
+ * sync head, transaction conflicts): jittered exponential backoff ("full jitter": a random
+ * delay up to `min(capMs, baseMs * 2^attempt)`) over a bounded number of attempts. When the
+ * attempts run out the write gives up with `ContentionError`, which the API answers with
+ * 503 `resource_busy` and `Retry-After` (the request changed nothing, so a retry is safe).
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  attempts: number;
+  baseMs: number;
+  capMs: number;
+}
+
+/** Read-modify-write loops: many writers may race for one record or one sequence. */
+export const CONTENTION_POLICY: RetryPolicy = { attempts: 60, baseMs: 8, capMs: 400 };
+
+/** A transaction that DynamoDB cancelled for a concurrent transaction on the same items. */
+export const CONFLICT_POLICY: RetryPolicy = { attempts: 8, baseMs: 10, capMs: 200 };
+
+/** Returned by an attempt that lost a race and must run again. */
+export const RETRY: unique symbol = Symbol("retry");
+export type Attempt<T> = T | typeof RETRY;
+
+/** The pause before attempt `attempt` (1-based retries; 0 for the first attempt). */
+export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  if (attempt <= 0) return 0;
+  return random() * Math.min(policy.capMs, policy.baseMs * 2 ** attempt);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `attempt` until it returns something other than `RETRY`, pausing between attempts.
+ * `operation` names the write in the `ContentionError` (and so in the request's log line).
+ */
+export async function retrying<T>(
+  operation: string,
+  attempt: (attemptNumber: number) => Promise<Attempt<T>>,
+  policy: RetryPolicy = CONTENTION_POLICY,
+): Promise<T> {
+  for (let n = 0; n < policy.attempts; n++) {
+    if (n > 0) await sleep(backoffDelay(n, policy));
+    const result = await attempt(n);
+    if (result !== RETRY) return result as T;
+  }
+  throw new ContentionError(operation, policy.attempts);
+}
