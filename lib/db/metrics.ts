@@ -7,12 +7,14 @@ export interface DbUsage {
   writeCapacity: number;
   /** Command names in call order, e.g. `GetItem`, `TransactWriteItems`. */
   commands: string[];
+  /** Epoch ms after which a retrying write gives up rather than outlive the request. */
+  deadline?: number;
 }
 
 const storage = new AsyncLocalStorage<DbUsage>();
 
-export function newDbUsage(): DbUsage {
-  return { calls: 0, readCapacity: 0, writeCapacity: 0, commands: [] };
+export function newDbUsage(deadline?: number): DbUsage {
+  return { calls: 0, readCapacity: 0, writeCapacity: 0, commands: [], deadline };
 }
 
 /** Runs `fn` with its own usage counter; every DynamoDB call inside it is counted there. */

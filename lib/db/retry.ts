@@ -1,4 +1,5 @@
 import { ContentionError } from "../core/errors.js";
+import { currentDbUsage } from "./metrics.js";
 
 /**
  * THE retry policy of every optimistic write (sequences, conditioned updates, the ledger, the
@@ -15,7 +16,7 @@ export interface RetryPolicy {
 }
 
 /** Read-modify-write loops: many writers may race for one record or one sequence. */
-export const CONTENTION_POLICY: RetryPolicy = { attempts: 60, baseMs: 8, capMs: 400 };
+export const CONTENTION_POLICY: RetryPolicy = { attempts: 60, baseMs: 10, capMs: 4000 };
 
 /** A transaction that DynamoDB cancelled for a concurrent transaction on the same items. */
 export const CONFLICT_POLICY: RetryPolicy = { attempts: 8, baseMs: 10, capMs: 200 };
@@ -34,15 +35,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs `attempt` until it returns something other than `RETRY`, pausing between attempts.
- * `operation` names the write in the `ContentionError` (and so in the request's log line).
+ * `operation` names the write in the `ContentionError` (and so in the request's log line). Inside
+ * an API request it also stops before the request's deadline (`DbUsage.deadline`).
  */
 export async function retrying<T>(
   operation: string,
   attempt: (attemptNumber: number) => Promise<Attempt<T>>,
   policy: RetryPolicy = CONTENTION_POLICY,
 ): Promise<T> {
+  const deadline = currentDbUsage()?.deadline;
   for (let n = 0; n < policy.attempts; n++) {
-    if (n > 0) await sleep(backoffDelay(n, policy));
+    if (n > 0) {
+      const delay = backoffDelay(n, policy);
+      // Never outlive the request: give up (nothing was written) while there is time to say so.
+      if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(operation, n);
+      await sleep(delay);
+    }
     const result = await attempt(n);
     if (result !== RETRY) return result as T;
   }

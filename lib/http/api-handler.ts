@@ -26,6 +26,9 @@ function resolveRoute(routes: readonly RouteDefinition[]): PipelineMiddleware {
   return { before: resolveRouteBefore };
 }
 
+/** Retrying writes give up this long before the Lambda's deadline, leaving time to answer. */
+const DEADLINE_MARGIN_MS = 3000;
+
 /**
  * Builds the Lambda handler of one endpoint group (its own routes only): the full request pipeline (architecture
  * section 3) around a dispatcher that calls the group's route handler by `operationId`.
@@ -79,6 +82,9 @@ export function createApiHandler(routes: readonly RouteDefinition[], implementat
     })
     .handler(async (event: HttpEvent, context: Context) => dispatch(event, context, requests.get(event)!));
 
-  return (event: HttpEvent, context: Context): Promise<HttpResult> =>
-    withDbUsage(newDbUsage(), () => pipeline(event, context) as Promise<HttpResult>);
+  return (event: HttpEvent, context: Context): Promise<HttpResult> => {
+    const remaining = context?.getRemainingTimeInMillis?.();
+    const deadline = remaining === undefined ? undefined : Date.now() + remaining - DEADLINE_MARGIN_MS;
+    return withDbUsage(newDbUsage(deadline), () => pipeline(event, context) as Promise<HttpResult>);
+  };
 }
