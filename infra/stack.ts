@@ -1,59 +1,118 @@
-import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
-import { HttpApi, HttpMethod, type HttpRouteIntegration } from "aws-cdk-lib/aws-apigatewayv2";
+import { CfnCondition, CfnOutput, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Token, type StackProps } from "aws-cdk-lib";
+import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
+import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type HttpRouteIntegration } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
-import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from "aws-cdk-lib/aws-cloudwatch";
+import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from "aws-cdk-lib/aws-cloudwatch";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { AttributeType, BillingMode, Operation, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
-import { PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { Secret } from "aws-cdk-lib/aws-secretsmanager";
-import { Architecture, FilterCriteria, Runtime, StartingPosition, type IFunction } from "aws-cdk-lib/aws-lambda";
-import { DynamoEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { LoggingFormat } from "aws-cdk-lib/aws-lambda";
+import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Architecture, CfnFunction, FilterCriteria, LoggingFormat, Runtime, StartingPosition } from "aws-cdk-lib/aws-lambda";
+import { DynamoEventSource, SqsDlq } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { CfnSubscription, Subscription, SubscriptionProtocol, Topic } from "aws-cdk-lib/aws-sns";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { NagSuppressions } from "cdk-nag";
 import type { Construct } from "constructs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { ENDPOINT_GROUPS, ROUTES, type EndpointGroup } from "../lib/routes/index.js";
+import { ENDPOINT_GROUPS, ROUTES, routesOfGroup, type EndpointGroup } from "../lib/routes/index.js";
 import { GLOBAL_INDEXES, TABLE_KEYS } from "../lib/db/table.js";
 import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../lib/sync/classify.js";
+import { STREAM_PROCESSOR_ACCESS, tableAccessOf, type TableAccess } from "./permissions.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface InventoryApiStackProps extends StackProps {
   /** Protect the table from deletion (default true; turn off for throwaway stages). */
   deletionProtection?: boolean;
+  /**
+   * Browser origins allowed by CORS (API Gateway answers preflights itself). Default none: no
+   * CORS configuration, so browsers on other origins cannot call the API.
+   */
+  corsOrigins?: readonly string[];
 }
 
-/** Actions an API function needs on the table and its indexes (no Scan, no table admin). */
-const API_TABLE_ACTIONS = [
-  "dynamodb:GetItem",
-  "dynamodb:BatchGetItem",
-  "dynamodb:Query",
-  "dynamodb:PutItem",
-  "dynamodb:UpdateItem",
-  "dynamodb:DeleteItem",
-  "dynamodb:ConditionCheckItem",
-];
+/** Values CloudWatch Logs accepts for a retention (the LogRetentionDays parameter). */
+const RETENTION_CHOICES = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
 
-/** Groups that serve public documents only and never touch the table. */
-const GROUPS_WITHOUT_TABLE: readonly EndpointGroup[] = ["platform"];
+/** Stream processor event source: retries are bounded, and records are never older than this when replayed from the DLQ. */
+export const STREAM_RETRY_ATTEMPTS = 10;
+/** Leaves at least 18 of the stream's 24 hours of retention to replay a discarded batch. */
+export const STREAM_MAX_RECORD_AGE = Duration.hours(6);
+
+/** Headers a browser client sends and may read (CORS). */
+const CORS_REQUEST_HEADERS = ["authorization", "content-type", "idempotency-key", "if-match"];
+const CORS_EXPOSED_HEADERS = [
+  "etag",
+  "idempotent-replayed",
+  "ratelimit-limit",
+  "ratelimit-remaining",
+  "ratelimit-reset",
+  "retry-after",
+  "x-request-id",
+];
 
 /**
  * The whole service: one table, one HTTP API whose routes come from the route table, one
- * Lambda per endpoint group, the stream processor, and alarms.
+ * Lambda per endpoint group (each with its own role, log group and reserved concurrency), the
+ * stream processor with its failure queue, and alarms that notify one SNS topic.
  */
 export class InventoryApiStack extends Stack {
   readonly table: Table;
   readonly api: HttpApi;
   readonly functions: Record<EndpointGroup, NodejsFunction>;
+  readonly streamProcessor: NodejsFunction;
+  readonly alarmTopic: Topic;
+  readonly streamFailureQueue: Queue;
 
   constructor(scope: Construct, id: string, props: InventoryApiStackProps = {}) {
     super(scope, id, props);
+    const throwaway = props.deletionProtection === false;
 
     const rateLimit = new CfnParameter(this, "RateLimitPerMinute", {
       type: "Number",
       default: 120,
       minValue: 1,
       description: "Requests allowed per API key per minute.",
+    });
+    const throttleRate = new CfnParameter(this, "ApiThrottleRateLimit", {
+      type: "Number",
+      default: 200,
+      minValue: 1,
+      description: "Steady-state requests per second the API stage accepts in total (API Gateway answers 429 above it).",
+    });
+    const throttleBurst = new CfnParameter(this, "ApiThrottleBurstLimit", {
+      type: "Number",
+      default: 400,
+      minValue: 1,
+      description: "Requests the API stage accepts in a burst above the steady rate.",
+    });
+    const apiConcurrency = new CfnParameter(this, "ApiReservedConcurrency", {
+      type: "Number",
+      default: 20,
+      minValue: 0,
+      description:
+        "Concurrent executions reserved for (and capping) EACH API function. 0 reserves nothing (the functions then share the account's unreserved pool).",
+    });
+    const streamConcurrency = new CfnParameter(this, "StreamProcessorReservedConcurrency", {
+      type: "Number",
+      default: 10,
+      minValue: 0,
+      description: "Concurrent executions reserved for the stream processor (one per active stream shard). 0 reserves nothing.",
+    });
+    const logRetention = new CfnParameter(this, "LogRetentionDays", {
+      type: "Number",
+      default: 30,
+      allowedValues: RETENTION_CHOICES.map(String),
+      description: "Days CloudWatch keeps function and access logs.",
+    });
+    const alarmEmail = new CfnParameter(this, "AlarmEmail", {
+      type: "String",
+      default: "",
+      allowedPattern: "^$|^[^@\\s]+@[^@\\s]+$",
+      description: "Email address subscribed to the alarm topic (empty: no subscription).",
     });
 
     this.table = new Table(this, "Table", {
@@ -64,7 +123,7 @@ export class InventoryApiStack extends Stack {
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
       timeToLiveAttribute: TABLE_KEYS.timeToLiveAttribute,
       deletionProtection: props.deletionProtection ?? true,
-      removalPolicy: props.deletionProtection === false ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+      removalPolicy: throwaway ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     });
     for (const index of GLOBAL_INDEXES) {
       this.table.addGlobalSecondaryIndex({
@@ -73,16 +132,43 @@ export class InventoryApiStack extends Stack {
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
       });
     }
+    // Each index by name: no wildcard in any policy.
+    const indexArns = GLOBAL_INDEXES.map((index) => `${this.table.tableArn}/index/${index.indexName}`);
 
     const environment = {
       TABLE_NAME: this.table.tableName,
       RATE_LIMIT_PER_MINUTE: rateLimit.valueAsString,
       LOG_LEVEL: "INFO",
-      NODE_OPTIONS: "--enable-source-maps",
+    };
+    const logRemoval = throwaway ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const retention = Token.asNumber(logRetention.valueAsNumber) as RetentionDays;
+    /** Reserved concurrency from a parameter; 0 leaves the function unreserved (Lambda's 0 would stop it). */
+    const reservations = new Map<CfnParameter, CfnCondition>();
+    const reserve = (fn: NodejsFunction, parameter: CfnParameter) => {
+      let reserves = reservations.get(parameter);
+      if (!reserves) {
+        reserves = new CfnCondition(this, `${parameter.node.id}Set`, { expression: Fn.conditionNot(Fn.conditionEquals(parameter.valueAsString, "0")) });
+        reservations.set(parameter, reserves);
+      }
+      (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = Token.asNumber(
+        Fn.conditionIf(reserves.logicalId, parameter.valueAsNumber, Fn.ref("AWS::NoValue")),
+      );
     };
 
-    const makeFunction = (name: string, entry: string, memorySize: number, timeout: Duration): NodejsFunction =>
-      new NodejsFunction(this, name, {
+    /** A function with its own role (only what `access` says, plus its own log group) and log group. */
+    const makeFunction = (name: string, entry: string, memorySize: number, timeout: Duration, access: TableAccess | undefined): NodejsFunction => {
+      const logGroup = new LogGroup(this, `${name}LogGroup`, { retention, removalPolicy: logRemoval });
+      const role = new Role(this, `${name}Role`, {
+        assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
+        description: `${name}: its log group${access ? ` and ${access.table.join(", ")} on the table` : ""}`,
+      });
+      // No AWS-managed policy: the function writes to its own log group only.
+      logGroup.grantWrite(role);
+      if (access) {
+        role.addToPolicy(new PolicyStatement({ actions: access.table, resources: [this.table.tableArn] }));
+        role.addToPolicy(new PolicyStatement({ actions: access.indexes, resources: indexArns }));
+      }
+      return new NodejsFunction(this, name, {
         entry: join(root, entry),
         handler: "handler",
         projectRoot: root,
@@ -91,13 +177,17 @@ export class InventoryApiStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize,
         timeout,
+        role,
+        logGroup,
         environment,
         loggingFormat: LoggingFormat.JSON,
         bundling: {
           format: OutputFormat.ESM,
           target: "node22",
           minify: true,
-          sourceMap: true,
+          // No source maps: --enable-source-maps slows every cold start; stack traces name the
+          // bundle's minified functions, and the request log line carries the request id.
+          sourceMap: false,
           forceDockerBundling: false,
           // ElectroDB is CommonJS: give the ESM bundle a require().
           banner: "import{createRequire}from'module';const require=createRequire(import.meta.url);",
@@ -107,26 +197,30 @@ export class InventoryApiStack extends Stack {
           externalModules: [],
         },
       });
-
-    const tablePolicy = new PolicyStatement({
-      actions: API_TABLE_ACTIONS,
-      resources: [this.table.tableArn, `${this.table.tableArn}/index/*`],
-    });
+    };
 
     this.functions = {} as Record<EndpointGroup, NodejsFunction>;
     for (const group of ENDPOINT_GROUPS) {
-      const fn = makeFunction(`${pascal(group)}Function`, `functions/${group}/handler.ts`, 1024, Duration.seconds(29));
-      if (!GROUPS_WITHOUT_TABLE.includes(group)) fn.addToRolePolicy(tablePolicy);
+      const fn = makeFunction(`${pascal(group)}Function`, `functions/${group}/handler.ts`, 1024, Duration.seconds(29), tableAccessOf(routesOfGroup(group)));
+      reserve(fn, apiConcurrency);
       this.functions[group] = fn;
     }
 
-    // Sync cursors are HMAC-signed with a generated secret, resolved into the sync function's
-    // environment at deploy time (a CloudFormation dynamic reference: not in the template).
+    // Sync cursors are HMAC-signed with a generated secret. The sync function reads it from
+    // Secrets Manager at cold start (lib/sync/cursor.ts); only its ARN is in the environment.
     const cursorSecret = new Secret(this, "SyncCursorSecret", {
       description: "HMAC key that signs sync cursors",
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });
-    this.functions.sync.addEnvironment("SYNC_CURSOR_SECRET", cursorSecret.secretValue.unsafeUnwrap());
+    this.functions.sync.addEnvironment("SYNC_CURSOR_SECRET_ARN", cursorSecret.secretArn);
+    this.functions.sync.addToRolePolicy(new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [cursorSecret.secretArn] }));
+    NagSuppressions.addResourceSuppressions(cursorSecret, [
+      {
+        id: "AwsSolutions-SMG4",
+        reason:
+          "The HMAC key signs sync cursors that stay valid for up to 90 days: an automatic rotation would invalidate every client's cursor (409, full re-download). Rotate by hand, planned with the integrators.",
+      },
+    ]);
 
     const integrations = new Map<EndpointGroup, HttpRouteIntegration>();
     const integrationOf = (group: EndpointGroup) => {
@@ -139,24 +233,90 @@ export class InventoryApiStack extends Stack {
     };
 
     // Unknown methods and paths reach the platform function, which answers route_not_found.
+    const corsOrigins = props.corsOrigins?.filter((origin) => origin.trim() !== "") ?? [];
     this.api = new HttpApi(this, "HttpApi", {
       apiName: `${id}-api`,
       defaultIntegration: integrationOf("platform"),
-      createDefaultStage: true,
+      createDefaultStage: false,
+      corsPreflight: corsOrigins.length
+        ? {
+            allowOrigins: [...corsOrigins],
+            allowMethods: [...new Set(ROUTES.map((route) => route.method))].map((method) => CorsHttpMethod[method]),
+            allowHeaders: CORS_REQUEST_HEADERS,
+            exposeHeaders: CORS_EXPOSED_HEADERS,
+            maxAge: Duration.hours(1),
+          }
+        : undefined,
     });
     for (const route of ROUTES) {
       this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integrationOf(route.group) });
     }
+    NagSuppressions.addResourceSuppressions(
+      this.api,
+      [
+        {
+          id: "AwsSolutions-APIG4",
+          reason:
+            "API keys are validated in the function (lib/http/middlewares/authentication.ts), not by an API Gateway authorizer: keys are per user, their rate window is counted in the same read, and revocation takes effect on the next request (an authorizer would cache). The unmatched $default route and the OpenAPI document are public by design.",
+        },
+      ],
+      true,
+    );
 
-    const streamProcessor = makeFunction("StreamProcessorFunction", "functions/stream-processor/handler.ts", 512, Duration.minutes(1));
-    // It finishes interrupted stock journals, which reads and writes stock like the API does.
-    streamProcessor.addToRolePolicy(tablePolicy);
-    streamProcessor.addEventSource(
+    // The $default stage (same construct path as the one HttpApi would create), throttled and
+    // access-logged. Nothing secret is logged: no headers, no query string, no body.
+    const accessLogs = new LogGroup(this, "ApiAccessLogs", { retention, removalPolicy: logRemoval });
+    new HttpStage(this.api, "DefaultStage", {
+      httpApi: this.api,
+      autoDeploy: true,
+      throttle: { rateLimit: throttleRate.valueAsNumber, burstLimit: throttleBurst.valueAsNumber },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: "$context.requestId",
+            routeKey: "$context.routeKey",
+            status: "$context.status",
+            latencyMs: "$context.responseLatency",
+            ip: "$context.identity.sourceIp",
+            integrationRequestId: "$context.integration.requestId",
+            integrationStatus: "$context.integration.status",
+            integrationLatencyMs: "$context.integration.latency",
+            integrationError: "$context.integrationErrorMessage",
+            error: "$context.error.message",
+            requestTime: "$context.requestTimeEpoch",
+            responseLength: "$context.responseLength",
+          }),
+        ),
+      },
+    });
+
+    // The stream processor. A batch that still fails after the bounded retries (bisected on
+    // each function error, which does not use up retries) is described in the failure queue
+    // (shard and sequence range), never dropped silently: docs/operations.md replays it.
+    this.streamFailureQueue = new Queue(this, "StreamFailureQueue", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    NagSuppressions.addResourceSuppressions(this.streamFailureQueue, [
+      {
+        id: "AwsSolutions-SQS3",
+        reason:
+          "This queue is itself the dead-letter destination of the stream processor's event source mapping; its messages are read by an operator (docs/operations.md), never consumed by a function that could fail them again.",
+      },
+    ]);
+
+    this.streamProcessor = makeFunction("StreamProcessorFunction", "functions/stream-processor/handler.ts", 512, Duration.minutes(1), STREAM_PROCESSOR_ACCESS);
+    reserve(this.streamProcessor, streamConcurrency);
+    this.streamProcessor.addEventSource(
       new DynamoEventSource(this.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
         batchSize: 100,
         bisectBatchOnError: true,
-        retryAttempts: 10,
+        retryAttempts: STREAM_RETRY_ATTEMPTS,
+        maxRecordAge: STREAM_MAX_RECORD_AGE,
+        onFailure: new SqsDlq(this.streamFailureQueue),
         reportBatchItemFailures: true,
         filters: [
           // Removals always; other changes unless they are high-churn platform records.
@@ -168,29 +328,108 @@ export class InventoryApiStack extends Stack {
         ],
       }),
     );
+    NagSuppressions.addResourceSuppressions(
+      this.streamProcessor.role!,
+      [
+        {
+          id: "AwsSolutions-IAM5",
+          appliesTo: ["Resource::*"],
+          reason:
+            "dynamodb:ListStreams has no resource-level permissions (AWS requires Resource *); the event source mapping's poller needs it to find the table's stream. Every other stream action is granted on the stream ARN only.",
+        },
+      ],
+      true,
+    );
 
-    this.addAlarms(streamProcessor);
+    // Alarms: every one notifies the topic; an email subscription only when AlarmEmail is set.
+    // Not KMS-encrypted: notifications carry alarm names and states only, and CloudWatch cannot
+    // publish to a topic under the AWS-managed SNS key.
+    this.alarmTopic = new Topic(this, "AlarmTopic", { displayName: `${id} alarms`, enforceSSL: true });
+    const hasEmail = new CfnCondition(this, "HasAlarmEmail", { expression: Fn.conditionNot(Fn.conditionEquals(alarmEmail.valueAsString, "")) });
+    const subscription = new Subscription(this, "AlarmEmailSubscription", {
+      topic: this.alarmTopic,
+      protocol: SubscriptionProtocol.EMAIL,
+      endpoint: alarmEmail.valueAsString,
+    });
+    (subscription.node.defaultChild as CfnSubscription).cfnOptions.condition = hasEmail;
+
+    this.addAlarms();
+
+    NagSuppressions.addStackSuppressions(this, [
+      {
+        id: "AwsSolutions-L1",
+        reason:
+          "Functions run nodejs22.x on purpose (ARCHITECTURE.md section 1): the code is tested on Node 20 and 22 locally and in CI; a runtime upgrade is a deliberate, tested change.",
+      },
+    ]);
 
     new CfnOutput(this, "ApiUrl", { value: `${this.api.apiEndpoint}/api/v3` });
     new CfnOutput(this, "TableName", { value: this.table.tableName });
+    new CfnOutput(this, "AlarmTopicArn", { value: this.alarmTopic.topicArn });
+    new CfnOutput(this, "StreamFailureQueueUrl", { value: this.streamFailureQueue.queueUrl });
+    new CfnOutput(this, "StreamProcessorFunctionName", { value: this.streamProcessor.functionName });
+    new CfnOutput(this, "TableStreamArn", { value: this.table.tableStreamArn! });
   }
 
-  private addAlarms(streamProcessor: IFunction): void {
-    const alarm = (id: string, description: string, metric: IMetric, threshold: number) =>
-      new Alarm(this, id, {
+  private addAlarms(): void {
+    const action = new SnsAction(this.alarmTopic);
+    const alarm = (id: string, description: string, metric: IMetric, threshold: number, evaluationPeriods = 1) => {
+      const created = new Alarm(this, id, {
         alarmDescription: description,
         metric,
         threshold,
-        evaluationPeriods: 1,
+        evaluationPeriods,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
+      created.addAlarmAction(action);
+      created.addOkAction(action);
+      return created;
+    };
     const period = Duration.minutes(5);
     alarm("Api5xxAlarm", "The API answered with 5xx errors.", this.api.metricServerError({ period, statistic: "Sum" }), 5);
     for (const [group, fn] of Object.entries(this.functions)) {
       alarm(`${pascal(group)}ErrorsAlarm`, `The ${group} function failed.`, fn.metricErrors({ period, statistic: "Sum" }), 1);
+      alarm(
+        `${pascal(group)}ThrottlesAlarm`,
+        `The ${group} function was throttled: its reserved concurrency (ApiReservedConcurrency) is exhausted.`,
+        fn.metricThrottles({ period, statistic: "Sum" }),
+        1,
+      );
     }
-    alarm("StreamProcessorErrorsAlarm", "The stream processor failed a batch.", streamProcessor.metricErrors({ period, statistic: "Sum" }), 1);
+    const processor = this.streamProcessor;
+    alarm("StreamProcessorErrorsAlarm", "The stream processor failed a batch.", processor.metricErrors({ period, statistic: "Sum" }), 1);
+    alarm(
+      "StreamIteratorAgeAlarm",
+      "Sync markers lag the table by more than a minute (stream processor iterator age, 3 minutes in a row).",
+      new Metric({
+        namespace: "AWS/Lambda",
+        metricName: "IteratorAge",
+        dimensionsMap: { FunctionName: processor.functionName },
+        statistic: "Maximum",
+        period: Duration.minutes(1),
+      }),
+      60_000,
+      3,
+    );
+    alarm(
+      "StreamFailureQueueAlarm",
+      "A stream batch was given up and described in the failure queue: replay it within the stream's 24 hours (docs/operations.md).",
+      this.streamFailureQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: "Maximum" }),
+      1,
+    );
+    alarm(
+      "StreamFailureDeliveryAlarm",
+      "Lambda could not write a failed stream batch to the failure queue.",
+      new Metric({
+        namespace: "AWS/Lambda",
+        metricName: "DestinationDeliveryFailures",
+        dimensionsMap: { FunctionName: processor.functionName },
+        statistic: "Sum",
+        period,
+      }),
+      1,
+    );
     const operations = [
       Operation.GET_ITEM,
       Operation.QUERY,
@@ -207,4 +446,3 @@ export class InventoryApiStack extends Stack {
 function pascal(name: string): string {
   return name.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase());
 }
-

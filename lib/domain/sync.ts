@@ -2,7 +2,7 @@ import { hasPermission, hasScope, locationRestriction, type Permission, type Pri
 import { RETENTION_DAYS, firstSequenceSince, queryMarkers, readHead } from "../db/sync.js";
 import { ApiError } from "../core/errors.js";
 import { SYNC_RESOURCES, type SyncResource } from "../sync/classify.js";
-import { accessFingerprint, decodeCursor, encodeCursor } from "../sync/cursor.js";
+import { accessFingerprint, cursorSecret, decodeCursor, encodeCursor } from "../sync/cursor.js";
 
 /** Incremental sync: spec part 1, sections 2.7, 4.7, 6 and 7; design in docs/sync.md. */
 
@@ -128,6 +128,7 @@ export interface SyncPageResponse {
 export async function syncChanges(principal: Principal, query: Record<string, unknown>): Promise<SyncStartResponse | SyncPageResponse> {
   const nowSeconds = Math.floor(Date.now() / 1000);
   const request = parseSyncQuery(query, nowSeconds);
+  await cursorSecret(); // deployed, read from Secrets Manager once per container
   const fingerprint = accessFingerprint(principal);
   /**
    * `t` is the time of the position: for a cursor that stopped inside the feed, the time of

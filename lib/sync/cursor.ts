@@ -24,13 +24,36 @@ export interface CursorPayload {
 }
 
 let secret: Buffer | undefined;
+let loading: Promise<Buffer> | undefined;
 
 /**
- * The signing secret: `SYNC_CURSOR_SECRET` (the deployed stack injects it from Secrets
- * Manager); locally, generated once and kept in `SYNC_CURSOR_SECRET_FILE` (under DATA_DIR);
- * in memory otherwise (cursors then last as long as the process).
+ * The signing secret, cached for the life of the process (a Lambda container):
+ * `SYNC_CURSOR_SECRET`; else, locally, generated once and kept in `SYNC_CURSOR_SECRET_FILE`
+ * (under DATA_DIR); else, deployed, the Secrets Manager secret `SYNC_CURSOR_SECRET_ARN` (read
+ * once: the value never sits in the Lambda environment); else random, in memory (cursors then
+ * last as long as the process).
  */
-export function cursorSecret(): Buffer {
+export async function cursorSecret(): Promise<Buffer> {
+  if (secret) return secret;
+  const arn = secretsManagerArn();
+  if (!arn) return loadedSecret();
+  // A failed read is not cached: the next request tries again.
+  loading ??= readSecretsManager(arn).then(
+    (value) => (secret = value),
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/** The Secrets Manager secret to read, when no local source is configured. */
+const secretsManagerArn = () =>
+  process.env.SYNC_CURSOR_SECRET || process.env.SYNC_CURSOR_SECRET_FILE ? undefined : process.env.SYNC_CURSOR_SECRET_ARN || undefined;
+
+/** The secret for signing, synchronously: local sources resolve here; Secrets Manager must have been awaited. */
+function loadedSecret(): Buffer {
   if (secret) return secret;
   const configured = process.env.SYNC_CURSOR_SECRET;
   if (configured) return (secret = Buffer.from(configured, "utf8"));
@@ -42,11 +65,29 @@ export function cursorSecret(): Buffer {
     }
     return (secret = Buffer.from(readFileSync(file, "utf8").trim(), "utf8"));
   }
+  if (secretsManagerArn()) throw new Error("The sync cursor secret is not loaded: await cursorSecret() first.");
   return (secret = randomBytes(32));
 }
 
-const sign = (payload: string) => createHmac("sha256", cursorSecret()).update(payload).digest("base64url");
+async function readSecretsManager(arn: string): Promise<Buffer> {
+  // Loaded only here, so nothing else pays for the client (and only the sync bundle holds it).
+  const { GetSecretValueCommand, SecretsManagerClient } = await import("@aws-sdk/client-secrets-manager");
+  const client = new SecretsManagerClient({ maxAttempts: 3 });
+  const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+  client.destroy();
+  if (!SecretString) throw new Error("The sync cursor secret has no string value.");
+  return Buffer.from(SecretString, "utf8");
+}
 
+// Deployed, start reading the secret at cold start (during the init phase); the first request
+// awaits the same read. A failure here is retried by that request.
+if (secretsManagerArn()) {
+  cursorSecret().catch(() => undefined);
+}
+
+const sign = (payload: string) => createHmac("sha256", loadedSecret()).update(payload).digest("base64url");
+
+/** Signs a cursor (deployed, after `await cursorSecret()`). */
 export function encodeCursor(payload: CursorPayload): string {
   const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
   return `v1.${body}.${sign(body)}`;

@@ -3,12 +3,15 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+import { API_FUNCTION_MEMORY_MB, PLATFORM_AND_ACCESS_LOG_BYTES, costTable, transactionWriteUnits, type RequestProfile } from "./cost-model.js";
 
 /**
  * `npm run bench`: measures, per route, the DynamoDB round trips (from the request log line
  * every request writes), consumed capacity and latency against DynamoDB Local, then the size
  * and cold import time of each bundled Lambda handler (from `npm run synth`'s cdk.out).
  * Latencies against DynamoDB Local on one machine are relative figures, not AWS figures.
+ * Last, a modelled AWS cost per million requests of a read, a write, a 100-line document write
+ * and a sync page (scripts/bench/cost-model.ts).
  */
 const ITERATIONS = Number.parseInt(process.env.BENCH_ITERATIONS ?? "50", 10);
 
@@ -19,7 +22,25 @@ interface Sample {
   commands: string[];
   readCapacity: number;
   writeCapacity: number;
+  /** Bytes of the request's log line. */
+  logBytes: number;
 }
+
+/** Mean figures of a route's measured requests, for the cost model. */
+interface Measured {
+  meanMs: number;
+  readUnits: number;
+  writeUnits: number;
+  logBytes: number;
+}
+const measured = new Map<string, Measured>();
+const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.max(1, values.length);
+const measure = (latencies: number[], requests: Sample[]): Measured => ({
+  meanMs: mean(latencies),
+  readUnits: mean(requests.map((r) => r.readCapacity)),
+  writeUnits: mean(requests.map((r) => r.writeCapacity)),
+  logBytes: mean(requests.map((r) => r.logBytes)),
+});
 
 const samples: Sample[] = [];
 const streamBatches: { changes: number; markerTransactions: number; headConflicts: number }[] = [];
@@ -32,7 +53,7 @@ process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
   }
   if (text.startsWith('{"level"') && text.includes('"message":"request"')) {
     const line = JSON.parse(text) as { route: string; status: number; dynamodb: Omit<Sample, "route" | "status"> };
-    samples.push({ route: line.route, status: line.status, ...line.dynamodb });
+    samples.push({ route: line.route, status: line.status, ...line.dynamodb, logBytes: Buffer.byteLength(text) });
     return true;
   }
   return originalWrite(chunk as never, ...(rest as []));
@@ -123,6 +144,7 @@ async function main(): Promise<void> {
         latencies.push(performance.now() - started);
       }
       const last = samples[samples.length - 1]!;
+      measured.set(name, measure(latencies, samples));
       const maxCalls = Math.max(...samples.map((s) => s.calls));
       originalWrite(
         `| ${name} | ${maxCalls} | ${last.commands.join(" + ")} | ${last.readCapacity} | ${last.writeCapacity} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |\n`,
@@ -130,6 +152,8 @@ async function main(): Promise<void> {
     }
     await listScaling(base);
     await syncCosts(base);
+    await syncPage(base);
+    costs();
     api.server.closeAllConnections();
     api.server.close();
   } finally {
@@ -250,6 +274,71 @@ async function syncCosts(base: string): Promise<void> {
   } finally {
     await poller.stop();
   }
+}
+
+/**
+ * One sync page of 100 changes (a follower catching up): the same cursor read repeatedly, so
+ * every request examines the same 100 markers.
+ */
+async function syncPage(base: string): Promise<void> {
+  const { createAccount } = await import("../../lib/domain/admin.js");
+  const { startStreamPoller } = await import("../local/stream-poller.js");
+  const { handler } = await import("../../functions/stream-processor/handler.js");
+  const { tableName } = await import("../../lib/db/table.js");
+  const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), intervalMs: 20, handler });
+  try {
+    const account = await createAccount({ name: "Sync page bench" });
+    const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json" };
+    const get = async (path: string) => (await fetch(`${base}${path}`, { headers })).json() as Promise<Record<string, any>>;
+    const cursor = (await get("/sync?start=now&resources=item")).cursor as string;
+    for (let i = 0; i < 100; i++) await fetch(`${base}/items`, { method: "POST", headers, body: JSON.stringify({ name: `Page ${i}` }) });
+    for (let i = 0; i < 3; i++) await poller.drain();
+    const path = `/sync?cursor=${encodeURIComponent(cursor)}&limit=100`;
+    const first = await get(path);
+    if ((first.changes as unknown[]).length !== 100) throw new Error(`sync page: expected 100 changes, got ${(first.changes as unknown[]).length}`);
+    samples.length = 0;
+    const latencies: number[] = [];
+    for (let i = 0; i < ITERATIONS; i++) {
+      const started = performance.now();
+      await get(path);
+      latencies.push(performance.now() - started);
+    }
+    measured.set("sync page", measure(latencies, samples));
+  } finally {
+    await poller.stop();
+  }
+}
+
+/** The cost model's table: measured routes, and the modelled 100-line document write. */
+function costs(): void {
+  const profile = (name: string, key: string): RequestProfile => {
+    const m = measured.get(key)!;
+    return {
+      name,
+      durationMs: m.meanMs,
+      memoryMb: API_FUNCTION_MEMORY_MB,
+      readUnits: m.readUnits,
+      writeUnits: m.writeUnits,
+      logBytes: m.logBytes + PLATFORM_AND_ACCESS_LOG_BYTES,
+    };
+  };
+  const read = profile("read: GET /items/{id}", "getItem");
+  const write = profile("write: POST /items", "createItem");
+  const lines = 100;
+  const document: RequestProfile = {
+    ...write,
+    name: `document write, ${lines} lines`,
+    readUnits: write.readUnits + lines, // plus one strongly consistent read (<= 4 KB) of each line's item
+    writeUnits: read.writeUnits + transactionWriteUnits(lines, 1), // the auth rate window + the transaction
+    modelled: `document routes are coming: ${lines} ~1 KB items in one TransactWriteItems (2 WRU per KB per item = ${transactionWriteUnits(lines, 1)} WRU) plus the auth rate-window write; reads of POST /items plus 1 RRU per line's item; duration of POST /items (one transaction round trip either way).`,
+  };
+  const sync = profile("sync page (100 changes)", "sync page");
+  originalWrite(`\n${costTable([read, write, document, sync])}`);
+  originalWrite(
+    `Durations are the mean latency measured here against DynamoDB Local (AWS round trips differ), billed at ${API_FUNCTION_MEMORY_MB} MB; ` +
+      `log bytes are the measured request log line plus ${PLATFORM_AND_ACCESS_LOG_BYTES} B estimated for Lambda's platform lines and the access log line. ` +
+      "Not included: cold starts (init is billed), the stream processor's marker writes per changed item, data transfer out, storage.\n",
+  );
 }
 
 /** Size and cold import time of each bundled handler in cdk.out (runs `npm run synth` if needed). */

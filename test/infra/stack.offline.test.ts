@@ -1,18 +1,64 @@
-import { App } from "aws-cdk-lib";
+import { App, Aspects } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
+import type { CloudAssembly } from "aws-cdk-lib/cx-api";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { InventoryApiStack } from "../../infra/stack.js";
-import { ENDPOINT_GROUPS, ROUTES, routeKey } from "../../lib/routes/index.js";
+import { InventoryApiStack, STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from "../../infra/stack.js";
+import { tableAccessOf } from "../../infra/permissions.js";
+import { ENDPOINT_GROUPS, ROUTES, routeKey, routesOfGroup } from "../../lib/routes/index.js";
 import { GLOBAL_INDEXES } from "../../lib/db/table.js";
 
-/** The synthesized template (bundling skipped here; `npm run synth` bundles for real). */
+/**
+ * ONE synthesis for the whole file (bundling skipped here; `npm run synth` bundles for real):
+ * the default stack with the cdk-nag AwsSolutions checks, and a throwaway stack with CORS.
+ */
+let assembly: CloudAssembly;
 let template: Template;
+let throwaway: Template;
+
+type Resource = { Type: string; Properties: Record<string, any>; Condition?: string };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+
+const pascal = (name: string) => name.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase());
+const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 beforeAll(() => {
   const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
   const stack = new InventoryApiStack(app, "TestStack", { deletionProtection: true });
-  template = Template.fromStack(stack);
-});
+  new InventoryApiStack(app, "Throwaway", { deletionProtection: false, corsOrigins: ["https://app.example.com", " "] });
+  Aspects.of(stack).add(new AwsSolutionsChecks());
+  assembly = app.synth();
+  template = Template.fromJSON(assembly.getStackByName("TestStack").template);
+  throwaway = Template.fromJSON(assembly.getStackByName("Throwaway").template);
+}, 120_000); // synthesis with the checks takes several seconds on a busy machine
+
+/** The logical id of a function by its construct id (e.g. `SyncFunction`). */
+function functionId(t: Template, constructId: string): string {
+  const ids = Object.keys(t.findResources("AWS::Lambda::Function")).filter((id) => new RegExp(`^${constructId}[0-9A-F]{8}$`).test(id));
+  expect(ids).toHaveLength(1);
+  return ids[0]!;
+}
+
+/** Every statement of the policies attached to a function's role. */
+function statementsOf(t: Template, constructId: string): Statement[] {
+  const fn = t.findResources("AWS::Lambda::Function")[functionId(t, constructId)] as Resource;
+  const roleId = (fn.Properties.Role as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+  const role = t.findResources("AWS::IAM::Role")[roleId] as Resource;
+  expect(role.Properties.ManagedPolicyArns ?? []).toEqual([]);
+  return Object.values(t.findResources("AWS::IAM::Policy"))
+    .filter((policy) => (policy as Resource).Properties.Roles.some((r: { Ref: string }) => r.Ref === roleId))
+    .flatMap((policy) => (policy as Resource).Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/** The actions granted on the table itself (GetAtt Table.Arn, not an index). */
+function tableActions(statements: Statement[]): string[] {
+  return statements
+    .filter((s) => list(s.Resource).some((r) => JSON.stringify(r).match(/^\{"Fn::GetAtt":\["Table[0-9A-F]{8}","Arn"\]\}$/)))
+    .flatMap((s) => list(s.Action))
+    .sort();
+}
 
 describe("infrastructure", () => {
   it("has one on-demand table with PITR, a new-and-old-images stream, TTL and deletion protection", () => {
@@ -28,9 +74,7 @@ describe("infrastructure", () => {
   });
 
   it("turns deletion protection off only when asked", () => {
-    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-    const stack = new InventoryApiStack(app, "Throwaway", { deletionProtection: false });
-    Template.fromStack(stack).hasResourceProperties("AWS::DynamoDB::Table", { DeletionProtectionEnabled: false });
+    throwaway.hasResourceProperties("AWS::DynamoDB::Table", { DeletionProtectionEnabled: false });
   });
 
   it("creates an API Gateway route for every route of the route table, plus $default", () => {
@@ -41,7 +85,7 @@ describe("infrastructure", () => {
     expect(keys).toHaveLength(ROUTES.length + 1);
   });
 
-  it("deploys one Node 22 arm64 function per endpoint group plus the stream processor", () => {
+  it("deploys one Node 22 arm64 function per endpoint group plus the stream processor, without source maps in the hot path", () => {
     const functions = template.findResources("AWS::Lambda::Function", {
       Properties: { Runtime: "nodejs22.x", Architectures: ["arm64"] },
     });
@@ -49,31 +93,178 @@ describe("infrastructure", () => {
     template.hasResourceProperties("AWS::Lambda::Function", {
       Environment: { Variables: Match.objectLike({ TABLE_NAME: Match.anyValue(), RATE_LIMIT_PER_MINUTE: Match.anyValue() }) },
     });
+    for (const fn of Object.values(functions) as Resource[]) {
+      expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBeUndefined();
+    }
   });
 
-  it("wires the table stream to the stream processor with batch item failures and a platform-record filter", () => {
+  it("throttles the API stage with the burst and rate parameters", () => {
+    template.hasParameter("ApiThrottleRateLimit", { Type: "Number", Default: 200 });
+    template.hasParameter("ApiThrottleBurstLimit", { Type: "Number", Default: 400 });
+    template.resourceCountIs("AWS::ApiGatewayV2::Stage", 1);
+    template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+      StageName: "$default",
+      AutoDeploy: true,
+      DefaultRouteSettings: {
+        ThrottlingRateLimit: { Ref: "ApiThrottleRateLimit" },
+        ThrottlingBurstLimit: { Ref: "ApiThrottleBurstLimit" },
+      },
+    });
+  });
+
+  it("writes JSON access logs without anything secret, to a log group with retention", () => {
+    const stage = Object.values(template.findResources("AWS::ApiGatewayV2::Stage"))[0] as Resource;
+    const format = JSON.parse(stage.Properties.AccessLogSettings.Format as string) as Record<string, string>;
+    expect(format).toMatchObject({
+      requestId: "$context.requestId",
+      routeKey: "$context.routeKey",
+      status: "$context.status",
+      latencyMs: "$context.responseLatency",
+      ip: "$context.identity.sourceIp",
+      integrationRequestId: "$context.integration.requestId",
+    });
+    // No headers (Authorization carries the per-user API key), no query string, no body.
+    for (const value of Object.values(format)) expect(value).not.toMatch(/header|querystring|authorizer|apiKey|path/i);
+    const logGroupId = (stage.Properties.AccessLogSettings.DestinationArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+    expect((template.findResources("AWS::Logs::LogGroup")[logGroupId] as Resource).Properties.RetentionInDays).toEqual({ Ref: "LogRetentionDays" });
+  });
+
+  it("reserves concurrency for every function from a parameter (0 leaves it unreserved)", () => {
+    template.hasParameter("ApiReservedConcurrency", { Type: "Number", Default: 20, MinValue: 0 });
+    template.hasParameter("StreamProcessorReservedConcurrency", { Type: "Number", Default: 10, MinValue: 0 });
+    for (const group of ENDPOINT_GROUPS) {
+      const fn = template.findResources("AWS::Lambda::Function")[functionId(template, `${pascal(group)}Function`)] as Resource;
+      expect(fn.Properties.ReservedConcurrentExecutions).toEqual({
+        "Fn::If": ["ApiReservedConcurrencySet", { Ref: "ApiReservedConcurrency" }, { Ref: "AWS::NoValue" }],
+      });
+    }
+    const processor = template.findResources("AWS::Lambda::Function")[functionId(template, "StreamProcessorFunction")] as Resource;
+    expect(processor.Properties.ReservedConcurrentExecutions).toEqual({
+      "Fn::If": ["StreamProcessorReservedConcurrencySet", { Ref: "StreamProcessorReservedConcurrency" }, { Ref: "AWS::NoValue" }],
+    });
+    expect(template.toJSON().Conditions.ApiReservedConcurrencySet).toEqual({ "Fn::Not": [{ "Fn::Equals": [{ Ref: "ApiReservedConcurrency" }, "0"] }] });
+  });
+
+  it("gives every function its own log group with the retention parameter", () => {
+    template.hasParameter("LogRetentionDays", { Type: "Number", Default: 30 });
+    const logGroups = template.findResources("AWS::Logs::LogGroup");
+    const functions = Object.values(template.findResources("AWS::Lambda::Function")) as Resource[];
+    const used = new Set<string>();
+    for (const fn of functions) {
+      const ref = (fn.Properties.LoggingConfig?.LogGroup as { Ref?: string } | undefined)?.Ref;
+      expect(ref, "every function names its log group").toBeDefined();
+      expect((logGroups[ref!] as Resource).Properties.RetentionInDays).toEqual({ Ref: "LogRetentionDays" });
+      used.add(ref!);
+    }
+    expect(used.size).toBe(functions.length);
+  });
+
+  it("wires the table stream to the stream processor: filtered, bisected, bounded retries, a failure queue", () => {
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       EventSourceArn: { "Fn::GetAtt": [Match.stringLikeRegexp("Table"), "StreamArn"] },
       StartingPosition: "TRIM_HORIZON",
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FilterCriteria: { Filters: Match.arrayWith([Match.objectLike({ Pattern: Match.stringLikeRegexp("anything-but") })]) },
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: STREAM_RETRY_ATTEMPTS,
+      MaximumRecordAgeInSeconds: STREAM_MAX_RECORD_AGE.toSeconds(),
+      DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [Match.stringLikeRegexp("^StreamFailureQueue"), "Arn"] } } },
     });
+    expect(STREAM_RETRY_ATTEMPTS).toBeGreaterThan(0);
+    expect(STREAM_MAX_RECORD_AGE.toHours()).toBeLessThan(24); // replayable from the stream's 24 h
+    template.hasResourceProperties("AWS::SQS::Queue", { MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
+    const processor = statementsOf(template, "StreamProcessorFunction");
+    expect(processor.some((s) => list(s.Action).includes("sqs:SendMessage"))).toBe(true);
   });
 
-  it("grants API functions item-level table actions only (no Scan, no table administration)", () => {
-    const policies = template.findResources("AWS::IAM::Policy");
-    const actions = Object.values(policies).flatMap((policy) =>
-      ((policy as { Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }).Properties.PolicyDocument.Statement).flatMap(
-        (statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]),
-      ),
+  it("sends every alarm (and its recovery) to the alarm topic; email only when AlarmEmail is set", () => {
+    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0]!;
+    const alarms = Object.entries(template.findResources("AWS::CloudWatch::Alarm")) as [string, Resource][];
+    expect(alarms.length).toBeGreaterThanOrEqual(2 * ENDPOINT_GROUPS.length + 5);
+    for (const [id, alarm] of alarms) {
+      expect(alarm.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
+    }
+    const metrics = alarms.map(([, alarm]) => alarm.Properties.MetricName as string | undefined);
+    expect(metrics).toEqual(expect.arrayContaining(["IteratorAge", "ApproximateNumberOfMessagesVisible", "DestinationDeliveryFailures", "Throttles"]));
+    template.hasParameter("AlarmEmail", { Type: "String", Default: "" });
+    template.hasResource("AWS::SNS::Subscription", { Condition: "HasAlarmEmail", Properties: { Protocol: "email", Endpoint: { Ref: "AlarmEmail" } } });
+    expect(template.toJSON().Conditions.HasAlarmEmail).toEqual({ "Fn::Not": [{ "Fn::Equals": [{ Ref: "AlarmEmail" }, ""] }] });
+  });
+
+  it("gives each function one least-privilege policy derived from the route table", () => {
+    for (const group of ENDPOINT_GROUPS) {
+      const statements = statementsOf(template, `${pascal(group)}Function`);
+      const expected = tableAccessOf(routesOfGroup(group));
+      expect(tableActions(statements), group).toEqual(expected?.table ?? []);
+      const allActions = statements.flatMap((s) => list(s.Action));
+      for (const action of allActions) expect(action, group).toMatch(/^(dynamodb:(BatchGetItem|GetItem|Query|UpdateItem|PutItem|DeleteItem|ConditionCheckItem)|logs:(CreateLogStream|PutLogEvents)|secretsmanager:GetSecretValue)$/);
+      // No wildcard resource in any API function policy.
+      expect(JSON.stringify(statements.map((s) => s.Resource)), group).not.toContain("*");
+    }
+    // The platform group serves public documents only: no table access at all.
+    expect(tableActions(statementsOf(template, "PlatformFunction"))).toEqual([]);
+    // Sync is read-only: reads, plus the rate-window UpdateItem on the key item.
+    const sync = tableActions(statementsOf(template, "SyncFunction"));
+    expect(sync).toEqual(["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
+    expect(sync).not.toContain("dynamodb:PutItem");
+    expect(sync).not.toContain("dynamodb:DeleteItem");
+    // Groups with writes get the per-item write actions TransactWriteItems is authorised by.
+    expect(tableActions(statementsOf(template, "ItemsFunction"))).toEqual(
+      expect.arrayContaining(["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
+    );
+  });
+
+  it("never grants Scan, table administration or dynamodb:*", () => {
+    const actions = Object.values(template.findResources("AWS::IAM::Policy")).flatMap((policy) =>
+      ((policy as Resource).Properties.PolicyDocument.Statement as Statement[]).flatMap((s) => list(s.Action)),
     );
     expect(actions).toContain("dynamodb:ConditionCheckItem");
-    expect(actions).not.toContain("dynamodb:Scan");
-    expect(actions).not.toContain("dynamodb:DeleteTable");
-    expect(actions.filter((a) => a === "dynamodb:*")).toHaveLength(0);
+    for (const forbidden of ["dynamodb:Scan", "dynamodb:DeleteTable", "dynamodb:BatchWriteItem", "dynamodb:*", "*"]) expect(actions).not.toContain(forbidden);
+  });
+
+  it("keeps the cursor secret out of the environment: the sync function gets its ARN and may read only that secret", () => {
+    const sync = template.findResources("AWS::Lambda::Function")[functionId(template, "SyncFunction")] as Resource;
+    const variables = sync.Properties.Environment.Variables as Record<string, unknown>;
+    expect(variables.SYNC_CURSOR_SECRET).toBeUndefined();
+    expect(variables.SYNC_CURSOR_SECRET_ARN).toEqual({ Ref: expect.stringMatching(/^SyncCursorSecret/) });
+    expect(JSON.stringify(template.toJSON())).not.toContain("resolve:secretsmanager");
+    const reads = statementsOf(template, "SyncFunction").filter((s) => list(s.Action).includes("secretsmanager:GetSecretValue"));
+    expect(reads.map((s) => s.Resource)).toEqual([variables.SYNC_CURSOR_SECRET_ARN]);
+    for (const group of ENDPOINT_GROUPS.filter((g) => g !== "sync")) {
+      expect(statementsOf(template, `${pascal(group)}Function`).flatMap((s) => list(s.Action))).not.toContain("secretsmanager:GetSecretValue");
+    }
+  });
+
+  it("configures CORS only when origins are given", () => {
+    const api = Object.values(template.findResources("AWS::ApiGatewayV2::Api"))[0] as Resource;
+    expect(api.Properties.CorsConfiguration).toBeUndefined();
+    throwaway.hasResourceProperties("AWS::ApiGatewayV2::Api", {
+      CorsConfiguration: Match.objectLike({
+        AllowOrigins: ["https://app.example.com"],
+        AllowHeaders: Match.arrayWith(["authorization", "idempotency-key"]),
+        ExposeHeaders: Match.arrayWith(["retry-after", "x-request-id"]),
+      }),
+    });
   });
 
   it("exposes the rate limit as a stack parameter defaulting to 120", () => {
     template.hasParameter("RateLimitPerMinute", { Type: "Number", Default: 120 });
+  });
+
+  it("passes the cdk-nag AwsSolutions checks: no unsuppressed error, and every suppression has a reason", () => {
+    const messages = assembly.getStackByName("TestStack").messages;
+    const nag = messages.filter((m) => String(m.entry.data).startsWith("AwsSolutions-"));
+    const errors = nag.filter((m) => m.level === "error").map((m) => `${m.id}: ${String(m.entry.data).split("\n")[0]}`);
+    expect(errors).toEqual([]);
+    // The checks really ran: their report lists every rule applied, none of them failing.
+    const report = readFileSync(join(assembly.directory, readdirSync(assembly.directory).find((f) => /^AwsSolutions-.*TestStack-NagReport\.csv$/.test(f))!), "utf8");
+    const rows = report.trim().split("\n").slice(1).map((line) => line.split('","').map((cell) => cell.replace(/^"|"$/g, "")));
+    expect(rows.length).toBeGreaterThan(50);
+    expect(rows.filter((row) => row[2] === "Non-Compliant")).toEqual([]);
+    expect(new Set(rows.filter((row) => row[2] === "Suppressed").map((row) => row[0]))).toEqual(
+      new Set(["AwsSolutions-APIG4", "AwsSolutions-IAM5", "AwsSolutions-L1", "AwsSolutions-SMG4", "AwsSolutions-SQS3"]),
+    );
+    for (const row of rows.filter((r) => r[2] === "Suppressed")) expect(row[3]!.length, row[0]).toBeGreaterThan(60);
   });
 });

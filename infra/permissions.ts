@@ -1,0 +1,52 @@
+import type { RouteDefinition } from "../lib/routes/index.js";
+
+/**
+ * DynamoDB actions per function, derived from the route table (one policy per function).
+ *
+ * - Reads: GetItem (also covers the items of TransactGetItems), BatchGetItem, Query.
+ * - Every authenticated request counts itself against its API key's rate window with one
+ *   UpdateItem on the key item (`lib/db/auth-store.ts`), so even a group whose routes are all
+ *   GET needs UpdateItem on the table.
+ * - Writes: PutItem, UpdateItem, DeleteItem, ConditionCheckItem. TransactWriteItems has no IAM
+ *   action of its own: DynamoDB authorises each item of a transaction with its per-item action.
+ *   Idempotency records (put, completed or released) ride on the same actions.
+ * - Indexes are only ever queried: they get Query and nothing else.
+ * Never: Scan, BatchWriteItem, PartiQL, or any table administration.
+ */
+export const READ_ACTIONS = ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"] as const;
+/** The rate-window count of every authenticated request. */
+export const RATE_WINDOW_ACTIONS = ["dynamodb:UpdateItem"] as const;
+export const WRITE_ACTIONS = ["dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"] as const;
+export const INDEX_ACTIONS = ["dynamodb:Query"] as const;
+
+export interface TableAccess {
+  /** Actions on the table itself. */
+  table: string[];
+  /** Actions on its global secondary indexes. */
+  indexes: string[];
+}
+
+const sorted = (actions: Iterable<string>) => [...new Set(actions)].sort();
+
+/**
+ * What a function serving these routes may do on the table: nothing when none of them is
+ * authenticated (public documents only); reads plus the rate-window update when they are all
+ * GET; reads and writes otherwise.
+ */
+export function tableAccessOf(routes: readonly Pick<RouteDefinition, "method" | "authenticated">[]): TableAccess | undefined {
+  if (!routes.some((route) => route.authenticated)) return undefined;
+  const writes = routes.some((route) => route.method !== "GET");
+  return {
+    table: sorted(writes ? [...READ_ACTIONS, ...WRITE_ACTIONS] : [...READ_ACTIONS, ...RATE_WINDOW_ACTIONS]),
+    indexes: sorted(INDEX_ACTIONS),
+  };
+}
+
+/**
+ * The stream processor writes sync markers, heads, pointers and checkpoints, and finishes
+ * interrupted stock journals (reads and writes stock like the API does).
+ */
+export const STREAM_PROCESSOR_ACCESS: TableAccess = {
+  table: sorted([...READ_ACTIONS, ...WRITE_ACTIONS]),
+  indexes: sorted(INDEX_ACTIONS),
+};
