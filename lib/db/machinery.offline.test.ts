@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ContentionError } from "../core/errors.js";
-import { RETRY, backoffDelay, retrying, type RetryPolicy } from "./retry.js";
+import { RETRY, backoffDelay, oneAtATime, retrying, type RetryPolicy } from "./retry.js";
 import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder, TransactionTooLargeError } from "./transactions.js";
 import { referenceDetails, referenceLabel } from "./references.js";
 
@@ -37,6 +37,45 @@ describe("offline: retry policy", () => {
     let calls = 0;
     await expect(retrying("x", async () => (calls++, Promise.reject(new Error("boom"))))).rejects.toThrow("boom");
     expect(calls).toBe(1);
+  });
+});
+
+describe("offline: one writer at a time per contended name (in one process)", () => {
+  it("runs holders of one name in arrival order, never two at once", async () => {
+    const order: string[] = [];
+    let inside = 0;
+    let maxInside = 0;
+    const job = (id: string, ms: number) =>
+      oneAtATime(["seq:a"], async () => {
+        inside += 1;
+        maxInside = Math.max(maxInside, inside);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        order.push(id);
+        inside -= 1;
+      });
+    await Promise.all([job("1", 15), job("2", 1), job("3", 5)]);
+    expect(order).toEqual(["1", "2", "3"]);
+    expect(maxInside).toBe(1);
+  });
+
+  it("lets holders of different names run together, and a nested call never waits (no deadlock)", async () => {
+    const events: string[] = [];
+    await Promise.all([
+      oneAtATime(["item:a", "item:b"], async () => {
+        events.push("ab start");
+        await oneAtATime(["item:b", "seq:x"], async () => events.push("nested"));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        events.push("ab end");
+      }),
+      oneAtATime(["item:c"], async () => events.push("c")),
+    ]);
+    expect(events).toContain("nested");
+    expect(events.indexOf("c")).toBeLessThan(events.indexOf("ab end"));
+  });
+
+  it("releases the name when the holder throws", async () => {
+    await expect(oneAtATime(["x"], async () => Promise.reject(new Error("no")))).rejects.toThrow("no");
+    await expect(oneAtATime(["x"], async () => "free")).resolves.toBe("free");
   });
 });
 

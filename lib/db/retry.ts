@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ContentionError } from "../core/errors.js";
 import { currentDbUsage } from "./metrics.js";
 
@@ -37,11 +38,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Runs `attempt` until it returns something other than `RETRY`, pausing between attempts.
  * `operation` names the write in the `ContentionError` (and so in the request's log line). Inside
  * an API request it also stops before the request's deadline (`DbUsage.deadline`).
+ *
+ * `contended` names what the attempt races for (a record, a sequence's counter item). Attempts
+ * of one process on the same names run one at a time: a process serving many requests (the
+ * local stack, a container) then queues its own writers instead of letting them collide in
+ * DynamoDB, where every lost race costs a transaction. Between processes (Lambda runs one
+ * request per container) the conditions and the backoff still decide.
  */
 export async function retrying<T>(
   operation: string,
   attempt: (attemptNumber: number) => Promise<Attempt<T>>,
   policy: RetryPolicy = CONTENTION_POLICY,
+  contended: readonly string[] = [],
 ): Promise<T> {
   const deadline = currentDbUsage()?.deadline;
   for (let n = 0; n < policy.attempts; n++) {
@@ -51,8 +59,44 @@ export async function retrying<T>(
       if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(operation, n);
       await sleep(delay);
     }
-    const result = await attempt(n);
+    const result = contended.length === 0 ? await attempt(n) : await oneAtATime(contended, () => {
+      if (deadline !== undefined && Date.now() > deadline) throw new ContentionError(operation, n);
+      return attempt(n);
+    });
     if (result !== RETRY) return result as T;
   }
   throw new ContentionError(operation, policy.attempts);
+}
+
+const tails = new Map<string, Promise<void>>();
+
+/** Waits for the previous holder of `name` in this process (FIFO); resolves to the release. */
+function acquire(name: string): Promise<() => void> {
+  const previous = tails.get(name) ?? Promise.resolve();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const tail = previous.then(() => held);
+  tails.set(name, tail);
+  return previous.then(() => () => {
+    release();
+    if (tails.get(name) === tail) tails.delete(name);
+  });
+}
+
+const holding = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `fn` holding every name, taken at once in sorted order. A holder never takes more names
+ * later: a nested call runs without queueing (the names only spare DynamoDB lost races;
+ * correctness rests on the write's conditions), so two holders can never wait on each other.
+ */
+export async function oneAtATime<T>(names: readonly string[], fn: () => Promise<T>): Promise<T> {
+  if (holding.getStore()) return fn();
+  const releases: (() => void)[] = [];
+  try {
+    for (const name of [...new Set(names)].sort()) releases.push(await acquire(name));
+    return await holding.run(true, fn);
+  } finally {
+    for (const release of releases.reverse()) release();
+  }
 }

@@ -76,7 +76,7 @@ export function claimNumbers(
   const attribute = definition.attribute;
   const entity = (tx.entities as unknown as Record<string, unknown>)[definition.entity] as {
     update(key: Record<string, string>): {
-      set(values: Record<string, number>): { add(values: Record<string, number>): { where(fn: unknown): { commit(): never } } };
+      set(values: Record<string, number>): { add(values: Record<string, number>): { where(fn: unknown): { commit(options?: { response: "all_old" }): never } } };
     };
   };
   const op = entity
@@ -86,7 +86,8 @@ export function claimNumbers(
     .where((attributes: Record<string, unknown>, { eq, notExists }: { eq: (a: unknown, v: number) => string; notExists: (a: unknown) => string }) =>
       from === 0 ? notExists(attributes[attribute]) : eq(attributes[attribute], from),
     )
-    .commit();
+    // A lost race returns the counter as it is, so the next attempt needs no read.
+    .commit({ response: "all_old" });
   tx.add(sequenceLabel(name), op);
 }
 
@@ -104,12 +105,20 @@ export async function allocateNumber(
   name: SequenceName,
   write: (number: number, claim: ClaimNumber) => Promise<Cancellation | null>,
 ): Promise<{ number: number; cancellation: Cancellation | null }> {
+  const label = sequenceLabel(name);
+  const attribute = definitionOf(name).attribute;
+  let known: number | undefined;
+  const counterItem = `${definitionOf(name).entity}:${accountId}${definitionOf(name).entity === "sequence" ? `:${name}` : ""}`;
   return retrying(`next ${name} number`, async (attempt) => {
     // An eventually consistent read is right almost always; the condition catches the rest.
-    const current = await readSequence(accountId, name, attempt > 0);
+    const current = known ?? (await readSequence(accountId, name, attempt > 0));
     const number = current + 1;
     const cancellation = await write(number, (tx, add) => claimNumbers(tx, accountId, name, current, number, add));
-    if (cancellation?.failed(sequenceLabel(name)) && !cancellation.failedOtherThan(sequenceLabel(name))) return RETRY;
+    if (cancellation?.failed(label) && !cancellation.failedOtherThan(label)) {
+      const stored = cancellation.itemOf(label)?.[attribute];
+      known = typeof stored === "number" && stored > current ? stored : undefined;
+      return RETRY;
+    }
     return { number, cancellation };
-  });
+  }, undefined, [counterItem]);
 }

@@ -129,6 +129,7 @@ export async function writeMarkers(accountId: string, changes: readonly RecordCh
         return RETRY;
       },
       MARKER_POLICY,
+      [`sync-head:${accountId}`],
     );
   }
   return stats;

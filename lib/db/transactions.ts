@@ -72,6 +72,8 @@ export interface CancellationReason {
   /** DynamoDB's code: `ConditionalCheckFailed`, `TransactionConflict`, ... */
   code: string;
   note?: string;
+  /** The item as it was, for items committed with `{ response: "all_old" }`. */
+  item?: Record<string, unknown>;
 }
 
 /** Why a transaction did not commit: the failed conditions of the caller's items, by label. */
@@ -86,6 +88,11 @@ export class Cancellation {
   /** The failures whose label starts with `prefix`. */
   failedUnder(prefix: string): CancellationReason[] {
     return this.reasons.filter((r) => r.label.startsWith(prefix));
+  }
+
+  /** The stored item of a failed item committed with `{ response: "all_old" }`. */
+  itemOf(label: string): Record<string, unknown> | undefined {
+    return this.reasons.find((r) => r.label === label)?.item;
   }
 
   /** Whether any failure has a label other than the given ones. */
@@ -148,8 +155,8 @@ export async function writeTransaction(
         if (storesOutcome) outcome!.completion!.context.stored = true;
         return null;
       }
-      const reasons: CancellationReason[] = (result.data as { code: string }[])
-        .map((item, index) => ({ label: labelled[index]?.label ?? `#${index}`, code: item.code, note: labelled[index]?.note }))
+      const reasons: CancellationReason[] = (result.data as { code: string; item?: Record<string, unknown> }[])
+        .map((entry, index) => ({ label: labelled[index]?.label ?? `#${index}`, code: entry.code, note: labelled[index]?.note, item: entry.item ?? undefined }))
         .filter((r) => r.code !== "None");
       const failed = reasons.filter((r) => r.code === "ConditionalCheckFailed" && r.label !== OUTCOME_LABEL);
       if (failed.length > 0) return new Cancellation(failed);

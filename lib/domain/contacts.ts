@@ -233,7 +233,7 @@ export async function updateContact(
     if (result.ok) return resource!;
     if (result.missingParties.length > 0) throw linkFailure(result, ids ?? []);
     return RETRY;
-  });
+  }, undefined, [`contact:${principal.accountId}:${contactId}`]);
 }
 
 /**

@@ -259,8 +259,11 @@ export async function postStockChanges(options: {
     if (own.length > 0) return { write, rejected: new Cancellation(own) };
     // An item's stock or the row sequence moved since the read: read again.
     return RETRY;
-  });
+  }, undefined, options.changes.map((change) => itemLockName(options.accountId, change.itemId)));
 }
+
+/** The name under which writers of one item's record queue in this process (see `retrying`). */
+export const itemLockName = (accountId: string, itemId: string): string => `item:${accountId}:${itemId}`;
 
 /**
  * Records a journal of any size (pending) and applies it. The caller may write the journal
@@ -384,6 +387,6 @@ async function applyChunk(
     const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber));
     if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // applied now, or before
     return RETRY;
-  });
+  }, undefined, changes.map((change) => itemLockName(journal.accountId, change.itemId)));
 }
 

@@ -24,7 +24,7 @@ import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../schemas/items.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
-import { StockRuleError, itemStock, postStockChanges, rowBalances } from "./inventory.js";
+import { StockRuleError, itemLockName, itemStock, postStockChanges, rowBalances } from "./inventory.js";
 import { addQuantities, sumBalances, type Balances } from "./inventory-math.js";
 import { money } from "./money.js";
 import { nameSortKey } from "./ordering.js";
@@ -300,7 +300,7 @@ export async function updateItem(principal: Principal, itemId: string, input: It
     if (result.ok) return resource;
     if (result.references.length > 0) throw errors.validationFailed(result.references);
     return RETRY;
-  });
+  }, undefined, [itemLockName(principal.accountId, itemId)]);
 }
 
 /** Deletes an item that no document references (else 422 on `document_count`). */
@@ -317,7 +317,7 @@ export async function deleteItem(principal: Principal, itemId: string, completio
     }
     const result = await removeItem(tree.item, tree.variations, tree.rows, { completion, body: resource });
     return result.ok ? resource : RETRY;
-  });
+  }, undefined, [itemLockName(principal.accountId, itemId)]);
 }
 
 export interface ItemListQuery {

@@ -219,7 +219,7 @@ export async function updateParty(
     if (result.ok) return resource;
     if (result.references.length > 0) throw errors.validationFailed(result.references);
     return RETRY;
-  });
+  }, undefined, [`party:${principal.accountId}:${partyId}`]);
 }
 
 const documentsExist = (count: number) =>

@@ -4,7 +4,7 @@ import type { Context } from "aws-lambda";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Permission, Principal } from "../../auth/permissions.js";
 import { ROUTES, type RouteDefinition } from "../../routes/index.js";
-import { errors } from "../../core/errors.js";
+import { ContentionError, errors } from "../../core/errors.js";
 import type { HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, PipelineState } from "../types.js";
 import { errorHandler } from "./error-handler.js";
 import { jsonBody } from "./json-body.js";
@@ -194,6 +194,25 @@ describe("offline: errorHandler", () => {
     expect(text).not.toMatch(/\bat .*\(|\.ts:\d+|node_modules/);
     expect(text).not.toContain("stack");
     expect(logged()).toContain("req-test-1");
+  });
+
+  it("turns exhausted retries into 503 resource_busy with Retry-After, and the log line says why", async () => {
+    vi.stubEnv("LOG_LEVEL", "INFO");
+    const { response } = await run(
+      {
+        outer: [requestContext(), errorHandler()],
+        state: { route: LIST },
+        handler: async () => {
+          throw new ContentionError("next customer number", 60);
+        },
+      },
+      event(),
+    );
+    expect(response.statusCode).toBe(503);
+    expect(response.headers["Retry-After"]).toBe("1");
+    expect(bodyOf(response)).toEqual({ error: { type: "api_error", code: "resource_busy", message: expect.any(String) } });
+    const line = logged().trim().split("\n").map((l: string) => JSON.parse(l)).find((l: { message: string }) => l.message === "request");
+    expect(line).toMatchObject({ level: "WARN", status: 503, reason: "Retries exhausted: next customer number lost its race 60 times." });
   });
 
   it("a non-Error throw is also a plain 500", async () => {
