@@ -1,22 +1,96 @@
+import { Decimal } from "decimal.js";
 import * as z from "zod";
 
-/** Shared zod building blocks; the same schemas validate requests and document the API. */
+/**
+ * Shared zod building blocks; the same schemas validate requests and document the API, so
+ * every bound a field has is visible in the OpenAPI document. Every input field has one:
+ * texts a length (and no NUL or unpaired surrogate), numbers a range and a precision, arrays
+ * a count.
+ */
+
 /** A UUID, normalised to lower case (ids are stored lower case; any casing names the same record). */
 export const uuid = z.uuid().toLowerCase().meta({ description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" });
 
+/** Text without NUL characters or unpaired UTF-16 surrogates (neither can be stored or shown). */
+export const SAFE_TEXT = /^[^\u0000\uD800-\uDFFF]*$/u;
+const SAFE_TEXT_MESSAGE = "must not contain NUL characters or unpaired surrogates";
+
+/** A trimmed string of at most `max` characters, safe to store. */
+export const text = (max: number) => z.string().trim().max(max).regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
 /** A required, trimmed, non-empty string of at most `max` characters. */
-export const requiredText = (max: number) => z.string().trim().min(1).max(max);
+export const requiredText = (max: number) => z.string().trim().min(1).max(max).regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
 /** An optional string of at most `max` characters; null is accepted as "not given". */
-export const optionalText = (max: number) => z.string().trim().max(max).nullish();
+export const optionalText = (max: number) => text(max).nullish();
+
+/** A calendar date `YYYY-MM-DD` that exists. */
+export const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
+  .refine((value) => {
+    const date = new Date(`${value}T00:00:00Z`);
+    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+  }, "must be a real calendar date")
+  .meta({ format: "date", example: "2026-11-23" });
+
+/** Money and rates: at most 12 integer digits and 4 decimals (architecture section 4, money). */
+export const DECIMAL_INTEGER_DIGITS = 12;
+export const DECIMAL_PLACES = 4;
+const DECIMAL_TEXT = /^-?\d{1,12}(\.\d{1,4})?$/;
+const DECIMAL_LIMIT = 10 ** DECIMAL_INTEGER_DIGITS;
+
+function decimalOf(value: number | string): Decimal | undefined {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value) || Math.abs(value) >= DECIMAL_LIMIT) return undefined;
+    const decimal = new Decimal(value);
+    return decimal.decimalPlaces() <= DECIMAL_PLACES ? decimal : undefined;
+  }
+  return DECIMAL_TEXT.test(value) ? new Decimal(value) : undefined;
+}
+
+/**
+ * A decimal amount in a request: a JSON number or a numeric string, at most 12 integer digits
+ * and 4 decimals (`1e300` or a 500,000-digit string are refused, never rounded), within
+ * [min, max]. Money and rates alike; responses format money with four decimals and rates with
+ * three.
+ */
+export function decimalInput(options: { min?: number; max?: number; description: string; example?: string }) {
+  const min = options.min ?? -(DECIMAL_LIMIT - 0.0001);
+  const max = options.max ?? DECIMAL_LIMIT - 0.0001;
+  return z
+    .union([z.number().min(min).max(max), z.string().max(DECIMAL_INTEGER_DIGITS + DECIMAL_PLACES + 2).regex(DECIMAL_TEXT, "must be a decimal number")])
+    .refine((value) => {
+      const decimal = decimalOf(value);
+      return decimal !== undefined && decimal.gte(min) && decimal.lte(max);
+    }, `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${DECIMAL_PLACES} decimals`)
+    .meta({ description: options.description, example: options.example });
+}
+
+/** Money in a request that may not be negative (prices, costs, fees). */
+export const moneyInput = decimalInput({ min: 0, description: "Amount, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" });
+/** Signed money in a request (payments: negative is a refund). */
+export const signedMoneyInput = decimalInput({ description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" });
+/** A percentage or tax rate in a request: 0 to 100, at most 4 decimals. */
+export const percentInput = decimalInput({ min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" });
+
+/** Quantities: at most 4 decimals and below a billion units. */
+export const MAX_QUANTITY = 999_999_999;
+export function quantityInput(options: { min?: number; positive?: boolean; nonZero?: boolean; description?: string } = {}) {
+  let schema = z
+    .number()
+    .min(options.min ?? -MAX_QUANTITY)
+    .max(MAX_QUANTITY)
+    .refine((value) => new Decimal(value).decimalPlaces() <= DECIMAL_PLACES, `must have at most ${DECIMAL_PLACES} decimals`);
+  if (options.positive) schema = schema.refine((value) => value > 0, "must be positive");
+  if (options.nonZero) schema = schema.refine((value) => value !== 0, "must not be zero");
+  return schema.meta({ description: options.description ?? `Quantity, at most ${DECIMAL_PLACES} decimals` });
+}
 
 const integerText = z.string().regex(/^[-+]?\d{1,9}$/, "must be an integer");
 
 /** `page` and `limit` of page-based lists (spec part 1, section 8): normalised, never rejected for range. */
 export const pageQuery = z.object({
-  page: integerText.optional().meta({ description: "Page number, default 1; values below 1 become 1." }),
-  limit: integerText
-    .optional()
-    .meta({ description: "Page size, default 20; capped at 100, raised to 1." }),
+  page: integerText.optional().meta({ description: "Page number (integer), default 1; values below 1 become 1." }),
+  limit: integerText.optional().meta({ description: "Page size (integer), default 20; capped at 100, raised to 1." }),
 });
 
 export const errorBody = z
@@ -28,6 +102,7 @@ export const errorBody = z
       param: z.string().optional(),
       details: z
         .array(z.object({ param: z.string(), code: z.string(), message: z.string() }))
+        .max(50)
         .optional(),
     }),
   })
