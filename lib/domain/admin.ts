@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { IANAZone } from "luxon";
+import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../db/admin-store.js";
+import { locationCreateBody } from "../schemas/locations.js";
 import { mintApiKey } from "../auth/api-keys.js";
 import { isPermission, isScope, PERMISSIONS } from "../auth/permissions.js";
 import {
@@ -23,8 +25,6 @@ import { writeTransaction } from "../db/transactions.js";
 import { nowIso } from "../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../db/service.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../db/entities/reference-data.js";
-import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../db/admin-store.js";
-import { locationCreateBody } from "../schemas/locations.js";
 
 /**
  * Operator actions behind `npm run admin` (architecture section 7): accounts, users and keys.

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { Context } from "aws-lambda";
 import { ApiError, errors } from "../../lib/http/errors.js";
+import type { Context } from "aws-lambda";
 import { matchRoute, routeKey, type EndpointGroup } from "../../lib/routes.js";
 import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
 
