@@ -35,12 +35,20 @@ function stackEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return childEnv as NodeJS.ProcessEnv;
 }
 
+/** Every stack a test started: one a failed test left running is stopped after the file. */
+const spawned: ChildProcess[] = [];
+afterAll(async () => {
+  const running = spawned.filter((child) => child.exitCode === null && child.signalCode === null);
+  await Promise.all(running.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))));
+});
+
 /** Spawns `npm start` itself, or (faster) the script it runs. */
 function spawnStack(env: Record<string, string>, via: "npm" | "node"): { child: ChildProcess; output: () => string } {
   const child =
     via === "npm"
       ? spawn(NPM, ["start"], { cwd: ROOT, env: stackEnv(env), stdio: ["ignore", "pipe", "pipe"] })
       : spawn(process.execPath, ["--import", "tsx", "scripts/local/start.ts"], { cwd: ROOT, env: stackEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+  spawned.push(child);
   let output = "";
   child.stdout!.on("data", (chunk) => (output += String(chunk)));
   child.stderr!.on("data", (chunk) => (output += String(chunk)));
