@@ -102,3 +102,23 @@ export async function insertReferenceData(
 export async function insertKit(kit: import("./service.js").KitItem): Promise<void> {
   await db().entities.kit.create(kit).go({ response: "none" });
 }
+
+/** Every account (a scan: the operator's `account list`, never an API request). */
+export async function scanAccounts(): Promise<AccountItem[]> {
+  const { data } = await db().entities.account.scan.go({ pages: "all", consistent: true });
+  return data;
+}
+
+/** The users of one account (one Query of the account's partition). */
+export async function readUsersOfAccount(accountId: string): Promise<UserItem[]> {
+  const { data } = await db().entities.user.query.primary({ accountId }).go({ pages: "all", consistent: true });
+  return data;
+}
+
+/** Every key minted for a user, in any account (a scan: the operator's `key list`). */
+export async function findApiKeysOfUser(userId: string): Promise<ApiKeyItem[]> {
+  const { data } = await db()
+    .entities.apiKey.scan.where(({ userId: id }, { eq }) => eq(id, userId))
+    .go({ pages: "all", consistent: true });
+  return data;
+}

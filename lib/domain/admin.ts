@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { IANAZone } from "luxon";
+import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../db/admin-store.js";
+import { locationCreateBody } from "../schemas/locations.js";
 import { mintApiKey } from "../auth/api-keys.js";
 import { isPermission, isScope, PERMISSIONS } from "../auth/permissions.js";
 import {
@@ -367,4 +369,132 @@ export async function createKit(input: {
   const now = nowIso();
   await insertKit({ accountId: input.accountId, kitId, itemId: input.itemId, method: input.method ?? "manual", components: input.components, createdAt: now, updatedAt: now });
   return { kit_id: kitId };
+}
+
+/**
+ * Input checks that need no database, for the admin CLI to run before it connects (argument
+ * errors are reported before any database is started). Each throws `AdminError`.
+ */
+export const operatorInputChecks = {
+  timeZone: (zone: string): void => checkTimeZone(zone),
+  currency: (currency: string): void => checkCurrency(currency),
+  permissions: (permissions: readonly string[]): void => checkPermissions(permissions),
+  scopes: (scopes: readonly string[]): void => {
+    const unknown = scopes.filter((scope) => scope !== "all" && !isScope(scope));
+    if (unknown.length > 0) throw new AdminError(`Unknown scope(s): ${unknown.join(", ")}.`);
+    if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
+  },
+  expiresAt: (value: string): void => {
+    if (Number.isNaN(Date.parse(value)) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new AdminError(`--expires-at must be an ISO 8601 time: ${value}.`);
+  },
+  customFieldKind: (kind: string): void => {
+    if (!(CUSTOM_FIELD_KINDS as readonly string[]).includes(kind)) throw new AdminError(`--kind must be one of: ${CUSTOM_FIELD_KINDS.join(", ")}.`);
+  },
+  name: (name: string): void => void requireName(name),
+  location: (input: { name: string; shortName: string }): void => void locationBody(input),
+};
+
+export interface AccountSummary {
+  account_id: string;
+  name: string;
+  time_zone: string;
+  currency: string;
+  created_at: string;
+}
+
+/** Every account, oldest first. */
+export async function listAccounts(): Promise<AccountSummary[]> {
+  const accounts = await scanAccounts();
+  return accounts
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.accountId.localeCompare(b.accountId))
+    .map((a) => ({ account_id: a.accountId, name: a.name, time_zone: a.timeZone, currency: a.currency, created_at: a.createdAt }));
+}
+
+export interface UserSummary {
+  user_id: string;
+  name: string;
+  email: string | null;
+  role: "owner" | "staff";
+  status: "active" | "inactive";
+  permissions: string[];
+  location_id: string | null;
+  created_at: string;
+}
+
+/** The users of an account, oldest first. */
+export async function listUsers(accountId: string): Promise<UserSummary[]> {
+  if (!(await readAccount(accountId))) throw new AdminError(`No such account: ${accountId}.`);
+  const users = await readUsersOfAccount(accountId);
+  return users
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.userId.localeCompare(b.userId))
+    .map((u) => ({
+      user_id: u.userId,
+      name: u.name,
+      email: u.email ?? null,
+      role: u.role,
+      status: u.status,
+      permissions: [...(u.permissions ?? [])].sort(),
+      location_id: u.assignedLocationId ?? null,
+      created_at: u.createdAt,
+    }));
+}
+
+/**
+ * A key as the operator sees it: never the key or its hash. `status` is what authentication
+ * would decide about the key itself: `revoked`, `expired`, `void` (minted before its user
+ * moved to another account) or `active` (the user's own status is in `user list`).
+ */
+export interface KeySummary {
+  key_id: string;
+  name: string | null;
+  scopes: string[];
+  status: "active" | "revoked" | "expired" | "void";
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+/** The keys of a user, oldest first. */
+export async function listKeys(userId: string): Promise<KeySummary[]> {
+  const user = await requireUser(userId);
+  const keys = await findApiKeysOfUser(userId);
+  const now = Date.now();
+  return keys
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId))
+    .map((k) => {
+      const moved = k.accountId !== user.accountId || (user.keysNotBefore !== undefined && k.createdAt < user.keysNotBefore);
+      const status = k.revokedAt ? "revoked" : k.expiresAt && Date.parse(k.expiresAt) <= now ? "expired" : moved ? "void" : "active";
+      return {
+        key_id: k.keyId,
+        name: k.name ?? null,
+        scopes: [...(k.scopes ?? [])].sort(),
+        status,
+        created_at: k.createdAt,
+        expires_at: k.expiresAt ?? null,
+        revoked_at: k.revokedAt ?? null,
+      };
+    });
+}
+
+function locationBody(input: { name: string; shortName: string }) {
+  const parsed = locationCreateBody.safeParse({ name: input.name, short_name: input.shortName });
+  if (!parsed.success) {
+    const flag = (path: PropertyKey[]) => (path[0] === "short_name" ? "--short-name" : `--${String(path[0] ?? "name")}`);
+    throw new AdminError(parsed.error.issues.map((i) => `${flag(i.path)}: ${i.message}`).join("; "));
+  }
+  return parsed.data;
+}
+
+/** Creates a location through the same domain code as `POST /locations`. */
+export async function createLocationAsOperator(input: { accountId: string; name: string; shortName: string }): Promise<{ location_id: string }> {
+  const body = locationBody(input);
+  const principal = await ownerPrincipal(input.accountId);
+  const { createLocation } = await import("./locations.js");
+  try {
+    const location = await createLocation(principal, body, undefined);
+    return { location_id: location.id };
+  } catch (error) {
+    const details = (error as { details?: { param: string; message: string }[] }).details;
+    throw new AdminError(details ? details.map((d) => `${d.param} ${d.message}`).join("; ") : (error as Error).message, { cause: error });
+  }
 }

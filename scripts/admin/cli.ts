@@ -1,212 +1,463 @@
-import { createConnection } from "node:net";
 import { localEnv, applyLocalEnvironment } from "../local/env.js";
-import { startDynamoLocal, freePort, type DynamoLocal } from "../local/dynamodb.js";
+import { startDynamoLocal, freePort, portAnswers, type DynamoLocal } from "../local/dynamodb.js";
 
 /**
- * Operator CLI (architecture section 7): `npm run admin -- <group> <action> [--flags]`.
- * With --json it prints exactly one JSON object on stdout (errors too: {"error": {...}}).
- * It talks to DYNAMODB_ENDPOINT, or to the local stack's DynamoDB on DYNAMODB_PORT; when
- * nothing listens there it starts DynamoDB Local on DATA_DIR for the duration of the command.
- * DYNAMODB_ENDPOINT=aws uses the real DynamoDB with the default AWS credentials.
+ * Operator CLI (architecture section 7): `npm run -s admin -- <group> <action> [--flags]`.
+ *
+ * - Arguments are checked completely (unknown command, unknown, missing or invalid flags)
+ *   before any database is started or contacted.
+ * - With --json it prints exactly one JSON object on stdout: the result, `{"help": ...}` for
+ *   --help, or `{"error": {"code", "message"}}` with a non-zero exit code (2 for argument
+ *   errors, 1 otherwise).
+ * - It talks to DYNAMODB_ENDPOINT, or to the local stack's DynamoDB on DYNAMODB_PORT; when
+ *   nothing listens there it starts DynamoDB Local on DATA_DIR for the duration of the
+ *   command. DYNAMODB_ENDPOINT=aws uses the real DynamoDB with the default AWS credentials.
  */
-const USAGE = `Usage: npm run admin -- <command> [options] [--json]
-  account create --name N [--time-zone Z] [--currency C]
-  account update --account ID [--time-zone Z] [--packing-lists on|off] [--packing-service-items on|off]
-                 [--estimate-expiry-days N] [--payment-terms S] [--tax-label S] [--tax-2-label S] [--record-limit N|none]
-  user create --account ID --name N [--email E] [--role owner|staff] [--permissions p1,p2] [--location ID] [--time-zone Z]
-  user update --user ID [--permissions p1,p2] [--status active|inactive] [--location ID|none] [--account ID]
-  user delete --user ID
-  key create --user ID [--name N] [--scopes s1,s2|all] [--expires-at ISO]
-  key revoke --key KEY_ID
-  custom-field create --account ID --kind customer|prospect|supplier|contact|item|... --name N
-  customer-label create --account ID --name N
-  pricing-tier create --account ID --name N
-  unit create --account ID --name N
-  item create --account ID --name N [--sku S] [--price P] [--cost C] [--category ID] [--unit UNIT_ID] [--type quantity|unique]
-  kit create --account ID --item ITEM_ID --components ITEM_ID:QTY[,ITEM_ID:QTY...] [--method manual|automatic]`;
+type Admin = typeof import("../../lib/domain/admin.js");
+type Result = Record<string, unknown>;
+type Action = (admin: Admin) => Promise<Result>;
 
+/** An argument error: reported before any database is touched (exit code 2). */
 class UsageError extends Error {}
+/** No database to talk to. */
+class DatabaseUnavailable extends Error {}
 
-function parseArgs(argv: string[]): { words: string[]; flags: Map<string, string>; json: boolean } {
-  const words: string[] = [];
-  const flags = new Map<string, string>();
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--json") json = true;
-    else if (arg.startsWith("--")) {
-      const [name, inline] = arg.slice(2).split("=", 2) as [string, string | undefined];
-      const value = inline ?? argv[++i];
-      if (value === undefined) throw new UsageError(`--${name} needs a value.`);
-      flags.set(name, value);
-    } else words.push(arg);
+class Flags {
+  constructor(
+    private readonly values: Map<string, string>,
+    private readonly admin: Admin,
+  ) {}
+
+  get(name: string): string | undefined {
+    return this.values.get(name);
   }
-  return { words, flags, json };
+
+  required(name: string): string {
+    const value = this.values.get(name);
+    if (value === undefined || value.trim() === "") throw new UsageError(`--${name} is required.`);
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
+    const value = this.values.get(name);
+    if (value === undefined) return undefined;
+    if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} takes ${allowed.join(" or ")}.`);
+    return value as T;
+  }
+
+  onOff(name: string): boolean | undefined {
+    const value = this.oneOf(name, ["on", "off", "true", "false"]);
+    return value === undefined ? undefined : value === "on" || value === "true";
+  }
+
+  wholeNumber(name: string, extra?: "none"): number | null | undefined {
+    const value = this.values.get(name);
+    if (value === undefined) return undefined;
+    if (extra && value === extra) return null;
+    if (!/^\d+$/.test(value)) throw new UsageError(`--${name} takes a whole number${extra ? ` or ${extra}` : ""}.`);
+    return Number(value);
+  }
+
+  /** An id flag: a UUID (lower-cased). */
+  id(name: string, required: true): string;
+  id(name: string, required?: false): string | undefined;
+  id(name: string, required = false): string | undefined {
+    const value = required ? this.required(name) : this.values.get(name);
+    if (value === undefined) return undefined;
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) throw new UsageError(`--${name} takes an id (a UUID): ${value}.`);
+    return value.toLowerCase();
+  }
+
+  list(name: string): string[] | undefined {
+    const value = this.values.get(name);
+    return value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean);
+  }
+
+  /** Runs one of the domain's own input checks now, as an argument error. */
+  check(run: (checks: Admin["operatorInputChecks"]) => void): void {
+    try {
+      run(this.admin.operatorInputChecks);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
 }
 
-function required(flags: Map<string, string>, name: string): string {
-  const value = flags.get(name);
-  if (value === undefined || value === "") throw new UsageError(`--${name} is required.`);
-  return value;
+interface Command {
+  name: string;
+  synopsis: string;
+  summary: string;
+  /** What --json prints on success. */
+  output: string;
+  flags: readonly string[];
+  /** Checks the flags (throwing UsageError) and returns what to run against the database. */
+  prepare: (flags: Flags) => Action;
 }
 
-function onOff(flags: Map<string, string>, name: string): boolean | undefined {
-  const value = flags.get(name);
-  if (value === undefined) return undefined;
-  if (value === "on" || value === "true") return true;
-  if (value === "off" || value === "false") return false;
-  throw new UsageError(`--${name} takes on or off.`);
-}
+const KEY_ID = /^key_[0-9a-f]{32}$/;
 
-function list(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean);
-}
-
-function allowOnly(flags: Map<string, string>, allowed: string[]): void {
-  for (const name of flags.keys()) if (!allowed.includes(name)) throw new UsageError(`Unknown option --${name}.`);
-}
-
-async function run(words: string[], flags: Map<string, string>): Promise<Record<string, unknown>> {
-  const admin = await import("../../lib/domain/admin.js");
-  const command = words.join(" ");
-  switch (command) {
-    case "account create":
-      allowOnly(flags, ["name", "time-zone", "currency"]);
-      return { ...(await admin.createAccount({ name: required(flags, "name"), timeZone: flags.get("time-zone"), currency: flags.get("currency") })) };
-    case "account update": {
-      allowOnly(flags, ["account", "time-zone", "packing-lists", "packing-service-items", "estimate-expiry-days", "payment-terms", "tax-label", "tax-2-label", "record-limit"]);
-      const limit = flags.get("record-limit");
-      const days = flags.get("estimate-expiry-days");
-      if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError("--estimate-expiry-days takes a whole number.");
-      if (limit !== undefined && limit !== "none" && !/^\d+$/.test(limit)) throw new UsageError("--record-limit takes a whole number or none.");
-      const account = await admin.updateAccount(required(flags, "account"), {
-        timeZone: flags.get("time-zone"),
-        packingListsEnabled: onOff(flags, "packing-lists"),
-        packingServiceItems: onOff(flags, "packing-service-items"),
-        estimateExpiryDays: days === undefined ? undefined : Number(days),
-        paymentTerms: flags.get("payment-terms"),
-        taxLabel: flags.get("tax-label"),
-        tax2Label: flags.get("tax-2-label"),
-        recordLimit: limit === undefined ? undefined : limit === "none" ? null : Number(limit),
+const COMMANDS: readonly Command[] = [
+  {
+    name: "account create",
+    synopsis: "--name N [--time-zone Z] [--currency C]",
+    summary: "Creates an account with an owner user and an all-scopes key for that owner (the key is shown once).",
+    output: '{"account_id","user_id","key_id","api_key"}',
+    flags: ["name", "time-zone", "currency"],
+    prepare: (f) => {
+      const name = f.required("name");
+      const timeZone = f.get("time-zone");
+      const currency = f.get("currency");
+      f.check((c) => {
+        c.name(name);
+        if (timeZone !== undefined) c.timeZone(timeZone);
+        if (currency !== undefined) c.currency(currency);
       });
-      return {
-        account_id: account.accountId,
-        time_zone: account.timeZone,
-        currency: account.currency,
-        estimate_expiry_days: account.estimateExpiryDays,
-        payment_terms: account.paymentTerms ?? null,
-        tax_label: account.taxLabel ?? null,
-        tax_2_label: account.tax2Label ?? null,
-        packing_lists_enabled: account.packingListsEnabled,
-        packing_service_items: account.packingServiceItems,
-        record_limit: account.recordLimit ?? null,
+      return async (admin) => ({ ...(await admin.createAccount({ name, timeZone, currency })) });
+    },
+  },
+  {
+    name: "account list",
+    synopsis: "",
+    summary: "Lists every account, oldest first.",
+    output: '{"accounts":[{"account_id","name","time_zone","currency","created_at"}]}',
+    flags: [],
+    prepare: () => async (admin) => ({ accounts: await admin.listAccounts() }),
+  },
+  {
+    name: "account update",
+    synopsis:
+      "--account ID [--time-zone Z] [--packing-lists on|off] [--packing-service-items on|off]\n" +
+      "               [--estimate-expiry-days N] [--payment-terms S] [--tax-label S] [--tax-2-label S] [--record-limit N|none]",
+    summary: "Changes an account's settings; prints them all.",
+    output: '{"account_id","time_zone","currency","estimate_expiry_days",...,"record_limit"}',
+    flags: ["account", "time-zone", "packing-lists", "packing-service-items", "estimate-expiry-days", "payment-terms", "tax-label", "tax-2-label", "record-limit"],
+    prepare: (f) => {
+      const accountId = f.id("account", true);
+      const timeZone = f.get("time-zone");
+      if (timeZone !== undefined) f.check((c) => c.timeZone(timeZone));
+      const settings = {
+        timeZone,
+        packingListsEnabled: f.onOff("packing-lists"),
+        packingServiceItems: f.onOff("packing-service-items"),
+        estimateExpiryDays: f.wholeNumber("estimate-expiry-days") ?? undefined,
+        paymentTerms: f.get("payment-terms"),
+        taxLabel: f.get("tax-label"),
+        tax2Label: f.get("tax-2-label"),
+        recordLimit: f.wholeNumber("record-limit", "none"),
       };
-    }
-    case "user create": {
-      allowOnly(flags, ["account", "name", "email", "role", "permissions", "location", "time-zone"]);
-      const role = flags.get("role");
-      if (role !== undefined && role !== "owner" && role !== "staff") throw new UsageError("--role takes owner or staff.");
-      return {
-        ...(await admin.createUser({
-          accountId: required(flags, "account"),
-          name: required(flags, "name"),
-          email: flags.get("email"),
-          role,
-          permissions: list(flags.get("permissions")),
-          locationId: flags.get("location"),
-          timeZone: flags.get("time-zone"),
-        })),
+      return async (admin) => {
+        const account = await admin.updateAccount(accountId, settings);
+        return {
+          account_id: account.accountId,
+          time_zone: account.timeZone,
+          currency: account.currency,
+          estimate_expiry_days: account.estimateExpiryDays,
+          payment_terms: account.paymentTerms ?? null,
+          tax_label: account.taxLabel ?? null,
+          tax_2_label: account.tax2Label ?? null,
+          packing_lists_enabled: account.packingListsEnabled,
+          packing_service_items: account.packingServiceItems,
+          record_limit: account.recordLimit ?? null,
+        };
       };
-    }
-    case "user update": {
-      allowOnly(flags, ["user", "permissions", "status", "location", "account"]);
-      const status = flags.get("status");
-      if (status !== undefined && status !== "active" && status !== "inactive") throw new UsageError("--status takes active or inactive.");
-      const location = flags.get("location");
-      return {
-        ...(await admin.updateUser(required(flags, "user"), {
-          permissions: list(flags.get("permissions")),
-          status,
-          locationId: location === undefined ? undefined : location === "none" ? null : location,
-          accountId: flags.get("account"),
-        })),
+    },
+  },
+  {
+    name: "user create",
+    synopsis: "--account ID --name N [--email E] [--role owner|staff] [--permissions p1,p2,...] [--location LOCATION_ID] [--time-zone Z]",
+    summary: "Creates a user (staff unless --role owner).",
+    output: '{"user_id"}',
+    flags: ["account", "name", "email", "role", "permissions", "location", "time-zone"],
+    prepare: (f) => {
+      const input = {
+        accountId: f.id("account", true),
+        name: f.required("name"),
+        email: f.get("email"),
+        role: f.oneOf("role", ["owner", "staff"] as const),
+        permissions: f.list("permissions"),
+        locationId: f.id("location"),
+        timeZone: f.get("time-zone"),
       };
-    }
-    case "user delete":
-      allowOnly(flags, ["user"]);
-      return { ...(await admin.deleteUser(required(flags, "user"))) };
-    case "key create": {
-      allowOnly(flags, ["user", "name", "scopes", "expires-at"]);
-      const scopes = flags.get("scopes");
-      return {
-        ...(await admin.createKey({
-          userId: required(flags, "user"),
-          name: flags.get("name"),
-          scopes: scopes === undefined || scopes === "all" ? "all" : list(scopes),
-          expiresAt: flags.get("expires-at"),
-        })),
-      };
-    }
-    case "key revoke":
-      allowOnly(flags, ["key"]);
-      return { ...(await admin.revokeKey(required(flags, "key"))) };
-    case "custom-field create":
-      allowOnly(flags, ["account", "kind", "name"]);
-      return { ...(await admin.createCustomField({ accountId: required(flags, "account"), kind: required(flags, "kind"), name: required(flags, "name") })) };
-    case "customer-label create":
-      allowOnly(flags, ["account", "name"]);
-      return { ...(await admin.createCustomerLabel({ accountId: required(flags, "account"), name: required(flags, "name") })) };
-    case "pricing-tier create":
-      allowOnly(flags, ["account", "name"]);
-      return { ...(await admin.createPricingTier({ accountId: required(flags, "account"), name: required(flags, "name") })) };
-    case "unit create":
-      allowOnly(flags, ["account", "name"]);
-      return { ...(await admin.createUnit({ accountId: required(flags, "account"), name: required(flags, "name") })) };
-    case "item create": {
-      allowOnly(flags, ["account", "name", "sku", "price", "cost", "category", "unit", "type"]);
-      const type = flags.get("type");
-      if (type !== undefined && type !== "quantity" && type !== "unique") throw new UsageError("--type takes quantity or unique.");
-      const unit = flags.get("unit");
+      f.check((c) => {
+        c.name(input.name);
+        if (input.permissions) c.permissions(input.permissions);
+        if (input.timeZone !== undefined) c.timeZone(input.timeZone);
+      });
+      return async (admin) => ({ ...(await admin.createUser(input)) });
+    },
+  },
+  {
+    name: "user list",
+    synopsis: "--account ID",
+    summary: "Lists the users of an account, oldest first.",
+    output: '{"users":[{"user_id","name","email","role","status","permissions","location_id","created_at"}]}',
+    flags: ["account"],
+    prepare: (f) => {
+      const accountId = f.id("account", true);
+      return async (admin) => ({ users: await admin.listUsers(accountId) });
+    },
+  },
+  {
+    name: "user update",
+    synopsis: "--user ID [--permissions p1,p2,...] [--status active|inactive] [--location ID|none] [--account ID]",
+    summary: "Changes a user; moving them to another account (--account) voids every key they had.",
+    output: '{"user_id","account_id"}',
+    flags: ["user", "permissions", "status", "location", "account"],
+    prepare: (f) => {
+      const userId = f.id("user", true);
+      const location = f.get("location") === "none" ? null : f.id("location");
+      const input = { permissions: f.list("permissions"), status: f.oneOf("status", ["active", "inactive"] as const), locationId: location, accountId: f.id("account") };
+      if (input.permissions) f.check((c) => c.permissions(input.permissions!));
+      return async (admin) => ({ ...(await admin.updateUser(userId, input)) });
+    },
+  },
+  {
+    name: "user delete",
+    synopsis: "--user ID",
+    summary: "Deletes a user; their keys stop working at once.",
+    output: '{"user_id","deleted":true}',
+    flags: ["user"],
+    prepare: (f) => {
+      const userId = f.id("user", true);
+      return async (admin) => ({ ...(await admin.deleteUser(userId)) });
+    },
+  },
+  {
+    name: "key create",
+    synopsis: "--user ID [--name N] [--scopes s1,s2,...|all] [--expires-at ISO]",
+    summary: "Creates an API key for a user (the key is shown once; only its hash is stored).",
+    output: '{"key_id","api_key"}',
+    flags: ["user", "name", "scopes", "expires-at"],
+    prepare: (f) => {
+      const userId = f.id("user", true);
+      const scopes = f.get("scopes") === undefined || f.get("scopes") === "all" ? ("all" as const) : f.list("scopes")!;
+      const expiresAt = f.get("expires-at");
+      f.check((c) => {
+        if (scopes !== "all") c.scopes(scopes);
+        if (expiresAt !== undefined) c.expiresAt(expiresAt);
+      });
+      return async (admin) => ({ ...(await admin.createKey({ userId, name: f.get("name"), scopes, expiresAt })) });
+    },
+  },
+  {
+    name: "key list",
+    synopsis: "--user ID",
+    summary: "Lists a user's keys: ids, names, scopes, status and dates; never a key or its hash.",
+    output: '{"keys":[{"key_id","name","scopes","status","created_at","expires_at","revoked_at"}]}',
+    flags: ["user"],
+    prepare: (f) => {
+      const userId = f.id("user", true);
+      return async (admin) => ({ keys: await admin.listKeys(userId) });
+    },
+  },
+  {
+    name: "key revoke",
+    synopsis: "--key KEY_ID",
+    summary: "Revokes a key (by its key_id): it is refused at once.",
+    output: '{"key_id","revoked":true}',
+    flags: ["key"],
+    prepare: (f) => {
+      const keyId = f.required("key");
+      if (!KEY_ID.test(keyId)) throw new UsageError(`--key takes a key id (key_ followed by 32 hex digits, see key list), not the key itself: ${keyId.startsWith("isk_") ? "isk_..." : keyId}.`);
+      return async (admin) => ({ ...(await admin.revokeKey(keyId)) });
+    },
+  },
+  {
+    name: "location create",
+    synopsis: "--account ID --name N --short-name S",
+    summary: "Creates a location, as POST /locations does.",
+    output: '{"location_id"}',
+    flags: ["account", "name", "short-name"],
+    prepare: (f) => {
+      const input = { accountId: f.id("account", true), name: f.required("name"), shortName: f.required("short-name") };
+      f.check((c) => c.location(input));
+      return async (admin) => ({ ...(await admin.createLocationAsOperator(input)) });
+    },
+  },
+  {
+    name: "custom-field create",
+    synopsis: "--account ID --kind customer|prospect|supplier|contact|item|... --name N",
+    summary: "Creates a custom-field definition for one record kind.",
+    output: '{"custom_field_id"}',
+    flags: ["account", "kind", "name"],
+    prepare: (f) => {
+      const input = { accountId: f.id("account", true), kind: f.required("kind"), name: f.required("name") };
+      f.check((c) => {
+        c.customFieldKind(input.kind);
+        c.name(input.name);
+      });
+      return async (admin) => ({ ...(await admin.createCustomField(input)) });
+    },
+  },
+  {
+    name: "customer-label create",
+    synopsis: "--account ID --name N",
+    summary: "Creates a customer label.",
+    output: '{"customer_label_id"}',
+    flags: ["account", "name"],
+    prepare: (f) => {
+      const input = { accountId: f.id("account", true), name: f.required("name") };
+      f.check((c) => c.name(input.name));
+      return async (admin) => ({ ...(await admin.createCustomerLabel(input)) });
+    },
+  },
+  {
+    name: "pricing-tier create",
+    synopsis: "--account ID --name N",
+    summary: "Creates a pricing tier.",
+    output: '{"pricing_tier_id"}',
+    flags: ["account", "name"],
+    prepare: (f) => {
+      const input = { accountId: f.id("account", true), name: f.required("name") };
+      f.check((c) => c.name(input.name));
+      return async (admin) => ({ ...(await admin.createPricingTier(input)) });
+    },
+  },
+  {
+    name: "unit create",
+    synopsis: "--account ID --name N",
+    summary: "Adds a unit of measure (unit_id comes from the account's sequence).",
+    output: '{"unit_id"}',
+    flags: ["account", "name"],
+    prepare: (f) => {
+      const input = { accountId: f.id("account", true), name: f.required("name") };
+      f.check((c) => c.name(input.name));
+      return async (admin) => ({ ...(await admin.createUnit(input)) });
+    },
+  },
+  {
+    name: "item create",
+    synopsis: "--account ID --name N [--sku S] [--price P] [--cost C] [--category ID] [--unit UNIT_ID] [--type quantity|unique]",
+    summary: "Creates an item, as POST /items does.",
+    output: '{"item_id"}',
+    flags: ["account", "name", "sku", "price", "cost", "category", "unit", "type"],
+    prepare: (f) => {
+      const unit = f.get("unit");
       if (unit !== undefined && !/^\d+$/.test(unit)) throw new UsageError("--unit takes a unit_id (a whole number).");
-      return {
-        ...(await admin.createItemAsOperator({
-          accountId: required(flags, "account"),
-          name: required(flags, "name"),
-          sku: flags.get("sku"),
-          price: flags.get("price"),
-          cost: flags.get("cost"),
-          categoryId: flags.get("category"),
-          unitId: unit === undefined ? undefined : Number(unit),
-          inventoryType: type,
-        })),
+      const input = {
+        accountId: f.id("account", true),
+        name: f.required("name"),
+        sku: f.get("sku"),
+        price: f.get("price"),
+        cost: f.get("cost"),
+        categoryId: f.id("category"),
+        unitId: unit === undefined ? undefined : Number(unit),
+        inventoryType: f.oneOf("type", ["quantity", "unique"] as const),
       };
-    }
-    case "kit create": {
-      allowOnly(flags, ["account", "item", "components", "method"]);
-      const method = flags.get("method");
-      if (method !== undefined && method !== "manual" && method !== "automatic") throw new UsageError("--method takes manual or automatic.");
-      const components = required(flags, "components")
+      return async (admin) => ({ ...(await admin.createItemAsOperator(input)) });
+    },
+  },
+  {
+    name: "kit create",
+    synopsis: "--account ID --item ITEM_ID --components ITEM_ID:QTY[,ITEM_ID:QTY...] [--method manual|automatic]",
+    summary: "Stores a kit definition (kits cannot be defined through the API).",
+    output: '{"kit_id"}',
+    flags: ["account", "item", "components", "method"],
+    prepare: (f) => {
+      const components = f
+        .required("components")
         .split(",")
         .map((part) => {
           const match = /^([0-9a-fA-F-]{36}):(\d+(?:\.\d+)?)$/.exec(part.trim());
           if (!match) throw new UsageError(`--components takes ITEM_ID:QTY pairs: ${part}.`);
           return { itemId: match[1]!.toLowerCase(), quantity: Number(match[2]) };
         });
-      return { ...(await admin.createKit({ accountId: required(flags, "account"), itemId: required(flags, "item").toLowerCase(), components, method })) };
-    }
-    default:
-      throw new UsageError(command ? `Unknown command: ${command}.` : "No command given.");
-  }
+      const input = { accountId: f.id("account", true), itemId: f.id("item", true), components, method: f.oneOf("method", ["manual", "automatic"] as const) };
+      return async (admin) => ({ ...(await admin.createKit(input)) });
+    },
+  },
+];
+
+const GROUPS = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0]!))];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    "Usage: npm run -s admin -- <command> [options] [--json]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Options of every command:",
+    "  --json   print exactly one JSON object on stdout (errors too: {\"error\": {\"code\", \"message\"}})",
+    "  --help   show a command's options",
+    "",
+    "`npm run -s admin -- <command> --help` shows the command's options. It uses DYNAMODB_ENDPOINT,",
+    "else the local stack's DynamoDB on DYNAMODB_PORT (8000), else starts DynamoDB Local on DATA_DIR.",
+  ].join("\n");
 }
 
-async function portOpen(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = createConnection({ host: "127.0.0.1", port }, () => {
-      socket.end();
-      done(true);
-    });
-    socket.on("error", () => done(false));
-  });
+function commandHelp(command: Command): string {
+  return [
+    `Usage: npm run -s admin -- ${command.name}${command.synopsis ? ` ${command.synopsis}` : ""} [--json]`,
+    "",
+    command.summary,
+    "",
+    `--json prints: ${command.output}`,
+  ].join("\n");
+}
+
+interface Parsed {
+  words: string[];
+  values: Map<string, string>;
+  json: boolean;
+  help: boolean;
+}
+
+function parseArgs(argv: string[]): Parsed {
+  const words: string[] = [];
+  const values = new Map<string, string>();
+  let json = false;
+  let help = false;
+  let problem: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--json") json = true;
+    else if (arg === "--help" || arg === "-h") help = true;
+    else if (arg.startsWith("--")) {
+      const equals = arg.indexOf("=");
+      const name = equals === -1 ? arg.slice(2) : arg.slice(2, equals);
+      let value: string | undefined;
+      if (equals !== -1) value = arg.slice(equals + 1);
+      else if (i + 1 < argv.length && !argv[i + 1]!.startsWith("--")) value = argv[++i];
+      if (value === undefined) problem ??= `--${name} needs a value.`;
+      else if (values.has(name)) problem ??= `--${name} is given twice.`;
+      else values.set(name, value);
+    } else if (arg.startsWith("-") && arg !== "-") problem ??= `Unknown option ${arg}.`;
+    else words.push(arg);
+  }
+  // Problems are reported after the whole line is read, so --json and --help still count.
+  if (problem) throw Object.assign(new UsageError(problem), { parsed: { words, values, json, help } });
+  return { words, values, json, help };
+}
+
+function findCommand(words: string[]): Command | undefined {
+  return COMMANDS.find((c) => c.name === words.slice(0, 2).join(" "));
+}
+
+/** Help for what the words name: a command, a group's commands, or everything. */
+function helpFor(words: string[]): string {
+  const command = findCommand(words);
+  if (command) return commandHelp(command);
+  const group = COMMANDS.filter((c) => c.name.split(" ")[0] === words[0]);
+  if (group.length > 0) return [`Commands of ${words[0]}:`, ...group.map((c) => `  ${c.name} ${c.synopsis.split("\n")[0]}`.trimEnd()), "", "Add --help to a command for its options."].join("\n");
+  return overview();
+}
+
+/** The command the words name, with only its own flags: checked without loading any domain code. */
+function resolveCommand(parsed: Parsed): Command {
+  const { words, values } = parsed;
+  if (words.length === 0) throw new UsageError("No command given.");
+  const command = findCommand(words);
+  if (!command) {
+    const known = GROUPS.includes(words[0]!) ? ` ${words[0]} takes: ${COMMANDS.filter((c) => c.name.startsWith(`${words[0]} `)).map((c) => c.name.split(" ")[1]).join(", ")}.` : "";
+    throw new UsageError(`Unknown command: ${words.join(" ")}.${known}`);
+  }
+  if (words.length > 2) throw new UsageError(`Unexpected argument: ${words[2]}.`);
+  for (const name of values.keys()) {
+    if (!command.flags.includes(name)) throw new UsageError(`Unknown option --${name} for ${command.name} (see ${command.name} --help).`);
+  }
+  return command;
 }
 
 async function connect(): Promise<DynamoLocal | undefined> {
@@ -220,48 +471,120 @@ async function connect(): Promise<DynamoLocal | undefined> {
     return undefined;
   }
   const port = localEnv.dynamoPort();
-  if (await portOpen(port)) {
+  if (await portAnswers(port)) {
     applyLocalEnvironment(`http://127.0.0.1:${port}`);
     return undefined;
   }
   if (localEnv.dataDir() === "memory") {
-    throw new Error(`No DynamoDB listens on port ${port}; start the local stack (npm start) first.`);
+    throw new DatabaseUnavailable(`No DynamoDB listens on port ${port}; start the local stack (npm start) first, or set DYNAMODB_PORT.`);
   }
-  const local = await startDynamoLocal({ port: await freePort(), dataDir: localEnv.dataDir() });
-  applyLocalEnvironment(local.endpoint);
-  return local;
+  try {
+    const local = await startDynamoLocal({ port: await freePort(), dataDir: localEnv.dataDir() });
+    applyLocalEnvironment(local.endpoint);
+    return local;
+  } catch (error) {
+    throw new DatabaseUnavailable((error as Error).message);
+  }
+}
+
+function errorCode(error: unknown, admin: Admin | undefined): { code: string; exit: number } {
+  if (error instanceof UsageError) return { code: "invalid_arguments", exit: 2 };
+  if (error instanceof DatabaseUnavailable) return { code: "database_unavailable", exit: 1 };
+  if (admin && error instanceof admin.AdminError) return { code: /^No such /.test(error.message) ? "not_found" : "invalid_input", exit: 1 };
+  const name = (error as Error)?.name ?? "";
+  const cause = (error as { code?: string })?.code ?? "";
+  if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND/.test(`${cause} ${(error as Error)?.message}`) || name === "TimeoutError") {
+    return { code: "database_unavailable", exit: 1 };
+  }
+  return { code: "internal_error", exit: 1 };
+}
+
+function printResult(result: Result, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  for (const [key, value] of Object.entries(result)) {
+    if (Array.isArray(value)) {
+      process.stdout.write(`${key}: ${value.length}\n`);
+      for (const row of value) {
+        const fields = Object.entries(row as Record<string, unknown>)
+          .filter(([, v]) => v !== null && !(Array.isArray(v) && v.length === 0))
+          .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`);
+        process.stdout.write(`  ${fields.join("  ")}\n`);
+      }
+    } else {
+      process.stdout.write(`${key}: ${value}\n`);
+    }
+  }
 }
 
 async function main(): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs>;
+  let parsed: Parsed;
+  let parseProblem: UsageError | undefined;
   try {
     parsed = parseArgs(process.argv.slice(2));
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    parseProblem = error as UsageError;
+    parsed = (error as UsageError & { parsed: Parsed }).parsed;
+  }
+  const { json } = parsed;
+  const fail = (error: unknown, admin?: Admin): number => {
+    const { code, exit } = errorCode(error, admin);
+    const message = (error as Error)?.message ?? String(error);
+    if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
+    else process.stderr.write(`error: ${message}\n${code === "invalid_arguments" ? "Run with --help for usage.\n" : ""}`);
+    return exit;
+  };
+
+  if (parsed.help || parsed.words[0] === "help") {
+    const words = parsed.words[0] === "help" ? parsed.words.slice(1) : parsed.words;
+    const text = helpFor(words);
+    if (json) process.stdout.write(`${JSON.stringify({ help: text })}\n`);
+    else process.stdout.write(`${text}\n`);
+    return 0;
+  }
+  if (parseProblem) return fail(parseProblem);
+  if (parsed.words.length === 0 && !json) {
+    process.stderr.write(`${overview()}\n`);
     return 2;
   }
-  const { words, flags, json } = parsed;
-  if (words.length === 0 || words[0] === "help" || flags.has("help")) {
-    process.stdout.write(`${USAGE}\n`);
-    return words.length === 0 ? 2 : 0;
+
+  // Every argument is checked before any database is started or contacted.
+  let command: Command;
+  try {
+    command = resolveCommand(parsed);
+  } catch (error) {
+    return fail(error);
   }
+  const admin: Admin = await import("../../lib/domain/admin.js");
+  let action: Action;
+  try {
+    action = command.prepare(new Flags(parsed.values, admin));
+  } catch (error) {
+    return fail(error instanceof admin.AdminError ? new UsageError(error.message) : error, admin);
+  }
+
   let local: DynamoLocal | undefined;
   try {
     local = await connect();
     const { ensureTable } = await import("../../lib/db/create-table.js");
     const { createDynamoClient } = await import("../../lib/db/client.js");
     const { tableName } = await import("../../lib/db/table.js");
-    if (process.env.DYNAMODB_ENDPOINT) await ensureTable(createDynamoClient(), tableName());
-    const result = await run(words, flags);
-    if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
-    else for (const [key, value] of Object.entries(result)) process.stdout.write(`${key}: ${value}\n`);
+    if (process.env.DYNAMODB_ENDPOINT) {
+      const client = createDynamoClient();
+      try {
+        await ensureTable(client, tableName());
+      } catch (error) {
+        throw new DatabaseUnavailable(`DynamoDB at ${process.env.DYNAMODB_ENDPOINT} did not answer: ${(error as Error).message}`);
+      } finally {
+        client.destroy();
+      }
+    }
+    printResult(await action(admin), json);
     return 0;
   } catch (error) {
-    const message = (error as Error).message;
-    const usage = error instanceof UsageError;
-    if (json) process.stdout.write(`${JSON.stringify({ error: { type: usage ? "usage" : "failed", message } })}\n`);
-    else process.stderr.write(`error: ${message}\n${usage ? `${USAGE}\n` : ""}`);
-    return usage ? 2 : 1;
+    return fail(error, admin);
   } finally {
     await local?.stop();
   }

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ApiError, errors } from "../../lib/http/errors.js";
 import type { Context } from "aws-lambda";
 import { matchRoute, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
 import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
@@ -7,10 +9,15 @@ import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
 /**
  * The local API Gateway: turns each HTTP request into an HTTP API payload 2.0 event, picks
  * the route the way API Gateway does (unknown ones go to `$default`, served by `platform`),
- * and invokes the same Lambda handler module that AWS runs.
+ * and invokes the same Lambda handler module that AWS runs. Whatever goes wrong with one
+ * request is answered in the API's error shape; the process keeps serving. It also answers
+ * `GET /health` itself.
  */
 type LambdaHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
-const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** The API's documented request body limit (API Gateway's own is 10 MB). */
+const MAX_BODY_BYTES = 1024 * 1024;
+/** Bodies up to API Gateway's limit are read to the end before the 413; larger ones are cut. */
+const DISCARD_LIMIT_BYTES = 10 * 1024 * 1024;
 
 const loaded = new Map<EndpointGroup, Promise<LambdaHandler>>();
 function handlerOf(group: EndpointGroup): Promise<LambdaHandler> {
@@ -40,19 +47,48 @@ function lambdaContext(group: string, requestId: string): Context {
   };
 }
 
+/** A request body over the API's documented limit (1 MB). */
+class BodyTooLarge extends Error {
+  /** True when the connection must be closed instead of reading the rest of the body. */
+  constructor(readonly abandon: boolean) {
+    super("body too large");
+  }
+}
+
+/**
+ * Reads the body. Over 1 MB it keeps reading (discarding) to the end so the client sees the
+ * 413, up to API Gateway's own 10 MB; beyond that the connection is abandoned.
+ */
 async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const declared = Number(request.headers["content-length"] ?? 0);
+  if (declared > DISCARD_LIMIT_BYTES) throw new BodyTooLarge(true);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error("body too large");
-    chunks.push(chunk as Buffer);
+    if (size > DISCARD_LIMIT_BYTES) throw new BodyTooLarge(true);
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
   }
+  if (size > MAX_BODY_BYTES) throw new BodyTooLarge(false);
   return Buffer.concat(chunks);
 }
 
+/** matchRoute, where a path that is not valid percent-encoding matches no route. */
+function matchPath(method: string, path: string): ReturnType<typeof matchRoute> {
+  try {
+    return matchRoute(method, path);
+  } catch (error) {
+    if (error instanceof URIError) return undefined; // -> $default: 404 route_not_found
+    throw error;
+  }
+}
+
 /** Builds the payload 2.0 event API Gateway would send for this request. */
-export function toHttpEvent(request: IncomingMessage, body: Buffer): { event: HttpEvent; group: EndpointGroup } {
+export function toHttpEvent(
+  request: IncomingMessage,
+  body: Buffer,
+  requestId: string = randomUUID(),
+): { event: HttpEvent; group: EndpointGroup } {
   const url = new URL(request.url ?? "/", "http://127.0.0.1");
   const method = (request.method ?? "GET").toUpperCase();
   const headers: Record<string, string> = {};
@@ -62,9 +98,8 @@ export function toHttpEvent(request: IncomingMessage, body: Buffer): { event: Ht
   }
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
-  const matched = matchRoute(method, url.pathname);
+  const matched = matchPath(method, url.pathname);
   const key = matched ? routeKey(matched.route) : "$default";
-  const requestId = randomUUID();
   const now = new Date();
   const event: HttpEvent = {
     version: "2.0",
@@ -98,35 +133,99 @@ export function toHttpEvent(request: IncomingMessage, body: Buffer): { event: Ht
   return { event, group: matched?.route.group ?? "platform" };
 }
 
-async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const text = JSON.stringify(body);
+  response.writeHead(status, { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(text)), ...headers });
+  response.end(text);
+}
+
+/** The API's error shape, for what the local server answers itself. */
+function sendError(response: ServerResponse, error: ApiError, requestId: string, headers: Record<string, string> = {}): void {
+  sendJson(response, error.statusCode, error.toBody(), { "X-Request-Id": requestId, ...headers });
+}
+
+const requestTooLarge = () => new ApiError(413, "invalid_request_error", "request_too_large", "The request body exceeds 1 MB.");
+
+/**
+ * `GET /health`, the local server's own route (not an API route): 200 when DynamoDB answers
+ * and the table exists, 503 otherwise.
+ */
+async function health(response: ServerResponse, dynamo: () => DynamoDBClient, table: string): Promise<void> {
+  let dynamodb = "ok";
+  try {
+    await dynamo().send(new DescribeTableCommand({ TableName: table }), { abortSignal: AbortSignal.timeout(2000) });
+  } catch (error) {
+    dynamodb = (error as Error).name === "ResourceNotFoundException" ? "table_missing" : "unreachable";
+  }
+  const ok = dynamodb === "ok";
+  sendJson(response, ok ? 200 : 503, { status: ok ? "ok" : "unavailable", dynamodb }, { "Cache-Control": "no-store" });
+}
+
+async function serve(request: IncomingMessage, response: ServerResponse, options: Required<ApiServerOptions>, dynamo: () => DynamoDBClient): Promise<void> {
+  const requestId = randomUUID();
   let body: Buffer;
   try {
     body = await readBody(request);
-  } catch {
-    response.writeHead(413, { "Content-Type": "application/json" });
-    response.end(JSON.stringify({ message: "Request Entity Too Large" }));
+  } catch (error) {
+    if (!(error instanceof BodyTooLarge)) {
+      response.destroy(); // the client went away mid-body: nobody to answer
+      return;
+    }
+    sendError(response, requestTooLarge(), requestId, { Connection: "close" });
+    if (error.abandon) response.once("finish", () => request.destroy());
     return;
   }
-  const { event, group } = toHttpEvent(request, body);
   try {
+    if (request.method === "GET" && (request.url === "/health" || request.url?.startsWith("/health?"))) {
+      await health(response, dynamo, options.tableName);
+      return;
+    }
+    const { event, group } = toHttpEvent(request, body, requestId);
     const handler = await handlerOf(group);
-    const result = await handler(event, lambdaContext(group, event.requestContext.requestId));
+    const result = await handler(event, lambdaContext(group, requestId));
+    if (response.headersSent) return;
     response.writeHead(result.statusCode, result.headers);
     response.end(result.body ?? "");
   } catch (error) {
-    // What API Gateway answers when the integration itself fails.
-    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
-    response.writeHead(500, { "Content-Type": "application/json" });
-    response.end(JSON.stringify({ message: "Internal Server Error" }));
+    // What the API answers when the integration itself fails: the error shape, no internals.
+    process.stderr.write(`local server: ${request.method} ${request.url}: ${(error as Error)?.stack ?? String(error)}\n`);
+    sendError(response, errors.internal(error), requestId);
   }
 }
 
+export interface ApiServerOptions {
+  /** DynamoDB endpoint `/health` checks (default DYNAMODB_ENDPOINT). */
+  dynamoEndpoint?: string;
+  /** Table `/health` checks (default TABLE_NAME). */
+  tableName?: string;
+}
+
 /** Starts the local API on 127.0.0.1:`port` (0 picks a free port). */
-export async function startApiServer(port: number): Promise<{ server: Server; port: number; url: string }> {
+export async function startApiServer(port: number, options: ApiServerOptions = {}): Promise<{ server: Server; port: number; url: string }> {
+  const resolved: Required<ApiServerOptions> = {
+    dynamoEndpoint: options.dynamoEndpoint ?? process.env.DYNAMODB_ENDPOINT ?? "",
+    tableName: options.tableName ?? process.env.TABLE_NAME ?? "inventory-api-local",
+  };
+  let client: DynamoDBClient | undefined;
+  const dynamo = () =>
+    (client ??= new DynamoDBClient({
+      ...(resolved.dynamoEndpoint ? { endpoint: resolved.dynamoEndpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } } : {}),
+      region: process.env.AWS_REGION ?? "local",
+      maxAttempts: 1,
+    }));
   const server = createServer((request, response) => {
-    void serve(request, response);
+    serve(request, response, resolved, dynamo).catch((error: unknown) => {
+      process.stderr.write(`local server: ${(error as Error)?.stack ?? String(error)}\n`);
+      if (!response.headersSent) sendError(response, errors.internal(error), randomUUID());
+      else response.destroy();
+    });
   });
   server.keepAliveTimeout = 5000;
+  server.on("close", () => client?.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, "127.0.0.1", () => resolve());

@@ -1,18 +1,116 @@
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { localEnv, applyLocalEnvironment } from "./env.js";
-import { startDynamoLocal, type DynamoLocal } from "./dynamodb.js";
+import { portProblem, startDynamoLocal, type DynamoLocal } from "./dynamodb.js";
 
 /**
  * `npm start`: DynamoDB Local (or DYNAMODB_ENDPOINT), the table, the stream poller, the demo
  * seed on an empty database, and the API on http://127.0.0.1:$PORT/api/v3. Ctrl-C (or
- * SIGTERM) stops everything, Java included.
+ * SIGTERM), even during start-up, stops everything, Java included.
  */
+class StartError extends Error {}
+
+/** What has been started so far, stopped in reverse order. */
+const running: { name: string; stop: () => Promise<void> }[] = [];
+let stopping = false;
+
+async function stopAll(): Promise<void> {
+  for (const part of running.reverse()) {
+    try {
+      await part.stop();
+    } catch (error) {
+      process.stderr.write(`stopping ${part.name}: ${(error as Error).message}\n`);
+    }
+  }
+}
+
+function shutDown(reason: string): void {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${reason}: stopping`);
+  void stopAll().then(() => process.exit(0));
+}
+
+// A closed console (EPIPE) must not crash the process halfway through stopping.
+process.stdout.on("error", () => undefined);
+process.stderr.on("error", () => undefined);
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => shutDown(signal));
+
+// `npm start` runs this through `sh -c`, and a shell that does not exec its command (dash)
+// dies of the SIGTERM npm forwards without passing it on: notice being orphaned, and stop.
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) shutDown("parent process exited");
+}, 250).unref();
+
+function parsePort(variable: "PORT" | "DYNAMODB_PORT", value: number): number {
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    throw new StartError(`${variable} must be a port number from 1 to 65535 (got ${JSON.stringify(process.env[variable])}).`);
+  }
+  return value;
+}
+
+/** Refuses ports something else holds, before Java starts: never serve another process's database. */
+async function checkPorts(external: boolean): Promise<{ port: number; dynamoPort: number }> {
+  const port = parsePort("PORT", localEnv.port());
+  const dynamoPort = parsePort("DYNAMODB_PORT", localEnv.dynamoPort());
+  if (!external && port === dynamoPort) throw new StartError(`PORT and DYNAMODB_PORT are both ${port}; choose two different ports.`);
+  const problems: string[] = [];
+  if (!external) {
+    const problem = await portProblem(dynamoPort);
+    if (problem) {
+      problems.push(
+        `DYNAMODB_PORT ${dynamoPort} is ${problem} (another DynamoDB Local, perhaps a local stack already running, or another program). ` +
+          `Stop it, or choose another port: DYNAMODB_PORT=${dynamoPort === 8000 ? 8001 : dynamoPort + 1} npm start ` +
+          `(or use the DynamoDB that listens there: DYNAMODB_ENDPOINT=http://127.0.0.1:${dynamoPort} npm start).`,
+      );
+    }
+  }
+  const problem = await portProblem(port);
+  if (problem) {
+    problems.push(`PORT ${port} is ${problem} (perhaps a local stack already running). Stop it, or choose another port: PORT=${port === 3000 ? 3001 : port + 1} npm start.`);
+  }
+  if (problems.length > 0) throw new StartError(problems.join("\n"));
+  return { port, dynamoPort };
+}
+
+/**
+ * Where the keys printed at first start are saved: next to the data directory
+ * (`.local/keys.txt` for the default `.local/dynamodb`). Nothing is saved with DATA_DIR=memory.
+ */
+export function keysFile(): string | undefined {
+  const dataDir = localEnv.dataDir();
+  return dataDir === "memory" ? undefined : join(dirname(resolve(dataDir)), "keys.txt");
+}
+
+function saveKeys(path: string, demo: { account_id: string; user_id: string; api_key: string; staff_user_id: string; staff_api_key: string }): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const text = [
+    `# Keys of the demo account npm start created on ${new Date().toISOString()} (DATA_DIR=${localEnv.dataDir()}).`,
+    "# Only their SHA-256 hashes are stored: keep this file private (mode 600).",
+    `Demo account: ${demo.account_id} (owner user ${demo.user_id})`,
+    `Demo API key: ${demo.api_key}`,
+    `Staff API key (sees only its own records; user ${demo.staff_user_id}): ${demo.staff_api_key}`,
+    "# Lost a key? Create a new one (with the stack running):",
+    `#   npm run -s admin -- key create --user ${demo.user_id} --name "New key" --json`,
+    "",
+  ].join("\n");
+  writeFileSync(path, text, { mode: 0o600 });
+  chmodSync(path, 0o600); // also when the file already existed
+}
+
 async function main(): Promise<void> {
-  let dynamo: DynamoLocal | undefined;
   const external = process.env.DYNAMODB_ENDPOINT;
+  const { port, dynamoPort } = await checkPorts(Boolean(external));
+
+  let dynamo: DynamoLocal | undefined;
   if (external) {
     applyLocalEnvironment(external);
   } else {
-    dynamo = await startDynamoLocal({ port: localEnv.dynamoPort(), dataDir: localEnv.dataDir() });
+    dynamo = await startDynamoLocal({ port: dynamoPort, dataDir: localEnv.dataDir() });
+    running.push({ name: "DynamoDB Local", stop: dynamo.stop });
+    if (stopping) return;
     applyLocalEnvironment(dynamo.endpoint);
     console.log(`DynamoDB Local on ${dynamo.endpoint} (data: ${localEnv.dataDir()})`);
   }
@@ -26,35 +124,43 @@ async function main(): Promise<void> {
   if (localEnv.seed() === "demo" && (await tableIsEmpty())) {
     const { seedDemo } = await import("./seed.js");
     const demo = await seedDemo();
+    if (stopping) return;
     console.log(`Created demo account ${demo.account_id} (owner user ${demo.user_id}).`);
-    console.log(`Demo API key (shown once): ${demo.api_key}`);
-    console.log(`Staff API key (sees only its own records; shown once): ${demo.staff_api_key}`);
+    console.log(`Demo API key: ${demo.api_key}`);
+    console.log(`Staff API key (sees only its own records): ${demo.staff_api_key}`);
+    const path = keysFile();
+    if (path) {
+      saveKeys(path, demo);
+      console.log(`Keys saved to ${relative(process.cwd(), path) || path} (mode 600); lost one? npm run -s admin -- key create --user ${demo.user_id} --json`);
+    } else {
+      console.log(`Keys not saved (DATA_DIR=memory); create one with: npm run -s admin -- key create --user ${demo.user_id} --json`);
+    }
   }
 
-  const { startStreamPoller } = await import("./stream-poller.js");
+  const { startStreamPoller, muteIdleStreamBatches } = await import("./stream-poller.js");
   const { handler: streamHandler } = await import("../../functions/stream-processor/handler.js");
+  muteIdleStreamBatches();
   const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler });
+  running.push({ name: "stream poller", stop: poller.stop });
+  if (stopping) return;
 
   const { startApiServer } = await import("./server.js");
-  const api = await startApiServer(localEnv.port());
+  const api = await startApiServer(port);
+  running.push({
+    name: "API server",
+    stop: async () => {
+      api.server.close();
+      api.server.closeAllConnections();
+    },
+  });
+  if (stopping) return;
   console.log(`listening on ${api.url}/api/v3`);
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping`);
-    api.server.close();
-    api.server.closeAllConnections();
-    await poller.stop();
-    await dynamo?.stop();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
-main().catch((error: Error) => {
+main().catch(async (error: Error) => {
+  if (stopping) return; // a signal arrived during start-up: the signal handler finishes
+  stopping = true;
   console.error(`npm start failed: ${error.message}`);
+  await stopAll();
   process.exit(1);
 });

@@ -55,6 +55,31 @@ function lambdaShape(record: _Record["dynamodb"]) {
   return { ...record, NewImage: image(record.NewImage as never), OldImage: image(record.OldImage as never) };
 }
 
+/**
+ * The stream-processor handler logs one `stream batch` line per batch, also for batches with
+ * nothing to do (every API request updates its key's rate counter, a stream record of its
+ * own). In the local stack's console those lines are noise: this drops the `stream batch`
+ * lines of batches that produced no change and wrote nothing; every other line passes.
+ */
+export function muteIdleStreamBatches(): void {
+  const write = process.stdout.write.bind(process.stdout) as (...args: unknown[]) => boolean;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (typeof chunk === "string" && chunk.includes('"message":"stream batch"')) {
+      try {
+        const entry = JSON.parse(chunk) as { message?: string; changes?: number; markerTransactions?: number };
+        if (entry.message === "stream batch" && entry.changes === 0 && !entry.markerTransactions) {
+          const callback = rest.find((arg) => typeof arg === "function") as (() => void) | undefined;
+          if (callback) process.nextTick(callback);
+          return true;
+        }
+      } catch {
+        // not one JSON line: print it as it is
+      }
+    }
+    return write(chunk, ...rest);
+  }) as typeof process.stdout.write;
+}
+
 export async function startStreamPoller(options: {
   endpoint: string;
   tableName: string;

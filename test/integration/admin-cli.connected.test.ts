@@ -1,8 +1,15 @@
-import { describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { hashApiKey } from "../../lib/auth/api-keys.js";
 import { readAccount } from "../../lib/db/admin-store.js";
+import { revokeKey } from "../../lib/domain/admin.js";
+import { freePort } from "../../scripts/local/dynamodb.js";
 import { useApiServer, type TestResponse } from "../support/api.js";
-import { idempotencyKey, newAccount, newKey, newUser } from "../support/fixtures.js";
-import { cli, failed, singleJsonObject, succeeded } from "../support/cli.js";
+import { idempotencyKey, newAccount, newKey, newUser, updateUser } from "../support/fixtures.js";
+import { cli, cliWithEnv, failed, npmAdmin, singleJsonObject, succeeded } from "../support/cli.js";
 
 /**
  * The operator CLI (architecture section 7) run as a subprocess, exactly as an operator runs
@@ -12,11 +19,6 @@ import { cli, failed, singleJsonObject, succeeded } from "../support/cli.js";
 const api = useApiServer();
 
 const CLI_TIMEOUT = 60_000;
-
-
-
-
-
 
 function expectUnauthenticated(response: TestResponse): void {
   expect(response.status, response.text).toBe(401);
@@ -49,7 +51,7 @@ describe("admin CLI (architecture 7)", () => {
   it(
     "account create with an unknown time zone exits non-zero and prints one {error} object with --json",
     async () => {
-      const body = failed(await cli("account", "create", "--name", "Martians", "--time-zone", "Mars/Base", "--json"));
+      const body = failed(await cli("account", "create", "--name", "Martians", "--time-zone", "Mars/Base", "--json"), "invalid_arguments");
       expect(body.error.message).toContain("Mars/Base");
     },
     CLI_TIMEOUT,
@@ -92,6 +94,7 @@ describe("admin CLI (architecture 7)", () => {
       const account = await newAccount();
       const body = failed(
         await cli("user", "create", "--account", account.accountId, "--name", "Wizard", "--permissions", "inventory.modify,magic.cast", "--json"),
+        "invalid_arguments",
       );
       expect(body.error.message).toContain("magic.cast");
     },
@@ -191,8 +194,192 @@ describe("admin CLI: account reference data", () => {
       expect(created.body.custom_field_values).toEqual([{ custom_field_id: field.custom_field_id, value: "North" }]);
 
       const wrongKind = await cli("custom-field", "create", "--account", account.accountId, "--kind", "spaceship", "--name", "X", "--json");
-      expect(wrongKind.code).not.toBe(0);
-      expect(singleJsonObject(wrongKind).error.message).toMatch(/--kind/);
+      expect(failed(wrongKind, "invalid_arguments").error.message).toMatch(/--kind/);
+    },
+    CLI_TIMEOUT,
+  );
+});
+
+const COMMAND_NAMES = [
+  "account create",
+  "account list",
+  "account update",
+  "user create",
+  "user list",
+  "user update",
+  "user delete",
+  "key create",
+  "key list",
+  "key revoke",
+  "location create",
+  "custom-field create",
+  "customer-label create",
+  "pricing-tier create",
+  "unit create",
+  "item create",
+  "kit create",
+];
+
+describe("admin CLI: help and argument errors", () => {
+  it(
+    "npm run -s admin -- --help lists every command; a command's --help shows its options; with --json help is one object",
+    async () => {
+      const [overview, accountList, locationJson, keyGroup] = await Promise.all([
+        npmAdmin("--help"),
+        cli("account", "list", "--help"),
+        cli("location", "create", "--help", "--json"),
+        cli("key", "--help"),
+      ]);
+      expect(overview.code, overview.stderr).toBe(0);
+      expect(overview.stdout.startsWith("Usage: npm run -s admin -- <command>"), overview.stdout).toBe(true); // no npm banner
+      for (const name of COMMAND_NAMES) expect(overview.stdout).toContain(`  ${name} `);
+
+      expect(accountList.code).toBe(0);
+      expect(accountList.stdout).toContain("Usage: npm run -s admin -- account list [--json]");
+      const help = succeeded(locationJson);
+      expect(Object.keys(help)).toEqual(["help"]);
+      expect(help.help).toContain("location create --account ID --name N --short-name S");
+      expect(keyGroup.code).toBe(0);
+      for (const name of ["key create", "key list", "key revoke"]) expect(keyGroup.stdout).toContain(name);
+    },
+    CLI_TIMEOUT,
+  );
+
+  const scratch = mkdtempSync(join(tmpdir(), "admin-cli-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it(
+    "argument errors exit 2 with {error: {code: invalid_arguments}} before any database is started or contacted",
+    async () => {
+      // Nothing answers at this endpoint: a CLI that contacted it would report database_unavailable.
+      const unreachable = { DYNAMODB_ENDPOINT: `http://127.0.0.1:${await freePort()}` };
+      // No endpoint, nothing on DYNAMODB_PORT: a CLI that started DynamoDB Local would create DATA_DIR.
+      const dataDir = join(scratch, "never-created");
+      const wouldStart = { DYNAMODB_ENDPOINT: undefined, DYNAMODB_PORT: String(await freePort()), DATA_DIR: dataDir };
+      const cases: [Record<string, string | undefined>, string[], RegExp][] = [
+        [unreachable, ["frobnicate", "--json"], /Unknown command: frobnicate/],
+        [unreachable, ["account", "list", "--bogus", "1", "--json"], /Unknown option --bogus/],
+        [unreachable, ["key", "list", "--user", "not-an-id", "--json"], /--user takes an id/],
+        [wouldStart, ["account", "create", "--name", "X", "--time-zone", "Mars/Base", "--json"], /Mars\/Base/],
+        [wouldStart, ["key", "revoke", "--key", `isk_live_${"a".repeat(40)}`, "--json"], /key id/],
+        [wouldStart, ["location", "create", "--account", randomUUID(), "--name", "Depot", "--json"], /--short-name is required/],
+      ];
+      const results = await Promise.all(cases.map(([env, args]) => cliWithEnv(env, ...args)));
+      results.forEach((result, i) => {
+        const body = failed(result, "invalid_arguments");
+        expect(result.code).toBe(2);
+        expect(body.error.message).toMatch(cases[i]![2]);
+      });
+      expect(existsSync(dataDir)).toBe(false);
+
+      // The same endpoint with valid arguments is contacted, and reported unreachable.
+      const contacted = await cliWithEnv(unreachable, "account", "list", "--json");
+      expect(failed(contacted, "database_unavailable").error.message).toContain(unreachable.DYNAMODB_ENDPOINT);
+      expect(contacted.code).toBe(1);
+    },
+    CLI_TIMEOUT,
+  );
+});
+
+describe("admin CLI: listing and locations", () => {
+  it(
+    "account list, user list --account and key list --user show ids, names, scopes, status and dates, never a key or its hash",
+    async () => {
+      const account = await newAccount(`Listed ${randomUUID().slice(0, 8)}`);
+      const otherAccount = await newAccount();
+      const clerk = await newUser(account, { permissions: ["inventory.list", "inventory.modify"] });
+      const readOnly = await newKey(clerk.userId, { scopes: ["items:read"] });
+      const expired = await newKey(clerk.userId, { expiresAt: "2020-01-01T00:00:00Z" });
+      const revoked = await newKey(clerk.userId);
+      await revokeKey(revoked.keyId);
+      const moved = await newUser(account);
+      await updateUser(moved.userId, { accountId: otherAccount.accountId });
+
+      const [accounts, users, keys, keysText, movedKeys, noAccount, noUser] = await Promise.all([
+        cli("account", "list", "--json"),
+        cli("user", "list", "--account", account.accountId, "--json"),
+        cli("key", "list", "--user", clerk.userId, "--json"),
+        cli("key", "list", "--user", clerk.userId),
+        cli("key", "list", "--user", moved.userId, "--json"),
+        cli("user", "list", "--account", randomUUID(), "--json"),
+        cli("key", "list", "--user", randomUUID(), "--json"),
+      ]);
+
+      const listed = succeeded(accounts);
+      expect(Object.keys(listed)).toEqual(["accounts"]);
+      const mine = listed.accounts.find((a: { account_id: string }) => a.account_id === account.accountId);
+      expect(mine).toEqual({ account_id: account.accountId, name: expect.stringMatching(/^Listed /), time_zone: "UTC", currency: "USD", created_at: expect.any(String) });
+
+      const people = succeeded(users).users as Record<string, unknown>[];
+      expect(people.map((u) => u.user_id).sort()).toEqual([account.ownerUserId, clerk.userId].sort());
+      expect(people.find((u) => u.user_id === clerk.userId)).toEqual({
+        user_id: clerk.userId,
+        name: expect.any(String),
+        email: null,
+        role: "staff",
+        status: "active",
+        permissions: ["inventory.list", "inventory.modify"],
+        location_id: null,
+        created_at: expect.any(String),
+      });
+      expect(people.find((u) => u.user_id === account.ownerUserId)).toMatchObject({ role: "owner" });
+
+      const listedKeys = succeeded(keys).keys as Record<string, unknown>[];
+      expect(listedKeys.map((k) => [k.key_id, k.status])).toEqual(
+        expect.arrayContaining([
+          [clerk.keyId, "active"],
+          [readOnly.keyId, "active"],
+          [expired.keyId, "expired"],
+          [revoked.keyId, "revoked"],
+        ]),
+      );
+      expect(listedKeys).toHaveLength(4);
+      expect(listedKeys.find((k) => k.key_id === readOnly.keyId)).toEqual({
+        key_id: readOnly.keyId,
+        name: null,
+        scopes: ["items:read"],
+        status: "active",
+        created_at: expect.any(String),
+        expires_at: null,
+        revoked_at: null,
+      });
+      expect(listedKeys.find((k) => k.key_id === revoked.keyId)?.revoked_at).toEqual(expect.any(String));
+      expect(listedKeys.find((k) => k.key_id === expired.keyId)?.expires_at).toBe("2020-01-01T00:00:00.000Z");
+      // Never a key, never a hash, in either output format.
+      for (const output of [keys.stdout, keysText.stdout]) {
+        expect(output).not.toContain("isk_live_");
+        for (const key of [clerk.key, readOnly.key, expired.key, revoked.key]) expect(output).not.toContain(hashApiKey(key));
+        expect(output).not.toMatch(/[0-9a-f]{64}/);
+      }
+      expect(keysText.code).toBe(0);
+      expect(keysText.stdout).toContain(`key_id=${revoked.keyId}`);
+
+      // Keys minted before their user moved to another account are void.
+      expect(succeeded(movedKeys).keys).toEqual([expect.objectContaining({ key_id: moved.keyId, status: "void" })]);
+      expect(failed(noAccount, "not_found").error.message).toMatch(/No such account/);
+      expect(noAccount.code).toBe(1);
+      expect(failed(noUser, "not_found").error.message).toMatch(/No such user/);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "location create --json prints {location_id}; the API serves the location; a missing account is not_found",
+    async () => {
+      const account = await newAccount();
+      const [created, tooLong, noAccount] = await Promise.all([
+        cli("location", "create", "--account", account.accountId, "--name", "Back Office", "--short-name", "BACK", "--json"),
+        cli("location", "create", "--account", account.accountId, "--name", "Long", "--short-name", "S".repeat(26), "--json"),
+        cli("location", "create", "--account", randomUUID(), "--name", "Nowhere", "--short-name", "NO", "--json"),
+      ]);
+      const location = succeeded(created);
+      expect(Object.keys(location)).toEqual(["location_id"]);
+      const served = await api().withKey(account.ownerKey).get("/locations");
+      expect(served.status, served.text).toBe(200);
+      expect(served.body.data).toEqual([{ id: location.location_id, object: "location", name: "Back Office", short_name: "BACK" }]);
+
+      expect(failed(tooLong, "invalid_arguments").error.message).toMatch(/--short-name/);
+      expect(failed(noAccount, "not_found").error.message).toMatch(/No such account/);
     },
     CLI_TIMEOUT,
   );

@@ -1,15 +1,24 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createConnection } from "node:net";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer, connect, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../scripts/local/dynamodb.js";
+import type { Server } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, portAnswers } from "../../scripts/local/dynamodb.js";
+import { startApiServer } from "../../scripts/local/server.js";
+import { newAccount } from "../support/fixtures.js";
 
 /**
- * `npm start` as a new user runs it: its own DynamoDB Local, the printed demo key, the API on
- * the printed URL, and a clean stop on SIGINT (Java included).
+ * `npm start` as a new user runs it: its own DynamoDB Local (on 127.0.0.1 only), the printed
+ * and saved demo keys, the API on the printed URL, `/health`, refusal of ports already taken,
+ * and a clean stop on SIGINT or SIGTERM (Java included). Start-ups are slow: few of them.
+ * The local server's own robustness (malformed paths, bodies over 1 MB, `/health`) is checked
+ * in-process against the suite's DynamoDB Local, through real HTTP.
  */
+const ROOT = join(import.meta.dirname, "..", "..");
+const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
+
 interface Started {
   child: ChildProcess;
   output: () => string;
@@ -18,55 +27,150 @@ interface Started {
   staffKey: string | undefined;
 }
 
-async function startLocalStack(env: Record<string, string>): Promise<Started> {
+function stackEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
   delete childEnv.DYNAMODB_ENDPOINT;
   delete childEnv.TABLE_NAME;
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/local/start.ts"], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  delete childEnv.LOG_LEVEL;
+  return childEnv as NodeJS.ProcessEnv;
+}
+
+/** Every stack a test started: one a failed test left running is stopped after the file. */
+const spawned: ChildProcess[] = [];
+afterAll(async () => {
+  const running = spawned.filter((child) => child.exitCode === null && child.signalCode === null);
+  await Promise.all(running.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))));
+});
+
+/** Spawns `npm start` itself, or (faster) the script it runs. */
+function spawnStack(env: Record<string, string>, via: "npm" | "node"): { child: ChildProcess; output: () => string } {
+  const child =
+    via === "npm"
+      ? spawn(NPM, ["start"], { cwd: ROOT, env: stackEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+      : spawn(process.execPath, ["--import", "tsx", "scripts/local/start.ts"], { cwd: ROOT, env: stackEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+  spawned.push(child);
   let output = "";
   child.stdout!.on("data", (chunk) => (output += String(chunk)));
   child.stderr!.on("data", (chunk) => (output += String(chunk)));
+  return { child, output: () => output };
+}
+
+async function startLocalStack(env: Record<string, string>, via: "npm" | "node" = "node"): Promise<Started> {
+  const { child, output } = spawnStack(env, via);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not become ready:\n${output}`)), 45_000);
+    const timer = setTimeout(() => reject(new Error(`npm start did not become ready:\n${output()}`)), 60_000);
     const check = () => {
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/api\/v3/.exec(output);
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/api\/v3/.exec(output());
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
       }
     };
     child.stdout!.on("data", check);
-    child.once("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
+    child.once("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output()}`)));
   });
-  const apiKey = /Demo API key \(shown once\): (isk_live_\w+)/.exec(output)?.[1];
-  const staffKey = /Staff API key [^:]*: (isk_live_\w+)/.exec(output)?.[1];
-  return { child, output: () => output, url, apiKey, staffKey };
+  const apiKey = /Demo API key: (isk_live_\w+)/.exec(output())?.[1];
+  const staffKey = /Staff API key [^:]*: (isk_live_\w+)/.exec(output())?.[1];
+  return { child, output, url, apiKey, staffKey };
 }
 
-async function stop(started: Started): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => started.child.once("exit", (code) => resolve(code)));
-  started.child.kill("SIGINT");
+function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+async function stop(started: Started, signal: NodeJS.Signals = "SIGINT"): Promise<number | null> {
+  const exited = exitOf(started.child);
+  started.child.kill(signal);
   return exited;
 }
 
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = createConnection({ host: "127.0.0.1", port }, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on("error", () => resolve(false));
-  });
+/** Java processes running DynamoDB Local on this port. */
+function javaOnPort(port: number): string[] {
+  const processes = execFileSync("ps", ["-eww", "-o", "pid=,args="], { encoding: "utf8" });
+  return processes.split("\n").filter((line) => /java/.test(line) && /DynamoDB/.test(line) && new RegExp(`-port ${port}(\\s|$)`).test(line));
+}
 
-const dataDir = mkdtempSync(join(tmpdir(), "inventory-local-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return check();
+}
+
+/** The local addresses listening on a TCP port, from /proc/net (Linux), or undefined elsewhere. */
+function listeningAddresses(port: number): string[] | undefined {
+  const addresses: string[] = [];
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!existsSync(file)) return undefined;
+    for (const line of readFileSync(file, "utf8").split("\n").slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (!local || state !== "0A") continue; // 0A = LISTEN
+      const [address, hexPort] = local.split(":");
+      if (Number.parseInt(hexPort!, 16) === port) addresses.push(address!);
+    }
+  }
+  return addresses;
+}
+const LOOPBACK = new Set(["0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"]);
+
+function javacAvailable(): boolean {
+  try {
+    execFileSync("javac", ["-version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Stream-batch log lines of batches that did nothing (the local stack mutes them). */
+function idleStreamBatchLines(output: string): string[] {
+  return output
+    .split("\n")
+    .filter((line) => line.includes('"message":"stream batch"'))
+    .filter((line) => {
+      const entry = JSON.parse(line) as { changes: number; markerTransactions: number };
+      return entry.changes === 0 && entry.markerTransactions === 0;
+    });
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "inventory-local-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("npm start", () => {
-  it("seeds an empty database, serves the demo key, keeps data across restarts and stops Java on SIGINT", async () => {
+  it("seeds an empty database, prints and saves the demo keys, answers /health, keeps data across restarts and stops Java on SIGINT", async () => {
     const dynamoPort = await freePort();
+    const dataDir = join(scratch, "persisted", "dynamodb");
+    const keysFile = join(scratch, "persisted", "keys.txt");
     const env = { PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: dataDir };
     const first = await startLocalStack(env);
     expect(first.apiKey).toMatch(/^isk_live_[0-9A-Za-z]{40}$/);
+
+    // DynamoDB Local listens on the loopback interface only (with a JDK; with a JRE it says it cannot).
+    const addresses = listeningAddresses(dynamoPort);
+    if (javacAvailable()) {
+      if (addresses) {
+        expect(addresses.length).toBeGreaterThan(0);
+        for (const address of addresses) expect(LOOPBACK.has(address), `DynamoDB Local listens on ${address}`).toBe(true);
+      }
+    } else {
+      expect(first.output()).toContain("DynamoDB Local listens on all network interfaces");
+    }
+
+    // The keys are saved next to the data directory, readable by the owner only.
+    const saved = readFileSync(keysFile, "utf8");
+    expect(saved).toContain(first.apiKey);
+    expect(saved).toContain(first.staffKey);
+    expect(saved).toMatch(/npm run -s admin -- key create --user [0-9a-f-]{36}/);
+    if (process.platform !== "win32") expect(statSync(keysFile).mode & 0o777).toBe(0o600);
+    expect(first.output()).toContain("keys.txt (mode 600)");
+
+    const health = await fetch(`${first.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok", dynamodb: "ok" });
+
     const locations = await fetch(`${first.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
     expect(locations.status).toBe(200);
     const body = (await locations.json()) as { data: { name: string }[] };
@@ -92,28 +196,170 @@ describe("npm start", () => {
       "staff contacts": 11,
       "staff items": 12,
     });
+    // Every request above touched its key (a stream record each): the poller printed none of
+    // those idle batches, but it does print a batch that changed something.
+    const item = await fetch(`${first.url}/api/v3/items`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${first.apiKey}`, "content-type": "application/json", "idempotency-key": `local-stack-${Date.now()}` },
+      body: JSON.stringify({ name: "Logged widget" }),
+    });
+    expect(item.status).toBe(201);
+    expect(await eventually(() => /"message":"stream batch".*"changes":[1-9]/.test(first.output()))).toBe(true);
+    expect(idleStreamBatchLines(first.output())).toEqual([]);
     expect(await stop(first)).toBe(0);
-    expect(await portOpen(dynamoPort)).toBe(false);
+    expect(await portAnswers(dynamoPort)).toBe(false);
 
     const second = await startLocalStack(env);
     expect(second.apiKey).toBeUndefined();
+    expect(readFileSync(keysFile, "utf8")).toBe(saved);
     const again = await fetch(`${second.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
     expect(again.status).toBe(200);
     expect(await stop(second)).toBe(0);
-    expect(await portOpen(dynamoPort)).toBe(false);
-  }, 120_000);
+    expect(await portAnswers(dynamoPort)).toBe(false);
+  }, 180_000);
 
-  it("creates nothing with SEED=none and runs in memory with DATA_DIR=memory", async () => {
-    const started = await startLocalStack({
-      PORT: String(await freePort()),
-      DYNAMODB_PORT: String(await freePort()),
-      DATA_DIR: "memory",
-      SEED: "none",
-    });
+  it("npm start with SEED=none in memory: keeps serving after a malformed path, then SIGTERM to npm stops everything, Java included", async () => {
+    const dynamoPort = await freePort();
+    const started = await startLocalStack({ PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: "memory", SEED: "none" }, "npm");
     expect(started.apiKey).toBeUndefined();
+    expect(javaOnPort(dynamoPort)).toHaveLength(1);
+
+    // Without a key: 404 route_not_found where the path matches no route, or 401 where the
+    // route table keeps a malformed escape as sent and matches GET /items/{item_id}.
+    const malformed = await fetch(`${started.url}/api/v3/items/%E0%A4%A`);
+    expect([401, 404]).toContain(malformed.status);
+    expect(((await malformed.json()) as { error: { code: string } }).error.code).toMatch(/^(route_not_found|authentication_required)$/);
     const response = await fetch(`${started.url}/api/v3/locations`);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toBe("Bearer");
-    expect(await stop(started)).toBe(0);
+
+    const exited = new Promise<string>((resolve) => started.child.once("exit", (code, signal) => resolve(`${code ?? signal}`)));
+    started.child.kill("SIGTERM"); // to npm itself, as a process manager would
+    expect(await exited).toMatch(/^(0|1|143|SIGTERM)$/);
+    expect(await eventually(() => javaOnPort(dynamoPort).length === 0), `Java left behind:\n${javaOnPort(dynamoPort).join("\n")}`).toBe(true);
+    expect(await eventually(async () => !(await portAnswers(dynamoPort)))).toBe(true);
+    expect(started.output()).toContain("stopping");
   }, 120_000);
+
+  it("refuses to start, before Java, when DYNAMODB_PORT or PORT is taken, naming each variable and port", async () => {
+    const blockers: NetServer[] = [];
+    const occupy = async () => {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+      blockers.push(server);
+      return (server.address() as { port: number }).port;
+    };
+    try {
+      const dynamoPort = await occupy();
+      const port = await occupy();
+      const { child, output } = spawnStack({ PORT: String(port), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: "memory", SEED: "none" }, "npm");
+      const code = await exitOf(child);
+      expect(code, output()).not.toBe(0);
+      expect(output()).toContain(`DYNAMODB_PORT ${dynamoPort} is in use`);
+      expect(output()).toContain(`PORT ${port} is in use`);
+      expect(output()).toMatch(/choose another port: DYNAMODB_PORT=\d+ npm start/);
+      expect(output()).toMatch(/choose another port: PORT=\d+ npm start/);
+      expect(output()).not.toContain("listening on");
+      expect(javaOnPort(dynamoPort)).toEqual([]);
+    } finally {
+      for (const server of blockers) server.close();
+    }
+  }, 60_000);
+});
+
+describe("the local server (in-process, real HTTP)", () => {
+  let server: Server;
+  let url = "";
+  beforeAll(async () => {
+    const started = await startApiServer(0);
+    server = started.server;
+    url = started.url;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** The server still answers an ordinary request. */
+  async function stillServes(): Promise<void> {
+    const response = await fetch(`${url}/api/v3/locations`);
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("authentication_required");
+  }
+
+  it("answers malformed percent-encoding in the path with 404 in the error shape and keeps serving", async () => {
+    const account = await newAccount();
+    for (const path of ["/api/v3/items/%E0%A4%A", "/api/v3/locations/%", "/api/v3/locations/%zz/zones"]) {
+      const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${account.ownerKey}` } });
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get("content-type")).toContain("application/json");
+      const body = (await response.json()) as { error: Record<string, unknown> };
+      // route_not_found when the malformed path matches no route (the local server's answer when
+      // matching throws URIError); resource_missing when the route table keeps the escape as sent.
+      expect(body.error).toMatchObject({ type: "invalid_request_error", code: expect.stringMatching(/^(route_not_found|resource_missing)$/) });
+      expect(body.error.message).toEqual(expect.any(String));
+    }
+    await stillServes();
+  });
+
+  it("answers a request it cannot even turn into an event with 500 internal_error in the error shape, nothing internal", async () => {
+    // `//[` is no URL at all: building the API Gateway event throws.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(server.address() as { port: number }, () => socket.end("GET //[ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+      let text = "";
+      socket.on("data", (chunk) => (text += String(chunk)));
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 500 /);
+    const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4)) as unknown;
+    expect(body).toEqual({ error: { type: "api_error", code: "internal_error", message: "An internal error occurred. Retry later." } });
+    await stillServes();
+  });
+
+  it("answers a body over 1 MB with 413 request_too_large, accepts exactly 1 MB, and keeps serving", async () => {
+    const tooLarge = await fetch(`${url}/api/v3/locations`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "x".repeat(1024 * 1024) }),
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toEqual({
+      error: { type: "invalid_request_error", code: "request_too_large", message: "The request body exceeds 1 MB." },
+    });
+    await stillServes();
+
+    const atLimit = `{"name":"${"x".repeat(1024 * 1024 - 11)}"}`;
+    expect(Buffer.byteLength(atLimit)).toBe(1024 * 1024);
+    const accepted = await fetch(`${url}/api/v3/locations`, { method: "POST", headers: { "content-type": "application/json" }, body: atLimit });
+    expect(accepted.status).not.toBe(413); // it reaches the API (which wants a key first)
+
+    // Beyond API Gateway's own 10 MB the connection is cut after the 413, if the client is still sending.
+    const huge = await fetch(`${url}/api/v3/locations`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(11 * 1024 * 1024) }).then(
+      (response) => response.status,
+      () => "connection closed",
+    );
+    expect([413, "connection closed"]).toContain(huge);
+    await stillServes();
+  });
+
+  it("GET /health: 200 {status: ok, dynamodb: ok} with DynamoDB, 503 when DynamoDB is unreachable", async () => {
+    const healthy = await fetch(`${url}/health`);
+    expect(healthy.status).toBe(200);
+    expect(await healthy.json()).toEqual({ status: "ok", dynamodb: "ok" });
+
+    const nothingThere = await freePort();
+    const orphan = await startApiServer(0, { dynamoEndpoint: `http://127.0.0.1:${nothingThere}` });
+    try {
+      const unhealthy = await fetch(`${orphan.url}/health`);
+      expect(unhealthy.status).toBe(503);
+      expect(await unhealthy.json()).toEqual({ status: "unavailable", dynamodb: "unreachable" });
+      // Not an API route: other methods are the API's 404.
+      const post = await fetch(`${orphan.url}/health`, { method: "POST" });
+      expect(post.status).toBe(404);
+    } finally {
+      orphan.server.closeAllConnections();
+      await new Promise((resolve) => orphan.server.close(resolve));
+    }
+  });
 });

@@ -3,12 +3,11 @@ import { join } from "node:path";
 import { expect } from "vitest";
 
 /**
- * The admin CLI as an operator runs it (`npm run admin -- ...`), as a subprocess against the
- * suite's DynamoDB Local. Uses the project's own tsx (what `npx tsx` resolves to), without
- * npx's start-up cost.
+ * The admin CLI as an operator runs it (`npm run -s admin -- ...`), as a subprocess against
+ * the suite's DynamoDB Local. Runs what the npm script runs (`node --import tsx`), without
+ * npm's start-up cost; `npmAdmin` goes through npm itself.
  */
 const ROOT = join(import.meta.dirname, "..", "..");
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
 export interface CliResult {
   code: number;
@@ -16,27 +15,35 @@ export interface CliResult {
   stderr: string;
 }
 
-export function cli(...args: string[]): Promise<CliResult> {
+function run(file: string, args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
-      TSX,
-      ["scripts/admin/cli.ts", ...args],
-      {
-        cwd: ROOT,
-        timeout: 45_000,
-        env: {
-          ...process.env,
-          DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
-          TABLE_NAME: process.env.TABLE_NAME,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-        },
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    const childEnv: Record<string, string | undefined> = {
+      ...process.env,
+      DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+      TABLE_NAME: process.env.TABLE_NAME,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      ...env,
+    };
+    for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
+    execFile(file, args, { cwd: ROOT, timeout: 45_000, env: childEnv as NodeJS.ProcessEnv }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
   });
+}
+
+export function cli(...args: string[]): Promise<CliResult> {
+  return cliWithEnv({}, ...args);
+}
+
+/** The CLI with changes to its environment (a value of undefined removes the variable). */
+export function cliWithEnv(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
+  return run(process.execPath, ["--import", "tsx", "scripts/admin/cli.ts", ...args], env);
+}
+
+/** Exactly as documented: `npm run -s admin -- ...`. */
+export function npmAdmin(...args: string[]): Promise<CliResult> {
+  return run(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "-s", "admin", "--", ...args], {});
 }
 
 /** `--json`: exactly one JSON object on stdout (architecture section 7). */
@@ -54,10 +61,13 @@ export function succeeded(result: CliResult): Record<string, any> {
   return singleJsonObject(result);
 }
 
-export function failed(result: CliResult): Record<string, any> {
+/** A failure with --json: a non-zero exit and exactly `{"error": {"code", "message"}}`. */
+export function failed(result: CliResult, code?: string): Record<string, any> {
   expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).not.toBe(0);
   const body = singleJsonObject(result);
   expect(Object.keys(body)).toEqual(["error"]);
+  expect(Object.keys(body.error).sort()).toEqual(["code", "message"]);
   expect(body.error.message).toEqual(expect.any(String));
+  if (code !== undefined) expect(body.error.code, body.error.message).toBe(code);
   return body;
 }
