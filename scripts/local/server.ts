@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { ApiError, errors } from "../../lib/http/errors.js";
+import { ApiError, errors } from "../../lib/core/errors.js";
 import type { Context } from "aws-lambda";
 import { matchRoute, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
 import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
@@ -148,7 +148,7 @@ function sendError(response: ServerResponse, error: ApiError, requestId: string,
   sendJson(response, error.statusCode, error.toBody(), { "X-Request-Id": requestId, ...headers });
 }
 
-const requestTooLarge = () => new ApiError(413, "invalid_request_error", "request_too_large", "The request body exceeds 1 MB.");
+const requestTooLarge = () => errors.requestTooLarge(MAX_BODY_BYTES);
 
 /**
  * `GET /health`, the local server's own route (not an API route): 200 when DynamoDB answers
