@@ -70,10 +70,11 @@ export const errors = {
   invalidJson: (message = "The request body is not valid JSON.") => invalid(400, "invalid_json", message),
   unsupportedMediaType: () =>
     invalid(415, "unsupported_media_type", "Send the request body as JSON with Content-Type: application/json."),
-  validationFailed: (details: ValidationDetail[], message?: string) =>
-    invalid(422, "validation_failed", message ?? summarize(details), {
+  /** 422 with at most `MAX_DETAILS` details; `total` counts every problem found (for the message). */
+  validationFailed: (details: ValidationDetail[], message?: string, total: number = details.length) =>
+    invalid(422, "validation_failed", message ?? summarize(details, Math.max(total, details.length)), {
       param: details[0]?.param,
-      details,
+      details: details.slice(0, MAX_DETAILS),
     }),
   invalidQueryParameter: (param: string, message: string, status = 422) =>
     invalid(status, "invalid_query_parameter", message, { param }),
@@ -118,10 +119,13 @@ export const errors = {
     new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
 };
 
-function summarize(details: ValidationDetail[]): string {
+/** Validation details per error: a body with thousands of bad fields still gets a small answer. */
+export const MAX_DETAILS = 50;
+
+function summarize(details: ValidationDetail[], total: number): string {
   const first = details[0];
   if (!first) return "The request is invalid.";
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  const more = total > 1 ? ` (and ${total - 1} more${total > MAX_DETAILS ? `; the first ${MAX_DETAILS} are listed` : ""})` : "";
   return `${first.param}: ${first.message}${more}`;
 }
 

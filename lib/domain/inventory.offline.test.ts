@@ -318,6 +318,17 @@ describe("planLedgerWrite: rules", () => {
     expect(moved.items[0]!.stock).toEqual({ [L1]: balances(), [L2]: balances({ onHand: 1 }) });
   });
 
+  it("refuses a change too small to move a balance (zero, or below 0.0001), recording nothing", () => {
+    const id = randomUUID();
+    for (const deltas of [{ onHand: 0 }, {}, { onHand: 0.00001 }, { reserved: 1e-9 }, { onHand: 1, incoming: 0.00005 }]) {
+      expect(ruleError(() => plan({ items: [item(id)], changes: [change(id, "v", L1, { onHand: 2 }), change(id, "v", L1, deltas)] }))).toMatchObject({
+        rule: "no_effect",
+        changeIndex: 1,
+      });
+    }
+    expect(plan({ items: [item(id)], changes: [change(id, "v", L1, { onHand: 0.0001 })] }).history).toHaveLength(1);
+  });
+
   it("refuses a change of an item it was not given", () => {
     const id = randomUUID();
     expect(ruleError(() => plan({ items: [item(id)], changes: [change(id, "v", L1, { onHand: 1 }), change(randomUUID(), "v", L1, { onHand: 1 })] }))).toMatchObject({

@@ -17,7 +17,7 @@ import type { ItemRecord, StockHistoryItem, StockRowItem } from "../db/service.j
 import { RETRY, retrying } from "../db/retry.js";
 import { Cancellation, type TransactionBuilder } from "../db/transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
-import { BALANCE_FIELDS, ZERO_BALANCES, addQuantities, applyDeltas, sumBalances, type BalanceDeltas, type Balances } from "./inventory-math.js";
+import { BALANCE_FIELDS, QUANTITY_PLACES, ZERO_BALANCES, addQuantities, applyDeltas, hasQuantityPrecision, sumBalances, type BalanceDeltas, type Balances } from "./inventory-math.js";
 
 /**
  * THE inventory ledger: the only code that moves stock (architecture section 5). Every change
@@ -55,7 +55,7 @@ export interface LedgerSource {
 export class StockRuleError extends Error {
   constructor(
     readonly changeIndex: number,
-    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item",
+    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item" | "no_effect",
     message: string,
   ) {
     super(message);
@@ -100,6 +100,11 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
   const touchedItems = new Set<string>();
 
   input.changes.forEach((change, index) => {
+    // A change below the stored precision would record history without moving any balance.
+    const deltas = BALANCE_FIELDS.map((field) => change.deltas[field] ?? 0);
+    if (deltas.every((delta) => delta === 0) || deltas.some((delta) => !hasQuantityPrecision(delta))) {
+      throw new StockRuleError(index, "no_effect", `A stock change must move a balance by at least ${10 ** -QUANTITY_PLACES}, in steps of ${10 ** -QUANTITY_PLACES}.`);
+    }
     const item = input.items.get(change.itemId);
     if (!item) throw new StockRuleError(index, "unknown_item", `No such item: ${change.itemId}.`);
     touchedItems.add(change.itemId);

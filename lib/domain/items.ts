@@ -483,16 +483,13 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
     return presentAdjustment(result.write.history[0]!);
   } catch (error) {
     if (error instanceof StockRuleError) {
-      throw errors.validationFailed([
-        {
-          param: "quantity",
-          code: error.rule === "unique_quantity" ? "unique_item" : "insufficient_stock",
-          message:
-            error.rule === "unique_quantity"
-              ? "a unique item can have at most one unit on hand."
-              : "the adjustment would take on-hand stock below zero.",
-        },
-      ]);
+      const [code, message] =
+        error.rule === "unique_quantity"
+          ? ["unique_item", "a unique item can have at most one unit on hand."]
+          : error.rule === "no_effect"
+            ? ["no_effect", "the adjustment would not move the stock."]
+            : ["insufficient_stock", "the adjustment would take on-hand stock below zero."];
+      throw errors.validationFailed([{ param: "quantity", code, message }]);
     }
     throw error;
   }

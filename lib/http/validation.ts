@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import type { ValidationDetail } from "../core/errors.js";
+import { MAX_DETAILS, type ValidationDetail } from "../core/errors.js";
 
 /** A zod issue path as the JSON path the API reports, e.g. `custom_fields[2].name`. */
 export function jsonPath(path: readonly PropertyKey[]): string {
@@ -65,13 +65,22 @@ function message(issue: z.core.$ZodIssue, code: string): string {
   }
 }
 
-/** Turns zod issues into the API's validation details, one per offending field. */
+/** How many problems a zod error holds (unknown keys count one each). */
+export function countIssues(error: z.ZodError): number {
+  return error.issues.reduce((sum, issue) => sum + (issue.code === "unrecognized_keys" ? issue.keys.length : 1), 0);
+}
+
+/**
+ * Turns zod issues into the API's validation details, one per offending field, at most
+ * `MAX_DETAILS` of them (a body of 20,000 unknown fields gets a small answer).
+ */
 export function toValidationDetails(error: z.ZodError, input: unknown, prefix: readonly PropertyKey[] = []): ValidationDetail[] {
   const details: ValidationDetail[] = [];
   for (const issue of error.issues) {
+    if (details.length >= MAX_DETAILS) break;
     const code = detailCode(issue, valueAt(input, issue.path));
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) {
+      for (const key of issue.keys.slice(0, MAX_DETAILS - details.length)) {
         details.push({ param: jsonPath([...prefix, ...issue.path, key]), code, message: message(issue, code) });
       }
       continue;

@@ -1,14 +1,14 @@
 import * as z from "zod";
-import { listEnvelope, pageQuery, uuid } from "./common.js";
+import { listEnvelope, optionalText, pageQuery, requiredText, text, uuid } from "./common.js";
 
 /** Contacts (spec part 1, sections 2.5 and 4.3). */
 export const MAX_CONTACT_LINKS = 20;
 
-const text255 = z.string().trim().max(255).nullish();
+const text255 = optionalText(255);
 const email = z.email().max(255).nullish().or(z.literal("").transform(() => null));
 
 const contactFields = {
-  first_name: z.string().trim().min(1).max(255),
+  first_name: requiredText(255),
   last_name: text255,
   job_title: text255,
   phone: text255,
@@ -58,7 +58,7 @@ export const contactResource = z
 export const contactList = listEnvelope(contactResource, "ContactList");
 
 export const contactListQuery = pageQuery.extend({
-  q: z.string().max(255).optional().meta({ description: "Searches names, emails and phone numbers (case-insensitive)." }),
+  q: text(255).optional().meta({ description: "Searches names, emails and phone numbers (case-insensitive)." }),
   account_record_id: z
     .string()
     .optional()

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { listEnvelope, pageQuery, requiredText, uuid } from "./common.js";
+import { listEnvelope, pageQuery, requiredText, text, uuid } from "./common.js";
 
 export const customFieldDefinition = z
   .object({
@@ -25,7 +25,7 @@ export const itemCategoryResource = z
 export const itemCategoryList = listEnvelope(itemCategoryResource, "ItemCategoryList");
 
 const customFieldInput = z.strictObject({
-  id: z.string().min(1).max(64).optional().meta({ description: "Existing field id to keep; omit to add a field." }),
+  id: text(64).min(1).optional().meta({ description: "Existing field id to keep; omit to add a field." }),
   name: requiredText(255),
   display_on_inventory_list: z.boolean().optional().default(false),
   publish_on_documents: z.boolean().optional().default(false),
@@ -56,7 +56,7 @@ export const itemCategoryUpdateBody = z
   .meta({ id: "ItemCategoryUpdate" });
 
 export const itemCategoryListQuery = pageQuery.extend({
-  q: z.string().max(255).optional().meta({ description: "Case-insensitive search in category names." }),
+  q: text(255).optional().meta({ description: "Case-insensitive search in category names." }),
   parent_id: z
     .string()
     .optional()

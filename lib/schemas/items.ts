@@ -1,24 +1,16 @@
 import * as z from "zod";
-import { listEnvelope, pageQuery, uuid } from "./common.js";
+import { listEnvelope, moneyInput, optionalText, pageQuery, quantityInput, requiredText, text, uuid } from "./common.js";
 import { customFieldValueInput } from "./parties.js";
 
 /** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */
 
-/** Money in requests: a number or a decimal string, at most four decimals, not negative. */
-export const moneyInput = z
-  .union([z.number(), z.string().regex(/^\d+(\.\d+)?$/, "must be a decimal amount")])
-  .refine((value) => {
-    const text = String(value);
-    return Number(text) >= 0 && (text.split(".")[1]?.length ?? 0) <= 4;
-  }, "must be a non-negative amount with at most four decimals")
-  .meta({ description: "Amount, e.g. 12.5 or \"12.5000\"" });
+export { moneyInput };
 
-const text255 = z.string().trim().max(255).nullish();
-const quantity = z.number().refine((v) => Number.isFinite(v) && Math.abs(v) < 1e12 && Math.round(v * 10_000) / 10_000 === v, "must have at most four decimals");
+const text255 = optionalText(255);
 
 export const variationInput = z.strictObject({
   values: z
-    .record(z.string().trim().min(1).max(100), z.string().trim().min(1).max(255))
+    .record(requiredText(100), requiredText(255))
     .refine((values) => Object.keys(values).length > 0 && Object.keys(values).length <= 5, "must name 1 to 5 attributes, e.g. {\"Size\": \"M\"}"),
   sku: text255,
   barcode: text255,
@@ -27,8 +19,8 @@ export const variationInput = z.strictObject({
 });
 
 const itemWritable = {
-  name: z.string().trim().min(1).max(255),
-  description: z.string().trim().max(10_000).nullish(),
+  name: requiredText(255),
+  description: optionalText(10_000),
   sku: text255,
   barcode: text255,
   serial_number: text255,
@@ -38,7 +30,7 @@ const itemWritable = {
   unit_id: z.int().min(1).nullish(),
   price: moneyInput.nullish(),
   cost: moneyInput.nullish(),
-  threshold: quantity.refine((v) => v >= 0, "must not be negative").optional(),
+  threshold: quantityInput({ min: 0, description: "Reorder level, at most 4 decimals" }).optional(),
   published: z.boolean().optional(),
   custom_field_values: z.array(customFieldValueInput).max(50).optional(),
 };
@@ -104,7 +96,7 @@ export const itemResource = z
 export const itemList = listEnvelope(itemResource, "ItemList");
 
 export const itemListQuery = pageQuery.extend({
-  q: z.string().max(255).optional().meta({ description: "Searches name and SKU (case-insensitive); a number also matches the exact item_number." }),
+  q: text(255).optional().meta({ description: "Searches name and SKU (case-insensitive); a number also matches the exact item_number." }),
   category_id: z.string().optional().meta({ description: "Only items of this category (UUID)." }),
   location_id: z.string().optional().meta({ description: "Adds location_inventory for this location (UUID)." }),
   ids: z.string().optional().meta({ description: "Up to 50 comma-separated item UUIDs: returns every visible existing one (archived and sold included) in one response." }),
@@ -155,10 +147,10 @@ export const variationListQuery = pageQuery.extend({
 export const adjustmentBody = z
   .strictObject({
     location_id: uuid,
-    quantity: quantity.refine((v) => v !== 0, "must not be zero").meta({ description: "Signed change of on-hand stock" }),
+    quantity: quantityInput({ nonZero: true, description: "Signed change of on-hand stock, at most 4 decimals" }),
     item_variation_id: uuid.nullish(),
     item_variation_location_id: z.int().min(1).nullish(),
-    reason: z.string().trim().max(255).nullish(),
+    reason: optionalText(255),
   })
   .meta({ id: "InventoryAdjustmentCreate" });
 export type AdjustmentBody = z.infer<typeof adjustmentBody>;

@@ -45,7 +45,7 @@ export const zoneWriteBody = z
   .strictObject({
     name: requiredText(100),
     short_name: requiredText(25),
-    description: z.string().trim().max(10_000).nullish(),
+    description: optionalText(10_000),
   })
   .meta({ id: "ZoneWrite" });
 

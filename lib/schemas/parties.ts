@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { listEnvelope, pageQuery, uuid } from "./common.js";
+import { isoDate, listEnvelope, optionalText, pageQuery, percentInput, requiredText, text, uuid } from "./common.js";
 
 /** Customers, prospects and suppliers (spec part 1, sections 2.6 and 4.4). */
 export const PARTY_KINDS = ["customer", "prospect", "supplier"] as const;
@@ -12,25 +12,18 @@ export const PARTY_COLLECTIONS: Record<PartyKind, string> = {
   supplier: "suppliers",
 };
 
-const text255 = z.string().trim().max(255).nullish();
-const isoDate = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
-  .refine((value) => {
-    const date = new Date(`${value}T00:00:00Z`);
-    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
-  }, "must be a real calendar date");
+const text255 = optionalText(255);
 const positiveId = z.int().min(1).max(2_147_483_647).nullish();
-const taxRate = z.number().min(0).max(100).nullish().meta({ description: "Percent, e.g. 8.25" });
+const taxRate = percentInput.nullish();
 
 export const customFieldValueInput = z.strictObject({
-  custom_field_id: z.string().min(1).max(64),
-  value: z.union([z.string().max(4000), z.number(), z.boolean()]).nullable(),
+  custom_field_id: text(64).min(1),
+  value: z.union([text(4000), z.number().min(-1e15).max(1e15), z.boolean()]).nullable(),
 });
 
 /** Writable fields shared by every kind. */
 const commonWritable = {
-  name: z.string().trim().min(1).max(255),
+  name: requiredText(255),
   office_email: text255,
   office_phone: text255,
   office_fax: text255,
@@ -63,7 +56,7 @@ const commonWritable = {
 };
 
 const customerProspectWritable = {
-  vat_number: z.string().trim().max(24).nullish(),
+  vat_number: optionalText(24),
   pricing_tier_id: uuid.nullish().meta({ description: "A pricing tier of the account" }),
 };
 
@@ -142,9 +135,7 @@ export function partyResource(kind: PartyKind) {
 export const partyList = (kind: PartyKind) => listEnvelope(partyResource(kind), `${titles[kind]}List`);
 
 export const partyListQuery = pageQuery.extend({
-  q: z
-    .string()
-    .max(255)
+  q: text(255)
     .optional()
     .meta({ description: "Searches name and office email (case-insensitive); a number also matches the exact customer_number." }),
 });

@@ -2,10 +2,14 @@ import httpJsonBodyParser from "@middy/http-json-body-parser";
 import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
+/** The largest request body accepted (the API's documented limit; API Gateway's own is 10 MB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 /**
  * Parses JSON bodies with Middy's parser, for routes that declare a body. An empty body is
  * read as `{}` (so missing fields surface as validation errors); a body that is not JSON,
- * is sent without a JSON content type, or is not a JSON object is 400 `invalid_json`.
+ * is sent without a JSON content type, or is not a JSON object is 400 `invalid_json`; a body
+ * over 1 MB is 413 `request_too_large`.
  */
 export function jsonBody(): PipelineMiddleware {
   const parser = httpJsonBodyParser();
@@ -13,6 +17,10 @@ export function jsonBody(): PipelineMiddleware {
     const route = request.internal.route;
     if (!route?.request.body) return;
     const raw = request.event.body;
+    // The documented limit (API Gateway's own is 10 MB): refuse before parsing anything.
+    if (typeof raw === "string" && Buffer.byteLength(raw, request.event.isBase64Encoded ? "base64" : "utf8") > MAX_BODY_BYTES) {
+      throw errors.requestTooLarge(MAX_BODY_BYTES);
+    }
     if (raw === undefined || raw === null || raw === "") {
       (request.event as { body: unknown }).body = {};
       return;

@@ -252,6 +252,17 @@ describe("offline: jsonBody", () => {
     expect(result.seenBody).toBe("not json at all");
   });
 
+  it("refuses a body over 1 MB with 413 request_too_large before parsing it (base64 bodies by their decoded size)", async () => {
+    const big = JSON.stringify({ name: "x".repeat(1024 * 1024) });
+    const refused = await run(withRoute(CREATE), event({ body: big }));
+    expect(refused.handlerCalls).toBe(0);
+    expect(refused.response.statusCode).toBe(413);
+    expect(bodyOf(refused.response).error).toMatchObject({ type: "invalid_request_error", code: "request_too_large" });
+    const encoded = Buffer.from(JSON.stringify({ name: "x".repeat(900 * 1024) })).toString("base64");
+    const accepted = await run(withRoute(CREATE), event({ body: encoded, isBase64Encoded: true }));
+    expect(accepted.response.statusCode).not.toBe(413);
+  });
+
   it("does nothing when no route was resolved", async () => {
     const result = await run({ outer: [errorHandler()], inner: [jsonBody()] }, event({ body: "{{{" }));
     expect(result.response.statusCode).toBe(200);

@@ -1,5 +1,5 @@
 import { errors } from "../../core/errors.js";
-import { toValidationDetails } from "../validation.js";
+import { countIssues, toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /**
@@ -34,7 +34,7 @@ export function validateRequest(): PipelineMiddleware {
     let body: unknown = undefined;
     if (bodySchema) {
       const result = bodySchema.safeParse(request.event.body);
-      if (!result.success) throw errors.validationFailed(toValidationDetails(result.error, request.event.body));
+      if (!result.success) throw errors.validationFailed(toValidationDetails(result.error, request.event.body), undefined, countIssues(result.error));
       body = result.data;
     }
     request.internal.input = { path, query, body };

@@ -1,0 +1,87 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { useApiServer, type ApiClient } from "../support/api.js";
+import { expectValidation } from "../support/assertions.js";
+import { idempotencyKey, newAccount } from "../support/fixtures.js";
+
+/**
+ * Bounded input (issue 8, point 3): money and rates take at most 12 integer digits and 4
+ * decimals, quantities are finite and bounded, validation details are capped, a body over 1 MB
+ * is 413, texts refuse NUL and unpaired surrogates; every refusal changes nothing.
+ */
+const api = useApiServer();
+
+async function owner(): Promise<ApiClient> {
+  return api().withKey((await newAccount()).ownerKey);
+}
+
+const customerTotal = async (client: ApiClient) => (await client.get("/customers", { limit: 1 })).body.pagination.total_records as number;
+
+describe("connected: bounded input", () => {
+  it("money: 12 integer digits and 4 decimals, as numbers or numeric strings; 1e300 and a 500,000-digit string are 422", async () => {
+    const client = await owner();
+    const ok = await client.post("/items", { name: "Max", price: "999999999999.9999", cost: 999999999999.9999 });
+    expect(ok.status, ok.text).toBe(201);
+    expect(ok.body.price).toBe("999999999999.9999");
+    for (const price of [1e300, "1".repeat(500_000), "1234567890123", 12.34567, "12.34567", "1e3", -1, "NaN", ""]) {
+      const refused = await client.post("/items", { name: "Bad", price });
+      expectValidation(refused, "price");
+      expect(refused.text.length).toBeLessThan(4000);
+    }
+    const list = await client.get("/items", { limit: 1 });
+    expect(list.body.pagination.total_records).toBe(1);
+  });
+
+  it("rates: 0 to 100 with at most 4 decimals", async () => {
+    const client = await owner();
+    const ok = await client.post("/customers", { name: "Taxed", tax_rate1: "8.25", tax_rate2: 0.0001 });
+    expect(ok.status, ok.text).toBe(201);
+    for (const tax_rate1 of [101, -1, 1e300, "8.123456", "abc"]) expectValidation(await client.post("/customers", { name: "Bad", tax_rate1 }), "tax_rate1");
+    expect(await customerTotal(client)).toBe(1);
+  });
+
+  it("quantities are finite, bounded and at most 4 decimals; a change too small to move stock is refused and records nothing", async () => {
+    const client = await owner();
+    const location = await client.post("/locations", { name: "Main", short_name: "M" }, { idempotencyKey: idempotencyKey() });
+    const item = await client.post("/items", { name: `Bolt ${randomUUID().slice(0, 6)}` });
+    for (const quantity of [0.00001, 1e10, -1e10, 1e300, 0]) {
+      expectValidation(await client.post(`/items/${item.body.id}/adjustments`, { location_id: location.body.id, quantity }), "quantity");
+    }
+    expectValidation(await client.post("/items", { name: "T", threshold: 1e300 }), "threshold");
+    const history = await client.get(`/items/${item.body.id}/adjustments`);
+    expect(history.body.pagination.total_records).toBe(0);
+    expect((await client.get(`/items/${item.body.id}`)).body.quantity).toBe(0);
+  });
+
+  it("a body of 20,000 unknown fields gets a small 422 with at most 50 details", async () => {
+    const client = await owner();
+    const body: Record<string, unknown> = { name: "Many" };
+    for (let i = 0; i < 20_000; i++) body[`field_${i}`] = i;
+    const refused = await client.post("/customers", body);
+    expectValidation(refused, "field_0", "unknown_field");
+    expect(refused.body.error.details.length).toBe(50);
+    expect(refused.body.error.message).toMatch(/and 19999 more/);
+    expect(refused.text.length).toBeLessThan(10_000);
+    expect(await customerTotal(client)).toBe(0);
+  });
+
+  it("a body over 1 MB is 413 request_too_large in the error shape, and nothing is created", async () => {
+    const client = await owner();
+    const refused = await client.post("/customers", { name: "Big", office_fax: "x".repeat(1024 * 1024) });
+    expect(refused.status).toBe(413);
+    expect(refused.body.error).toMatchObject({ type: "invalid_request_error", code: "request_too_large" });
+    expect(await customerTotal(client)).toBe(0);
+  });
+
+  it("texts refuse NUL characters and unpaired surrogates, and accept real emoji", async () => {
+    const client = await owner();
+    expectValidation(await client.post("/customers", { name: "Bad\u0000Name" }), "name");
+    expectValidation(await client.post("/customers", { name: "Lone \ud800 surrogate" }), "name");
+    expectValidation(await client.post("/contacts", { first_name: "Ok", job_title: "tail \udc00" }), "job_title");
+    expectValidation(await client.post("/items", { name: "Bad", variations: [{ values: { "Size\u0000": "M" } }] }), "variations[0].values.Size\u0000");
+    expect(await customerTotal(client)).toBe(0);
+    const emoji = await client.post("/customers", { name: "Café 🚚 Logistics" });
+    expect(emoji.status, emoji.text).toBe(201);
+    expect(emoji.body.name).toBe("Café 🚚 Logistics");
+  });
+});
