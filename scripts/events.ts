@@ -10,35 +10,10 @@ import { ROUTES, routeKey, type RouteDefinition } from "../lib/routes/index.js";
 const SAMPLE_ID = "00000000-0000-4000-8000-000000000001";
 const SAMPLE_ZONE = "00000000-0000-4000-8000-000000000002";
 
-const SAMPLE_BODIES: Record<string, unknown> = {
-  createLocation: { name: "Main Warehouse", short_name: "MAIN", city: "Springfield" },
-  createZone: { name: "Aisle 1", short_name: "A1", description: "Fast movers" },
-  updateZone: { name: "Aisle 1", short_name: "A1", description: null },
-  createItemCategory: {
-    name: "Electronics",
-    inventory_type: "quantity",
-    custom_fields: [{ name: "Warranty", display_on_inventory_list: true, publish_on_documents: false }],
-  },
-  updateItemCategory: { name: "Consumer Electronics" },
-  createCustomer: { name: "Acme Retail", office_email: "orders@acme.example", billing_city: "Springfield" },
-  updateCustomer: { office_phone: "+1 555 0100" },
-  replaceCustomer: { office_phone: "+1 555 0100" },
-  createProspect: { name: "Globex", closing_percentage: 40, prospect_date: "2026-12-01" },
-  updateProspect: { sale_opportunity: "Fleet renewal" },
-  replaceProspect: { sale_opportunity: "Fleet renewal" },
-  createSupplier: { name: "Initech Supply", url: "https://initech.example" },
-  updateSupplier: { office_fax: "+1 555 0199" },
-  replaceSupplier: { office_fax: "+1 555 0199" },
-  createContact: { first_name: "Ann", last_name: "Lee", email_1: "ann@acme.example", account_record_ids: [] },
-  updateContact: { job_title: "Buyer" },
-  createItem: { name: "USB-C Cable 2m", sku: "CAB-USBC-2M", price: "12.5000", threshold: 10 },
-  updateItem: { price: "11.9900" },
-  createItemAdjustment: { location_id: SAMPLE_ID, quantity: 25, reason: "Cycle count" },
-};
 
-/** The sample body of a route (every route with a body has one; a test checks it). */
+/** The sample body of a route: its documented example (every route with a body has one; a test checks it). */
 export function sampleBody(operationId: string): unknown {
-  return SAMPLE_BODIES[operationId];
+  return ROUTES.find((r) => r.operationId === operationId)?.example?.body;
 }
 
 function samplePath(route: RouteDefinition): { path: string; params: Record<string, string> } {
@@ -52,7 +27,7 @@ function samplePath(route: RouteDefinition): { path: string; params: Record<stri
 
 export function sampleEvent(route: RouteDefinition): Record<string, unknown> {
   const { path, params } = samplePath(route);
-  const body = SAMPLE_BODIES[route.operationId];
+  const body = route.example?.body;
   const headers: Record<string, string> = { host: "127.0.0.1:3000", accept: "application/json" };
   if (route.authenticated) headers.authorization = "Bearer isk_live_REPLACE_WITH_YOUR_KEY_0000000000000000000000";
   if (body !== undefined) headers["content-type"] = "application/json";

@@ -44,6 +44,7 @@ export const contactRoutes: RouteDefinition[] = [
     scopes: ["contacts:write"],
     idempotency: "optional",
     request: { body: contactCreateBody },
+    example: { body: { first_name: "Ann", last_name: "Lee", email_1: "ann@acme.example", account_record_ids: [] } },
     responses: { 201: contactResource },
   }),
   route({
@@ -57,6 +58,7 @@ export const contactRoutes: RouteDefinition[] = [
     scopes: ["contacts:write"],
     idempotency: "optional",
     request: { path: contactPath, body: contactUpdateBody },
+    example: { body: { job_title: "Buyer" } },
     responses: { 200: contactResource },
   }),
 ];

@@ -42,6 +42,13 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { body: itemCategoryCreateBody },
+    example: {
+      body: {
+        name: "Electronics",
+        inventory_type: "quantity",
+        custom_fields: [{ name: "Warranty", display_on_inventory_list: true, publish_on_documents: false }],
+      },
+    },
     responses: { 201: itemCategoryResource },
   }),
   route({
@@ -55,6 +62,7 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { path: itemCategoryPath, body: itemCategoryUpdateBody },
+    example: { body: { name: "Consumer Electronics" } },
     responses: { 200: itemCategoryResource },
   }),
 ];

@@ -41,6 +41,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { body: itemCreateBody },
+    example: { body: { name: "USB-C Cable 2m", sku: "CAB-USBC-2M", price: "12.5000", threshold: 10 } },
     responses: { 201: itemResource },
   }),
   route({
@@ -63,6 +64,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { path: itemPath, body: itemUpdateBody },
+    example: { body: { price: "11.9900" } },
     responses: { 200: itemResource },
   }),
   route({
@@ -99,6 +101,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { path: itemPath, body: adjustmentBody },
+    example: { body: { location_id: "00000000-0000-4000-8000-000000000001", quantity: 25, reason: "Cycle count" } },
     responses: { 201: adjustmentResource },
   }),
   route({

@@ -36,6 +36,7 @@ export const locationRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "required",
     request: { body: locationCreateBody },
+    example: { body: { name: "Main Warehouse", short_name: "MAIN", city: "Springfield" } },
     responses: { 201: locationResource },
   }),
   route({
@@ -59,6 +60,7 @@ export const locationRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "required",
     request: { path: locationPath, body: zoneWriteBody },
+    example: { body: { name: "Aisle 1", short_name: "A1", description: "Fast movers" } },
     responses: { 201: zoneResource },
   }),
   route({
@@ -72,6 +74,7 @@ export const locationRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "required",
     request: { path: zonePath, body: zoneWriteBody },
+    example: { body: { name: "Aisle 1", short_name: "A1", description: null } },
     responses: { 200: zoneResource },
   }),
 ];

@@ -12,6 +12,13 @@ import {
   type PartyKind,
 } from "../schemas/parties.js";
 
+/** Documented example bodies per kind: a create, and the change an update sends. */
+const EXAMPLES: Record<PartyKind, { create: Record<string, unknown>; update: Record<string, unknown> }> = {
+  customer: { create: { name: "Acme Retail", office_email: "orders@acme.example", billing_city: "Springfield" }, update: { office_phone: "+1 555 0100" } },
+  prospect: { create: { name: "Globex", closing_percentage: 40, prospect_date: "2026-12-01" }, update: { sale_opportunity: "Fleet renewal" } },
+  supplier: { create: { name: "Initech Supply", url: "https://initech.example" }, update: { office_fax: "+1 555 0199" } },
+};
+
 /** Endpoint group `parties`: customers, prospects and suppliers (spec part 1, section 4.4). */
 export const partyRoutes: RouteDefinition[] = PARTY_KINDS.flatMap(routesOfKind);
 
@@ -32,6 +39,7 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       scopes: [`${collection}:write`],
       idempotency: "optional",
       request: { path: partyPath, body: partyUpdateBody(kind) },
+      example: { body: EXAMPLES[kind].update },
       responses: { 200: partyResource(kind) },
     });
   return [
@@ -69,6 +77,7 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       scopes: [`${collection}:write`],
       idempotency: "optional",
       request: { body: partyCreateBody(kind) },
+      example: { body: EXAMPLES[kind].create },
       responses: { 201: partyResource(kind) },
     }),
     update("PATCH"),
