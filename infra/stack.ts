@@ -8,6 +8,8 @@ import { AttributeType, BillingMode, Operation, StreamViewType, Table } from "aw
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Architecture, CfnFunction, FilterCriteria, LoggingFormat, Runtime, StartingPosition } from "aws-cdk-lib/aws-lambda";
 import { DynamoEventSource, SqsDlq } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
@@ -328,6 +330,13 @@ export class InventoryApiStack extends Stack {
         ],
       }),
     );
+    // Every minute the same function releases stock holds whose writer died before binding
+    // them (lib/domain/stock-holds.ts): a hold's lease outlives any request.
+    new Rule(this, "HoldSweepSchedule", {
+      description: "Releases expired stock holds (stream processor, scheduled invocation).",
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(this.streamProcessor, { retryAttempts: 2 })],
+    });
     NagSuppressions.addResourceSuppressions(
       this.streamProcessor.role!,
       [

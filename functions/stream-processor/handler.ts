@@ -1,9 +1,11 @@
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from "aws-lambda";
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent, ScheduledEvent } from "aws-lambda";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
 import { changeOf, compactChanges, type RecordChange } from "../../lib/sync/changes.js";
 import { writeMarkers } from "../../lib/db/sync.js";
+import { applyDocumentReferences } from "../../lib/db/documents.js";
 import { applyJournal } from "../../lib/domain/inventory.js";
+import { sweepExpiredHolds } from "../../lib/domain/stock-holds.js";
 import { errorFields, log } from "../../lib/core/log.js";
 
 /**
@@ -15,24 +17,39 @@ import { errorFields, log } from "../../lib/core/log.js";
  *   Reprocessing a batch (a Lambda retry) only writes fresher markers for the same records.
  * - Stock journals written as `pending` are applied here too: if the request that wrote one
  *   was interrupted, this finishes it (each chunk applies exactly once).
+ * - On its schedule (an EventBridge event instead of stream records) it releases stock holds
+ *   whose writer died before binding them (`sweepExpiredHolds`).
  * A failure returns the first record of the batch as failed, so Lambda retries the batch.
  */
-export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Promise<DynamoDBBatchResponse> {
+  if (!("Records" in event)) {
+    // The schedule (every minute): release stock holds whose writer died before binding them.
+    await sweepExpiredHolds();
+    return { batchItemFailures: [] };
+  }
   const changes: RecordChange[] = [];
+  const references: DocumentReferences[] = [];
   const journals: { accountId: string; journalId: string }[] = [];
   for (const record of event.Records) {
     const image = record.dynamodb?.NewImage ? (unmarshall(record.dynamodb.NewImage as never) as Record<string, unknown>) : undefined;
     const oldImage = record.dynamodb?.OldImage ? (unmarshall(record.dynamodb.OldImage as never) as Record<string, unknown>) : undefined;
-    if (image?.[ENTITY_ATTRIBUTE] === "stockjournal" && image.status === "pending") {
+    // Post journals are finished here when their writer was interrupted; holds belong to their
+    // writer until their lease runs out (then the scheduled sweep releases them).
+    if (image?.[ENTITY_ATTRIBUTE] === "stockjournal" && image.status === "pending" && image.mode !== "hold") {
       journals.push({ accountId: String(image.accountId), journalId: String(image.journalId) });
       continue;
     }
     const change = changeOf(record.eventName, image ?? oldImage);
     if (change) changes.push(change);
+    if ((image ?? oldImage)?.[ENTITY_ATTRIBUTE] === "document") {
+      const transitions = referenceTransitions(oldImage, image);
+      if (transitions.transitions.length > 0) references.push(transitions);
+    }
   }
   const first = event.Records[0]?.dynamodb?.SequenceNumber ?? "";
   try {
     for (const journal of journals) await applyJournal(journal.accountId, journal.journalId);
+    for (const r of references) await applyDocumentReferences(r.accountId, r.documentId, r.at, r.transitions);
     const byAccount = new Map<string, RecordChange[]>();
     for (const change of compactChanges(changes)) byAccount.set(change.accountId, [...(byAccount.get(change.accountId) ?? []), change]);
     let transactions = 0;
@@ -48,4 +65,39 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     log("ERROR", "stream batch failed", errorFields(error));
     return { batchItemFailures: [{ itemIdentifier: first }] };
   }
+}
+
+/** The items a document header references (`itemIds`, a string set). */
+function itemIdsOf(image: Record<string, unknown> | undefined): Set<string> {
+  const ids = image?.itemIds;
+  if (ids instanceof Set) return new Set([...ids].map(String));
+  return new Set(Array.isArray(ids) ? ids.map(String) : []);
+}
+
+interface DocumentReferences {
+  accountId: string;
+  documentId: string;
+  at: string;
+  transitions: { itemId: string; active: boolean }[];
+}
+
+/**
+ * The item references a document header change implies: items it started referencing become
+ * active, items it stopped referencing (or all, when it was deleted) inactive, as of the new
+ * state's `updatedAt` (a deletion sorts after the last state).
+ */
+function referenceTransitions(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): DocumentReferences {
+  const source = (after ?? before)!;
+  const old = itemIdsOf(before);
+  const now = itemIdsOf(after);
+  const transitions = [
+    ...[...now].filter((id) => !old.has(id)).map((itemId) => ({ itemId, active: true })),
+    ...[...old].filter((id) => !now.has(id)).map((itemId) => ({ itemId, active: false })),
+  ];
+  return {
+    accountId: String(source.accountId),
+    documentId: String(source.documentId),
+    at: after ? String(after.updatedAt) : `${String(before?.updatedAt)}#deleted`,
+    transitions,
+  };
 }

@@ -108,6 +108,8 @@ export const errors = {
     invalid(409, "mobile_mutation_conflict", "The record has changed since the revision given in If-Match; fetch it again and retry.", {
       param: "If-Match",
     }),
+  /** 409 for a request the record's current state does not allow (the code names the rule). */
+  stateConflict: (code: string, message: string) => invalid(409, code, message),
   busy: (cause: ContentionError) =>
     new ApiError(503, "api_error", "resource_busy", "The record is being changed by other requests; retry after the Retry-After delay.", {
       headers: { "Retry-After": "1" },

@@ -1,4 +1,8 @@
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { getDocumentClient } from "./client.js";
+import { isConditionalFailure } from "./idempotency.js";
 import { readToOffset } from "./offset-page.js";
+import { tableName } from "./table.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockHistoryItem, type StockJournalItem, type StockRowItem } from "./service.js";
 import { claimNumbers, readSequence, sequenceLabel } from "./sequences.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
@@ -131,16 +135,86 @@ export async function readJournal(accountId: string, journalId: string): Promise
 /** The label of a journal chunk's mark: it fails when the chunk was applied already. */
 export const CHUNK_MARK_LABEL = "journal chunk";
 
-/** Adds the item that marks a journal chunk applied: fails when it already was (exactly once). */
-export function addChunkMark(tx: TransactionBuilder, accountId: string, journalId: string, chunk: number): void {
+/**
+ * Adds the item that marks a journal chunk applied (`forward`, while the journal is pending)
+ * or reverted (`revert`, while it is releasing, and only a chunk that was applied): it fails
+ * when the chunk was marked already, so each application and each reversal happens once.
+ */
+export function addChunkMark(tx: TransactionBuilder, accountId: string, journalId: string, chunk: number, direction: "forward" | "revert" = "forward"): void {
+  const journal = tx.entities.stockJournal.patch({ accountId, journalId });
   tx.add(
     CHUNK_MARK_LABEL,
+    direction === "forward"
+      ? journal
+          .add({ appliedChunks: [chunk] })
+          .where(({ appliedChunks, status }, { notContains, eq }) => `${notContains(appliedChunks, chunk)} AND ${eq(status, "pending")}`)
+          .commit()
+      : journal
+          .add({ revertedChunks: [chunk] })
+          .where(
+            ({ appliedChunks, revertedChunks, status }, { contains, notContains, eq }) =>
+              `${contains(appliedChunks, chunk)} AND ${notContains(revertedChunks, chunk)} AND ${eq(status, "releasing")}`,
+          )
+          .commit(),
+  );
+}
+
+/** The open-holds index keys of a hold journal leasing until `leaseUntil` (epoch ms). */
+export const openHoldKeys = (leaseUntil: number, accountId: string, journalId: string) => ({
+  openHoldsPk: "openholds",
+  openHoldsSk: `${String(leaseUntil).padStart(15, "0")}#${accountId}#${journalId}`,
+});
+
+/**
+ * Moves a journal from one status to another on condition that it is still `from`; leaving
+ * the open states removes it from the open-holds index. Returns false when it was not `from`.
+ */
+export async function moveJournalStatus(
+  accountId: string,
+  journalId: string,
+  from: readonly StockJournalItem["status"][],
+  to: StockJournalItem["status"],
+  extra: { failure?: string } = {},
+): Promise<boolean> {
+  let update = db().entities.stockJournal.patch({ accountId, journalId }).set({ status: to, updatedAt: new Date().toISOString(), ...extra });
+  if (to === "bound" || to === "released" || to === "applied") update = update.remove(["openHoldsPk", "openHoldsSk"]) as never;
+  try {
+    await update.where(({ status }, { eq }) => from.map((f) => eq(status, f)).join(" OR ")).go({ response: "none" });
+    return true;
+  } catch (error) {
+    if (isConditionalFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** The label of a hold's binding item in its document's transaction. */
+export const HOLD_BIND_LABEL = "stock hold";
+
+/** Adds the item that binds a held journal to the document committing with it (held -> bound). */
+export function addHoldBinding(tx: TransactionBuilder, accountId: string, journalId: string): void {
+  tx.add(
+    HOLD_BIND_LABEL,
     tx.entities.stockJournal
       .patch({ accountId, journalId })
-      .add({ appliedChunks: [chunk] })
-      .where(({ appliedChunks }, { notContains }) => notContains(appliedChunks, chunk))
+      .set({ status: "bound", updatedAt: new Date().toISOString() })
+      .remove(["openHoldsPk", "openHoldsSk"])
+      .where(({ status }, { eq }) => eq(status, "held"))
       .commit(),
   );
+}
+
+/** Open holds (any account) whose lease ran out before `now`, oldest first. */
+export async function queryExpiredHolds(now: number, limit = 100): Promise<{ accountId: string; journalId: string }[]> {
+  const { Items } = await getDocumentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: "gsi2",
+      KeyConditionExpression: "gsi2pk = :pk AND gsi2sk < :until",
+      ExpressionAttributeValues: { ":pk": "openholds", ":until": String(now).padStart(15, "0") },
+      Limit: limit,
+    }),
+  );
+  return (Items ?? []).map((item) => ({ accountId: String(item.accountId), journalId: String(item.journalId) }));
 }
 
 export async function markJournalApplied(accountId: string, journalId: string, at: string): Promise<void> {

@@ -30,6 +30,10 @@ import { CustomField } from "./entities/custom-field.js";
 import { CustomerLabel } from "./entities/customer-label.js";
 import { PricingTier } from "./entities/pricing-tier.js";
 import { Sequence } from "./entities/sequence.js";
+import { Document } from "./entities/document.js";
+import { DocumentLines } from "./entities/document-lines.js";
+import { DocumentPayment } from "./entities/document-payment.js";
+import { ItemReference } from "./entities/item-reference.js";
 
 const entities = {
   account: Account,
@@ -61,6 +65,10 @@ const entities = {
   customerLabel: CustomerLabel,
   pricingTier: PricingTier,
   sequence: Sequence,
+  document: Document,
+  documentLines: DocumentLines,
+  documentPayment: DocumentPayment,
+  itemReference: ItemReference,
 };
 
 function createService() {
@@ -96,5 +104,8 @@ export type StockHistoryItem = EntityItem<typeof StockHistory>;
 export type StockJournalItem = EntityItem<typeof StockJournal>;
 export type UnitItem = EntityItem<typeof Unit>;
 export type KitItem = EntityItem<typeof Kit>;
+export type DocumentItem = EntityItem<typeof Document>;
+export type DocumentLinesItem = EntityItem<typeof DocumentLines>;
+export type DocumentPaymentItem = EntityItem<typeof DocumentPayment>;
 export type SyncMarkerItem = EntityItem<typeof SyncMarker>;
 export type SyncPointerItem = EntityItem<typeof SyncPointer>;

@@ -1,4 +1,6 @@
 import { errors, type ValidationDetail } from "../core/errors.js";
+import type { CustomFieldKind } from "../db/entities/custom-field.js";
+import type { Reference } from "../db/references.js";
 
 /**
  * `custom_field_values` on write (spec part 1, section 2.1): a complete replacement; ids must
@@ -39,4 +41,20 @@ export function normalizeCustomFieldValues(
 
 export function presentCustomFieldValues(values: readonly StoredCustomFieldValue[] | undefined) {
   return (values ?? []).map((entry) => ({ custom_field_id: entry.id, value: entry.value }));
+}
+
+/**
+ * The values to store and the reference checks of a record's `custom_field_values` (each id,
+ * blank or not, must be a custom field of `recordKind` in the account: checked in the write's
+ * own transaction with `checkReferences`).
+ */
+export function customFieldWrite(
+  input: readonly { custom_field_id: string; value: string | number | boolean | null }[],
+  recordKind: CustomFieldKind,
+): { values: StoredCustomFieldValue[]; references: Reference[] } {
+  const { values, checkedIds, positions } = normalizeCustomFieldValues(input);
+  return {
+    values,
+    references: checkedIds.map((id, i) => ({ param: `custom_field_values[${positions[i]}].custom_field_id`, kind: "custom_field" as const, id, recordKind })),
+  };
 }

@@ -5,6 +5,7 @@ import {
   commitLedgerWrite,
   insertJournal,
   isLedgerFailure,
+  openHoldKeys,
   markJournalApplied,
   readInventorySequence,
   readItemsAndRows,
@@ -13,11 +14,22 @@ import {
   type LedgerWrite,
 } from "../db/inventory.js";
 import { nowIso } from "../db/keys.js";
-import type { ItemRecord, StockHistoryItem, StockRowItem } from "../db/service.js";
+import type { ItemRecord, StockHistoryItem, StockJournalItem, StockRowItem } from "../db/service.js";
 import { RETRY, retrying } from "../db/retry.js";
 import { Cancellation, type TransactionBuilder } from "../db/transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
-import { BALANCE_FIELDS, QUANTITY_PLACES, ZERO_BALANCES, addQuantities, applyDeltas, hasQuantityPrecision, sumBalances, type BalanceDeltas, type Balances } from "./inventory-math.js";
+import {
+  BALANCE_FIELDS,
+  QUANTITY_PLACES,
+  ZERO_BALANCES,
+  addQuantities,
+  applyDeltas,
+  hasQuantityPrecision,
+  movingAverageCost,
+  sumBalances,
+  type BalanceDeltas,
+  type Balances,
+} from "./inventory-math.js";
 
 /**
  * THE inventory ledger: the only code that moves stock (architecture section 5). Every change
@@ -41,6 +53,11 @@ export interface StockChange {
   deltas: BalanceDeltas;
   /** Zone for a row created by this change. */
   zoneId?: string;
+  /**
+   * Unit cost of stock received or built by this change (an on-hand increase): the item's
+   * moving average cost takes it in (four-decimal string).
+   */
+  unitCost?: string;
 }
 
 export interface LedgerSource {
@@ -86,6 +103,8 @@ export interface PlanInput {
   sequence: number;
   /** Item-level counters the same write moves (e.g. `adjustmentCount`). */
   itemAdds?: ReadonlyMap<string, { adjustmentCount?: number }>;
+  /** Refuse a unique item with more than one unit (default true). */
+  enforceUnique?: boolean;
 }
 
 /**
@@ -176,14 +195,29 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
         inTransit: addQuantities(after.inTransit, -before.inTransit),
       });
     }
-    if (item.inventoryType === "unique") {
+    if (item.inventoryType === "unique" && input.enforceUnique !== false) {
       const total = sumBalances(Object.values(stock)).onHand;
       if (total > 1) {
         const index = input.changes.findIndex((c) => c.itemId === itemId);
         throw new StockRuleError(index, "unique_quantity", "A unique item can have at most one unit on hand.");
       }
     }
-    return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId) };
+    // Valuation: each costed receipt moves the item's average cost, in change order, over
+    // the item's on-hand stock at all locations just before it.
+    let averageCost = item.averageCost;
+    let onHandBefore = sumBalances(Object.values(itemStock(item))).onHand;
+    let valued = false;
+    for (const change of input.changes) {
+      if (change.itemId !== itemId) continue;
+      const received = change.deltas.onHand ?? 0;
+      if (change.unitCost !== undefined && received > 0) {
+        averageCost = movingAverageCost(onHandBefore, averageCost, received, change.unitCost);
+        valued = true;
+      }
+      onHandBefore = addQuantities(onHandBefore, received);
+    }
+    const set = valued ? { averageCost } : undefined;
+    return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set };
   });
 
   return {
@@ -240,7 +274,8 @@ export async function postStockChanges(options: {
   source: LedgerSource;
   changes: readonly StockChange[];
   itemAdds?: ReadonlyMap<string, { adjustmentCount?: number }>;
-  extra?: (tx: TransactionBuilder) => void;
+  /** The caller's own items; `write` is the ledger write they commit with (its rows, new ones numbered). */
+  extra?: (tx: TransactionBuilder, write: LedgerWrite) => void;
   respond?: (write: LedgerWrite) => { completion: IdempotencyCompletion | undefined; body: unknown };
   /** The items and rows as the caller just read them (used for the first attempt only). */
   known?: LedgerState;
@@ -258,7 +293,7 @@ export async function postStockChanges(options: {
       itemAdds: options.itemAdds,
       ...state,
     });
-    const cancellation = await commitLedgerWrite(write, (tx) => options.extra?.(tx), options.respond?.(write));
+    const cancellation = await commitLedgerWrite(write, (tx) => options.extra?.(tx, write), options.respond?.(write));
     if (!cancellation) return { write };
     const own = cancellation.reasons.filter((reason) => !isLedgerFailure(reason.label));
     if (own.length > 0) return { write, rejected: new Cancellation(own) };
@@ -282,12 +317,20 @@ export async function postJournal(options: { accountId: string; source: LedgerSo
   return journalId;
 }
 
-export function journalRecord(accountId: string, journalId: string, source: LedgerSource, changes: readonly StockChange[]) {
+export function journalRecord(
+  accountId: string,
+  journalId: string,
+  source: LedgerSource,
+  changes: readonly StockChange[],
+  hold?: { leaseUntil: number },
+): StockJournalItem {
   const at = nowIso();
   return {
     accountId,
     journalId,
     status: "pending" as const,
+    mode: hold ? ("hold" as const) : ("post" as const),
+    ...(hold ? { leaseUntil: hold.leaseUntil, ...openHoldKeys(hold.leaseUntil, accountId, journalId) } : {}),
     sourceType: source.sourceType,
     sourceId: source.sourceId,
     userId: source.userId,
@@ -308,6 +351,7 @@ export async function applyJournal(accountId: string, journalId: string, options
   const journal = await readJournal(accountId, journalId);
   if (!journal) throw new Error(`No such journal: ${journalId}.`);
   if (journal.status === "applied") return "applied";
+  if (journal.mode === "hold") throw new Error(`Journal ${journalId} is a hold: its writer (or the sweeper) applies it.`);
   const changes = JSON.parse(journal.changes) as StockChange[];
   const chunks = chunkIndexes(changes);
   const done = new Set(journal.appliedChunks ?? []);
@@ -315,7 +359,7 @@ export async function applyJournal(accountId: string, journalId: string, options
   for (const [chunkNumber, indexes] of chunks.entries()) {
     if (done.has(chunkNumber)) continue;
     if (options.stopAfterChunks !== undefined && appliedNow >= options.stopAfterChunks) return "interrupted";
-    await applyChunk(journal, chunkNumber, indexes.map((i) => changes[i]!), indexes);
+    await applyChunk(journal, chunkNumber, changes, indexes);
     appliedNow += 1;
   }
   await markJournalApplied(accountId, journalId, nowIso());
@@ -367,31 +411,62 @@ export function chunkIndexes(changes: readonly StockChange[], maxOps = 80): numb
   return chunks;
 }
 
-async function applyChunk(
-  journal: { accountId: string; journalId: string; sourceType: string; sourceId?: string; userId?: string; reason?: string; createdAt: string },
+/**
+ * Applies one chunk of a journal (`forward`), or undoes one applied chunk (`revert`: the same
+ * changes with opposite signs; history entries numbered after the journal's own), exactly
+ * once: the chunk's transaction carries the chunk's mark. A rule the chunk breaks throws
+ * `StockRuleError` (index within the chunk), unless the chunk was marked meanwhile.
+ */
+export async function applyChunk(
+  journal: Pick<StockJournalItem, "accountId" | "journalId" | "sourceType" | "sourceId" | "userId" | "reason" | "createdAt">,
   chunkNumber: number,
-  changes: StockChange[],
-  indexes: number[],
+  journalChanges: readonly StockChange[],
+  indexes: readonly number[],
+  direction: "forward" | "revert" = "forward",
 ): Promise<void> {
   const source: LedgerSource = { sourceType: journal.sourceType, sourceId: journal.sourceId, userId: journal.userId, reason: journal.reason };
-  const appliedElsewhere = async () => ((await readJournal(journal.accountId, journal.journalId))?.appliedChunks ?? []).includes(chunkNumber);
+  const changes = indexes.map((i) => (direction === "forward" ? journalChanges[i]! : invertChange(journalChanges[i]!)));
+  const markedElsewhere = async () => {
+    const stored = await readJournal(journal.accountId, journal.journalId);
+    return ((direction === "forward" ? stored?.appliedChunks : stored?.revertedChunks) ?? []).includes(chunkNumber);
+  };
   await retrying("journal chunk", async (attempt) => {
-    if (attempt > 0 && (await appliedElsewhere())) return true;
+    if (attempt > 0 && (await markedElsewhere())) return true;
     const state = await readState(journal.accountId, changes);
     let write: LedgerWrite;
     try {
-      write = planLedgerWrite({ accountId: journal.accountId, journalId: journal.journalId, source, at: journal.createdAt, changes, ...state });
+      write = planLedgerWrite({
+        accountId: journal.accountId,
+        journalId: journal.journalId,
+        source,
+        at: direction === "forward" ? journal.createdAt : nowIso(),
+        changes,
+        // Undoing restores a state the ledger accepted before; only negative balances are refused.
+        enforceUnique: direction === "forward",
+        ...state,
+      });
     } catch (error) {
-      // Another applier may have applied this chunk since: then the state reflects it, and the
+      // Another applier may have marked this chunk since: then the state reflects it, and the
       // chunk must not be judged (or applied) again.
-      if (error instanceof StockRuleError && (await appliedElsewhere())) return true;
+      if (error instanceof StockRuleError && (await markedElsewhere())) return true;
       throw error;
     }
-    // History ids follow each change's position in the journal, not in the chunk.
-    write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]}`));
-    const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber));
-    if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // applied now, or before
+    // History ids follow each change's position in the journal, not in the chunk; reversals
+    // are numbered after the journal's own changes.
+    const offset = direction === "forward" ? 0 : journalChanges.length;
+    write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${offset + indexes[i]!}`));
+    const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber, direction));
+    if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // done now, before, or no longer wanted
     return RETRY;
   }, undefined, changes.map((change) => itemLockName(journal.accountId, change.itemId)));
+}
+
+/** The change that undoes `change`. */
+export function invertChange(change: StockChange): StockChange {
+  const deltas: BalanceDeltas = {};
+  for (const field of BALANCE_FIELDS) if (change.deltas[field]) deltas[field] = -change.deltas[field]!;
+  // An average cost cannot be un-averaged: undoing a receipt leaves the average as it is.
+  const { unitCost: _cost, ...rest } = change;
+  return { ...rest, deltas };
 }
 

@@ -5,6 +5,7 @@ import { itemRoutes } from "./items.js";
 import { locationRoutes } from "./locations.js";
 import { partyRoutes } from "./parties.js";
 import { platformRoutes } from "./platform.js";
+import { purchaseOrderRoutes } from "./purchase-orders.js";
 import { syncRoutes } from "./sync.js";
 
 export * from "./define.js";
@@ -22,6 +23,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...contactRoutes,
   ...partyRoutes,
   ...syncRoutes,
+  ...purchaseOrderRoutes,
 ];
 
 const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));

@@ -1,4 +1,4 @@
-import { ENTITY_ATTRIBUTE, ITEM_CHILD_ENTITIES, type SyncResource } from "./classify.js";
+import { ENTITY_ATTRIBUTE, ITEM_CHILD_ENTITIES, SYNC_RESOURCES, type SyncResource } from "./classify.js";
 
 /**
  * Maps changed table items (stream images) to the records of the change feed: an item or a
@@ -24,6 +24,14 @@ const PARENTS: Record<string, { resource: SyncResource; idAttribute: string; sel
 export function changeOf(eventName: string | undefined, image: Record<string, unknown> | undefined): RecordChange | undefined {
   const entity = image?.[ENTITY_ATTRIBUTE];
   if (typeof entity !== "string") return undefined;
+  if (entity === "document") {
+    // Documents mark themselves as their kind; kinds that are not sync resources mark nothing.
+    const kind = image?.kind;
+    const accountId = image?.accountId;
+    const documentId = image?.documentId;
+    if (!(SYNC_RESOURCES as readonly unknown[]).includes(kind) || typeof accountId !== "string" || typeof documentId !== "string") return undefined;
+    return { accountId, resource: kind as SyncResource, recordId: documentId, operation: eventName === "REMOVE" ? "delete" : "upsert" };
+  }
   const parent = PARENTS[entity];
   if (!parent) return undefined;
   const accountId = image?.accountId;

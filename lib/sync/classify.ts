@@ -20,6 +20,8 @@ export const PLATFORM_ENTITIES = [
   "counters",
   "ownercounters",
   "inventorycounters",
+  "sequence",
+  "itemreference",
   // The feed's own writes: processing them would feed the processor forever.
   "synchead",
   "syncmarker",
@@ -45,6 +47,10 @@ const IGNORED_ENTITIES = new Set<string>([
   "unit",
   "kit",
   "stockjournal",
+  // A document's lines and payments never change without its header (revision, totals), which
+  // marks the document; stock transfers are not a sync resource (the header check skips them).
+  "documentlines",
+  "documentpayment",
 ]);
 
 /**

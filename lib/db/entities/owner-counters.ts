@@ -11,6 +11,12 @@ export const OwnerCounters = new Entity({
     supplierCount: { type: "number" },
     /** Contacts linked to at least one record this user owns. */
     contactCount: { type: "number" },
+    /** Documents assigned to this user, by kind (moved in the documents' own transactions). */
+    purchaseOrderCount: { type: "number" },
+    stockTransferCount: { type: "number" },
+    estimateCount: { type: "number" },
+    salesOrderCount: { type: "number" },
+    invoiceCount: { type: "number" },
   },
   indexes: {
     primary: {

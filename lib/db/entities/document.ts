@@ -1,0 +1,108 @@
+import { Entity } from "electrodb";
+
+/**
+ * The header of a document: purchase order, stock transfer, estimate, sales order or invoice
+ * (`kind`). It shares its partition (collection `documentTree`) with its line pages
+ * (`DocumentLines`), payments and fulfillments, so ONE Query reads a document with everything it
+ * shows; the header, the line pages and the counters it moves are written in one transaction
+ * (`lib/db/documents.ts`).
+ *
+ * - `gsi1`: the account's documents of a kind by number (lists are newest first);
+ * - `gsi2`: one assigned user's documents of a kind by number (users without
+ *   `records.view_all` see only the documents assigned to them).
+ * Money is stored as four-decimal strings, rates as three-decimal strings. `itemIds` (the
+ * distinct items the lines reference) lets the stream processor keep each item's
+ * `documentCount`. `revision` changes on every write (optimistic concurrency).
+ */
+export const DOCUMENT_KINDS = ["purchase_order", "stock_transfer", "estimate", "sales_order", "invoice"] as const;
+export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
+
+export const Document = new Entity({
+  model: { entity: "document", version: "1", service: "inv" },
+  attributes: {
+    accountId: { type: "string", required: true, readOnly: true },
+    documentId: { type: "string", required: true, readOnly: true },
+    kind: { type: DOCUMENT_KINDS, required: true, readOnly: true },
+    number: { type: "number", required: true, readOnly: true },
+    /** Zero-padded `number`: the sort key of the by-number indexes. */
+    numberKey: { type: "string", required: true, readOnly: true },
+    revision: { type: "string", required: true },
+    status: { type: "string", required: true },
+    statusId: { type: "number", required: true },
+    assignedUserId: { type: "string", required: true },
+    customNumber: { type: "string" },
+    name: { type: "string" },
+    /** The customer, prospect or supplier, with its name as stored on the document. */
+    partyId: { type: "string" },
+    partyName: { type: "string" },
+    partyKind: { type: ["customer", "prospect", "supplier"] as const },
+    locationId: { type: "string" },
+    /** Snapshots taken when the document was last written (detail responses read no other record). */
+    locationName: { type: "string" },
+    partyDetails: { type: "any" },
+    taxLabel: { type: "string" },
+    tax2Label: { type: "string" },
+    originLocationId: { type: "string" },
+    destinationLocationId: { type: "string" },
+    issueDate: { type: "string" },
+    expiryDate: { type: "string" },
+    dateSent: { type: "string" },
+    dateReceived: { type: "string" },
+    dateRequested: { type: "string" },
+    dateNeeded: { type: "string" },
+    dateFullyPaid: { type: "string" },
+    estimatedArrivalDate: { type: "string" },
+    requestedFrom: { type: "string" },
+    attention: { type: "string" },
+    shippingAddress: { type: "string" },
+    publicNote: { type: "string" },
+    packingListNote: { type: "string" },
+    paymentTerms: { type: "string" },
+    shippingProvider: { type: "string" },
+    shippingTrackingCode: { type: "string" },
+    /** The customer's own order reference (estimates, sales orders, invoices). */
+    purchaseOrderNumber: { type: "string" },
+    discountPercent: { type: "string", required: true, default: "0.000" },
+    subtotal: { type: "string", required: true, default: "0.0000" },
+    preDiscountTotal: { type: "string", required: true, default: "0.0000" },
+    discountTotal: { type: "string", required: true, default: "0.0000" },
+    shippingFee: { type: "string", required: true, default: "0.0000" },
+    shippingCost: { type: "string", required: true, default: "0.0000" },
+    tax: { type: "string", required: true, default: "0.0000" },
+    tax2: { type: "string", required: true, default: "0.0000" },
+    total: { type: "string", required: true, default: "0.0000" },
+    /** Payments and refunds, as an exact integer of ten-thousandths (moved with ADD). */
+    amountPaidMinor: { type: "number", required: true, default: 0 },
+    paymentCount: { type: "number", required: true, default: 0 },
+    customFieldValues: {
+      type: "list",
+      items: { type: "map", properties: { id: { type: "string", required: true }, value: { type: "string", required: true } } },
+    },
+    /** How many line pages the document has (pages 0..pageCount-1). */
+    pageCount: { type: "number", required: true, default: 0 },
+    lineCount: { type: "number", required: true, default: 0 },
+    /** Distinct items referenced by the lines. */
+    itemIds: { type: "set", items: "string" },
+    /** Lower-cased searchable text (party name, custom number, name, tracking code). */
+    searchText: { type: "string", required: true, default: "" },
+    createdAt: { type: "string", required: true, readOnly: true },
+    updatedAt: { type: "string", required: true },
+  },
+  indexes: {
+    primary: {
+      collection: "documentTree",
+      pk: { field: "pk", composite: ["accountId", "documentId"] },
+      sk: { field: "sk", composite: [] },
+    },
+    byNumber: {
+      index: "gsi1",
+      pk: { field: "gsi1pk", composite: ["accountId", "kind"] },
+      sk: { field: "gsi1sk", composite: ["numberKey"] },
+    },
+    byAssignee: {
+      index: "gsi2",
+      pk: { field: "gsi2pk", composite: ["accountId", "kind", "assignedUserId"] },
+      sk: { field: "gsi2sk", composite: ["numberKey"] },
+    },
+  },
+});

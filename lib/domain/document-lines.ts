@@ -1,0 +1,104 @@
+import { errors, type ValidationDetail } from "../core/errors.js";
+import { readItemTree, type ItemTree } from "../db/inventory.js";
+import { referenceDetail } from "../db/references.js";
+import type { ItemRecord, ItemVariationItem, StockRowItem } from "../db/service.js";
+
+/**
+ * Inventory lines of documents, resolved against the items they name (spec part 2: "active
+ * item", `item_variation_location_id` "required for variation items", a row that "must belong
+ * to the item, account and" the document's location). Written once for every document kind.
+ */
+export interface LineItemRequest {
+  /** Position in the request's `lines` (for error paths). */
+  index: number;
+  itemId: string;
+  ivlId?: number;
+}
+
+export interface ResolvedLineItem {
+  item: ItemRecord;
+  variation: ItemVariationItem;
+  /** The variation's stock row at the document's location, when it exists. */
+  row?: StockRowItem;
+}
+
+const CONCURRENCY = 16;
+
+/** Reads each distinct item with its variations and rows (one Query each, a few at a time). */
+async function readTrees(accountId: string, itemIds: readonly string[]): Promise<Map<string, ItemTree>> {
+  const trees = new Map<string, ItemTree>();
+  const queue = [...new Set(itemIds)];
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) trees.set(id, await readItemTree(accountId, id));
+    }),
+  );
+  return trees;
+}
+
+/**
+ * Resolves inventory lines at `locationId`: every item must exist in the account and not be
+ * archived; a given `item_variation_location_id` must be a row of that item at the location;
+ * without one the item must have a single variation. Throws 422 `validation_failed` naming
+ * every offending `lines[i]` field.
+ */
+export async function resolveLineItems(
+  accountId: string,
+  locationId: string | undefined,
+  requests: readonly LineItemRequest[],
+  options: { locationLabel?: string } = {},
+): Promise<Map<number, ResolvedLineItem>> {
+  const trees = await readTrees(
+    accountId,
+    requests.map((r) => r.itemId),
+  );
+  const details: ValidationDetail[] = [];
+  const resolved = new Map<number, ResolvedLineItem>();
+  for (const request of requests) {
+    const tree = trees.get(request.itemId);
+    const item = tree?.item;
+    if (!tree || !item) {
+      details.push(referenceDetail(`lines[${request.index}].item_id`, "is not an item of this account."));
+      continue;
+    }
+    if (item.archived) {
+      details.push({ param: `lines[${request.index}].item_id`, code: "archived", message: "is an archived item." });
+      continue;
+    }
+    if (request.ivlId !== undefined) {
+      const row = tree.rows.find((r) => r.ivlId === request.ivlId);
+      if (!row) {
+        details.push(referenceDetail(`lines[${request.index}].item_variation_location_id`, "is not a stock row of this item."));
+        continue;
+      }
+      if (locationId !== undefined && row.locationId !== locationId) {
+        details.push(referenceDetail(`lines[${request.index}].item_variation_location_id`, `is not at the ${options.locationLabel ?? "document's"} location.`));
+        continue;
+      }
+      resolved.set(request.index, { item, variation: tree.variations.find((v) => v.variationId === row.variationId)!, row });
+      continue;
+    }
+    if (tree.variations.length !== 1) {
+      details.push({
+        param: `lines[${request.index}].item_variation_location_id`,
+        code: "required",
+        message: "is required for an item with several variations.",
+      });
+      continue;
+    }
+    const variation = tree.variations[0]!;
+    const row = locationId === undefined ? undefined : tree.rows.find((r) => r.variationId === variation.variationId && r.locationId === locationId);
+    resolved.set(request.index, { item, variation, row });
+  }
+  if (details.length > 0) throw errors.validationFailed(details);
+  return resolved;
+}
+
+/** The SKU a line shows: the variation's, else the item's. */
+export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;
+
+/** The unit cost an item line defaults to: the variation's override, else the item's cost, else its average cost. */
+export const defaultUnitCost = (item: ItemRecord, variation: ItemVariationItem): string => variation.unitCostOverride ?? item.cost ?? item.averageCost ?? "0.0000";
+
+/** The selling price an item line defaults to: the variation's override, else the item's price. */
+export const defaultUnitPrice = (item: ItemRecord, variation: ItemVariationItem): string => variation.unitPriceOverride ?? item.price ?? "0.0000";

@@ -1,0 +1,182 @@
+import { DateTime, IANAZone } from "luxon";
+import { hasPermission, type Permission, type Principal } from "../auth/permissions.js";
+import { errors, type ValidationDetail } from "../core/errors.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
+import { readAccount } from "../db/admin-store.js";
+import {
+  isEmptyFilter,
+  queryDocumentPage,
+  readDocumentHeaders,
+  searchDocuments,
+  type DocumentFilter,
+  type DocumentScope,
+  type StoredLine,
+} from "../db/documents.js";
+import type { DocumentKind } from "../db/entities/document.js";
+import { readOwnerCounters } from "../db/parties.js";
+import { readSequenceCount } from "../db/sequences.js";
+import type { AccountItem, DocumentItem } from "../db/service.js";
+import type { TransactionBuilder } from "../db/transactions.js";
+
+/**
+ * What every document kind shares (spec part 2, common rules; architecture sections 4 and 8):
+ * visibility, numbering counters, dates in the caller's time zone, complete line replacement,
+ * lists (newest number first, filters, totals from counters) and `ids` batch fetches.
+ */
+
+/** Kinds whose visibility follows the assigned user (stock transfers are account-wide). */
+const ASSIGNEE_BOUNDED: ReadonlySet<DocumentKind> = new Set(["purchase_order", "estimate", "sales_order", "invoice"]);
+
+/** The owner-counter attribute of each kind (documents assigned to a user). */
+export const OWNER_COUNT_FIELD: Record<DocumentKind, string> = {
+  purchase_order: "purchaseOrderCount",
+  stock_transfer: "stockTransferCount",
+  estimate: "estimateCount",
+  sales_order: "salesOrderCount",
+  invoice: "invoiceCount",
+};
+
+/** Whether the caller may see a document: every one with `records.view_all`, else those assigned to them. */
+export function canSeeDocument(principal: Principal, header: Pick<DocumentItem, "kind" | "assignedUserId">): boolean {
+  return !ASSIGNEE_BOUNDED.has(header.kind) || hasPermission(principal, "records.view_all") || header.assignedUserId === principal.userId;
+}
+
+/** The list scope of a caller: the account's documents of a kind, or only those assigned to them. */
+export function documentScope(principal: Principal, kind: DocumentKind): DocumentScope {
+  return ASSIGNEE_BOUNDED.has(kind) && !hasPermission(principal, "records.view_all")
+    ? { accountId: principal.accountId, kind, assignedUserId: principal.userId }
+    : { accountId: principal.accountId, kind };
+}
+
+/** Adds the counts a new document (+1) or a deleted one (-1) moves: its assignee's count. */
+export function addAssigneeCount(tx: TransactionBuilder, header: Pick<DocumentItem, "accountId" | "kind" | "assignedUserId">, by: 1 | -1): void {
+  tx.add(
+    "assignee counts",
+    tx.entities.ownerCounters.update({ accountId: header.accountId, userId: header.assignedUserId }).add({ [OWNER_COUNT_FIELD[header.kind]]: by }).commit(),
+  );
+}
+
+/** Adds the decrement of a kind's record count on its sequence item (a document deleted). */
+export function addKindCountDecrement(tx: TransactionBuilder, accountId: string, kind: DocumentKind): void {
+  tx.add("document count", tx.entities.sequence.update({ accountId, name: kind }).add({ count: -1 }).commit());
+}
+
+export async function accountSettings(accountId: string): Promise<AccountItem> {
+  const account = await readAccount(accountId);
+  if (!account) throw errors.internal(new Error(`account ${accountId} has no record`));
+  return account;
+}
+
+/** A valid IANA zone or undefined. */
+const zoneOrUndefined = (zone: string | null | undefined) => (zone && IANAZone.isValidZone(zone) ? zone : undefined);
+
+/** Today's date (YYYY-MM-DD) in the caller's time zone, else the account's, else UTC. */
+export function localToday(principal: Principal, account: Pick<AccountItem, "timeZone"> | undefined, now: Date = new Date()): string {
+  const zone = zoneOrUndefined(principal.timeZone) ?? zoneOrUndefined(account?.timeZone) ?? "UTC";
+  return DateTime.fromJSDate(now).setZone(zone).toISODate()!;
+}
+
+/** Today's date in the account's time zone (the spec's "current account-timezone date"). */
+export function accountToday(account: Pick<AccountItem, "timeZone"> | undefined, now: Date = new Date()): string {
+  return DateTime.fromJSDate(now)
+    .setZone(zoneOrUndefined(account?.timeZone) ?? "UTC")
+    .toISODate()!;
+}
+
+export const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+
+/** A later `updatedAt` than the stored one, even within one millisecond. */
+export function nextTimestamp(previous: string): string {
+  const now = new Date().toISOString();
+  return now > previous ? now : new Date(Date.parse(previous) + 1).toISOString();
+}
+
+/**
+ * Complete line replacement (spec part 2: purchase orders, estimates, invoices, transfers): the
+ * request's lines are the complete desired list; an `id` keeps that stored line's identity, no
+ * `id` adds a line, a stored line left out is removed. Ids must belong to the document's active
+ * non-discount lines and appear once (422 naming `lines[i].id`). Returns, per requested line,
+ * the stored line it updates (or undefined for a new line).
+ */
+export function matchReplacementLines<L extends StoredLine>(
+  stored: readonly L[],
+  requested: readonly { id?: string | null }[],
+  isReplaceable: (line: L) => boolean = () => true,
+): (L | undefined)[] {
+  const byId = new Map(stored.filter(isReplaceable).map((line) => [line.id, line]));
+  const seen = new Set<string>();
+  const details: ValidationDetail[] = [];
+  const matched = requested.map((line, index) => {
+    if (line.id === undefined || line.id === null) return undefined;
+    const id = line.id.toLowerCase();
+    if (seen.has(id)) details.push({ param: `lines[${index}].id`, code: "duplicate", message: "appears more than once." });
+    seen.add(id);
+    const existing = byId.get(id);
+    if (!existing) details.push({ param: `lines[${index}].id`, code: "invalid_reference", message: "is not a line of this document." });
+    return existing;
+  });
+  if (details.length > 0) throw errors.validationFailed(details);
+  return matched;
+}
+
+/** Parses `ids` (at most 50 comma-separated UUIDs) or throws 422 `invalid_query_parameter` on `ids`. */
+export function parseIds(raw: string): string[] {
+  const ids = raw.split(",").map((id) => id.trim().toLowerCase());
+  if (ids.length > 50) throw errors.invalidQueryParameter("ids", "ids accepts at most 50 UUIDs.");
+  if (ids.some((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id))) {
+    throw errors.invalidQueryParameter("ids", "ids must be comma-separated UUIDs.");
+  }
+  return ids;
+}
+
+/**
+ * A list of one kind, newest number first, within the caller's visibility (spec part 2, section
+ * 4 lists). Without filters a page costs one counter read and one index Query that stops at the
+ * page's end; filters (and `q`) are applied in the index Query, which then reads the scope.
+ * `ids` (at most 50) returns every visible existing requested document in one response.
+ */
+export async function listDocuments<T>(options: {
+  principal: Principal;
+  kind: DocumentKind;
+  url: string;
+  page: PageRequest;
+  filter: DocumentFilter;
+  ids?: string;
+  present: (headers: DocumentItem[]) => Promise<T[]> | T[];
+}): Promise<ListEnvelope<T>> {
+  const { principal, kind, url, page, filter } = options;
+  if (options.ids !== undefined) {
+    const ids = parseIds(options.ids);
+    const headers = (await readDocumentHeaders(principal.accountId, ids))
+      .filter((header) => header.kind === kind && canSeeDocument(principal, header))
+      .sort((a, b) => b.number - a.number);
+    return listEnvelope(url, { page: 1, limit: ids.length }, headers.length, await options.present(headers));
+  }
+  const scope = documentScope(principal, kind);
+  if (!isEmptyFilter(filter)) {
+    const matches = await searchDocuments(scope, filter);
+    const start = (page.page - 1) * page.limit;
+    return { ...pageOfAll(url, page, matches), data: await options.present(matches.slice(start, start + page.limit)) };
+  }
+  const offset = (page.page - 1) * page.limit;
+  const [counted, headers] = await Promise.all([
+    scope.assignedUserId
+      ? readOwnerCounters(principal.accountId, scope.assignedUserId).then((c) => (c?.[OWNER_COUNT_FIELD[kind] as keyof typeof c] as number | undefined) ?? 0)
+      : readSequenceCount(principal.accountId, kind),
+    queryDocumentPage(scope, offset, page.limit),
+  ]);
+  // Counts are written with the documents; a page that shows more than the count proves a lag.
+  const total = headers.length > 0 ? Math.max(counted, offset + headers.length) : counted;
+  return listEnvelope(url, page, total, await options.present(headers));
+}
+
+/** The stored outcome of a write that answers with an ETag (so a replay carries it too). */
+export function withEtag(completion: IdempotencyCompletion | undefined, revision: string): IdempotencyCompletion | undefined {
+  return completion ? { ...completion, headers: { ...completion.headers, ETag: `"${revision}"` } } : undefined;
+}
+
+/** Requires `permission` of the caller (403 `permission_denied`). */
+export function requireDocumentPermission(principal: Principal, permission: Permission, what: string): void {
+  if (!hasPermission(principal, permission)) throw errors.permissionDenied(`This action requires the ${permission} permission (${what}).`);
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from "node:crypto";
+import { ContentionError } from "../core/errors.js";
+import { log } from "../core/log.js";
+import {
+  HOLD_BIND_LABEL,
+  addHoldBinding,
+  insertJournal,
+  moveJournalStatus,
+  queryExpiredHolds,
+  readItemsAndRows,
+  readJournal,
+  rowKeyOf,
+} from "../db/inventory.js";
+import type { StockJournalItem } from "../db/service.js";
+import { writeTransaction, type Cancellation, type TransactionBuilder } from "../db/transactions.js";
+import type { IdempotencyCompletion } from "../core/idempotency.js";
+import {
+  MAX_INLINE_CHANGES,
+  StockRuleError,
+  applyChunk,
+  chunkIndexes,
+  journalRecord,
+  postStockChanges,
+  type LedgerSource,
+  type StockChange,
+} from "./inventory.js";
+
+/**
+ * Stock changes of documents too large for one transaction, with the document's own write
+ * still atomic and every ledger rule still able to refuse it (architecture section 5, the
+ * inventory-ledger paragraph).
+ *
+ * A HOLD applies the changes first, chunk by chunk, each chunk exactly once (a journal with
+ * chunk marks); a chunk that breaks a rule (stock below zero) makes the hold release what it
+ * applied (each reversal exactly once too) and the document is refused, with nothing changed.
+ * Once every chunk is applied the hold is `held`, and the document's ONE transaction binds it
+ * (`held -> bound`, conditioned), so the document and its stock effects stand or fall together:
+ * a document write that cannot commit releases the hold. A hold whose writer died before
+ * binding keeps a lease; when the lease runs out the sweeper (`sweepExpiredHolds`, run by the
+ * stream processor on a schedule and by the local poller) releases it. The lease outlives any
+ * request (Lambda's limit is 29 s), so a live writer never loses its hold.
+ *
+ * `commitWithStock` picks the cheapest correct path: up to `INLINE_LIMIT` changes go in the
+ * document's own transaction through the ledger; more take a hold.
+ */
+export const HOLD_LEASE_MS = 120_000;
+
+/** Changes that ride in the document's own transaction (leaving room for its items). */
+export const INLINE_LIMIT = Math.min(MAX_INLINE_CHANGES, 20);
+
+export interface StockHold {
+  journalId: string;
+  /** Adds the item that binds the hold to the document's transaction (held -> bound). */
+  bind(tx: TransactionBuilder): void;
+}
+
+/**
+ * Applies `changes` as a hold. Throws `StockRuleError` (with the change's index in `changes`)
+ * when one breaks a rule, after releasing everything applied; throws `ContentionError` when
+ * the hold was released under it (its lease ran out).
+ */
+export async function holdStock(options: { accountId: string; source: LedgerSource; changes: readonly StockChange[] }): Promise<StockHold> {
+  const journalId = randomUUID();
+  const journal = journalRecord(options.accountId, journalId, options.source, options.changes, { leaseUntil: Date.now() + HOLD_LEASE_MS });
+  await insertJournal(journal);
+  const chunks = chunkIndexes(options.changes);
+  for (const [chunkNumber, indexes] of chunks.entries()) {
+    try {
+      await applyChunk(journal, chunkNumber, options.changes, indexes);
+    } catch (error) {
+      if (!(error instanceof StockRuleError)) {
+        await releaseHold(options.accountId, journalId).catch((releaseError) => log("ERROR", "hold release failed", { journalId, error: String(releaseError) }));
+        throw error;
+      }
+      const changeIndex = indexes[error.changeIndex] ?? error.changeIndex;
+      await releaseHold(options.accountId, journalId, JSON.stringify({ changeIndex, rule: error.rule, message: error.message }));
+      throw new StockRuleError(changeIndex, error.rule, error.message);
+    }
+  }
+  if (!(await moveJournalStatus(options.accountId, journalId, ["pending"], "held"))) {
+    await releaseHold(options.accountId, journalId);
+    throw new ContentionError("stock hold", chunks.length);
+  }
+  return { journalId, bind: (tx) => addHoldBinding(tx, options.accountId, journalId) };
+}
+
+/**
+ * Releases a hold that is not bound: switches it to `releasing` (so no chunk can apply any
+ * more), reverts every applied chunk exactly once, newest first, and marks it `released`.
+ * Safe to run again, and concurrently (the sweeper and a writer).
+ */
+export async function releaseHold(accountId: string, journalId: string, failure?: string): Promise<void> {
+  await moveJournalStatus(accountId, journalId, ["pending", "held"], "releasing", failure ? { failure } : {});
+  const journal = await readJournal(accountId, journalId);
+  if (!journal || journal.status !== "releasing") return; // bound, released, or never existed
+  const changes = JSON.parse(journal.changes) as StockChange[];
+  const chunks = chunkIndexes(changes);
+  const applied = [...(journal.appliedChunks ?? [])].sort((a, b) => b - a);
+  const reverted = new Set(journal.revertedChunks ?? []);
+  for (const chunkNumber of applied) {
+    if (reverted.has(chunkNumber)) continue;
+    await applyChunk(journal, chunkNumber, changes, chunks[chunkNumber]!, "revert");
+  }
+  await moveJournalStatus(accountId, journalId, ["releasing"], "released");
+}
+
+/** Releases every hold whose lease ran out (a writer died before binding it). Returns how many. */
+export async function sweepExpiredHolds(now: number = Date.now()): Promise<number> {
+  const expired = await queryExpiredHolds(now);
+  let released = 0;
+  for (const { accountId, journalId } of expired) {
+    try {
+      await releaseHold(accountId, journalId);
+      released += 1;
+    } catch (error) {
+      log("ERROR", "expired hold not released", { accountId, journalId, error: String(error) });
+    }
+  }
+  if (expired.length > 0) log("INFO", "expired holds swept", { found: expired.length, released });
+  return released;
+}
+
+/** A hold's journal as stored (tests and diagnostics). */
+export async function readHold(accountId: string, journalId: string): Promise<StockJournalItem | undefined> {
+  return readJournal(accountId, journalId);
+}
+
+/** The `item_variation_location_id` of an item-variation-location row, once it exists. */
+export type RowIdOf = (itemId: string, variationId: string, locationId: string) => number | undefined;
+
+function rowIdsOf(rows: readonly { itemId: string; variationId: string; locationId: string; ivlId: number }[]): RowIdOf {
+  const ids = new Map(rows.map((row) => [rowKeyOf(row), row.ivlId]));
+  return (itemId, variationId, locationId) => ids.get(rowKeyOf({ itemId, variationId, locationId }));
+}
+
+export interface StockCommitResult {
+  /** The document's own items that failed their condition (by label), or null when committed. */
+  cancellation: Cancellation | null;
+}
+
+/**
+ * Commits a document write together with its stock changes, atomically: `document(tx)` adds the
+ * document's own items (header, lines, counters, ...). Up to `INLINE_LIMIT` changes go into the
+ * same transaction through the ledger; more are held first and bound by that transaction. A
+ * rule a change breaks throws `StockRuleError` (index into `changes`) with nothing written;
+ * a failed condition of the document's own items is returned (and any hold released).
+ */
+export async function commitWithStock(options: {
+  accountId: string;
+  source: LedgerSource;
+  changes: readonly StockChange[];
+  /** The document's own items; `rowIdOf` gives the `item_variation_location_id` of every row the changes touch. */
+  document: (tx: TransactionBuilder, rowIdOf: RowIdOf) => void;
+  /** The response (and stored outcome), built once the rows are known. */
+  outcome: (rowIdOf: RowIdOf) => { completion: IdempotencyCompletion | undefined; body: unknown };
+}): Promise<StockCommitResult> {
+  const none: RowIdOf = () => undefined;
+  if (options.changes.length === 0) {
+    return { cancellation: await writeTransaction((tx) => options.document(tx, none), options.outcome(none)) };
+  }
+  if (options.changes.length <= INLINE_LIMIT) {
+    const result = await postStockChanges({
+      accountId: options.accountId,
+      source: options.source,
+      changes: options.changes,
+      extra: (tx, write) => options.document(tx, rowIdsOf(write.rows.map((r) => r.row))),
+      respond: (write) => options.outcome(rowIdsOf(write.rows.map((r) => r.row))),
+    });
+    return { cancellation: result.rejected ?? null };
+  }
+  const hold = await holdStock(options);
+  let cancellation: Cancellation | null;
+  try {
+    const keys = [...new Map(options.changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()];
+    const rowIdOf = rowIdsOf((await readItemsAndRows(options.accountId, [], keys)).rows);
+    cancellation = await writeTransaction((tx) => {
+      options.document(tx, rowIdOf);
+      hold.bind(tx);
+    }, options.outcome(rowIdOf));
+  } catch (error) {
+    await releaseHold(options.accountId, hold.journalId);
+    throw error;
+  }
+  if (cancellation) {
+    await releaseHold(options.accountId, hold.journalId);
+    // The hold's own binding failing means its lease ran out under a slow writer.
+    if (cancellation.failed(HOLD_BIND_LABEL) && !cancellation.failedOtherThan(HOLD_BIND_LABEL)) throw new ContentionError("stock hold", 1);
+  }
+  return { cancellation };
+}

@@ -1,0 +1,61 @@
+import * as z from "zod";
+import { customFieldValueInput } from "./parties.js";
+import { isoDate, pageQuery, signedMoneyInput, text, uuid } from "./common.js";
+
+/** Building blocks shared by the document schemas (spec part 2). */
+
+/** A four-decimal money string in responses. */
+export const moneyOut = z.string().regex(/^-?\d+\.\d{4}$/).meta({ description: "Money: four decimals", example: "12.5000" });
+/** A three-decimal percentage in responses. */
+export const rateOut = z.string().regex(/^-?\d+\.\d{3}$/).meta({ description: "Percent: three decimals", example: "8.250" });
+export const dateOut = z.string().nullable().meta({ format: "date", description: "YYYY-MM-DD" });
+export const timestampOut = z.string().nullable().meta({ format: "date-time" });
+export const nullableText = z.string().nullable();
+
+/** `custom_field_values` in responses. */
+export const customFieldValuesOut = z.array(z.object({ custom_field_id: z.string(), value: z.string() }).meta({ id: "CustomFieldValue" }));
+/** `custom_field_values` in requests: a complete replacement. */
+export const customFieldValuesIn = z.array(customFieldValueInput).max(100).meta({ description: "Complete replacement of the record's custom-field values" });
+
+/** The `party` object of detail responses: the counterparty's contact and addresses. */
+export const partyOut = z
+  .object({
+    account_number: z.string().nullable(),
+    phone: z.string().nullable(),
+    email: z.string().nullable(),
+    billing_address: z.array(z.string()),
+    shipping_address: z.array(z.string()),
+  })
+  .meta({ id: "DocumentParty", description: "The counterparty: its account number, phone, email and address lines (ordered, non-empty)." });
+
+/** Payments and refunds of purchase orders and invoices. */
+export const paymentBody = z
+  .strictObject({
+    amount: signedMoneyInput
+      .refine((value) => Number(value) !== 0, "must not be zero")
+      .meta({ description: "Signed amount: positive records a payment, negative a refund; at most 12 integer digits and 4 decimals", example: "250.0000" }),
+    reference: text(255).nullish(),
+    payment_date: isoDate.nullish(),
+  })
+  .meta({ id: "PaymentCreate" });
+export type PaymentBody = z.infer<typeof paymentBody>;
+
+/** Date-range filters of document lists. */
+export const dateFilter = (description: string) => isoDate.optional().meta({ description, format: "date" });
+
+/** Query of a document list: paging, `ids`, `q`. */
+export const documentListQuery = pageQuery.extend({
+  ids: z
+    .string()
+    .max(50 * 37)
+    .optional()
+    .meta({ description: "Up to 50 comma-separated UUIDs: every visible existing one, in one response (an absent id no longer exists or is not visible)." }),
+  q: text(255).optional(),
+  status_id: z
+    .string()
+    .regex(/^\d{1,3}$/, "must be an integer")
+    .optional()
+    .meta({ description: "Only documents with this status id (integer)." }),
+});
+
+export const documentPath = (name: string) => z.object({ [name]: uuid });
