@@ -6,6 +6,7 @@ import { locationRoutes } from "./locations.js";
 import { partyRoutes } from "./parties.js";
 import { platformRoutes } from "./platform.js";
 import { purchaseOrderRoutes } from "./purchase-orders.js";
+import { stockTransferRoutes } from "./stock-transfers.js";
 import { syncRoutes } from "./sync.js";
 
 export * from "./define.js";
@@ -24,6 +25,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...partyRoutes,
   ...syncRoutes,
   ...purchaseOrderRoutes,
+  ...stockTransferRoutes,
 ];
 
 const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));
