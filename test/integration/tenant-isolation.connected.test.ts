@@ -47,13 +47,44 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const variation = (await client.get(`/items/${item}/variations`)).body.data[0].id as string;
   await post(`/items/${item}/adjustments`, { location_id: location, quantity: 5, reason: name });
   const syncCursor = (await client.get("/sync", { start: "now", resources: "item" })).body.cursor as string;
+  const destination = await post("/locations", { name: `${name} 2`, short_name: "SEC2" });
+  const purchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] });
+  const sentPurchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] });
+  const sent = await client.post(`/purchase-orders/${sentPurchaseOrder}/send`, {});
+  if (sent.status !== 200) throw new Error(`send: ${sent.status} ${sent.text}`);
+  const poLine = sent.body.lines[0].id as string;
+  const payment = await post(`/purchase-orders/${purchaseOrder}/payments`, { amount: "1.0000", reference: name });
+  const stockTransfer = await post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, shipping_tracking_code: secret, lines: [{ item_id: item, quantity: 1 }] });
+  const transitTransfer = await post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, lines: [{ item_id: item, quantity: 1 }] });
+  const transit = await client.post(`/stock-transfers/${transitTransfer}/send`, {});
+  if (transit.status !== 200) throw new Error(`send transfer: ${transit.status} ${transit.text}`);
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
   return {
     account,
     client,
-    ids: { location, zone, category, customer, prospect, supplier, contact, item, variation, customField, label: label_, tier },
+    ids: {
+      location,
+      zone,
+      category,
+      customer,
+      prospect,
+      supplier,
+      contact,
+      item,
+      variation,
+      customField,
+      label: label_,
+      tier,
+      destination,
+      purchaseOrder,
+      sentPurchaseOrder,
+      poLine,
+      payment,
+      stockTransfer,
+      transitTransfer,
+    },
     syncCursor,
   };
 }
@@ -81,6 +112,12 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
       return tenant.ids.category!;
     case "contact_id":
       return tenant.ids.contact!;
+    case "purchase_order_id":
+      return route.operationId === "receivePurchaseOrder" ? tenant.ids.sentPurchaseOrder! : tenant.ids.purchaseOrder!;
+    case "payment_id":
+      return tenant.ids.payment!;
+    case "stock_transfer_id":
+      return route.operationId === "receiveStockTransfer" ? tenant.ids.transitTransfer! : tenant.ids.stockTransfer!;
     case "id": {
       const collection = route.path.slice(API_PREFIX.length + 1).split("/")[0]!;
       const kind = { customers: "customer", prospects: "prospect", suppliers: "supplier", items: "item" }[collection];
@@ -101,6 +138,9 @@ const FOREIGN_QUERY: Record<string, (a: Tenant) => string> = {
   account_record_id: (a) => a.ids.customer!,
   category_id: (a) => a.ids.category!,
   location_id: (a) => a.ids.location!,
+  supplier_id: (a) => a.ids.supplier!,
+  origin_location_id: (a) => a.ids.location!,
+  destination_location_id: (a) => a.ids.destination!,
   ids: (a) => a.ids.item!,
   cursor: (a) => a.syncCursor,
 };
@@ -118,7 +158,20 @@ const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
   category_id: (a) => a.ids.category,
   location_id: (a) => a.ids.location,
   item_variation_id: (a) => a.ids.variation,
+  supplier_id: (a) => a.ids.supplier,
+  origin_location_id: (a) => a.ids.location,
+  destination_location_id: (a) => a.ids.destination,
 };
+
+/** Document lines with A's item (and A's line ids) in place of the sample's. */
+function foreignLines(sample: unknown, a: Tenant): unknown {
+  return (Array.isArray(sample) ? sample : []).map((line: Record<string, unknown>) => ({
+    ...line,
+    ...("item_id" in line ? { item_id: a.ids.item } : {}),
+    ...("line_id" in line ? { line_id: a.ids.poLine } : {}),
+    ...("id" in line ? { id: a.ids.poLine } : {}),
+  }));
+}
 
 interface Attempt {
   name: string;
@@ -161,7 +214,7 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
   if (route.request.body) {
     const shape = (route.request.body as unknown as { shape?: Record<string, unknown> }).shape ?? {};
     for (const field of Object.keys(shape)) {
-      const foreign = FOREIGN_REFERENCES[field];
+      const foreign = field === "lines" ? (a: Tenant) => foreignLines((body as Record<string, unknown>).lines, a) : FOREIGN_REFERENCES[field];
       if (!foreign) continue;
       attempts.push({
         name: `A's id in body ${field}`,
@@ -177,8 +230,7 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
 }
 
 beforeAll(async () => {
-  victim = await createTenant("Victim", SECRET);
-  attacker = await createTenant("Attacker", "own");
+  [victim, attacker] = await Promise.all([createTenant("Victim", SECRET), createTenant("Attacker", "own")]);
   victimSnapshot = await snapshot(victim);
 }, 60_000);
 
