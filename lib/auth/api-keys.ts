@@ -2,13 +2,16 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 
 /**
  * API keys: `isk_live_` followed by 40 base62 characters. The first 22 characters encode the
- * owning account's UUID (so the key record is found inside that account's partition); the
- * other 18 are random (about 107 bits). Only the SHA-256 hash of a key is ever stored.
+ * owning account's UUID (so the key record is found inside that account's partition), the next
+ * 14 are random (about 83 bits) and the last 4 are a checksum of everything before them, so a
+ * mistyped or made-up key is refused without any database call (unauthenticated floods cost
+ * nothing but CPU). Only the SHA-256 hash of a key is ever stored.
  */
 export const API_KEY_PREFIX = "isk_live_";
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const ACCOUNT_PART = 22;
-const SECRET_PART = 18;
+const RANDOM_PART = 14;
+const CHECKSUM_PART = 4;
 const KEY_PATTERN = /^isk_live_[0-9A-Za-z]{40}$/;
 const MAX_UUID = (1n << 128n) - 1n;
 
@@ -48,9 +51,16 @@ function randomBase62(length: number): string {
   return out;
 }
 
+/** The 4-character checksum of a key's leading part (prefix, account and random characters). */
+function checksumOf(body: string): string {
+  const digest = createHash("sha256").update(body).digest();
+  return encodeBase62(BigInt(digest.readUInt32BE(0)) % 62n ** BigInt(CHECKSUM_PART), CHECKSUM_PART);
+}
+
 /** Mints a new key for an account: returns the key (shown once) and its stored hash. */
 export function mintApiKey(accountId: string): { apiKey: string; keyHash: string; keyId: string } {
-  const apiKey = API_KEY_PREFIX + encodeBase62(uuidToBigInt(accountId), ACCOUNT_PART) + randomBase62(SECRET_PART);
+  const body = API_KEY_PREFIX + encodeBase62(uuidToBigInt(accountId), ACCOUNT_PART) + randomBase62(RANDOM_PART);
+  const apiKey = body + checksumOf(body);
   return { apiKey, keyHash: hashApiKey(apiKey), keyId: `key_${randomUUID().replaceAll("-", "")}` };
 }
 
@@ -64,6 +74,8 @@ export function hashApiKey(apiKey: string): string {
  */
 export function parseApiKey(apiKey: string): { accountId: string; keyHash: string } | undefined {
   if (!KEY_PATTERN.test(apiKey)) return undefined;
+  const checksumAt = apiKey.length - CHECKSUM_PART;
+  if (checksumOf(apiKey.slice(0, checksumAt)) !== apiKey.slice(checksumAt)) return undefined;
   const accountNumber = decodeBase62(apiKey.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + ACCOUNT_PART));
   if (accountNumber > MAX_UUID) return undefined;
   return { accountId: bigIntToUuid(accountNumber), keyHash: hashApiKey(apiKey) };
