@@ -43,7 +43,10 @@ const IGNORED_ENTITIES = new Set<string>([
   "contactlink",
   "contactaccess",
   "unit",
+  // Kits are not sync resources; a build's stock changes mark their items (stock rows, history).
   "kit",
+  "kitlink",
+  "kitbuild",
   "stockjournal",
 ]);
 
