@@ -415,7 +415,8 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
     async (attempt) => {
       const [state, kitRecords, sequence] = await Promise.all([
         readLedgerState(accountId, itemIds, rowKeys),
-        attempt === 0 ? Promise.resolve([...closure.records.values()]) : readKits(accountId, [...closure.records.keys()]),
+        // The kits' build figures as they are now (definitions never change).
+        readKits(accountId, [...closure.records.keys()]),
         readBuildSequence(accountId, attempt > 0),
       ]);
       if (!isActive(state.items.get(kit.itemId))) throw errors.resourceMissing("kit", kitId);
@@ -583,7 +584,11 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
           onHand,
         });
       } catch (error) {
-        if (error instanceof DisassemblyRefusal) throw errors.kitDisassemblyNotAllowed(error.message);
+        if (error instanceof DisassemblyRefusal) {
+          // Read before this request's turn: the build may have been disassembled meanwhile.
+          if (attempt === 0 && !(await readBuild(accountId, kitId, buildId))) throw missing();
+          throw errors.kitDisassemblyNotAllowed(error.message);
+        }
         throw error;
       }
       const fit = fitWrite(plan.changes, state.items, (journal, atomic) => {
@@ -609,7 +614,10 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
           },
         });
       } catch (error) {
-        if (error instanceof StockRuleError) throw errors.kitDisassemblyNotAllowed(`The reversal breaks a stock rule: ${error.message}`);
+        if (error instanceof StockRuleError) {
+          if (attempt === 0 && !(await readBuild(accountId, kitId, buildId))) throw missing();
+          throw errors.kitDisassemblyNotAllowed(`The reversal breaks a stock rule: ${error.message}`);
+        }
         throw error;
       }
       if (result === STOCK_MOVED) return RETRY;
