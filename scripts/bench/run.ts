@@ -104,6 +104,26 @@ async function main(): Promise<void> {
     const stocked = itemIds[0]!;
     await call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1_000_000 });
 
+    // Kits: a kit of 10 components, one of them the item of an automatic kit of 3 components
+    // that is never in stock, so every build also assembles one nested build (11 + 4 changes).
+    const { createKit } = await import("../../lib/domain/admin.js");
+    const kitParts: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const part = await call("POST", "/items", { name: `Kit part ${i}`, cost: "1.2500" });
+      await call("POST", `/items/${part.id}/adjustments`, { location_id: location.id, quantity: 1_000_000 });
+      kitParts.push(part.id!);
+    }
+    const subItem = await call("POST", "/items", { name: "Nested kit item" });
+    await createKit({ accountId: account.account_id, itemId: subItem.id!, method: "automatic", components: kitParts.slice(9, 12).map((itemId) => ({ itemId, quantity: 1 })) });
+    const kitItem = await call("POST", "/items", { name: "Bench kit" });
+    const { kit_id: kitId } = await createKit({
+      accountId: account.account_id,
+      itemId: kitItem.id!,
+      components: [...kitParts.slice(0, 9), subItem.id!].map((itemId) => ({ itemId, quantity: 1 })),
+    });
+    const builtForRemoval: string[] = [];
+    for (let i = 0; i < ITERATIONS + 3; i++) builtForRemoval.push((await call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 })).id!);
+
     const scenarios: [string, () => Promise<unknown>][] = [
       ["listLocations", () => call("GET", "/locations")],
       ["createLocation", () => call("POST", "/locations", { name: `L${counter}`, short_name: "L" }, true)],
@@ -130,6 +150,11 @@ async function main(): Promise<void> {
       ["listItemVariations include=locations", () => call("GET", `/items/${stocked}/variations?include=locations`)],
       ["createItemAdjustment (existing row)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: -1 })],
       ["createItemAdjustment (with key)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1 }, true)],
+      ["listKits", () => call("GET", "/kits")],
+      ["getKit (10 components)", () => call("GET", `/kits/${kitId}`)],
+      ["listKitBuilds (page of 20)", () => call("GET", `/kits/${kitId}/builds`)],
+      ["createKitBuild (10 components + nested automatic kit, with key)", () => call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 }, true)],
+      ["deleteKitBuild (10 components)", () => call("DELETE", `/kits/${kitId}/builds/${builtForRemoval.pop()}`)],
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);
