@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { locationRestriction, requirePermission, type Principal } from "../auth/permissions.js";
 import { readUser } from "../db/auth-store.js";
-import { readItemCategory } from "../db/item-categories.js";
+import { queryItemCategories, readItemCategory } from "../db/item-categories.js";
 import { readItem, readItems } from "../db/items.js";
 import { nowIso } from "../db/keys.js";
 import {
@@ -24,9 +24,8 @@ import {
 import { readLocation } from "../db/locations.js";
 import { checkReferences, referenceDetail, referenceDetails } from "../db/references.js";
 import { RETRY, retrying } from "../db/retry.js";
-import { queryItemCategories } from "../db/item-categories.js";
 import type { ItemRecord, KitBuildItem, KitItem, LocationItem } from "../db/service.js";
-import { TransactionTooLargeError, MAX_TRANSACTION_ITEMS } from "../db/transactions.js";
+import { MAX_TRANSACTION_ITEMS, TransactionTooLargeError } from "../db/transactions.js";
 import { errors } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { errorFields, log } from "../core/log.js";

@@ -6,6 +6,10 @@ import { expectError, expectValidation } from "../support/assertions.js";
 import { cli, failed, succeeded } from "../support/cli.js";
 import { createKit } from "../../lib/domain/admin.js";
 import { db } from "../../lib/db/service.js";
+import { readHead } from "../../lib/db/sync.js";
+import { tableName } from "../../lib/db/table.js";
+import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { startStreamPoller } from "../../scripts/local/stream-poller.js";
 
 /**
  * Kits through HTTP against DynamoDB Local (spec part 2, sections 2.7, 3.7 and 4.7;
@@ -718,6 +722,43 @@ describe("DELETE /kits/{kit_id}/builds/{build_id}", () => {
     const responses = await Promise.all(Array.from({ length: 5 }, () => disassemble(s.client, kitId, made.id)));
     expect(statuses(responses)).toEqual({ 200: 1, 404: 4 });
     expect(await onHandAt(s.client, [box.id, cable.id, plug.id], s.location)).toEqual({ [box.id]: 0, [cable.id]: 10, [plug.id]: 10 });
+  });
+});
+
+describe("sync feed", () => {
+  it("a build and a disassembly mark their items (components and assembled item); kit records mark nothing", { timeout: 60_000 }, async () => {
+    const s = await setup();
+    const { box, cable, plug, kitId } = await cableKit(s);
+    const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
+    try {
+      const settle = async () => {
+        let head = -1;
+        for (let round = 0, stable = 0; round < 40 && stable < 2; round++) {
+          await poller.drain();
+          const next = (await readHead(s.account.accountId)).seq;
+          stable = next === head ? stable + 1 : 0;
+          head = next;
+          await new Promise((resolve) => setTimeout(resolve, 60));
+        }
+      };
+      await settle();
+      const start = await s.client.get("/sync", { start: "now", resources: "item" });
+      expect(start.status, start.text).toBe(200);
+      const changedSince = async (cursor: string) => {
+        await settle();
+        const page = await s.client.get("/sync", { cursor, limit: 100 });
+        expect(page.status, page.text).toBe(200);
+        return { ids: new Set((page.body.changes as { id: string; resource: string; operation: string }[]).map((c) => `${c.resource}:${c.id}:${c.operation}`)), cursor: page.body.next_cursor as string };
+      };
+      const made = await buildOk(s.client, kitId, { location_id: s.location, quantity: 1 });
+      const afterBuild = await changedSince(start.body.cursor);
+      expect(afterBuild.ids).toEqual(new Set([box.id, cable.id, plug.id].map((id) => `item:${id}:upsert`)));
+      expect((await disassemble(s.client, kitId, made.id)).status).toBe(200);
+      const afterRemoval = await changedSince(afterBuild.cursor);
+      expect(afterRemoval.ids).toEqual(new Set([box.id, cable.id, plug.id].map((id) => `item:${id}:upsert`)));
+    } finally {
+      await poller.stop();
+    }
   });
 });
 
