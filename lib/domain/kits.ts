@@ -409,14 +409,14 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
   ];
   const locks = [...itemIds.map((id) => itemLockName(accountId, id)), ...definitions.map((k) => kitLockName(accountId, k.kitId)), buildSequenceLockName(accountId)];
 
-  const outcome = await retrying(
+  return retrying(
     "kit build",
-    async (attempt) => {
+    async () => {
       const [state, kitRecords, sequence] = await Promise.all([
         readLedgerState(accountId, itemIds, rowKeys),
         // The kits' build figures as they are now (definitions never change).
         readKits(accountId, [...closure.records.keys()]),
-        readBuildSequence(accountId, attempt > 0),
+        readBuildSequence(accountId, true),
       ]);
       if (!isActive(state.items.get(kit.itemId))) throw errors.resourceMissing("kit", kitId);
       const records = new Map(kitRecords.map((k) => [k.kitId, k]));
@@ -508,13 +508,14 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
         if (details.length > 0) throw errors.validationFailed(details);
         return RETRY; // a kit's build figures or the build sequence moved: plan again
       }
-      return { body, journalId };
+      // Still this process's turn on these items: the journal's additions land before the next
+      // build here reads them (its valuation sees them).
+      if (journalId) await finishJournal(accountId, journalId);
+      return body;
     },
     undefined,
     locks,
   );
-  if (outcome.journalId) await finishJournal(accountId, outcome.journalId);
-  return outcome.body;
 }
 
 /**
@@ -557,7 +558,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
   if (!firstBuild || (restriction !== null && firstBuild.locationId !== restriction)) throw missing();
   const locks = [kitLockName(accountId, kitId), ...(firstBuild.changes as BuildChange[]).map((c) => itemLockName(accountId, c.itemId))];
 
-  const journalId = await retrying(
+  return retrying(
     "kit disassembly",
     async (attempt) => {
       const [kit, build] = attempt === 0 ? [firstKit, firstBuild] : await Promise.all([readKit(accountId, kitId), readBuild(accountId, kitId, buildId)]);
@@ -624,11 +625,10 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
         if (result.rejected.failed(BUILD_LABELS.build)) throw missing(); // disassembled by a concurrent request
         return RETRY; // the kit's build figures moved
       }
-      return journalId ?? null;
+      if (journalId) await finishJournal(accountId, journalId);
+      return resource;
     },
     undefined,
     locks,
   );
-  if (journalId) await finishJournal(accountId, journalId);
-  return resource;
 }
