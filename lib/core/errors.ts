@@ -110,6 +110,10 @@ export const errors = {
     }),
   /** 409 for a request the record's current state does not allow (the code names the rule). */
   stateConflict: (code: string, message: string) => invalid(409, code, message),
+  /** Kits (spec part 2, section 4.7): insufficient component stock or an unusable definition; nothing was changed. */
+  invalidKitBuild: (message: string, param?: string) => invalid(422, "invalid_kit_build", message, { param }),
+  /** A build whose reversal the current stock refuses (its assembled units were used since). */
+  kitDisassemblyNotAllowed: (message: string) => invalid(409, "kit_disassembly_not_allowed", message),
   busy: (cause: ContentionError) =>
     new ApiError(503, "api_error", "resource_busy", "The record is being changed by other requests; retry after the Retry-After delay.", {
       headers: { "Retry-After": "1" },

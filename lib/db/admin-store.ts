@@ -99,10 +99,6 @@ export async function insertReferenceData(
   return failed === null;
 }
 
-export async function insertKit(kit: import("./service.js").KitItem): Promise<void> {
-  await db().entities.kit.create(kit).go({ response: "none" });
-}
-
 /** Every account (a scan: the operator's `account list`, never an API request). */
 export async function scanAccounts(): Promise<AccountItem[]> {
   const { data } = await db().entities.account.scan.go({ pages: "all", consistent: true });

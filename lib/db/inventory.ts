@@ -227,3 +227,19 @@ export async function queryHistory(accountId: string, itemId: string, sourceType
     db().entities.stockHistory.query.primary({ accountId, itemId, sourceType }).go({ cursor, order: "desc", limit: want }),
   );
 }
+
+/**
+ * Sets attributes of an item that a ledger write values without moving its stock in the same
+ * transaction (e.g. the moving average cost of stock a journal adds), on condition that its
+ * stock is still at the version they were computed from (labelled as the ledger's item).
+ */
+export function addItemValuation(tx: TransactionBuilder, accountId: string, itemId: string, expectedVersion: number, set: Partial<ItemRecord>): void {
+  tx.add(
+    `${LEDGER_LABEL_PREFIX}item`,
+    tx.entities.item
+      .patch({ accountId, itemId })
+      .set(set)
+      .where(({ stockVersion }, { eq }) => eq(stockVersion, expectedVersion))
+      .commit(),
+  );
+}

@@ -23,6 +23,8 @@ import { StockHistory } from "./entities/stock-history.js";
 import { StockJournal } from "./entities/stock-journal.js";
 import { Unit } from "./entities/unit.js";
 import { Kit } from "./entities/kit.js";
+import { KitLink } from "./entities/kit-link.js";
+import { KitBuild } from "./entities/kit-build.js";
 import { InventoryCounters } from "./entities/inventory-counters.js";
 import { AccountCounters } from "./entities/account-counters.js";
 import { OwnerCounters } from "./entities/owner-counters.js";
@@ -51,6 +53,8 @@ const entities = {
   stockJournal: StockJournal,
   unit: Unit,
   kit: Kit,
+  kitLink: KitLink,
+  kitBuild: KitBuild,
   inventoryCounters: InventoryCounters,
   syncHead: SyncHead,
   syncMarker: SyncMarker,
@@ -107,5 +111,7 @@ export type KitItem = EntityItem<typeof Kit>;
 export type DocumentItem = EntityItem<typeof Document>;
 export type DocumentLinesItem = EntityItem<typeof DocumentLines>;
 export type DocumentPaymentItem = EntityItem<typeof DocumentPayment>;
+export type KitLinkItem = EntityItem<typeof KitLink>;
+export type KitBuildItem = EntityItem<typeof KitBuild>;
 export type SyncMarkerItem = EntityItem<typeof SyncMarker>;
 export type SyncPointerItem = EntityItem<typeof SyncPointer>;

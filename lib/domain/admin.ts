@@ -7,7 +7,6 @@ import { isPermission, isScope, PERMISSIONS } from "../auth/permissions.js";
 import {
   findApiKeyById,
   insertReferenceData,
-  insertKit,
   findUserById,
   insertAccountWithOwner,
   insertApiKey,
@@ -20,7 +19,8 @@ import {
   writeUser,
 } from "../db/admin-store.js";
 import { readLocation } from "../db/locations.js";
-import { insertUnit, readItems } from "../db/items.js";
+import { insertUnit } from "../db/items.js";
+import { KitDefinitionError, checkKitDefinitionInput } from "./kit-definitions.js";
 import { nowIso } from "../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../db/service.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../db/entities/custom-field.js";
@@ -345,30 +345,27 @@ export async function createItemAsOperator(input: {
 }
 
 /**
- * Stores a kit definition: an assembled item and its components (items of the same account,
- * not the kit item itself, positive quantities, each component once).
+ * Stores a kit definition (`lib/domain/kit-definitions.ts`): an assembled item and its
+ * components (active items of the same account, not the kit item itself, positive quantities,
+ * each component once, at most 25, the variation named or the item's only one, no cycle),
+ * numbered from the account's kit sequence.
  */
 export async function createKit(input: {
   accountId: string;
   itemId: string;
-  components: { itemId: string; quantity: number }[];
+  components: { itemId: string; quantity: number; variationId?: string }[];
   method?: "manual" | "automatic";
 }): Promise<{ kit_id: string }> {
-  if (input.components.length === 0) throw new AdminError("--components must name at least one ITEM_ID:QTY.");
-  const ids = input.components.map((c) => c.itemId);
-  if (new Set(ids).size !== ids.length) throw new AdminError("Each component item may appear once.");
-  if (ids.includes(input.itemId)) throw new AdminError("A kit cannot contain its own item.");
-  for (const component of input.components) {
-    if (!(component.quantity > 0) || !Number.isFinite(component.quantity)) throw new AdminError(`Component quantity must be positive: ${component.itemId}.`);
+  const { createKitDefinition } = await import("./kit-definitions.js");
+  try {
+    checkKitDefinitionInput(input);
+    if (!(await readAccount(input.accountId))) throw new AdminError(`No such account: ${input.accountId}.`);
+    const { kitId } = await createKitDefinition(input);
+    return { kit_id: kitId };
+  } catch (error) {
+    if (error instanceof KitDefinitionError) throw new AdminError(error.message, { cause: error });
+    throw error;
   }
-  if (!(await readAccount(input.accountId))) throw new AdminError(`No such account: ${input.accountId}.`);
-  const found = new Set((await readItems(input.accountId, [input.itemId, ...ids])).map((item) => item.itemId));
-  const missing = [input.itemId, ...ids].filter((id) => !found.has(id));
-  if (missing.length > 0) throw new AdminError(`No such item(s) in account ${input.accountId}: ${missing.join(", ")}.`);
-  const kitId = randomUUID();
-  const now = nowIso();
-  await insertKit({ accountId: input.accountId, kitId, itemId: input.itemId, method: input.method ?? "manual", components: input.components, createdAt: now, updatedAt: now });
-  return { kit_id: kitId };
 }
 
 /**
@@ -392,6 +389,14 @@ export const operatorInputChecks = {
   },
   name: (name: string): void => void requireName(name),
   location: (input: { name: string; shortName: string }): void => void locationBody(input),
+  kit: (input: { itemId: string; components: { itemId: string; quantity: number }[] }): void => {
+    try {
+      checkKitDefinitionInput(input);
+    } catch (error) {
+      if (error instanceof KitDefinitionError) throw new AdminError(error.message);
+      throw error;
+    }
+  },
 };
 
 export interface AccountSummary {

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   CHUNK_MARK_LABEL,
   addChunkMark,
+  addItemValuation,
   commitLedgerWrite,
   insertJournal,
   isLedgerFailure,
@@ -54,8 +55,9 @@ export interface StockChange {
   /** Zone for a row created by this change. */
   zoneId?: string;
   /**
-   * Unit cost of stock received or built by this change (an on-hand increase): the item's
-   * moving average cost takes it in (four-decimal string).
+   * Unit cost of the units moved (four-decimal string), recorded on the history entry; for an
+   * on-hand increase (a receipt), the item's moving average cost takes it in as well (unless the
+   * writer sets the average itself, as a kit build does).
    */
   unitCost?: string;
 }
@@ -177,6 +179,7 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
       reservedAfter: after.reserved,
       incomingAfter: after.incoming,
       inTransitAfter: after.inTransit,
+      ...(change.unitCost === undefined ? {} : { unitCost: change.unitCost }),
     });
   });
 
@@ -470,3 +473,75 @@ export function invertChange(change: StockChange): StockChange {
   return { ...rest, deltas };
 }
 
+
+/**
+ * For writers whose changes depend on the stock they read (a kit build decides nested builds
+ * and costs from it): read the state with `readLedgerState`, decide the changes, then make ONE
+ * attempt with `tryStockChanges` inside the caller's own `retrying` loop, and plan again when
+ * it answers `STOCK_MOVED`. The rules and the writes are the ledger's, as in `postStockChanges`.
+ */
+export async function readLedgerState(
+  accountId: string,
+  itemIds: readonly string[],
+  rowKeys: readonly { itemId: string; variationId: string; locationId: string }[],
+): Promise<LedgerState> {
+  const unique = [...new Map(rowKeys.map((key) => [rowKeyOf(key), { itemId: key.itemId, variationId: key.variationId, locationId: key.locationId }])).values()];
+  const { items, rows } = await readItemsAndRows(accountId, itemIds, unique);
+  return { items: new Map(items.map((item) => [item.itemId, item])), rows: new Map(rows.map((row) => [rowKeyOf(row), row])) };
+}
+
+/** `tryStockChanges`: the stock (or the row sequence) moved since the state was read. */
+export const STOCK_MOVED: unique symbol = Symbol("stock moved");
+
+/**
+ * One attempt of a ledger write planned against `state` (as read by `readLedgerState`), in ONE
+ * transaction with the caller's own items (`extra`) and stored outcome (`respond`). `itemSets`
+ * sets valuation attributes of items (e.g. `averageCost`) on condition that their stock is at
+ * the version read: within the write's own item update, or, for an item whose stock this
+ * transaction does not move (a journal will), in an update of its own. Throws
+ * `StockRuleError` when a change breaks a rule on that state.
+ */
+export async function tryStockChanges(options: {
+  accountId: string;
+  source: LedgerSource;
+  changes: readonly StockChange[];
+  state: LedgerState;
+  itemSets?: ReadonlyMap<string, Partial<ItemRecord>>;
+  extra?: (tx: TransactionBuilder) => void;
+  respond?: (write: LedgerWrite) => { completion: IdempotencyCompletion | undefined; body: unknown };
+}): Promise<PostResult | typeof STOCK_MOVED> {
+  if (options.changes.length > MAX_INLINE_CHANGES) throw new Error("Too many changes for one transaction: use a journal.");
+  const createsRows = options.changes.some((change) => !options.state.rows.has(rowKeyOf(change)));
+  const write = planLedgerWrite({
+    accountId: options.accountId,
+    journalId: randomUUID(),
+    source: options.source,
+    at: nowIso(),
+    changes: options.changes,
+    items: options.state.items,
+    rows: options.state.rows,
+    sequence: createsRows ? await readInventorySequence(options.accountId) : 0,
+  });
+  const valuedApart: [string, Partial<ItemRecord>][] = [];
+  for (const [itemId, set] of options.itemSets ?? []) {
+    const entry = write.items.find((candidate) => candidate.itemId === itemId);
+    if (entry) entry.set = { ...entry.set, ...set };
+    else valuedApart.push([itemId, set]);
+  }
+  const cancellation = await commitLedgerWrite(
+    write,
+    (tx) => {
+      options.extra?.(tx);
+      for (const [itemId, set] of valuedApart) {
+        const item = options.state.items.get(itemId);
+        if (!item) throw new StockRuleError(-1, "unknown_item", `No such item: ${itemId}.`);
+        addItemValuation(tx, options.accountId, itemId, item.stockVersion, set);
+      }
+    },
+    options.respond?.(write),
+  );
+  if (!cancellation) return { write };
+  const own = cancellation.reasons.filter((reason) => !isLedgerFailure(reason.label));
+  if (own.length > 0) return { write, rejected: new Cancellation(own) };
+  return STOCK_MOVED;
+}

@@ -2,6 +2,7 @@ import { contactRoutes } from "./contacts.js";
 import { routeKey, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
 import { itemCategoryRoutes } from "./item-categories.js";
 import { itemRoutes } from "./items.js";
+import { kitRoutes } from "./kits.js";
 import { locationRoutes } from "./locations.js";
 import { partyRoutes } from "./parties.js";
 import { platformRoutes } from "./platform.js";
@@ -26,6 +27,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...syncRoutes,
   ...purchaseOrderRoutes,
   ...stockTransferRoutes,
+  ...kitRoutes,
 ];
 
 const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));

@@ -45,7 +45,10 @@ const IGNORED_ENTITIES = new Set<string>([
   "contactlink",
   "contactaccess",
   "unit",
+  // Kits are not sync resources; a build's stock changes mark their items (stock rows, history).
   "kit",
+  "kitlink",
+  "kitbuild",
   "stockjournal",
   // A document's lines and payments never change without its header (revision, totals), which
   // marks the document; stock transfers are not a sync resource (the header check skips them).

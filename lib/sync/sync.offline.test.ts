@@ -395,6 +395,8 @@ describe("changeOf", () => {
     "syncpointer",
     "synccheckpoint",
     "kit",
+    "kitlink",
+    "kitbuild",
     "something-new",
   ])("a %s change marks nothing", (entity) => {
     expect(changeOf("INSERT", image(entity))).toBeUndefined();

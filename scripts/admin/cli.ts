@@ -349,8 +349,8 @@ const COMMANDS: readonly Command[] = [
   },
   {
     name: "kit create",
-    synopsis: "--account ID --item ITEM_ID --components ITEM_ID:QTY[,ITEM_ID:QTY...] [--method manual|automatic]",
-    summary: "Stores a kit definition (kits cannot be defined through the API).",
+    synopsis: "--account ID --item ITEM_ID --components ITEM_ID:QTY[:VARIATION_ID][,ITEM_ID:QTY[:VARIATION_ID]...] [--method manual|automatic]",
+    summary: "Stores a kit definition numbered from the account's kit sequence (kits cannot be defined through the API); at most 25 components, in order.",
     output: '{"kit_id"}',
     flags: ["account", "item", "components", "method"],
     prepare: (f) => {
@@ -358,11 +358,12 @@ const COMMANDS: readonly Command[] = [
         .required("components")
         .split(",")
         .map((part) => {
-          const match = /^([0-9a-fA-F-]{36}):(\d+(?:\.\d+)?)$/.exec(part.trim());
-          if (!match) throw new UsageError(`--components takes ITEM_ID:QTY pairs: ${part}.`);
-          return { itemId: match[1]!.toLowerCase(), quantity: Number(match[2]) };
+          const match = /^([0-9a-fA-F-]{36}):(\d+(?:\.\d+)?)(?::([0-9a-fA-F-]{36}))?$/.exec(part.trim());
+          if (!match) throw new UsageError(`--components takes ITEM_ID:QTY or ITEM_ID:QTY:VARIATION_ID: ${part}.`);
+          return { itemId: match[1]!.toLowerCase(), quantity: Number(match[2]), ...(match[3] ? { variationId: match[3].toLowerCase() } : {}) };
         });
       const input = { accountId: f.id("account", true), itemId: f.id("item", true), components, method: f.oneOf("method", ["manual", "automatic"] as const) };
+      f.check((c) => c.kit(input));
       return async (admin) => ({ ...(await admin.createKit(input)) });
     },
   },

@@ -109,6 +109,25 @@ async function main(): Promise<void> {
     const orderBody = { supplier_id: supplier.id, location_id: location.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5 })) };
     const order = (await call("POST", "/purchase-orders", orderBody)) as { id: string };
     const transfer = (await call("POST", "/stock-transfers", { origin_location_id: location.id, destination_location_id: destination.id, lines: [{ item_id: stocked, quantity: 1 }] })) as { id: string };
+    // Kits: a kit of 10 components, one of them the item of an automatic kit of 3 components
+    // that is never in stock, so every build also assembles one nested build (11 + 4 changes).
+    const { createKit } = await import("../../lib/domain/admin.js");
+    const kitParts: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const part = await call("POST", "/items", { name: `Kit part ${i}`, cost: "1.2500" });
+      await call("POST", `/items/${part.id}/adjustments`, { location_id: location.id, quantity: 1_000_000 });
+      kitParts.push(part.id!);
+    }
+    const subItem = await call("POST", "/items", { name: "Nested kit item" });
+    await createKit({ accountId: account.account_id, itemId: subItem.id!, method: "automatic", components: kitParts.slice(9, 12).map((itemId) => ({ itemId, quantity: 1 })) });
+    const kitItem = await call("POST", "/items", { name: "Bench kit" });
+    const { kit_id: kitId } = await createKit({
+      accountId: account.account_id,
+      itemId: kitItem.id!,
+      components: [...kitParts.slice(0, 9), subItem.id!].map((itemId) => ({ itemId, quantity: 1 })),
+    });
+    const builtForRemoval: string[] = [];
+    for (let i = 0; i < ITERATIONS + 3; i++) builtForRemoval.push((await call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 })).id!);
 
     const scenarios: [string, () => Promise<unknown>][] = [
       ["listLocations", () => call("GET", "/locations")],
@@ -144,6 +163,11 @@ async function main(): Promise<void> {
       ["createStockTransfer (1 line)", () => call("POST", "/stock-transfers", { origin_location_id: location.id, destination_location_id: destination.id, lines: [{ item_id: stocked, quantity: 1 }] })],
       ["getStockTransfer", () => call("GET", `/stock-transfers/${transfer.id}`)],
       ["listStockTransfers (page of 20)", () => call("GET", "/stock-transfers")],
+      ["listKits", () => call("GET", "/kits")],
+      ["getKit (10 components)", () => call("GET", `/kits/${kitId}`)],
+      ["listKitBuilds (page of 20)", () => call("GET", `/kits/${kitId}/builds`)],
+      ["createKitBuild (10 components + nested automatic kit, with key)", () => call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 }, true)],
+      ["deleteKitBuild (10 components)", () => call("DELETE", `/kits/${kitId}/builds/${builtForRemoval.pop()}`)],
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);

@@ -196,7 +196,8 @@ type Category = { id: string; custom_fields: { id: string; name: string }[] };
 
 /**
  * Items with stock: plain items at one or two locations, two items with variations (size and
- * colour), one unique serialised item, and one kit made of three components.
+ * colour), one unique serialised item, and two kits: a manual starter kit that holds an automatic
+ * tie pack (nested builds).
  */
 async function seedItems(
   owner: Principal,
@@ -278,6 +279,14 @@ async function seedItems(
   );
   await stock(meter.id as string, locations.warehouse, 1);
 
+  // Kits (numbered from the account's kit sequence): the manual "Cable Starter Kit" (kit 1)
+  // holds an automatic "Cable Tie Pack" (kit 2) that is never in stock: building starter kits
+  // (POST /kits/{kit_id}/builds) assembles the tie packs they need first, as nested builds.
+  const tie = await createItem(owner, { name: "Cable Tie", sku: "AC-TIE", price: "0.1000", cost: "0.0200", unit_id: each }, undefined);
+  await stock(tie.id as string, locations.warehouse, 500);
+  const pouch = await createItem(owner, { name: "Zip Pouch", sku: "PK-POUCH", price: "0.5000", cost: "0.1500", unit_id: each }, undefined);
+  await stock(pouch.id as string, locations.warehouse, 100);
+  const tiePack = await createItem(owner, { name: "Cable Tie Pack", sku: "KIT-TIES", price: "2.0000", unit_id: each }, undefined);
   const kitItem = await createItem(owner, { name: "Cable Starter Kit", sku: "KIT-CABLES", price: "29.0000", unit_id: each }, undefined);
   await createKit({
     accountId,
@@ -287,6 +296,16 @@ async function seedItems(
       { itemId: created["CAB-USBC-2M"]!, quantity: 2 },
       { itemId: created["CAB-HDMI-15"]!, quantity: 1 },
       { itemId: created["PK-BOX-S"]!, quantity: 1 },
+      { itemId: tiePack.id as string, quantity: 1 },
+    ],
+  });
+  await createKit({
+    accountId,
+    itemId: tiePack.id as string,
+    method: "automatic",
+    components: [
+      { itemId: tie.id as string, quantity: 10 },
+      { itemId: pouch.id as string, quantity: 1 },
     ],
   });
 }

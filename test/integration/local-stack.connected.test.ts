@@ -178,7 +178,7 @@ describe("npm start", () => {
     // A believable account: dozens of records, and a staff key that sees only its own.
     const totals: Record<string, number> = {};
     for (const [name, key] of [["owner", first.apiKey], ["staff", first.staffKey]] as const) {
-      for (const collection of ["customers", "prospects", "suppliers", "contacts", "items"]) {
+      for (const collection of ["customers", "prospects", "suppliers", "contacts", "items", "kits"]) {
         const list = await fetch(`${first.url}/api/v3/${collection}`, { headers: { authorization: `Bearer ${key}` } });
         expect(list.status).toBe(200);
         totals[`${name} ${collection}`] = ((await list.json()) as { pagination: { total_records: number } }).pagination.total_records;
@@ -189,12 +189,14 @@ describe("npm start", () => {
       "owner prospects": 10,
       "owner suppliers": 12,
       "owner contacts": 40,
-      "owner items": 12,
+      "owner items": 15,
+      "owner kits": 2,
       "staff customers": 5,
       "staff prospects": 3,
       "staff suppliers": 0,
       "staff contacts": 11,
-      "staff items": 12,
+      "staff items": 15,
+      "staff kits": 2,
     });
     // Every request above touched its key (a stream record each): the poller printed none of
     // those idle batches, but it does print a batch that changed something.

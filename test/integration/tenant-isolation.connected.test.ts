@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin.js";
+import { createCustomField, createCustomerLabel, createKit, createPricingTier } from "../../lib/domain/admin.js";
 import { ROUTES, API_PREFIX, type RouteDefinition } from "../../lib/routes/index.js";
 import { sampleBody } from "../../scripts/events.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
@@ -46,6 +46,9 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const item = await post("/items", { name, sku: secret, category_id: category, location_id: location });
   const variation = (await client.get(`/items/${item}/variations`)).body.data[0].id as string;
   await post(`/items/${item}/adjustments`, { location_id: location, quantity: 5, reason: name });
+  const kitItem = await post("/items", { name: `${name} kit`, sku: `${secret}-KIT` });
+  const kit = (await createKit({ accountId: account.accountId, itemId: kitItem, components: [{ itemId: item, quantity: 1 }] })).kit_id;
+  const build = await post(`/kits/${kit}/builds`, { location_id: location, quantity: 1 });
   const syncCursor = (await client.get("/sync", { start: "now", resources: "item" })).body.cursor as string;
   const destination = await post("/locations", { name: `${name} 2`, short_name: "SEC2" });
   const purchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] });
@@ -84,6 +87,9 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
       payment,
       stockTransfer,
       transitTransfer,
+      kitItem,
+      kit,
+      build,
     },
     syncCursor,
   };
@@ -118,6 +124,10 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
       return tenant.ids.payment!;
     case "stock_transfer_id":
       return route.operationId === "receiveStockTransfer" ? tenant.ids.transitTransfer! : tenant.ids.stockTransfer!;
+    case "kit_id":
+      return tenant.ids.kit!;
+    case "build_id":
+      return tenant.ids.build!;
     case "id": {
       const collection = route.path.slice(API_PREFIX.length + 1).split("/")[0]!;
       const kind = { customers: "customer", prospects: "prospect", suppliers: "supplier", items: "item" }[collection];

@@ -28,6 +28,8 @@ export const StockHistory = new Entity({
     reservedAfter: { type: "number", required: true },
     incomingAfter: { type: "number", required: true },
     inTransitAfter: { type: "number", required: true },
+    /** Unit cost of the units moved (four-decimal string), when the source values them (kit builds). */
+    unitCost: { type: "string" },
   },
   indexes: {
     primary: {
