@@ -30,6 +30,12 @@ import { CustomField } from "./entities/custom-field.js";
 import { CustomerLabel } from "./entities/customer-label.js";
 import { PricingTier } from "./entities/pricing-tier.js";
 import { Sequence } from "./entities/sequence.js";
+import { Task } from "./entities/task.js";
+import { TaskLink } from "./entities/task-link.js";
+import { TaskActivity } from "./entities/task-activity.js";
+import { TaskReminder } from "./entities/task-reminder.js";
+import { TaskTally } from "./entities/task-tally.js";
+import { TaskAccountTally } from "./entities/task-account-tally.js";
 
 const entities = {
   account: Account,
@@ -61,6 +67,12 @@ const entities = {
   customerLabel: CustomerLabel,
   pricingTier: PricingTier,
   sequence: Sequence,
+  task: Task,
+  taskLink: TaskLink,
+  taskActivity: TaskActivity,
+  taskReminder: TaskReminder,
+  taskTally: TaskTally,
+  taskAccountTally: TaskAccountTally,
 };
 
 function createService() {
@@ -98,3 +110,9 @@ export type UnitItem = EntityItem<typeof Unit>;
 export type KitItem = EntityItem<typeof Kit>;
 export type SyncMarkerItem = EntityItem<typeof SyncMarker>;
 export type SyncPointerItem = EntityItem<typeof SyncPointer>;
+export type TaskItem = EntityItem<typeof Task>;
+export type TaskLinkItem = EntityItem<typeof TaskLink>;
+export type TaskActivityItem = EntityItem<typeof TaskActivity>;
+export type TaskReminderItem = EntityItem<typeof TaskReminder>;
+export type TaskTallyItem = EntityItem<typeof TaskTally>;
+export type TaskAccountTallyItem = EntityItem<typeof TaskAccountTally>;

@@ -20,6 +20,9 @@ export const PLATFORM_ENTITIES = [
   "counters",
   "ownercounters",
   "inventorycounters",
+  // Task tallies move with every task write.
+  "tasktally",
+  "taskaccounttally",
   // The feed's own writes: processing them would feed the processor forever.
   "synchead",
   "syncmarker",
@@ -45,6 +48,11 @@ const IGNORED_ENTITIES = new Set<string>([
   "unit",
   "kit",
   "stockjournal",
+  // Tasks are not sync resources (spec part 1, section 4.7; part 2, section 4.6 has reconcile).
+  "task",
+  "tasklink",
+  "taskactivity",
+  "taskreminder",
 ]);
 
 /**
