@@ -81,6 +81,8 @@ describe("offline: task deadlines", () => {
     expect(canonicalTimeZone("europe/london")).toBe("Europe/London");
     expect(canonicalTimeZone("America/New_York")).toBe("America/New_York");
     expect(canonicalTimeZone("UTC")).toBe("UTC");
+    expect(canonicalTimeZone("Asia/Kolkata")).toBe("Asia/Kolkata");
+    expect(canonicalTimeZone("Europe/Kyiv")).toBe("Europe/Kyiv");
     expect(canonicalTimeZone("Mars/Olympus")).toBeUndefined();
     expect(canonicalTimeZone("+05:00")).toBeUndefined();
     expect(canonicalTimeZone("")).toBeUndefined();

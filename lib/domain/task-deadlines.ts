@@ -19,11 +19,17 @@ import { DateTime, IANAZone } from "luxon";
  *   Sunday around today's date in the task's zone.
  */
 
-/** The canonical IANA name of a zone (`europe/london` -> `Europe/London`), or undefined. */
+/**
+ * A valid IANA zone name as stored: the name the client gave, with the casing of the zone
+ * database when only the casing differs (`europe/london` -> `Europe/London`); links keep the
+ * name given (`Asia/Kolkata` stays, although ICU calls it `Asia/Calcutta`). Undefined when not
+ * a zone (offsets such as `+02:00` are not zones).
+ */
 export function canonicalTimeZone(zone: string): string | undefined {
   if (!zone || zone.length > 64 || !IANAZone.isValidZone(zone)) return undefined;
   try {
-    return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+    const known = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+    return known.toLowerCase() === zone.toLowerCase() ? known : zone;
   } catch {
     return undefined;
   }

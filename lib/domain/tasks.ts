@@ -413,7 +413,6 @@ export async function updateTask(
         reminder = { ...reminder, status: status === "completed" ? "completed" : "dismissed" };
       }
       next.reminder = reminder;
-      if (status === "completed" && current.status !== "completed") next.completedAt = now.toISOString();
       if (status !== "completed") next.completedAt = undefined;
 
       const fields = changedFields(current, next);
@@ -426,6 +425,7 @@ export async function updateTask(
       next.version = current.version + 1;
       next.rev = current.rev + 1;
       next.modifiedAt = timestampAfter(current.modifiedAt);
+      if (status === "completed" && current.status !== "completed") next.completedAt = next.modifiedAt;
       const resource = presentTask(principal, next, now);
       const activity = activityOf(next, actionOf(current.status, status), principal.userId, fields);
       const written = await persist(current, next, activity, { completion, body: resource });
@@ -755,7 +755,7 @@ export async function actOnReminder(
             activity = activityOf(next, "reminder_snoozed", principal.userId, ["reminder"]);
           } else {
             next.status = "completed";
-            next.completedAt = now.toISOString();
+            next.completedAt = next.modifiedAt;
             next.reminder = { ...reminder, status: "completed" };
             activity = activityOf(next, "completed", principal.userId, ["status", "reminder"]);
           }
