@@ -19,7 +19,8 @@ export const TaskTally = new Entity({
     open: { type: "number", required: true, default: 0 },
     completed: { type: "number", required: true, default: 0 },
     cancelled: { type: "number", required: true, default: 0 },
-    pending: { type: "any", required: true, default: () => ({}) },
+    /** Not `required`: ElectroDB would then refuse to remove its entries. Created as {}. */
+    pending: { type: "any", default: () => ({}) },
   },
   indexes: {
     primary: {
