@@ -104,6 +104,16 @@ async function main(): Promise<void> {
     const stocked = itemIds[0]!;
     await call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1_000_000 });
 
+    // Tasks: 60 open tasks of the caller (some overdue, some due this week, some with reminders already due).
+    const soon = new Date(Date.now() + 3000).toISOString();
+    const taskIds: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const due = i % 3 === 0 ? { due_date: "2020-01-01" } : i % 3 === 1 ? { due_date: new Date().toISOString().slice(0, 10), due_time: "12:00" } : {};
+      const reminder = i < 45 ? { reminder_at: soon } : {};
+      taskIds.push((await call("POST", "/tasks", { title: `Bench task ${i}`, time_zone: "Europe/London", ...due, ...reminder }, true)).id!);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(soon) - Date.now()) + 50));
+
     const scenarios: [string, () => Promise<unknown>][] = [
       ["listLocations", () => call("GET", "/locations")],
       ["createLocation", () => call("POST", "/locations", { name: `L${counter}`, short_name: "L" }, true)],
@@ -130,6 +140,13 @@ async function main(): Promise<void> {
       ["listItemVariations include=locations", () => call("GET", `/items/${stocked}/variations?include=locations`)],
       ["createItemAdjustment (existing row)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: -1 })],
       ["createItemAdjustment (with key)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1 }, true)],
+      ["createTask", () => call("POST", "/tasks", { title: `T${counter}`, due_date: "2030-01-01" }, true)],
+      ["getTask", () => call("GET", `/tasks/${taskIds[0]}`)],
+      ["listTasks (page of 40)", () => call("GET", "/tasks")],
+      ["listTasks q= (filtered page)", () => call("GET", "/tasks?q=task%205")],
+      ["getTaskStats (scope mine)", () => call("GET", "/tasks/stats")],
+      ["getTaskStats (scope all)", () => call("GET", "/tasks/stats?scope=all")],
+      ["listTaskReminders (inbox page of 40)", () => call("GET", "/tasks/reminders")],
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);
