@@ -105,14 +105,15 @@ async function main(): Promise<void> {
     await call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1_000_000 });
 
     // Tasks: 60 open tasks of the caller (some overdue, some due this week, some with reminders already due).
-    const soon = new Date(Date.now() + 3000).toISOString();
     const taskIds: string[] = [];
+    let lastReminder = Date.now();
     for (let i = 0; i < 60; i++) {
       const due = i % 3 === 0 ? { due_date: "2020-01-01" } : i % 3 === 1 ? { due_date: new Date().toISOString().slice(0, 10), due_time: "12:00" } : {};
-      const reminder = i < 45 ? { reminder_at: soon } : {};
+      lastReminder = Date.now() + 2000;
+      const reminder = i < 45 ? { reminder_at: new Date(lastReminder).toISOString() } : {};
       taskIds.push((await call("POST", "/tasks", { title: `Bench task ${i}`, time_zone: "Europe/London", ...due, ...reminder }, true)).id!);
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(soon) - Date.now()) + 50));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReminder - Date.now()) + 50));
 
     const scenarios: [string, () => Promise<unknown>][] = [
       ["listLocations", () => call("GET", "/locations")],
