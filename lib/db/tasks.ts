@@ -11,9 +11,11 @@ import {
   type TaskTallyItem,
 } from "./service.js";
 import { tableName } from "./table.js";
+import { referenceDetails } from "./references.js";
 import { writeTransaction, type TransactionBuilder } from "./transactions.js";
 import { ENTITY_ATTRIBUTE } from "../sync/classify.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
+import type { ValidationDetail } from "../core/errors.js";
 
 /**
  * Storage of tasks and reminders (entities `task`, `tasklink`, `taskactivity`,
@@ -251,6 +253,11 @@ export interface TaskWrite {
   /** A reminder the task no longer has (removed with `reminder_at: null`). */
   removeReminder?: string;
   users: ReadonlyMap<string, UserTallyWrite>;
+  /**
+   * Conditions on other records proven at commit (labelled with `addReferencingOp`): the
+   * assignee still active, the linked record still there. A failure is 422 on the field.
+   */
+  guards?: (tx: TransactionBuilder) => void;
   account: Partial<Record<"open" | "completed" | "cancelled" | "recoveryOpen" | "recoveryCompleted" | "recoveryCancelled", number>>;
 }
 
@@ -275,6 +282,7 @@ function addTaskItems(tx: TransactionBuilder, write: TaskWrite): void {
     tx.add("task link", e.taskLink.put({ ...after, recordType: newLink.type, recordId: newLink.id, linkKey: newLink.linkKey }).commit());
   }
   if (write.activity) tx.add("activity", e.taskActivity.create(write.activity).commit());
+  write.guards?.(tx);
   if (write.reminder) tx.add("reminder", e.taskReminder.put(write.reminder).commit());
   if (write.removeReminder) tx.add("reminder removed", e.taskReminder.delete({ accountId, reminderId: write.removeReminder }).commit());
 
@@ -308,7 +316,8 @@ async function createTallies(accountId: string, userIds: readonly string[], acco
   }
 }
 
-export type TaskWriteResult = "ok" | "task changed";
+/** "ok", "task changed" (written by someone else since read), or the details of failed guards. */
+export type TaskWriteResult = "ok" | "task changed" | ValidationDetail[];
 
 /**
  * Writes a task change in ONE transaction: the task (conditioned on its `rev`, or on not
@@ -330,6 +339,8 @@ export async function writeTask(write: TaskWrite, outcome: Outcome | undefined):
       );
     }
     if (cancellation.failed("task") || cancellation.failed("activity")) return "task changed";
+    const details = referenceDetails(cancellation);
+    if (details.length > 0) return details;
     if (missing.length === 0) throw new Error(`task write cancelled: ${cancellation.labels.join(", ")}`);
   }
   return "task changed";
@@ -342,4 +353,9 @@ export async function queryAssigneeTasks(accountId: string, userId: string): Pro
     statuses.map((status) => db().entities.task.query.byAssignee({ accountId, assigneeUserId: userId, status }).go({ pages: "all" })),
   );
   return pages.flatMap((page) => page.data);
+}
+
+/** The condition that a user is an active user of the account (for a task's assignee). */
+export function activeUserCheck(tx: TransactionBuilder, accountId: string, userId: string) {
+  return tx.entities.user.check({ accountId, userId }).where(({ status }, { eq }) => eq(status, "active")).commit();
 }

@@ -2,6 +2,7 @@ import { hasPermission, hasScope, type Principal } from "../auth/permissions.js"
 import { RECORD_READ_SCOPES, TASK_RECORD_TYPES, type TaskRecordType } from "./task-rules.js";
 import { readParties } from "../db/parties.js";
 import { readItems } from "../db/items.js";
+import type { TransactionBuilder, TransactionOp } from "../db/transactions.js";
 
 /**
  * Records a task can link (spec part 2, section 2.6), and the registry that resolves them.
@@ -35,6 +36,8 @@ export interface TaskRecordResolver {
    * Records that do not exist (or are of another kind) are absent.
    */
   read(accountId: string, ids: readonly string[]): Promise<Map<string, RecordSnapshot>>;
+  /** A condition that the record still exists, for the write that links it (checked at commit). */
+  existsCheck?(tx: TransactionBuilder, accountId: string, id: string): TransactionOp;
   /** Whether the caller may currently see the record (its live permissions; the scope is checked apart). */
   canAccess(principal: Principal, snapshot: RecordSnapshot): boolean;
   /**
@@ -121,6 +124,8 @@ for (const kind of PARTY_KINDS) {
         parties.filter((p) => p.kind === kind).map((p) => [p.partyId, { name: p.name, number: p.number, ownerUserId: p.ownerUserId }] as const),
       );
     },
+    existsCheck: (tx, accountId, id) =>
+      tx.entities.party.check({ accountId, partyId: id }).where(({ kind: k }, { eq }) => eq(k, kind)).commit(),
     // Parties: every record with records.view_all, else the caller's own (lib/domain/parties.ts).
     canAccess: (principal, snapshot) => hasPermission(principal, "records.view_all") || snapshot.ownerUserId === principal.userId,
     changeOf(entity, image, oldImage, removed) {
@@ -139,6 +144,7 @@ registerTaskRecordResolver("item", {
     const items = await readItems(accountId, ids);
     return new Map(items.map((item) => [item.itemId, { name: item.name, number: item.number }] as const));
   },
+  existsCheck: (tx, accountId, id) => tx.entities.item.check({ accountId, itemId: id }).where(({ itemId }, { exists }) => exists(itemId)).commit(),
   // Items: readable with the inventory-list permission (lib/domain/items.ts).
   canAccess: (principal) => hasPermission(principal, "inventory.list"),
   changeOf(entity, image, oldImage, removed) {

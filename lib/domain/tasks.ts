@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hasPermission, hasScope, requirePermission, type Principal } from "../auth/permissions.js";
 import { readAccount, readUsersOfAccount } from "../db/admin-store.js";
 import { readUser } from "../db/auth-store.js";
-import { referenceDetail } from "../db/references.js";
+import { addReferencingOp, referenceDetail } from "../db/references.js";
 import { RETRY, retrying } from "../db/retry.js";
 import type { TaskActivityItem, TaskItem, TaskReminderItem, UserItem } from "../db/service.js";
 import {
@@ -16,6 +16,7 @@ import {
   readTask,
   readTasks,
   readUserTally,
+  activeUserCheck,
   versionKey,
   writeTask,
   type TaskFilter,
@@ -242,16 +243,30 @@ function activityOf(task: TaskRecord, action: string, actorUserId: string, chang
   };
 }
 
-/** Writes a change of a task with everything that moves with it; "task changed" when it lost a race. */
-function persist(
+/**
+ * Writes a change of a task with everything that moves with it; "task changed" when it lost a
+ * race. A newly chosen assignee must still be active, and a newly linked record must still
+ * exist, when the write commits (else 422 on the field).
+ */
+async function persist(
   before: TaskRecord | undefined,
   after: TaskRecord,
   activity: TaskActivityItem | undefined,
   outcome: { completion: IdempotencyCompletion | undefined; body: unknown } | undefined,
-) {
+): Promise<"ok" | "task changed"> {
   const { users, account } = tallyChanges(tallyState(before), tallyState(after));
   const removeReminder = before?.reminder && before.reminder.id !== after.reminder?.id ? before.reminder.id : undefined;
-  return writeTask({ before, after, activity, reminder: reminderItem(after), removeReminder, users, account }, outcome);
+  const newAssignee = !before || before.assigneeUserId !== after.assigneeUserId;
+  const link = after.record;
+  const newLink = link && link.state === "resolved" && (!before?.record || before.record.type !== link.type || before.record.id !== link.id);
+  const guards = (tx: Parameters<NonNullable<Parameters<typeof writeTask>[0]["guards"]>>[0]) => {
+    if (newAssignee) addReferencingOp(tx, "assignee_user_id", activeUserCheck(tx, after.accountId, after.assigneeUserId), ASSIGNEE_MESSAGE);
+    const check = newLink ? resolverOf(link.type)?.existsCheck : undefined;
+    if (check) addReferencingOp(tx, "record.id", check(tx, after.accountId, link!.id), `is not a ${link!.type.replace("_", " ")} of this account that you can see.`);
+  };
+  const result = await writeTask({ before, after, activity, reminder: reminderItem(after), removeReminder, users, account, guards }, outcome);
+  if (Array.isArray(result)) throw errors.validationFailed(result);
+  return result;
 }
 
 /** A timestamp after `previous` (clocks of different writers may disagree by a millisecond). */
