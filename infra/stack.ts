@@ -210,12 +210,15 @@ export class InventoryApiStack extends Stack {
 
     // Sync cursors are HMAC-signed with a generated secret. The sync function reads it from
     // Secrets Manager at cold start (lib/sync/cursor.ts); only its ARN is in the environment.
+    // Task cursors are signed with a key derived from the same secret (lib/domain/task-cursor.ts).
     const cursorSecret = new Secret(this, "SyncCursorSecret", {
-      description: "HMAC key that signs sync cursors",
+      description: "HMAC key that signs sync cursors (and, derived, task cursors)",
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });
-    this.functions.sync.addEnvironment("SYNC_CURSOR_SECRET_ARN", cursorSecret.secretArn);
-    this.functions.sync.addToRolePolicy(new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [cursorSecret.secretArn] }));
+    for (const group of ["sync", "tasks"] as const) {
+      this.functions[group].addEnvironment("SYNC_CURSOR_SECRET_ARN", cursorSecret.secretArn);
+      this.functions[group].addToRolePolicy(new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [cursorSecret.secretArn] }));
+    }
     NagSuppressions.addResourceSuppressions(cursorSecret, [
       {
         id: "AwsSolutions-SMG4",

@@ -19,7 +19,7 @@ export function sampleBody(operationId: string): unknown {
 function samplePath(route: RouteDefinition): { path: string; params: Record<string, string> } {
   const params: Record<string, string> = {};
   const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
-    params[name] = name === "zone_id" ? SAMPLE_ZONE : SAMPLE_ID;
+    params[name] = name === "zone_id" ? SAMPLE_ZONE : name === "operation" ? "snooze" : SAMPLE_ID;
     return params[name]!;
   });
   return { path, params };

@@ -6,6 +6,7 @@ import { writeMarkers } from "../../lib/db/sync.js";
 import { applyDocumentReferences } from "../../lib/db/documents.js";
 import { applyJournal } from "../../lib/domain/inventory.js";
 import { sweepExpiredHolds } from "../../lib/domain/stock-holds.js";
+import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../../lib/domain/task-links.js";
 import { errorFields, log } from "../../lib/core/log.js";
 
 /**
@@ -19,6 +20,8 @@ import { errorFields, log } from "../../lib/core/log.js";
  *   was interrupted, this finishes it (each chunk applies exactly once).
  * - On its schedule (an EventBridge event instead of stream records) it releases stock holds
  *   whose writer died before binding them (`sweepExpiredHolds`).
+ * - Task snapshots: a change of a user or of a record tasks link rewrites the snapshots the
+ *   tasks keep of them (lib/domain/task-links.ts; idempotent).
  * A failure returns the first record of the batch as failed, so Lambda retries the batch.
  */
 export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Promise<DynamoDBBatchResponse> {
@@ -30,6 +33,7 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
   const changes: RecordChange[] = [];
   const references: DocumentReferences[] = [];
   const journals: { accountId: string; journalId: string }[] = [];
+  const taskLinks: TaskLinkChange[] = [];
   for (const record of event.Records) {
     const image = record.dynamodb?.NewImage ? (unmarshall(record.dynamodb.NewImage as never) as Record<string, unknown>) : undefined;
     const oldImage = record.dynamodb?.OldImage ? (unmarshall(record.dynamodb.OldImage as never) as Record<string, unknown>) : undefined;
@@ -39,6 +43,8 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
       journals.push({ accountId: String(image.accountId), journalId: String(image.journalId) });
       continue;
     }
+    const taskLink = taskLinkChangeOf(record.eventName, image, oldImage);
+    if (taskLink) taskLinks.push(taskLink);
     const change = changeOf(record.eventName, image ?? oldImage);
     if (change) changes.push(change);
     if ((image ?? oldImage)?.[ENTITY_ATTRIBUTE] === "document") {
@@ -59,7 +65,16 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
       transactions += stats.transactions;
       conflicts += stats.conflicts;
     }
-    log("INFO", "stream batch", { records: event.Records.length, changes: changes.length, markerTransactions: transactions, headConflicts: conflicts });
+    const refreshedTasks = await applyTaskLinkChanges(taskLinks);
+    // Idle batches (nothing the feed or the documents care about) log at DEBUG only.
+    const busy = changes.length > 0 || journals.length > 0 || references.length > 0 || refreshedTasks > 0;
+    log(busy ? "INFO" : "DEBUG", "stream batch", {
+      records: event.Records.length,
+      changes: changes.length,
+      markerTransactions: transactions,
+      headConflicts: conflicts,
+      ...(refreshedTasks > 0 ? { refreshedTasks } : {}),
+    });
     return { batchItemFailures: [] };
   } catch (error) {
     log("ERROR", "stream batch failed", errorFields(error));

@@ -121,6 +121,17 @@ export const errors = {
     }),
   requestTooLarge: (maxBytes: number) =>
     invalid(413, "request_too_large", `The request body exceeds ${Math.round(maxBytes / 1024 / 1024)} MB.`),
+  // Tasks and reminders (spec part 2, section 4.6).
+  taskConflict: (current: number) =>
+    invalid(409, "task_conflict", `The task has changed: its current version is ${current}. Fetch it again and retry with that version.`, {
+      param: "version",
+    }),
+  taskTransitionNotAllowed: (message: string, param = "status") => invalid(409, "task_transition_not_allowed", message, { param }),
+  reminderNotActionable: (message: string) => invalid(409, "reminder_not_actionable", message),
+  invalidCursor: () =>
+    invalid(400, "invalid_cursor", "The cursor is not valid for this request (tampered, another user's, or other filters); restart without cursor.", {
+      param: "cursor",
+    }),
   internal: (cause?: unknown) =>
     new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
 };

@@ -36,6 +36,12 @@ import { Document } from "./entities/document.js";
 import { DocumentLines } from "./entities/document-lines.js";
 import { DocumentPayment } from "./entities/document-payment.js";
 import { ItemReference } from "./entities/item-reference.js";
+import { Task } from "./entities/task.js";
+import { TaskLink } from "./entities/task-link.js";
+import { TaskActivity } from "./entities/task-activity.js";
+import { TaskReminder } from "./entities/task-reminder.js";
+import { TaskTally } from "./entities/task-tally.js";
+import { TaskAccountTally } from "./entities/task-account-tally.js";
 
 const entities = {
   account: Account,
@@ -73,6 +79,12 @@ const entities = {
   documentLines: DocumentLines,
   documentPayment: DocumentPayment,
   itemReference: ItemReference,
+  task: Task,
+  taskLink: TaskLink,
+  taskActivity: TaskActivity,
+  taskReminder: TaskReminder,
+  taskTally: TaskTally,
+  taskAccountTally: TaskAccountTally,
 };
 
 function createService() {
@@ -115,3 +127,9 @@ export type KitLinkItem = EntityItem<typeof KitLink>;
 export type KitBuildItem = EntityItem<typeof KitBuild>;
 export type SyncMarkerItem = EntityItem<typeof SyncMarker>;
 export type SyncPointerItem = EntityItem<typeof SyncPointer>;
+export type TaskItem = EntityItem<typeof Task>;
+export type TaskLinkItem = EntityItem<typeof TaskLink>;
+export type TaskActivityItem = EntityItem<typeof TaskActivity>;
+export type TaskReminderItem = EntityItem<typeof TaskReminder>;
+export type TaskTallyItem = EntityItem<typeof TaskTally>;
+export type TaskAccountTallyItem = EntityItem<typeof TaskAccountTally>;

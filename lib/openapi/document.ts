@@ -83,6 +83,12 @@ const RATE_HEADERS = {
   "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer" } },
 };
 
+/** `Cache-Control: no-store` on every response (errors included) of routes that declare `noStore`. */
+const NO_STORE_HEADER = {
+  "Cache-Control": { description: "Always `no-store`: no cache may keep this response.", schema: { type: "string", const: "no-store" } },
+};
+const noStoreHeaders = (route: RouteDefinition) => (route.noStore ? NO_STORE_HEADER : {});
+
 export function buildOpenApiDocument(): Record<string, unknown> {
   const components: Record<string, JsonSchema> = {};
   const paths: Record<string, Record<string, unknown>> = {};
@@ -93,13 +99,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     for (const [status, schema] of Object.entries(route.responses)) {
       responses[status] = {
         description: route.summary,
-        headers: RATE_HEADERS,
+        headers: { ...RATE_HEADERS, ...noStoreHeaders(route) },
         content: { "application/json": { schema: schemaOf(schema, "output", components) } },
       };
     }
     for (const status of errorStatuses(route)) {
       responses[status] = {
         description: ERROR_RESPONSES[status],
+        ...(route.noStore ? { headers: NO_STORE_HEADER } : {}),
         content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
       };
     }

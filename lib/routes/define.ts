@@ -15,7 +15,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "kits"] as const;
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "kits", "tasks"] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {
@@ -47,7 +47,12 @@ export interface RouteDefinition {
   /** A documented example request: the body (and query) a client would send. */
   example?: { body?: unknown; query?: Record<string, string> };
   /** Response headers the route sets on success beyond the common ones (e.g. `ETag`). */
-  headers?: readonly ("ETag" | "Location")[];
+  headers?: readonly ("ETag" | "Location" | "Cache-Control")[];
+  /**
+   * Every response of the route, errors included, carries `Cache-Control: no-store` (set by
+   * the request-context middleware): for responses no cache may keep (tasks).
+   */
+  noStore?: boolean;
 }
 
 export const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({

@@ -22,6 +22,9 @@ export const PLATFORM_ENTITIES = [
   "inventorycounters",
   "sequence",
   "itemreference",
+  // Task tallies move with every task write.
+  "tasktally",
+  "taskaccounttally",
   // The feed's own writes: processing them would feed the processor forever.
   "synchead",
   "syncmarker",
@@ -54,6 +57,11 @@ const IGNORED_ENTITIES = new Set<string>([
   // marks the document; stock transfers are not a sync resource (the header check skips them).
   "documentlines",
   "documentpayment",
+  // Tasks are not sync resources (spec part 1, section 4.7; part 2, section 4.6 has reconcile).
+  "task",
+  "tasklink",
+  "taskactivity",
+  "taskreminder",
 ]);
 
 /**

@@ -128,6 +128,16 @@ async function main(): Promise<void> {
     });
     const builtForRemoval: string[] = [];
     for (let i = 0; i < ITERATIONS + 3; i++) builtForRemoval.push((await call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 })).id!);
+    // Tasks: 60 open tasks of the caller (some overdue, some due this week, some with reminders already due).
+    const taskIds: string[] = [];
+    let lastReminder = Date.now();
+    for (let i = 0; i < 60; i++) {
+      const due = i % 3 === 0 ? { due_date: "2020-01-01" } : i % 3 === 1 ? { due_date: new Date().toISOString().slice(0, 10), due_time: "12:00" } : {};
+      lastReminder = Date.now() + 2000;
+      const reminder = i < 45 ? { reminder_at: new Date(lastReminder).toISOString() } : {};
+      taskIds.push((await call("POST", "/tasks", { title: `Bench task ${i}`, time_zone: "Europe/London", ...due, ...reminder }, true)).id!);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReminder - Date.now()) + 50));
 
     const scenarios: [string, () => Promise<unknown>][] = [
       ["listLocations", () => call("GET", "/locations")],
@@ -168,6 +178,13 @@ async function main(): Promise<void> {
       ["listKitBuilds (page of 20)", () => call("GET", `/kits/${kitId}/builds`)],
       ["createKitBuild (10 components + nested automatic kit, with key)", () => call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 }, true)],
       ["deleteKitBuild (10 components)", () => call("DELETE", `/kits/${kitId}/builds/${builtForRemoval.pop()}`)],
+      ["createTask", () => call("POST", "/tasks", { title: `T${counter}`, due_date: "2030-01-01" }, true)],
+      ["getTask", () => call("GET", `/tasks/${taskIds[0]}`)],
+      ["listTasks (page of 40)", () => call("GET", "/tasks")],
+      ["listTasks q= (filtered page)", () => call("GET", "/tasks?q=task%205")],
+      ["getTaskStats (scope mine)", () => call("GET", "/tasks/stats")],
+      ["getTaskStats (scope all)", () => call("GET", "/tasks/stats?scope=all")],
+      ["listTaskReminders (inbox page of 40)", () => call("GET", "/tasks/reminders")],
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);

@@ -223,15 +223,18 @@ describe("infrastructure", () => {
     for (const forbidden of ["dynamodb:Scan", "dynamodb:DeleteTable", "dynamodb:BatchWriteItem", "dynamodb:*", "*"]) expect(actions).not.toContain(forbidden);
   });
 
-  it("keeps the cursor secret out of the environment: the sync function gets its ARN and may read only that secret", () => {
-    const sync = template.findResources("AWS::Lambda::Function")[functionId(template, "SyncFunction")] as Resource;
-    const variables = sync.Properties.Environment.Variables as Record<string, unknown>;
-    expect(variables.SYNC_CURSOR_SECRET).toBeUndefined();
-    expect(variables.SYNC_CURSOR_SECRET_ARN).toEqual({ Ref: expect.stringMatching(/^SyncCursorSecret/) });
+  it("keeps the cursor secret out of the environment: the functions that sign cursors (sync, tasks) get its ARN and may read only that secret", () => {
+    const signers = ["sync", "tasks"] as const;
+    for (const signer of signers) {
+      const fn = template.findResources("AWS::Lambda::Function")[functionId(template, `${pascal(signer)}Function`)] as Resource;
+      const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+      expect(variables.SYNC_CURSOR_SECRET).toBeUndefined();
+      expect(variables.SYNC_CURSOR_SECRET_ARN).toEqual({ Ref: expect.stringMatching(/^SyncCursorSecret/) });
+      const reads = statementsOf(template, `${pascal(signer)}Function`).filter((s) => list(s.Action).includes("secretsmanager:GetSecretValue"));
+      expect(reads.map((s) => s.Resource)).toEqual([variables.SYNC_CURSOR_SECRET_ARN]);
+    }
     expect(JSON.stringify(template.toJSON())).not.toContain("resolve:secretsmanager");
-    const reads = statementsOf(template, "SyncFunction").filter((s) => list(s.Action).includes("secretsmanager:GetSecretValue"));
-    expect(reads.map((s) => s.Resource)).toEqual([variables.SYNC_CURSOR_SECRET_ARN]);
-    for (const group of ENDPOINT_GROUPS.filter((g) => g !== "sync")) {
+    for (const group of ENDPOINT_GROUPS.filter((g) => !(signers as readonly string[]).includes(g))) {
       expect(statementsOf(template, `${pascal(group)}Function`).flatMap((s) => list(s.Action))).not.toContain("secretsmanager:GetSecretValue");
     }
   });

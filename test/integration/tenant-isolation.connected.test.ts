@@ -22,6 +22,8 @@ interface Tenant {
   client: ApiClient;
   ids: Record<string, string>;
   syncCursor: string;
+  /** A next_cursor of the tenant's task list. */
+  taskCursor: string;
 }
 
 /** A's records get names that must never show up in B's responses. */
@@ -64,6 +66,11 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
+  // Tasks: one linked to the customer with a reminder far ahead (so nothing changes by time), one more for a cursor.
+  const task = await post("/tasks", { title: name, description: secret, due_date: "2099-01-01", reminder_at: "2099-01-01T09:00:00Z", record: { type: "customer", id: customer } });
+  await post("/tasks", { title: `${name} 2`, due_date: "2099-01-02" });
+  const taskList = await client.get("/tasks", { limit: 1 });
+  const reminder = (await client.get(`/tasks/${task}`)).body.reminder.id as string;
   return {
     account,
     client,
@@ -90,8 +97,12 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
       kitItem,
       kit,
       build,
+      task,
+      reminder,
+      owner: account.ownerUserId,
     },
     syncCursor,
+    taskCursor: taskList.body.next_cursor as string,
   };
 }
 
@@ -128,8 +139,12 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
       return tenant.ids.kit!;
     case "build_id":
       return tenant.ids.build!;
+    case "operation":
+      return "snooze"; // not an id: the operation of the route's example body
     case "id": {
+      if (route.path.includes("/tasks/reminders/")) return tenant.ids.reminder!;
       const collection = route.path.slice(API_PREFIX.length + 1).split("/")[0]!;
+      if (collection === "tasks") return tenant.ids.task!;
       const kind = { customers: "customer", prospects: "prospect", suppliers: "supplier", items: "item" }[collection];
       if (kind) return tenant.ids[kind]!;
       break;
@@ -143,7 +158,7 @@ function pathWith(route: RouteDefinition, idFor: (param: string) => string): str
 }
 
 /** Query parameters and body fields that reference records, with A's id to try. */
-const FOREIGN_QUERY: Record<string, (a: Tenant) => string> = {
+const FOREIGN_QUERY: Record<string, (a: Tenant, route: RouteDefinition) => string> = {
   parent_id: (a) => a.ids.category!,
   account_record_id: (a) => a.ids.customer!,
   category_id: (a) => a.ids.category!,
@@ -152,8 +167,13 @@ const FOREIGN_QUERY: Record<string, (a: Tenant) => string> = {
   origin_location_id: (a) => a.ids.location!,
   destination_location_id: (a) => a.ids.destination!,
   ids: (a) => a.ids.item!,
-  cursor: (a) => a.syncCursor,
+  cursor: (a, route) => (route.group === "tasks" ? a.taskCursor : a.syncCursor),
+  assignee: (a) => a.ids.owner!,
+  record_id: (a) => a.ids.customer!,
 };
+
+/** Path parameters that name no record (an operation), so no "B's parent with A's child" attempt. */
+const NOT_IDS = new Set(["operation"]);
 
 /** Query that makes a parameterless GET a valid request of its own (the plain attempt). */
 const PLAIN_QUERY: Record<string, Record<string, string>> = {
@@ -171,6 +191,8 @@ const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
   supplier_id: (a) => a.ids.supplier,
   origin_location_id: (a) => a.ids.location,
   destination_location_id: (a) => a.ids.destination,
+  assignee_user_id: (a) => a.ids.owner,
+  record: (a) => ({ type: "customer", id: a.ids.customer }),
 };
 
 /** Document lines with A's item (and A's line ids) in place of the sample's. */
@@ -188,6 +210,8 @@ interface Attempt {
   run: () => Promise<TestResponse & { url?: string; sentBody?: unknown }>;
   /** Lists may answer 200, as long as nothing of A is in them. */
   allowOk: boolean;
+  /** A rejected cursor may be 400 invalid_cursor (task lists) rather than 403 (sync). */
+  cursor?: boolean;
 }
 
 function attemptsFor(route: RouteDefinition): Attempt[] {
@@ -207,8 +231,9 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
   if (params.length > 0) {
     // Every path parameter A's; then, for nested paths, B's own parent with A's child.
     attempts.push({ name: "A's ids in the path", run: send(pathWith(route, (p) => victimIdFor(route, p, victim)), body), allowOk: false });
-    if (params.length > 1) {
-      const last = params[params.length - 1]!;
+    const ids = params.filter((p) => !NOT_IDS.has(p));
+    if (ids.length > 1) {
+      const last = ids[ids.length - 1]!;
       attempts.push({
         name: "B's parent with A's child in the path",
         run: send(pathWith(route, (p) => (p === last ? victimIdFor(route, p, victim) : victimIdFor(route, p, attacker))), body),
@@ -219,7 +244,12 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
   for (const name of Object.keys(route.request.query?.shape ?? {})) {
     const foreign = FOREIGN_QUERY[name];
     if (!foreign) continue;
-    attempts.push({ name: `A's id in query ${name}`, run: send(pathWith(route, (p) => victimIdFor(route, p, attacker)), undefined, { [name]: foreign(victim) }), allowOk: true });
+    attempts.push({
+      name: `A's id in query ${name}`,
+      run: send(pathWith(route, (p) => victimIdFor(route, p, attacker)), undefined, { [name]: foreign(victim, route) }),
+      allowOk: true,
+      cursor: name === "cursor",
+    });
   }
   if (route.request.body) {
     const shape = (route.request.body as unknown as { shape?: Record<string, unknown> }).shape ?? {};
@@ -255,10 +285,10 @@ describe("tenant isolation matrix", () => {
     const attempts = attemptsFor(route);
     for (const attempt of attempts) {
       const response = await attempt.run();
-      const allowed = attempt.allowOk ? [200, 403, 404, 422] : [404, 422];
+      const allowed = attempt.allowOk ? [200, 403, 404, 422, ...(attempt.cursor ? [400] : [])] : [404, 422];
       expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
       if (response.status >= 400) {
-        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch"]).toContain(response.body.error.code);
+        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch", "invalid_cursor"]).toContain(response.body.error.code);
       }
       expect(response.text, `${route.operationId}: ${attempt.name} leaked account A`).not.toContain(SECRET);
       // An error may echo the id the caller sent ("No such customer: <id>"); any other id of A is a leak.

@@ -32,6 +32,8 @@ export function requestContext(options: RequestContextOptions = {}): PipelineMid
       ...response.headers,
       "X-Request-Id": request.internal.requestId,
       ...rateLimitHeaders(request),
+      // Routes that declare `noStore`: on every response, errors and replays included.
+      ...(request.internal.route?.noStore ? { "Cache-Control": "no-store" } : {}),
     };
     if (!config.logRequests) return;
     const usage = currentDbUsage();

@@ -1,0 +1,158 @@
+import { hasPermission, hasScope, type Principal } from "../auth/permissions.js";
+import { RECORD_READ_SCOPES, TASK_RECORD_TYPES, type TaskRecordType } from "./task-rules.js";
+import { readParties } from "../db/parties.js";
+import { readItems } from "../db/items.js";
+import type { TransactionBuilder, TransactionOp } from "../db/transactions.js";
+
+/**
+ * Records a task can link (spec part 2, section 2.6), and the registry that resolves them.
+ *
+ * A task stores its link `{type, id}` with a snapshot of the record (name, number and the
+ * facts access is judged by, such as a party's owner), taken at every write of the task and
+ * refreshed by the stream processor when the record changes. A response shows the preview
+ * `{type, id, name, number}` only when the caller has the read scope of the record's kind and
+ * may currently see the record (judged from the caller's live permissions); otherwise
+ * `{available: false}`, without the former name or id.
+ *
+ * Every kind of the spec is accepted in requests. A kind resolves once its module registers a
+ * resolver here (`registerTaskRecordResolver`); until then its links are stored unresolved and
+ * show `{available: false}`. Customers, prospects, suppliers and items register below;
+ * invoices, estimates, purchase orders, sales orders, stock transfers and kits register from
+ * their own modules when they exist.
+ */
+export { RECORD_READ_SCOPES, TASK_RECORD_TYPES, type TaskRecordType };
+
+/** What a task keeps of a linked record: shown name and number, plus the facts access is judged by. */
+export interface RecordSnapshot {
+  name: string;
+  number: string | number | null;
+  /** The owner or assigned user, for kinds whose visibility depends on it. */
+  ownerUserId?: string;
+}
+
+export interface TaskRecordResolver {
+  /**
+   * The existing records of the account among `ids`, with their snapshots (one batch read).
+   * Records that do not exist (or are of another kind) are absent.
+   */
+  read(accountId: string, ids: readonly string[]): Promise<Map<string, RecordSnapshot>>;
+  /** A condition that the record still exists, for the write that links it (checked at commit). */
+  existsCheck?(tx: TransactionBuilder, accountId: string, id: string): TransactionOp;
+  /** Whether the caller may currently see the record (its live permissions; the scope is checked apart). */
+  canAccess(principal: Principal, snapshot: RecordSnapshot): boolean;
+  /**
+   * For the stream processor: the record a changed table item is, with its new snapshot
+   * (null when the record is gone), or undefined when the item is not a record of this kind
+   * or the change does not touch the snapshot.
+   */
+  changeOf?(
+    entity: string,
+    image: Record<string, unknown>,
+    oldImage: Record<string, unknown> | undefined,
+    removed: boolean,
+  ): { accountId: string; id: string; snapshot: RecordSnapshot | null } | undefined;
+}
+
+const resolvers = new Map<TaskRecordType, TaskRecordResolver>();
+
+/** The extension point: a module makes its kind resolvable (and its previews available). */
+export function registerTaskRecordResolver(type: TaskRecordType, resolver: TaskRecordResolver): void {
+  resolvers.set(type, resolver);
+}
+
+export function resolverOf(type: string): TaskRecordResolver | undefined {
+  return resolvers.get(type as TaskRecordType);
+}
+
+export function registeredRecordTypes(): TaskRecordType[] {
+  return TASK_RECORD_TYPES.filter((type) => resolvers.has(type));
+}
+
+/**
+ * The records among `ids` of one kind that exist AND that the caller may see, with their
+ * snapshots. The caller checks the read scope first. An unregistered kind resolves nothing.
+ */
+export async function resolveRecords(principal: Principal, type: TaskRecordType, ids: readonly string[]): Promise<Map<string, RecordSnapshot>> {
+  const resolver = resolvers.get(type);
+  if (!resolver) return new Map();
+  const found = await resolver.read(principal.accountId, ids);
+  return new Map([...found].filter(([, snapshot]) => resolver.canAccess(principal, snapshot)));
+}
+
+/** The stored link of a task: what it references and what was last seen of it. */
+export interface StoredRecordLink {
+  type: string;
+  id: string;
+  state: "resolved" | "gone" | "unresolved";
+  name?: string;
+  number?: unknown;
+  ownerUserId?: string;
+}
+
+export type RecordPreview = { type: string; id: string; name: string; number: string | number | null } | { available: false };
+
+/** The preview a caller sees of a stored link (null without a link). */
+export function presentRecord(principal: Principal, link: StoredRecordLink | undefined): RecordPreview | null {
+  if (!link) return null;
+  const unavailable = { available: false } as const;
+  const resolver = resolvers.get(link.type as TaskRecordType);
+  if (!resolver || link.state !== "resolved" || link.name === undefined) return unavailable;
+  if (!hasScope(principal, RECORD_READ_SCOPES[link.type as TaskRecordType])) return unavailable;
+  const snapshot: RecordSnapshot = { name: link.name, number: (link.number as string | number | undefined) ?? null, ownerUserId: link.ownerUserId };
+  if (!resolver.canAccess(principal, snapshot)) return unavailable;
+  return { type: link.type, id: link.id, name: snapshot.name, number: snapshot.number };
+}
+
+/** The stored form of a link with a fresh snapshot (null: the record is gone; undefined: no resolver). */
+export function storedLink(type: string, id: string, snapshot: RecordSnapshot | null | undefined): StoredRecordLink {
+  if (snapshot === undefined) return { type, id, state: "unresolved" };
+  if (snapshot === null) return { type, id, state: "gone" };
+  const link: StoredRecordLink = { type, id, state: "resolved", name: snapshot.name, number: snapshot.number ?? undefined };
+  if (snapshot.ownerUserId !== undefined) link.ownerUserId = snapshot.ownerUserId;
+  return link;
+}
+
+// --- The kinds that exist today -------------------------------------------------------------
+
+const PARTY_KINDS = ["customer", "prospect", "supplier"] as const;
+
+for (const kind of PARTY_KINDS) {
+  registerTaskRecordResolver(kind, {
+    async read(accountId, ids) {
+      const parties = await readParties(accountId, ids);
+      return new Map(
+        parties.filter((p) => p.kind === kind).map((p) => [p.partyId, { name: p.name, number: p.number, ownerUserId: p.ownerUserId }] as const),
+      );
+    },
+    existsCheck: (tx, accountId, id) =>
+      tx.entities.party.check({ accountId, partyId: id }).where(({ kind: k }, { eq }) => eq(k, kind)).commit(),
+    // Parties: every record with records.view_all, else the caller's own (lib/domain/parties.ts).
+    canAccess: (principal, snapshot) => hasPermission(principal, "records.view_all") || snapshot.ownerUserId === principal.userId,
+    changeOf(entity, image, oldImage, removed) {
+      if (entity !== "party" || image.kind !== kind) return undefined;
+      const accountId = String(image.accountId);
+      const id = String(image.partyId);
+      if (removed) return { accountId, id, snapshot: null };
+      if (oldImage && oldImage.name === image.name) return undefined;
+      return { accountId, id, snapshot: { name: String(image.name), number: Number(image.number), ownerUserId: String(image.ownerUserId) } };
+    },
+  });
+}
+
+registerTaskRecordResolver("item", {
+  async read(accountId, ids) {
+    const items = await readItems(accountId, ids);
+    return new Map(items.map((item) => [item.itemId, { name: item.name, number: item.number }] as const));
+  },
+  existsCheck: (tx, accountId, id) => tx.entities.item.check({ accountId, itemId: id }).where(({ itemId }, { exists }) => exists(itemId)).commit(),
+  // Items: readable with the inventory-list permission (lib/domain/items.ts).
+  canAccess: (principal) => hasPermission(principal, "inventory.list"),
+  changeOf(entity, image, oldImage, removed) {
+    if (entity !== "item") return undefined;
+    const accountId = String(image.accountId);
+    const id = String(image.itemId);
+    if (removed) return { accountId, id, snapshot: null };
+    if (oldImage && oldImage.name === image.name) return undefined;
+    return { accountId, id, snapshot: { name: String(image.name), number: Number(image.number) } };
+  },
+});
