@@ -1,4 +1,9 @@
-import { hasPermission, hasScope, type Principal } from "../auth/permissions.js";
+import { hasPermission, hasScope, type Permission, type Principal } from "../auth/permissions.js";
+import { readDocumentHeaders } from "../db/documents.js";
+import type { DocumentKind } from "../db/entities/document.js";
+import { readKits } from "../db/kits.js";
+import type { DocumentItem } from "../db/service.js";
+import { canSeeDocument } from "./documents.js";
 import { RECORD_READ_SCOPES, TASK_RECORD_TYPES, type TaskRecordType } from "./task-rules.js";
 import { readParties } from "../db/parties.js";
 import { readItems } from "../db/items.js";
@@ -16,9 +21,7 @@ import type { TransactionBuilder, TransactionOp } from "../db/transactions.js";
  *
  * Every kind of the spec is accepted in requests. A kind resolves once its module registers a
  * resolver here (`registerTaskRecordResolver`); until then its links are stored unresolved and
- * show `{available: false}`. Customers, prospects, suppliers and items register below;
- * invoices, estimates, purchase orders, sales orders, stock transfers and kits register from
- * their own modules when they exist.
+ * show `{available: false}`. Every kind of the spec registers below.
  */
 export { RECORD_READ_SCOPES, TASK_RECORD_TYPES, type TaskRecordType };
 
@@ -154,5 +157,67 @@ registerTaskRecordResolver("item", {
     if (removed) return { accountId, id, snapshot: null };
     if (oldImage && oldImage.name === image.name) return undefined;
     return { accountId, id, snapshot: { name: String(image.name), number: Number(image.number) } };
+  },
+});
+
+// Documents: previews show the document's name (else its counterparty, else its kind and
+// number) and number; access follows the kind's list permission and the assigned-user boundary
+// (stock transfers: account-wide, with the inventory-management permission).
+const DOCUMENT_TYPES = {
+  purchase_order: { permission: "purchase_orders.list", label: "Purchase order" },
+  stock_transfer: { permission: "inventory.manage", label: "Stock transfer" },
+  estimate: { permission: "estimates.list", label: "Estimate" },
+  sales_order: { permission: "sales_orders.list", label: "Sales order" },
+  invoice: { permission: "invoices.list", label: "Invoice" },
+} as const satisfies Record<DocumentKind, { permission: Permission; label: string }>;
+
+const documentSnapshot = (header: Pick<DocumentItem, "kind" | "name" | "partyName" | "number" | "assignedUserId">): RecordSnapshot => ({
+  name: header.name ?? header.partyName ?? `${DOCUMENT_TYPES[header.kind].label} ${header.number}`,
+  number: header.number,
+  ownerUserId: header.assignedUserId,
+});
+
+for (const kind of Object.keys(DOCUMENT_TYPES) as DocumentKind[]) {
+  registerTaskRecordResolver(kind, {
+    async read(accountId, ids) {
+      const headers = await readDocumentHeaders(accountId, ids);
+      return new Map(headers.filter((h) => h.kind === kind).map((h) => [h.documentId, documentSnapshot(h)] as const));
+    },
+    existsCheck: (tx, accountId, id) => tx.entities.document.check({ accountId, documentId: id }).where(({ kind: k }, { eq }) => eq(k, kind)).commit(),
+    canAccess: (principal, snapshot) =>
+      hasPermission(principal, DOCUMENT_TYPES[kind].permission) && canSeeDocument(principal, { kind, assignedUserId: snapshot.ownerUserId ?? "" }),
+    changeOf(entity, image, oldImage, removed) {
+      if (entity !== "document" || image.kind !== kind) return undefined;
+      const accountId = String(image.accountId);
+      const id = String(image.documentId);
+      if (removed) return { accountId, id, snapshot: null };
+      const next = documentSnapshot(image as unknown as DocumentItem);
+      if (oldImage) {
+        const before = documentSnapshot(oldImage as unknown as DocumentItem);
+        if (before.name === next.name && before.ownerUserId === next.ownerUserId) return undefined;
+      }
+      return { accountId, id, snapshot: next };
+    },
+  });
+}
+
+// Kits: the assembled item's name and the kit number (refreshed on the task's next write when
+// the item is renamed); readable with the inventory-list permission.
+registerTaskRecordResolver("kit", {
+  async read(accountId, ids) {
+    const kits = await readKits(accountId, ids);
+    const items = new Map((await readItems(accountId, kits.map((k) => k.itemId))).map((item) => [item.itemId, item]));
+    return new Map(
+      kits.flatMap((kit) => {
+        const item = items.get(kit.itemId);
+        return item ? [[kit.kitId, { name: item.name, number: kit.number }] as const] : [];
+      }),
+    );
+  },
+  existsCheck: (tx, accountId, id) => tx.entities.kit.check({ accountId, kitId: id }).where(({ kitId }, { exists }) => exists(kitId)).commit(),
+  canAccess: (principal) => hasPermission(principal, "inventory.list"),
+  changeOf(entity, image, _oldImage, removed) {
+    if (entity !== "kit" || !removed) return undefined;
+    return { accountId: String(image.accountId), id: String(image.kitId), snapshot: null };
   },
 });

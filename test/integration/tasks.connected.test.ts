@@ -382,10 +382,20 @@ describe("linked records", () => {
     expect((await api().withKey(manager.key).get(`/tasks/${task.id}`)).body.record.name).toBe("Staff's own customer");
   });
 
-  it("kinds without a resolver yet (documents, kits) are accepted and shown {available: false}", async () => {
+  it("links documents and kits: previews follow the kind's permission and assignee boundary; unknown ids are 422", async () => {
+    const location = (await owner.post("/locations", { name: "Linked Location", short_name: "LL" }, { idempotencyKey: idempotencyKey() })).body.id;
+    const other = (await owner.post("/locations", { name: "Other Location", short_name: "OL" }, { idempotencyKey: idempotencyKey() })).body.id;
+    await owner.post(`/items/${item}/adjustments`, { location_id: location, quantity: 5 });
+    const order = (await owner.post("/purchase-orders", { supplier_id: supplier, location_id: location, name: "Restock order", lines: [{ item_id: item, quantity: 1 }] })).body;
+    const transfer = (await owner.post("/stock-transfers", { origin_location_id: location, destination_location_id: other, lines: [{ item_id: item, quantity: 1 }] })).body;
+    const onOrder = await newTask(owner, { title: "about an order", record: { type: "purchase_order", id: order.id } });
+    expect(onOrder.record).toEqual({ type: "purchase_order", id: order.id, name: "Restock order", number: order.purchase_order_number });
+    const onTransfer = await newTask(owner, { title: "about a transfer", record: { type: "stock_transfer", id: transfer.id } });
+    expect(onTransfer.record).toEqual({ type: "stock_transfer", id: transfer.id, name: `Stock transfer ${transfer.stock_transfer_number}`, number: transfer.stock_transfer_number });
+    // The staff user (tasks.manage_all, no purchase-order permission, not its assignee) sees the tasks, not the order.
+    expect((await api().withKey(staff.key).get(`/tasks/${onOrder.id}`)).body.record).toEqual({ available: false });
     for (const type of ["invoice", "estimate", "purchase_order", "sales_order", "stock_transfer", "kit"]) {
-      const task = await newTask(owner, { title: `about a ${type}`, record: { type, id: randomUUID() } });
-      expect(task.record, type).toEqual({ available: false });
+      expectValidation(await createTask(owner, { title: `about a ${type}`, record: { type, id: randomUUID() } }), "record.id");
     }
   });
 
