@@ -2,7 +2,7 @@ import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import { newDbUsage, withDbUsage } from "../db/metrics.js";
 import { routeKey, type RouteDefinition } from "../routes/define.js";
-import { errors } from "../core/errors.js";
+import { errors, type ApiError } from "../core/errors.js";
 import { authentication } from "./middlewares/authentication.js";
 import { errorHandler } from "./middlewares/error-handler.js";
 import { idempotency } from "./middlewares/idempotency.js";
@@ -13,13 +13,16 @@ import { requireScopes } from "./middlewares/scopes.js";
 import { validateRequest } from "./middlewares/validate-request.js";
 import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, RouteHandler } from "./types.js";
 
-/** Resolves the route from API Gateway's route key; `$default` and unknown keys are 404. */
-function resolveRoute(routes: readonly RouteDefinition[]): PipelineMiddleware {
+/** What a request that matches no route of the group gets (default: 404 `route_not_found`). */
+export type UnmatchedRequest = (method: string, path: string) => ApiError;
+
+/** Resolves the route from API Gateway's route key; `$default` and unknown keys are `unmatched`. */
+function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRequest): PipelineMiddleware {
   const byKey = new Map(routes.map((r) => [routeKey(r), r]));
   const resolveRouteBefore = (request: PipelineRequest): void => {
     const route = byKey.get(request.event.routeKey);
     if (!route) {
-      throw errors.routeNotFound(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
+      throw unmatched(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
     }
     request.internal.route = route;
   };
@@ -34,7 +37,11 @@ const DEADLINE_MARGIN_MS = 3000;
  * section 3) around a dispatcher that calls the group's route handler by `operationId`.
  * Throws at import time when a route of the group has no implementation.
  */
-export function createApiHandler(routes: readonly RouteDefinition[], implementations: Record<string, RouteHandler>) {
+export function createApiHandler(
+  routes: readonly RouteDefinition[],
+  implementations: Record<string, RouteHandler>,
+  options: { unmatched?: UnmatchedRequest } = {},
+) {
   for (const route of routes) {
     if (!implementations[route.operationId]) throw new Error(`Route ${route.operationId} of ${route.group} has no handler.`);
   }
@@ -58,7 +65,7 @@ export function createApiHandler(routes: readonly RouteDefinition[], implementat
     return {
       statusCode: response.statusCode,
       headers: { "Content-Type": "application/json", ...response.headers },
-      body: JSON.stringify(response.body),
+      body: response.raw ? String(response.body) : JSON.stringify(response.body),
     };
   };
 
@@ -69,7 +76,7 @@ export function createApiHandler(routes: readonly RouteDefinition[], implementat
     .use([
       requestContext(),
       errorHandler(),
-      resolveRoute(routes),
+      resolveRoute(routes, options.unmatched ?? errors.routeNotFound),
       authentication(),
       requireScopes(),
       rateLimit(),
