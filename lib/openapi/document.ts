@@ -92,6 +92,8 @@ function parameters(route: RouteDefinition, components: Record<string, JsonSchem
         required: location === "path" || !(field as z.ZodType).safeParse(undefined).success,
       };
       if (typeof description === "string") parameter.description = description;
+      const example = location === "query" ? route.example?.query?.[name] : undefined;
+      if (example !== undefined) parameter.example = example;
       if (documented?.explode === false) Object.assign(parameter, { style: "form", explode: false });
       parameter.schema = documented ? documented.schema : rest;
       list.push(parameter);

@@ -15,6 +15,7 @@ export const syncRoutes: RouteDefinition[] = [
     scopes: [],
     idempotency: "none",
     request: { query: syncQuery },
+    example: { query: { start: "now", resources: "item" } },
     errors: {
       400: ["invalid_query_parameter", "sync_cursor_invalid"],
       403: ["sync_permission_denied", "sync_cursor_owner_mismatch"],
