@@ -12,6 +12,7 @@ import { useApiServer } from "../support/api.js";
  * outside this machine's API (no CDN, no fonts, no telemetry), under the page's CSP.
  * Chromium is required: `.ci/run` installs it; without it this test fails (never skips).
  */
+type PageGlobals = { document: { body: { innerText: string } } };
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const api = useApiServer();
 
@@ -50,9 +51,11 @@ describe("GET /api/v3/docs in Chromium", () => {
     expect(response?.status()).toBe(200);
     const summaries = ["List active locations ordered by name", "Create an item category", "Incremental change feed", "Delete a customer that has no documents"];
     for (const summary of summaries) expect(ROUTES.some((r) => r.summary === summary), summary).toBe(true);
-    await page.waitForFunction((texts) => texts.every((text) => document.body.innerText.includes(text)), summaries, { timeout: 30_000 });
+    // Runs in the page (no DOM types here): the rendered text contains every summary.
+    const shown = (texts: string[]) => texts.every((text) => (globalThis as unknown as PageGlobals).document.body.innerText.includes(text));
+    await page.waitForFunction(shown, summaries, { timeout: 30_000 });
     // Error codes of an operation are rendered too (its 409 response lists the sync codes).
-    await page.waitForFunction(() => document.body.innerText.includes("sync_full_refresh_required"), undefined, { timeout: 10_000 });
+    await page.waitForFunction(shown, ["sync_full_refresh_required"], { timeout: 10_000 });
 
     const base = new URL(api().baseUrl);
     const outside = requested.filter((url) => !url.startsWith("data:") && new URL(url).host !== base.host);
