@@ -1,5 +1,6 @@
 import { parseApiKey } from "../../auth/api-keys.js";
 import { isPermission, type Permission, type Principal } from "../../auth/permissions.js";
+import { readUser, touchApiKey } from "../../db/auth-store.js";
 import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 import { RATE_WINDOW_SECONDS } from "./rate-limit.js";
@@ -11,14 +12,6 @@ import { RATE_WINDOW_SECONDS } from "./rate-limit.js";
  * `authentication_required` with `WWW-Authenticate: Bearer`. Nothing is cached, so a
  * revocation or a user change takes effect on the next request.
  */
-/**
- * The key and user store (the database layer: ElectroDB and the AWS SDK), loaded by the first
- * request that needs it, not at import: a function whose routes are all public (platform)
- * never loads it.
- */
-let store: Promise<typeof import("../../db/auth-store.js")> | undefined;
-const authStore = () => (store ??= import("../../db/auth-store.js"));
-
 export function authentication(): PipelineMiddleware {
   const authenticationBefore = async (request: PipelineRequest): Promise<void> => {
     if (request.internal.route?.authenticated === false) return;
@@ -28,7 +21,6 @@ export function authentication(): PipelineMiddleware {
     const parsed = match ? parseApiKey(match[1]!) : undefined;
     if (!parsed) throw errors.authenticationRequired("The API key is malformed.");
 
-    const { readUser, touchApiKey } = await authStore();
     const nowMs = Date.now();
     const window = Math.floor(nowMs / 1000 / RATE_WINDOW_SECONDS);
     const key = await touchApiKey(parsed.accountId, parsed.keyHash, window);

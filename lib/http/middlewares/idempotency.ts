@@ -1,3 +1,4 @@
+import { readStoredOutcome, storeOutcome } from "../../db/idempotency.js";
 import { ApiError, errors } from "../../core/errors.js";
 import {
   IdempotencyConflictError,
@@ -19,10 +20,6 @@ import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.j
  * `idempotency_key_reused` (different data) or `idempotency_in_progress` (not yet stored).
  * Requests rejected before the handler ran store nothing.
  */
-/** The outcome store, loaded by the first request that stores or replays an outcome (see authentication). */
-let store: Promise<typeof import("../../db/idempotency.js")> | undefined;
-const outcomeStore = () => (store ??= import("../../db/idempotency.js"));
-
 export function idempotency(): PipelineMiddleware {
   const idempotencyBefore = (request: PipelineRequest): void => {
     const { route, principal } = request.internal;
@@ -73,7 +70,6 @@ export function idempotency(): PipelineMiddleware {
 }
 
 async function storeOrReplay(request: PipelineRequest, context: IdempotencyContext, result: HttpResult): Promise<void> {
-  const { storeOutcome } = await outcomeStore();
   const stored = await storeOutcome(
     { context, statusCode: result.statusCode, headers: storedHeaders(result.headers) },
     JSON.parse(String(result.body ?? "null")),
@@ -84,7 +80,6 @@ async function storeOrReplay(request: PipelineRequest, context: IdempotencyConte
 /** Replaces the response with the stored outcome, or with the right 409. */
 async function replayOrReject(request: PipelineRequest, context: IdempotencyContext): Promise<void> {
   context.stored = true; // whatever happens now, this request stores nothing more
-  const { readStoredOutcome } = await outcomeStore();
   const record = await readStoredOutcome(context);
   let error: ApiError | undefined;
   if (!record) error = errors.idempotencyInProgress();
