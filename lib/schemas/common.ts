@@ -1,5 +1,8 @@
 import { Decimal } from "decimal.js";
 import * as z from "zod";
+import { documentedAs } from "./documented.js";
+
+export { QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented.js";
 
 /**
  * Shared zod building blocks; the same schemas validate requests and document the API, so
@@ -87,22 +90,6 @@ export function quantityInput(options: { min?: number; positive?: boolean; nonZe
 }
 
 const integerText = z.string().regex(/^[-+]?\d{1,9}$/, "must be an integer");
-
-/**
- * How a query parameter is documented when its text is validated by a schema that cannot
- * show its meaning (query values arrive as text): the OpenAPI generator shows `schema` (and
- * `explode: false` for comma-separated lists) instead of the validating schema. Runtime
- * validation is unchanged.
- */
-export interface DocumentedParameter {
-  schema: Record<string, unknown>;
-  /** Comma-separated list (`style: form, explode: false`). */
-  explode?: false;
-}
-export const documentedAs = (parameter: DocumentedParameter) => ({ "x-parameter": parameter });
-
-/** A query id: a UUID (an id that is not one is 422 invalid_query_parameter naming it, checked where it is used). */
-export const QUERY_UUID = { type: "string", format: "uuid" } as const;
 
 /** A query integer as the text pattern accepts it (at most 9 digits, optional sign). */
 const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999_999_999, maximum: 999_999_999, default: defaultValue });

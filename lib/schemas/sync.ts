@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { SYNC_RESOURCES } from "../sync/classify.js";
-import { documentedAs, uuid } from "./common.js";
+import { documentedAs } from "./documented.js";
 
 /**
  * `GET /sync` (spec part 1, sections 2.7 and 4.7). The parameters are checked by the sync
@@ -46,7 +46,7 @@ export const syncPage = z
   .object({
     object: z.literal("sync_page"),
     resources: resourceList,
-    changes: z.array(z.object({ resource: z.enum(SYNC_RESOURCES), id: uuid, operation: z.enum(["upsert", "delete"]) })),
+    changes: z.array(z.object({ resource: z.enum(SYNC_RESOURCES), id: z.uuid(), operation: z.enum(["upsert", "delete"]) })),
     has_more: z.boolean(),
     next_cursor: z.string(),
   })
