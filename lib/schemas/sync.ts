@@ -26,8 +26,8 @@ export const syncQuery = z
     }),
     cursor: z.string().optional().meta({ description: "A cursor or next_cursor from a previous response.", ...documentedAs({ schema: { type: "string", minLength: 1 } }) }),
     resources: z.string().optional().meta({
-      description: `Comma-separated from ${SYNC_RESOURCES.join(", ")}; required with start or since, refused with cursor (the cursor keeps the selection).`,
-      ...documentedAs({ schema: { type: "array", items: { type: "string", enum: [...SYNC_RESOURCES] }, minItems: 1, uniqueItems: true }, explode: false }),
+      description: `Comma-separated from ${SYNC_RESOURCES.join(", ")} (a repeated name counts once); required with start or since, refused with cursor (the cursor keeps the selection).`,
+      ...documentedAs({ schema: { type: "array", items: { type: "string", enum: [...SYNC_RESOURCES] }, minItems: 1 }, explode: false }),
     }),
     limit: z.string().optional().meta({
       description: "Markers examined per page (a page may hold fewer matching changes, or none); outside 1-500 is 400.",
