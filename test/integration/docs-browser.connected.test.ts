@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../../lib/routes/index.js";
 import { useApiServer } from "../support/api.js";
 
@@ -16,10 +16,11 @@ type PageGlobals = { document: { body: { innerText: string } } };
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const api = useApiServer();
 
-let context: BrowserContext;
-let profile: string;
+let context: BrowserContext | undefined;
+let profile: string | undefined;
 
-beforeAll(async () => {
+/** A fresh profile each run; fails (never skips) without Chromium. */
+async function launch(): Promise<BrowserContext> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium is required for the HTML reference test and was not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
   }
@@ -29,7 +30,8 @@ beforeAll(async () => {
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
-}, 60_000);
+  return context;
+}
 
 afterAll(async () => {
   await context?.close();
@@ -38,7 +40,8 @@ afterAll(async () => {
 
 describe("GET /api/v3/docs in Chromium", () => {
   it("renders the operations, with every request to the API itself and no CSP violation", async () => {
-    const page = context.pages()[0] ?? (await context.newPage());
+    const browser = await launch();
+    const page = browser.pages()[0] ?? (await browser.newPage());
     const requested: string[] = [];
     const problems: string[] = [];
     page.on("request", (request) => requested.push(request.url()));
