@@ -23,6 +23,7 @@ import { ENDPOINT_GROUPS, ROUTES, routesOfGroup, type EndpointGroup } from "../l
 import { GLOBAL_INDEXES, TABLE_KEYS } from "../lib/db/table.js";
 import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../lib/sync/classify.js";
 import { STREAM_PROCESSOR_ACCESS, tableAccessOf, type TableAccess } from "./permissions.js";
+import { ESBUILD_OPTIONS, lambdaBundling } from "./bundling.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -158,7 +159,7 @@ export class InventoryApiStack extends Stack {
     };
 
     /** A function with its own role (only what `access` says, plus its own log group) and log group. */
-    const makeFunction = (name: string, entry: string, memorySize: number, timeout: Duration, access: TableAccess | undefined): NodejsFunction => {
+    const makeFunction = (name: string, group: string, memorySize: number, timeout: Duration, access: TableAccess | undefined): NodejsFunction => {
       const logGroup = new LogGroup(this, `${name}LogGroup`, { retention, removalPolicy: logRemoval });
       const role = new Role(this, `${name}Role`, {
         assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
@@ -171,7 +172,7 @@ export class InventoryApiStack extends Stack {
         role.addToPolicy(new PolicyStatement({ actions: access.indexes, resources: indexArns }));
       }
       return new NodejsFunction(this, name, {
-        entry: join(root, entry),
+        entry: join(root, "functions", group, "handler.ts"),
         handler: "handler",
         projectRoot: root,
         depsLockFilePath: join(root, "package-lock.json"),
@@ -183,27 +184,14 @@ export class InventoryApiStack extends Stack {
         logGroup,
         environment,
         loggingFormat: LoggingFormat.JSON,
-        bundling: {
-          format: OutputFormat.ESM,
-          target: "node22",
-          minify: true,
-          // No source maps: --enable-source-maps slows every cold start; stack traces name the
-          // bundle's minified functions, and the request log line carries the request id.
-          sourceMap: false,
-          forceDockerBundling: false,
-          // ElectroDB is CommonJS: give the ESM bundle a require().
-          banner: "import{createRequire}from'module';const require=createRequire(import.meta.url);",
-          mainFields: ["module", "main"],
-          // Bundle the AWS SDK too: one self-contained file imports about 3x faster than
-          // resolving the runtime's SDK, and pins the SDK version we test against.
-          externalModules: [],
-        },
+        // The shared options (infra/bundling.ts): the bundles `npm run bench:bundles` measures.
+        bundling: { ...lambdaBundling(group), format: ESBUILD_OPTIONS.format === "esm" ? OutputFormat.ESM : OutputFormat.CJS },
       });
     };
 
     this.functions = {} as Record<EndpointGroup, NodejsFunction>;
     for (const group of ENDPOINT_GROUPS) {
-      const fn = makeFunction(`${pascal(group)}Function`, `functions/${group}/handler.ts`, 1024, Duration.seconds(29), tableAccessOf(routesOfGroup(group)));
+      const fn = makeFunction(`${pascal(group)}Function`, group, 1024, Duration.seconds(29), tableAccessOf(routesOfGroup(group)));
       reserve(fn, apiConcurrency);
       this.functions[group] = fn;
     }
@@ -312,7 +300,7 @@ export class InventoryApiStack extends Stack {
       },
     ]);
 
-    this.streamProcessor = makeFunction("StreamProcessorFunction", "functions/stream-processor/handler.ts", 512, Duration.minutes(1), STREAM_PROCESSOR_ACCESS);
+    this.streamProcessor = makeFunction("StreamProcessorFunction", "stream-processor", 512, Duration.minutes(1), STREAM_PROCESSOR_ACCESS);
     reserve(this.streamProcessor, streamConcurrency);
     this.streamProcessor.addEventSource(
       new DynamoEventSource(this.table, {

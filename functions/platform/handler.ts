@@ -1,14 +1,46 @@
-import { createApiHandler } from "../../lib/http/api-handler.js";
+import { createPublicHandler } from "../../lib/http/public-handler.js";
 import { platformRoutes } from "../../lib/routes/platform.js";
-import { ok } from "../../lib/http/responses.js";
-import { buildOpenApiDocument } from "../../lib/openapi/document.js";
-
-let document: unknown;
+import { API_PREFIX } from "../../lib/routes/define.js";
+import { document, ok } from "../../lib/http/responses.js";
+import { errors } from "../../lib/core/errors.js";
+import { REFERENCE_CSP, referencePage, rendererScript } from "../../lib/openapi/reference.js";
 
 /**
- * Endpoint group `platform`: the public OpenAPI document, and API Gateway's `$default` route
- * (every unknown method and path), which the pipeline answers with 404 `route_not_found`.
+ * The whole route table and the OpenAPI document (every group's zod schemas) are loaded by
+ * the first request that needs them, not at import: most requests here (the index, the HTML
+ * reference, its script) need neither.
  */
-export const handler = createApiHandler(platformRoutes, {
-  getOpenApiDocument: async () => ok((document ??= buildOpenApiDocument())),
-});
+let openApi: Promise<unknown> | undefined;
+const openApiDocument = () => (openApi ??= import("../../lib/openapi/document.js").then((m) => m.buildOpenApiDocument()));
+
+/**
+ * Endpoint group `platform`: the API's public documents, and API Gateway's `$default` route:
+ * a path no route has is 404 `route_not_found`, a known path with another method is 405
+ * `method_not_allowed` with `Allow`. All public: its pipeline never reads the table.
+ */
+export const handler = createPublicHandler(
+  platformRoutes,
+  {
+    getApiIndex: async () => ok({ object: "api", version: "v3", links: { openapi: `${API_PREFIX}/openapi.json`, docs: `${API_PREFIX}/docs` } }),
+    getOpenApiDocument: async () => ok(await openApiDocument()),
+    getApiReference: async () =>
+      document(referencePage(), "text/html; charset=utf-8", {
+        "Content-Security-Policy": REFERENCE_CSP,
+        "Cache-Control": "no-cache",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+      }),
+    getApiReferenceScript: async () =>
+      document(await rendererScript(), "text/javascript; charset=utf-8", {
+        "Cache-Control": "public, max-age=86400",
+        "X-Content-Type-Options": "nosniff",
+      }),
+  },
+  {
+    unmatched: async (method, path) => {
+      const { methodsAtPath } = await import("../../lib/routes/index.js");
+      const allowed = methodsAtPath(path);
+      return allowed.length > 0 && !(allowed as string[]).includes(method) ? errors.methodNotAllowed(method, path, allowed) : errors.routeNotFound(method, path);
+    },
+  },
+);

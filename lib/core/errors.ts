@@ -67,6 +67,11 @@ export const errors = {
     invalid(404, "resource_missing", id ? `No such ${what}: ${id}.` : `No such ${what}.`),
   routeNotFound: (method: string, path: string) =>
     invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}.`),
+  /** A known path with a method it does not have; `Allow` lists the methods it has. */
+  methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
+    invalid(405, "method_not_allowed", `${method} is not allowed on ${path}; it accepts ${allowed.join(", ")}.`, {
+      headers: { Allow: allowed.join(", ") },
+    }),
   invalidJson: (message = "The request body is not valid JSON.") => invalid(400, "invalid_json", message),
   unsupportedMediaType: () =>
     invalid(415, "unsupported_media_type", "Send the request body as JSON with Content-Type: application/json."),

@@ -20,6 +20,7 @@ import { checkReferences, referenceDetail, referenceDetails, type Reference } fr
 import { RETRY, retrying } from "../db/retry.js";
 import type { ItemCategoryItem, ItemRecord, ItemVariationItem, StockHistoryItem, StockRowItem } from "../db/service.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
+import { ledgerEntryUuid } from "../core/uuid.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../schemas/items.js";
@@ -436,9 +437,10 @@ export async function listVariations(principal: Principal, itemId: string, url: 
   return pageOfAll(url, page, tree.variations.map((v) => presentVariation(principal, v, tree.rows, include === "locations")));
 }
 
+/** An adjustment: one ledger history entry; its id is the entry's public UUID (`ledgerEntryUuid`). */
 export function presentAdjustment(entry: StockHistoryItem) {
   return {
-    id: entry.entryId,
+    id: ledgerEntryUuid(entry.entryId),
     object: "inventory_adjustment" as const,
     item_id: entry.itemId,
     item_variation_id: entry.variationId,

@@ -1,90 +1,22 @@
-import middy from "@middy/core";
-import type { Context } from "aws-lambda";
-import { newDbUsage, withDbUsage } from "../db/metrics.js";
-import { routeKey, type RouteDefinition } from "../routes/define.js";
-import { errors } from "../core/errors.js";
+import type { RouteDefinition } from "../routes/define.js";
 import { authentication } from "./middlewares/authentication.js";
-import { errorHandler } from "./middlewares/error-handler.js";
 import { idempotency } from "./middlewares/idempotency.js";
-import { jsonBody } from "./middlewares/json-body.js";
-import { rateLimit } from "./middlewares/rate-limit.js";
-import { requestContext } from "./middlewares/request-context.js";
 import { requireScopes } from "./middlewares/scopes.js";
-import { validateRequest } from "./middlewares/validate-request.js";
-import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, RouteHandler } from "./types.js";
+import { buildHandler, type UnmatchedRequest } from "./pipeline.js";
+import type { RouteHandler } from "./types.js";
 
-/** Resolves the route from API Gateway's route key; `$default` and unknown keys are 404. */
-function resolveRoute(routes: readonly RouteDefinition[]): PipelineMiddleware {
-  const byKey = new Map(routes.map((r) => [routeKey(r), r]));
-  const resolveRouteBefore = (request: PipelineRequest): void => {
-    const route = byKey.get(request.event.routeKey);
-    if (!route) {
-      throw errors.routeNotFound(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
-    }
-    request.internal.route = route;
-  };
-  return { before: resolveRouteBefore };
-}
-
-/** Retrying writes give up this long before the Lambda's deadline, leaving time to answer. */
-const DEADLINE_MARGIN_MS = 3000;
+export type { UnmatchedRequest } from "./pipeline.js";
 
 /**
- * Builds the Lambda handler of one endpoint group (its own routes only): the full request pipeline (architecture
- * section 3) around a dispatcher that calls the group's route handler by `operationId`.
- * Throws at import time when a route of the group has no implementation.
+ * Builds the Lambda handler of one endpoint group (its own routes only): the full request
+ * pipeline (architecture section 3): request context, error handler, routing, authentication,
+ * scopes, rate limit, JSON body, validation, idempotency, then the group's route handler by
+ * `operationId`. Throws at import time when a route of the group has no implementation.
  */
-export function createApiHandler(routes: readonly RouteDefinition[], implementations: Record<string, RouteHandler>) {
-  for (const route of routes) {
-    if (!implementations[route.operationId]) throw new Error(`Route ${route.operationId} of ${route.group} has no handler.`);
-  }
-
-  const dispatch = async (event: HttpEvent, _context: Context, request: PipelineRequest): Promise<HttpResult> => {
-    const state = request.internal;
-    const route = state.route!;
-    const implementation = implementations[route.operationId]!;
-    const input = state.input ?? { path: {}, query: {}, body: undefined };
-    const apiRequest: ApiRequest = {
-      principal: state.principal!,
-      params: input.path as Record<string, string>,
-      query: input.query,
-      body: input.body,
-      path: event.rawPath,
-      headers: event.headers ?? {},
-      completion: (statusCode) => (state.idempotency ? { context: state.idempotency, statusCode } : undefined),
-    };
-    state.handlerStarted = true;
-    const response = await implementation(apiRequest);
-    return {
-      statusCode: response.statusCode,
-      headers: { "Content-Type": "application/json", ...response.headers },
-      body: JSON.stringify(response.body),
-    };
-  };
-
-  // The dispatcher needs the pipeline state; events are unique per invocation, so the
-  // request is found by its event (safe when one process serves concurrent requests).
-  const requests = new WeakMap<object, PipelineRequest>();
-  const pipeline = middy<HttpEvent, HttpResult, Error, Context, PipelineRequest["internal"]>()
-    .use([
-      requestContext(),
-      errorHandler(),
-      resolveRoute(routes),
-      authentication(),
-      requireScopes(),
-      rateLimit(),
-      jsonBody(),
-      validateRequest(),
-      idempotency(),
-    ])
-    .before((request) => {
-      requests.set(request.event, request);
-    })
-    .handler(async (event: HttpEvent, context: Context) => dispatch(event, context, requests.get(event)!));
-
-  return (event: HttpEvent, context: Context): Promise<HttpResult> => {
-    const remaining = context?.getRemainingTimeInMillis?.();
-    const deadline = remaining === undefined ? undefined : Date.now() + remaining - DEADLINE_MARGIN_MS;
-    return withDbUsage(newDbUsage(deadline), () => pipeline(event, context) as Promise<HttpResult>);
-  };
+export function createApiHandler(
+  routes: readonly RouteDefinition[],
+  implementations: Record<string, RouteHandler>,
+  options: { unmatched?: UnmatchedRequest } = {},
+) {
+  return buildHandler(routes, implementations, { beforeRateLimit: [authentication(), requireScopes()], afterValidation: [idempotency()] }, options);
 }

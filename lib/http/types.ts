@@ -58,6 +58,8 @@ export interface ApiResponse {
   statusCode: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** The body is a string sent as it is, with the `Content-Type` in `headers` (not JSON). */
+  raw?: boolean;
 }
 
 export type RouteHandler = (request: ApiRequest<any, any, any>) => Promise<ApiResponse>;

@@ -21,6 +21,7 @@ export const contactRoutes: RouteDefinition[] = [
     scopes: ["contacts:read"],
     idempotency: "none",
     request: { query: contactListQuery },
+    errors: { 403: ["permission_denied"], 422: ["invalid_query_parameter"] },
     responses: { 200: contactList },
   }),
   route({

@@ -47,12 +47,14 @@ export interface RouteDefinition {
   /** A documented example request: the body (and query) a client would send. */
   example?: { body?: unknown; query?: Record<string, string> };
   /** Response headers the route sets on success beyond the common ones (e.g. `ETag`). */
-  headers?: readonly ("ETag" | "Location" | "Cache-Control")[];
+  headers?: readonly ("ETag" | "Location" | "Content-Security-Policy" | "Cache-Control")[];
   /**
    * Every response of the route, errors included, carries `Cache-Control: no-store` (set by
    * the request-context middleware): for responses no cache may keep (tasks).
    */
   noStore?: boolean;
+  /** Media type of the success responses when not `application/json` (e.g. the HTML reference). */
+  produces?: "text/html; charset=utf-8" | "text/javascript; charset=utf-8";
 }
 
 export const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({

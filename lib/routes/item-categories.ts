@@ -19,6 +19,7 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     scopes: ["items:read"],
     idempotency: "none",
     request: { query: itemCategoryListQuery },
+    errors: { 422: ["invalid_query_parameter"] },
     responses: { 200: itemCategoryList },
   }),
   route({
@@ -42,6 +43,7 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { body: itemCategoryCreateBody },
+    errors: { 403: ["permission_denied"] },
     example: {
       body: {
         name: "Electronics",
@@ -62,6 +64,7 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { path: itemCategoryPath, body: itemCategoryUpdateBody },
+    errors: { 403: ["permission_denied"] },
     example: { body: { name: "Consumer Electronics" } },
     responses: { 200: itemCategoryResource },
   }),

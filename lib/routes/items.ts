@@ -29,6 +29,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:read"],
     idempotency: "none",
     request: { query: itemListQuery },
+    errors: { 403: ["permission_denied"], 422: ["invalid_query_parameter"] },
     responses: { 200: itemList },
   }),
   route({
@@ -41,6 +42,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { body: itemCreateBody },
+    errors: { 403: ["permission_denied"] },
     example: { body: { name: "USB-C Cable 2m", sku: "CAB-USBC-2M", price: "12.5000", threshold: 10 } },
     responses: { 201: itemResource },
   }),
@@ -53,6 +55,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:read"],
     idempotency: "none",
     request: { path: itemPath },
+    errors: { 403: ["permission_denied"] },
     responses: { 200: itemResource },
   }),
   route({
@@ -64,6 +67,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { path: itemPath, body: itemUpdateBody },
+    errors: { 403: ["permission_denied"] },
     example: { body: { price: "11.9900" } },
     responses: { 200: itemResource },
   }),
@@ -77,6 +81,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "none",
     request: { path: itemPath },
+    errors: { 403: ["permission_denied"], 422: ["validation_failed"] },
     responses: { 200: deletedItem },
   }),
   route({
@@ -88,6 +93,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:read"],
     idempotency: "none",
     request: { path: itemPath, query: variationListQuery },
+    errors: { 403: ["permission_denied"] },
     responses: { 200: variationList },
   }),
   route({
@@ -101,6 +107,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:write"],
     idempotency: "optional",
     request: { path: itemPath, body: adjustmentBody },
+    errors: { 403: ["permission_denied"] },
     example: { body: { location_id: "00000000-0000-4000-8000-000000000001", quantity: 25, reason: "Cycle count" } },
     responses: { 201: adjustmentResource },
   }),
@@ -113,6 +120,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:read"],
     idempotency: "none",
     request: { path: itemPath, query: pageQuery },
+    errors: { 403: ["permission_denied"] },
     responses: { 200: adjustmentList },
   }),
   route({
@@ -124,6 +132,7 @@ export const itemRoutes: RouteDefinition[] = [
     scopes: ["items:read"],
     idempotency: "none",
     request: { query: pageQuery },
+    errors: { 403: ["permission_denied"] },
     responses: { 200: unitList },
   }),
 ];

@@ -92,6 +92,7 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       scopes: [`${collection}:delete`],
       idempotency: "none",
       request: { path: partyPath },
+      errors: { 422: ["validation_failed"] },
       responses: { 200: deletedResource(kind) },
     }),
   ];

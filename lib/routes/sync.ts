@@ -15,6 +15,12 @@ export const syncRoutes: RouteDefinition[] = [
     scopes: [],
     idempotency: "none",
     request: { query: syncQuery },
+    example: { query: { start: "now", resources: "item" } },
+    errors: {
+      400: ["invalid_query_parameter", "sync_cursor_invalid"],
+      403: ["sync_permission_denied", "sync_cursor_owner_mismatch"],
+      409: ["sync_scope_changed", "sync_cursor_expired", "sync_full_refresh_required"],
+    },
     responses: { 200: z.union([syncStart, syncPage]) },
   }),
 ];

@@ -1,5 +1,8 @@
 import { Decimal } from "decimal.js";
 import * as z from "zod";
+import { documentedAs } from "./documented.js";
+
+export { QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented.js";
 
 /**
  * Shared zod building blocks; the same schemas validate requests and document the API, so
@@ -65,12 +68,13 @@ export function decimalInput(options: { min?: number; max?: number; description:
     .meta({ description: options.description, example: options.example });
 }
 
+// `@__PURE__`: a bundle that uses none of these leaves them out (nothing built at import).
 /** Money in a request that may not be negative (prices, costs, fees). */
-export const moneyInput = decimalInput({ min: 0, description: "Amount, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" });
+export const moneyInput = /* @__PURE__ */ decimalInput({ min: 0, description: "Amount, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" });
 /** Signed money in a request (payments: negative is a refund). */
-export const signedMoneyInput = decimalInput({ description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" });
+export const signedMoneyInput = /* @__PURE__ */ decimalInput({ description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" });
 /** A percentage or tax rate in a request: 0 to 100, at most 4 decimals. */
-export const percentInput = decimalInput({ min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" });
+export const percentInput = /* @__PURE__ */ decimalInput({ min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" });
 
 /** Quantities: at most 4 decimals and below a billion units. */
 export const MAX_QUANTITY = 999_999_999;
@@ -87,11 +91,29 @@ export function quantityInput(options: { min?: number; positive?: boolean; nonZe
 
 const integerText = z.string().regex(/^[-+]?\d{1,9}$/, "must be an integer");
 
-/** `page` and `limit` of page-based lists (spec part 1, section 8): normalised, never rejected for range. */
+/** A query integer as the text pattern accepts it (at most 9 digits, optional sign). */
+const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999_999_999, maximum: 999_999_999, default: defaultValue });
+
+/**
+ * `page` and `limit` of page-based lists (spec part 1, section 8): normalised, never rejected
+ * for range (`page` below 1 is 1; `limit` above 100 is 100, below 1 is 1). Documented as
+ * integers with their defaults and the accepted range of the text (9 digits), not with the
+ * effective range as minimum/maximum: a generated client would then refuse values the API
+ * accepts. Anything that is not an integer is 422 invalid_query_parameter.
+ */
 export const pageQuery = z.object({
-  page: integerText.optional().meta({ description: "Page number (integer), default 1; values below 1 become 1." }),
-  limit: integerText.optional().meta({ description: "Page size (integer), default 20; capped at 100, raised to 1." }),
+  page: integerText
+    .optional()
+    .meta({ description: "Page number, default 1; values below 1 are treated as 1.", ...documentedAs({ schema: queryInteger(1) }) }),
+  limit: integerText
+    .optional()
+    .meta({ description: "Page size, default 20; values above 100 are treated as 100, below 1 as 1.", ...documentedAs({ schema: queryInteger(20) }) }),
 });
+
+/** An ISO 8601 timestamp in a response (UTC, milliseconds). */
+export const timestamp = z.string().meta({ format: "date-time", description: "ISO 8601 timestamp (UTC)", example: "2026-11-23T09:30:00.000Z" });
+/** A calendar date `YYYY-MM-DD` in a response. */
+export const calendarDate = z.string().meta({ format: "date", example: "2026-11-23" });
 
 export const errorBody = z
   .object({

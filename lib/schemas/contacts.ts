@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { listEnvelope, optionalText, pageQuery, requiredText, text, uuid } from "./common.js";
+import { QUERY_UUID, documentedAs, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid } from "./common.js";
 
 /** Contacts (spec part 1, sections 2.5 and 4.3). */
 export const MAX_CONTACT_LINKS = 20;
@@ -23,7 +23,8 @@ const contactFields = {
     .optional()
     .meta({
       description:
-        "Unique ids of visible customers, prospects or suppliers. Omitted keeps the links, an array replaces them, [] removes all.",
+        "Unique ids of visible customers, prospects or suppliers (a repeated id is 422 `duplicate`). Omitted keeps the links, an array replaces them, [] removes all.",
+      uniqueItems: true,
     }),
 };
 
@@ -50,8 +51,8 @@ export const contactResource = z
     account_records: z.array(
       z.object({ id: uuid, object: z.enum(["customer", "prospect", "supplier"]), name: z.string() }),
     ),
-    created_at: z.string().nullable(),
-    updated_at: z.string().nullable(),
+    created_at: timestamp.nullable(),
+    updated_at: timestamp.nullable(),
   })
   .meta({ id: "Contact" });
 
@@ -62,7 +63,10 @@ export const contactListQuery = pageQuery.extend({
   account_record_id: z
     .string()
     .optional()
-    .meta({ description: "Only contacts linked to this visible customer, prospect or supplier." }),
+    .meta({
+      description: "Only contacts linked to this visible customer, prospect or supplier (else 422 invalid_query_parameter).",
+      ...documentedAs({ schema: QUERY_UUID }),
+    }),
 });
 
 export const contactPath = z.object({ contact_id: uuid });

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { listEnvelope, pageQuery, requiredText, text, uuid } from "./common.js";
+import { documentedAs, listEnvelope, pageQuery, requiredText, text, uuid } from "./common.js";
 
 export const customFieldDefinition = z
   .object({
@@ -60,7 +60,12 @@ export const itemCategoryListQuery = pageQuery.extend({
   parent_id: z
     .string()
     .optional()
-    .meta({ description: "`root` for root categories, or a category UUID for its direct children." }),
+    .meta({
+      description: "`root` for root categories, or a category UUID for its direct children (anything else is 422 invalid_query_parameter).",
+      ...documentedAs({
+        schema: { type: "string", pattern: "^(root|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$", examples: ["root"] },
+      }),
+    }),
 });
 
 export const itemCategoryPath = z.object({ category_id: uuid });

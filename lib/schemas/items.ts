@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { listEnvelope, moneyInput, optionalText, pageQuery, quantityInput, requiredText, text, uuid } from "./common.js";
+import { QUERY_UUID, documentedAs, listEnvelope, moneyInput, optionalText, pageQuery, quantityInput, requiredText, text, timestamp, uuid } from "./common.js";
 import { customFieldValueInput } from "./parties.js";
 
 /** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */
@@ -67,11 +67,11 @@ export const itemResource = z
     sku: z.string().nullable(),
     barcode: z.string().nullable(),
     serial_number: z.string().nullable(),
-    category_id: z.string().nullable(),
+    category_id: uuid.nullable(),
     category_name: z.string().nullable(),
     inventory_type: z.enum(["quantity", "unique"]),
     status_id: z.int().meta({ description: "1 active, 2 sold, 3 archived" }),
-    location_id: z.string().nullable(),
+    location_id: uuid.nullable(),
     unit_id: z.int().nullable(),
     unit_name: z.string().nullable(),
     price: z.string().nullable(),
@@ -88,8 +88,8 @@ export const itemResource = z
     sold: z.boolean(),
     location_inventory: locationInventory,
     custom_field_values: z.array(z.object({ custom_field_id: z.string(), value: z.string() })),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
   })
   .meta({ id: "Item" });
 
@@ -97,11 +97,18 @@ export const itemList = listEnvelope(itemResource, "ItemList");
 
 export const itemListQuery = pageQuery.extend({
   q: text(255).optional().meta({ description: "Searches name and SKU (case-insensitive); a number also matches the exact item_number." }),
-  category_id: z.string().optional().meta({ description: "Only items of this category (UUID)." }),
-  location_id: z.string().optional().meta({ description: "Adds location_inventory for this location (UUID)." }),
-  ids: z.string().optional().meta({ description: "Up to 50 comma-separated item UUIDs: returns every visible existing one (archived and sold included) in one response." }),
-  archived: z.string().optional().meta({ description: "`all` includes archived items." }),
-  include_sold: z.string().optional().meta({ description: "`true` includes sold unique items." }),
+  category_id: z.string().optional().meta({ description: "Only items of this category.", ...documentedAs({ schema: QUERY_UUID }) }),
+  location_id: z
+    .string()
+    .optional()
+    .meta({ description: "Adds location_inventory for this location (a location-restricted user: only its own).", ...documentedAs({ schema: QUERY_UUID }) }),
+  ids: z.string().optional().meta({
+    description:
+      "1 to 50 comma-separated item UUIDs (`ids=a,b`): returns every visible existing one (archived and sold included) in one response, whatever page and limit say. An id absent from the response no longer exists.",
+    ...documentedAs({ schema: { type: "array", items: QUERY_UUID, minItems: 1, maxItems: 50 }, explode: false }),
+  }),
+  archived: z.string().optional().meta({ description: "`all` includes archived items.", ...documentedAs({ schema: { type: "string", enum: ["all"] } }) }),
+  include_sold: z.string().optional().meta({ description: "`true` includes sold unique items.", ...documentedAs({ schema: { type: "boolean", default: false } }) }),
 });
 
 export const itemPath = z.object({ id: uuid });
@@ -111,7 +118,7 @@ export const variationLocation = z
     object: z.literal("item_variation_location"),
     item_variation_location_id: z.int(),
     location_id: uuid,
-    zone_id: z.string().nullable(),
+    zone_id: uuid.nullable(),
     quantity: z.number(),
     quantity_reserved: z.number(),
     quantity_incoming: z.number(),
@@ -157,7 +164,7 @@ export type AdjustmentBody = z.infer<typeof adjustmentBody>;
 
 export const adjustmentResource = z
   .object({
-    id: z.string(),
+    id: uuid.meta({ description: "UUID of the adjustment (its stock history entry)" }),
     object: z.literal("inventory_adjustment"),
     item_id: uuid,
     item_variation_id: uuid,
@@ -166,8 +173,8 @@ export const adjustmentResource = z
     quantity: z.number(),
     quantity_after: z.number().meta({ description: "On hand at this item-variation-location after the adjustment" }),
     reason: z.string().nullable(),
-    user_id: z.string().nullable(),
-    created_at: z.string(),
+    user_id: uuid.nullable(),
+    created_at: timestamp,
   })
   .meta({ id: "InventoryAdjustment" });
 export const adjustmentList = listEnvelope(adjustmentResource, "InventoryAdjustmentList");

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, optionalText, pageQuery, percentInput, requiredText, text, uuid } from "./common.js";
+import { calendarDate, isoDate, listEnvelope, optionalText, pageQuery, percentInput, requiredText, text, timestamp, uuid } from "./common.js";
 
 /** Customers, prospects and suppliers (spec part 1, sections 2.6 and 4.4). */
 export const PARTY_KINDS = ["customer", "prospect", "supplier"] as const;
@@ -115,19 +115,19 @@ export function partyResource(kind: PartyKind) {
   if (kind !== "supplier") shape.vat_number = nullableText;
   shape.document_count = z.int();
   if (kind === "customer") {
-    shape.last_invoice_date = nullableText;
+    shape.last_invoice_date = calendarDate.nullable();
     shape.lifetime_revenue_total = nullableText;
   }
   shape.archived = z.boolean();
-  if (kind !== "supplier") shape.pricing_tier_id = nullableText;
-  shape.owner_user_id = nullableText;
+  if (kind !== "supplier") shape.pricing_tier_id = uuid.nullable();
+  shape.owner_user_id = uuid.nullable();
   shape.custom_field_values = z.array(customFieldValue);
-  shape.created_at = z.string();
-  shape.updated_at = z.string();
+  shape.created_at = timestamp;
+  shape.updated_at = timestamp;
   if (kind === "prospect") {
     shape.sale_opportunity = nullableText;
     shape.closing_percentage = z.int();
-    shape.prospect_date = nullableText;
+    shape.prospect_date = calendarDate.nullable();
   }
   return z.object(shape).meta({ id: titles[kind] });
 }

@@ -1,6 +1,3 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { API_FUNCTION_MEMORY_MB, PLATFORM_AND_ACCESS_LOG_BYTES, costTable, transactionWriteUnits, type RequestProfile } from "./cost-model.js";
@@ -8,7 +5,7 @@ import { API_FUNCTION_MEMORY_MB, PLATFORM_AND_ACCESS_LOG_BYTES, costTable, trans
 /**
  * `npm run bench`: measures, per route, the DynamoDB round trips (from the request log line
  * every request writes), consumed capacity and latency against DynamoDB Local, then the size
- * and cold import time of each bundled Lambda handler (from `npm run synth`'s cdk.out).
+ * and cold import time of each bundled Lambda handler (scripts/bench/bundles.ts).
  * Latencies against DynamoDB Local on one machine are relative figures, not AWS figures.
  * Last, a modelled AWS cost per million requests of a read, a write, a 100-line document write
  * and a sync page (scripts/bench/cost-model.ts).
@@ -215,7 +212,7 @@ async function main(): Promise<void> {
   } finally {
     await dynamo.stop();
   }
-  coldImports();
+  await coldImports();
 }
 
 /**
@@ -428,32 +425,13 @@ function costs(): void {
   );
 }
 
-/** Size and cold import time of each bundled handler in cdk.out (runs `npm run synth` if needed). */
-function coldImports(): void {
-  // Always bundle the current code.
-  execFileSync("npm", ["run", "synth"], { stdio: "ignore" });
-  const templateFile = readdirSync("cdk.out").find((f) => f.endsWith(".template.json"))!;
-  const template = JSON.parse(readFileSync(join("cdk.out", templateFile), "utf8")) as {
-    Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string } } }>;
-  };
-  originalWrite("\nBundled handlers: size and cold import (median of 5 fresh Node processes)\n");
-  originalWrite("| function | bundle KB | import ms |\n|---|---|---|\n");
-  for (const [logicalId, resource] of Object.entries(template.Resources)) {
-    if (resource.Type !== "AWS::Lambda::Function") continue;
-    const key = resource.Properties.Code?.S3Key;
-    if (!key) continue;
-    const bundle = join(process.cwd(), "cdk.out", `asset.${key.replace(/\.zip$/, "")}`, "index.mjs");
-    if (!existsSync(bundle)) continue;
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const result = spawnSync(
-        process.execPath,
-        ["--input-type=module", "-e", `const t=performance.now();await import(${JSON.stringify(bundle)});console.log(performance.now()-t)`],
-        { encoding: "utf8", env: { ...process.env, TABLE_NAME: "bench", AWS_REGION: "us-east-1" } },
-      );
-      times.push(Number.parseFloat(result.stdout.trim()));
-    }
-    originalWrite(`| ${logicalId.replace(/[0-9A-F]{8}$/, "")} | ${(statSync(bundle).size / 1024).toFixed(0)} | ${percentile(times, 50).toFixed(1)} |\n`);
+/** Size and cold import time of each bundled handler, bundled as the stack bundles them (scripts/bench/bundles.ts). */
+async function coldImports(): Promise<void> {
+  const { benchBundles } = await import("./bundles.js");
+  originalWrite("\nBundled handlers (infra/bundling.ts): size and cold import (median of fresh Node processes; `npm run bench:bundles` alone)\n");
+  originalWrite("| function | bundle KB | import ms | CPU ms |\n|---|---|---|---|\n");
+  for (const f of await benchBundles()) {
+    originalWrite(`| ${f.group} | ${(f.bytes / 1024).toFixed(0)} | ${f.importMs.toFixed(1)} | ${f.cpuMs.toFixed(1)} |\n`);
   }
 }
 

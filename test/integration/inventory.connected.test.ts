@@ -111,7 +111,7 @@ describe("POST /items/{id}/adjustments", () => {
     expect(first.status, first.text).toBe(201);
     const body = first.body;
     expect(Object.keys(body).sort()).toEqual([...ADJUSTMENT_KEYS].sort());
-    expect(typeof body.id).toBe("string");
+    expect(body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/); // the ledger entry's public UUID (version 5)
     expect(body.object).toBe("inventory_adjustment");
     expect(body.item_id).toBe(item.id);
     expect(body.item_variation_id).toBe(base!.id);

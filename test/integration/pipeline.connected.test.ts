@@ -56,10 +56,16 @@ describe("routing (architecture 4: route_not_found)", () => {
     expectCommonHeaders(response);
   });
 
-  it("an unknown method on a known path is 404 route_not_found, even with a bad credential", async () => {
-    expectError(await api().request("DELETE", "/locations"), 404, "route_not_found");
-    expectError(await api().withKey("not-a-key").request("DELETE", "/locations"), 404, "route_not_found");
-    expectError(await api().request("PUT", "/locations"), 404, "route_not_found");
+  it("a known path with a method it does not have is 405 method_not_allowed with Allow, even with a bad credential", async () => {
+    for (const response of [
+      await api().request("DELETE", "/locations"),
+      await api().withKey("not-a-key").request("DELETE", "/locations"),
+      await api().request("PUT", "/locations"),
+    ]) {
+      expectError(response, 405, "method_not_allowed");
+      expect(response.headers.get("allow")).toBe("GET, POST");
+      expectCommonHeaders(response);
+    }
   });
 });
 

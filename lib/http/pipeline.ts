@@ -1,0 +1,97 @@
+import middy from "@middy/core";
+import type { Context } from "aws-lambda";
+import { newDbUsage, withDbUsage } from "../db/metrics.js";
+import { routeKey, type RouteDefinition } from "../routes/define.js";
+import { errors, type ApiError } from "../core/errors.js";
+import { errorHandler } from "./middlewares/error-handler.js";
+import { jsonBody } from "./middlewares/json-body.js";
+import { rateLimit } from "./middlewares/rate-limit.js";
+import { requestContext } from "./middlewares/request-context.js";
+import { validateRequest } from "./middlewares/validate-request.js";
+import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, RouteHandler } from "./types.js";
+
+/** What a request that matches no route of the group gets (default: 404 `route_not_found`). */
+export type UnmatchedRequest = (method: string, path: string) => ApiError | Promise<ApiError>;
+
+/** Resolves the route from API Gateway's route key; `$default` and unknown keys are `unmatched`. */
+function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRequest): PipelineMiddleware {
+  const byKey = new Map(routes.map((r) => [routeKey(r), r]));
+  const resolveRouteBefore = async (request: PipelineRequest): Promise<void> => {
+    const route = byKey.get(request.event.routeKey);
+    if (!route) {
+      throw await unmatched(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
+    }
+    request.internal.route = route;
+  };
+  return { before: resolveRouteBefore };
+}
+
+/** Retrying writes give up this long before the Lambda's deadline, leaving time to answer. */
+const DEADLINE_MARGIN_MS = 3000;
+
+/**
+ * Builds the Lambda handler of one endpoint group (its own routes only): the request pipeline
+ * (architecture section 3) around a dispatcher that calls the group's route handler by
+ * `operationId`. `stages` are the middlewares between routing and body parsing that need
+ * the database (authentication, scopes; idempotency last): `createApiHandler` passes them,
+ * `createPublicHandler` has none, so a public group's bundle holds no database code.
+ * Throws at import time when a route of the group has no implementation.
+ */
+export function buildHandler(
+  routes: readonly RouteDefinition[],
+  implementations: Record<string, RouteHandler>,
+  stages: { beforeRateLimit: PipelineMiddleware[]; afterValidation: PipelineMiddleware[] },
+  options: { unmatched?: UnmatchedRequest } = {},
+) {
+  for (const route of routes) {
+    if (!implementations[route.operationId]) throw new Error(`Route ${route.operationId} of ${route.group} has no handler.`);
+  }
+
+  const dispatch = async (event: HttpEvent, _context: Context, request: PipelineRequest): Promise<HttpResult> => {
+    const state = request.internal;
+    const route = state.route!;
+    const implementation = implementations[route.operationId]!;
+    const input = state.input ?? { path: {}, query: {}, body: undefined };
+    const apiRequest: ApiRequest = {
+      principal: state.principal!,
+      params: input.path as Record<string, string>,
+      query: input.query,
+      body: input.body,
+      path: event.rawPath,
+      headers: event.headers ?? {},
+      completion: (statusCode) => (state.idempotency ? { context: state.idempotency, statusCode } : undefined),
+    };
+    state.handlerStarted = true;
+    const response = await implementation(apiRequest);
+    return {
+      statusCode: response.statusCode,
+      headers: { "Content-Type": "application/json", ...response.headers },
+      body: response.raw ? String(response.body) : JSON.stringify(response.body),
+    };
+  };
+
+  // The dispatcher needs the pipeline state; events are unique per invocation, so the
+  // request is found by its event (safe when one process serves concurrent requests).
+  const requests = new WeakMap<object, PipelineRequest>();
+  const pipeline = middy<HttpEvent, HttpResult, Error, Context, PipelineRequest["internal"]>()
+    .use([
+      requestContext(),
+      errorHandler(),
+      resolveRoute(routes, options.unmatched ?? errors.routeNotFound),
+      ...stages.beforeRateLimit,
+      rateLimit(),
+      jsonBody(),
+      validateRequest(),
+      ...stages.afterValidation,
+    ])
+    .before((request) => {
+      requests.set(request.event, request);
+    })
+    .handler(async (event: HttpEvent, context: Context) => dispatch(event, context, requests.get(event)!));
+
+  return (event: HttpEvent, context: Context): Promise<HttpResult> => {
+    const remaining = context?.getRemainingTimeInMillis?.();
+    const deadline = remaining === undefined ? undefined : Date.now() + remaining - DEADLINE_MARGIN_MS;
+    return withDbUsage(newDbUsage(deadline), () => pipeline(event, context) as Promise<HttpResult>);
+  };
+}

@@ -1,0 +1,119 @@
+import type * as z from "zod";
+import type { RouteDefinition } from "../routes/define.js";
+
+/**
+ * Which error codes a route can answer, by HTTP status: the ones every route of its shape can
+ * answer (derived here from the route: body, path ids, query, idempotency, authentication,
+ * method) merged with the route's own `errors` field (what its domain code raises). The
+ * OpenAPI document lists them as an enum per status; the contract test holds the API to it.
+ *
+ * Derivation rules (the pipeline in lib/http and the local/API Gateway front):
+ * - body: 400 `invalid_json`, 413 `request_too_large`, 422 `validation_failed`;
+ * - idempotency `required`: 400 `idempotency_key_required`; any idempotency: 400
+ *   `invalid_idempotency_key`, 409 `idempotency_key_reused` and `idempotency_in_progress`;
+ * - authenticated: 401 `authentication_required`, 429 `rate_limited` (public requests are not
+ *   counted); with scopes: 403 `insufficient_scope`;
+ * - path parameters: 404 `resource_missing`;
+ * - a query schema that can refuse a value: 422 `invalid_query_parameter`;
+ * - every route: 500 `internal_error`; writes (not GET): 503 `resource_busy`.
+ * `route_not_found` (404) and `method_not_allowed` (405) belong to no route: they are what the
+ * API answers for unknown paths and methods (documented once, in the document's description).
+ */
+export type ErrorStatus = number;
+
+/** Values a query schema is tried with: one that refuses any of them can answer 422. */
+const QUERY_PROBES = ["\u0000", "x".repeat(100_000), "-", "1.5", "abc"];
+
+function queryCanRefuse(schema: z.ZodObject): boolean {
+  return Object.keys(schema.shape).some((name) => QUERY_PROBES.some((probe) => !schema.safeParse({ [name]: probe }).success));
+}
+
+/** The codes a route can answer, by status (statuses ascending; derived codes first). */
+export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, string[]> {
+  const codes = new Map<ErrorStatus, string[]>();
+  const add = (status: ErrorStatus, ...names: string[]) => {
+    const list = codes.get(status) ?? [];
+    for (const name of names) if (!list.includes(name)) list.push(name);
+    codes.set(status, list);
+  };
+  const { body, path, query } = route.request;
+  if (body) add(400, "invalid_json");
+  if (route.idempotency === "required") add(400, "idempotency_key_required");
+  if (route.idempotency !== "none") add(400, "invalid_idempotency_key");
+  if (route.authenticated) add(401, "authentication_required");
+  if (route.authenticated && route.scopes.length > 0) add(403, "insufficient_scope");
+  if (path && Object.keys(path.shape).length > 0) add(404, "resource_missing");
+  if (route.idempotency !== "none") add(409, "idempotency_key_reused", "idempotency_in_progress");
+  if (body) add(413, "request_too_large");
+  if (body) add(422, "validation_failed");
+  if (query && queryCanRefuse(query)) add(422, "invalid_query_parameter");
+  if (route.authenticated) add(429, "rate_limited");
+  add(500, "internal_error");
+  if (route.method !== "GET") add(503, "resource_busy");
+  for (const [status, names] of Object.entries(route.errors ?? {})) add(Number(status), ...(names ?? []));
+  return new Map([...codes].sort(([a], [b]) => a - b));
+}
+
+/** The error `type` of a status (architecture section 4, "Errors not named by the spec"). */
+export function errorTypeOf(status: ErrorStatus): "invalid_request_error" | "authentication_error" | "rate_limit_error" | "api_error" {
+  if (status === 401) return "authentication_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "api_error";
+  return "invalid_request_error";
+}
+
+/**
+ * What each code means, by `status code` or by code alone. A code a route declares that is
+ * not here is documented by its name only; add a line when adding a code.
+ */
+const MEANINGS: Record<string, string> = {
+  invalid_json: "the body is not a JSON object, or is not sent with `Content-Type: application/json`",
+  idempotency_key_required: "the `Idempotency-Key` header is missing (this route requires one)",
+  invalid_idempotency_key: "`Idempotency-Key` is empty, longer than 255 characters or has a character that is not visible ASCII",
+  authentication_required:
+    "the API key is missing, malformed, invalid, revoked or expired, or its user is inactive, deleted or no longer in the key's account",
+  insufficient_scope: "the API key lacks a scope this route requires (`param` names it)",
+  permission_denied: "the key's user lacks a permission this action requires",
+  resource_missing: "the record in the path does not exist, is in another account or outside the caller's visibility (a malformed id too)",
+  idempotency_key_reused: "this `Idempotency-Key` was used with different request data",
+  idempotency_in_progress: "a request with this `Idempotency-Key` is still being processed: retry shortly with the same key",
+  request_too_large: "the body exceeds 1 MB",
+  validation_failed: "fields are invalid or reference records that are missing or in another account (`details` names each, `param` the first)",
+  "422 invalid_query_parameter": "a query parameter has an invalid value (`param` names it)",
+  "400 invalid_query_parameter": "a query parameter is unknown, malformed or conflicting (`param` names it)",
+  rate_limited: "this API key sent more requests than its limit in the current window: retry after `Retry-After` seconds",
+  internal_error: "an unexpected failure; nothing about it is revealed: retry later",
+  resource_busy: "the record is being changed by many requests at once and this write gave up: nothing was written; retry after `Retry-After` seconds",
+  sync_cursor_invalid: "the cursor is malformed, tampered with or not supported",
+  sync_permission_denied: "the key lacks the read scope of a selected resource, or the user account-wide visibility of it",
+  sync_cursor_owner_mismatch: "the cursor belongs to another account or user",
+  sync_scope_changed: "the user's permissions or the key's scopes changed since the cursor was issued: rebuild the copy with `start=now`",
+  sync_cursor_expired: "the cursor's position is older than the retained history (90 days): rebuild with `start=now`",
+  sync_full_refresh_required: "`since` is older than the retained history (90 days): rebuild with `start=now`",
+  mobile_mutation_conflict: "the record changed since the revision given in `If-Match`: fetch it again and retry",
+  route_not_found: "no route has this path",
+  method_not_allowed: "the path exists but not with this method (`Allow` lists the methods it has)",
+};
+
+export function meaningOf(status: ErrorStatus, code: string): string | undefined {
+  return MEANINGS[`${status} ${code}`] ?? MEANINGS[code];
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad request",
+  401: "Unauthenticated",
+  403: "Forbidden",
+  404: "Not found",
+  409: "Conflict",
+  413: "Request too large",
+  422: "Unprocessable",
+  429: "Too many requests",
+  500: "Internal error",
+  503: "Busy",
+};
+
+/** The description of one error response of one route: what makes THIS route answer it. */
+export function describeErrorResponse(status: ErrorStatus, codes: readonly string[]): string {
+  const lines = codes.map((code) => `- \`${code}\`${meaningOf(status, code) ? `: ${meaningOf(status, code)}` : ""}.`);
+  return `${TITLES[status] ?? `HTTP ${status}`}. \`error.code\` is one of:\n${lines.join("\n")}`;
+}

@@ -1,0 +1,114 @@
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build, type Metafile } from "esbuild";
+import { ESBUILD_OPTIONS, bundleAssets } from "../../infra/bundling.js";
+
+/**
+ * `npm run bench:bundles`: bundles every Lambda handler (functions/<group>/handler.ts) with
+ * THE esbuild options the CDK stack uses (infra/bundling.ts), then measures each bundle's size
+ * and its cold import: `await import(bundle)` in a fresh `node` process, median of RUNS runs
+ * (wall time; the process's CPU time beside it, which a busy machine inflates less). Prints
+ * a table, and the biggest packages in each bundle.
+ *
+ * Options: `RUNS=15` (default 9), `BUDGET_MS=90` (the cold import budget; a bundle over it is
+ * marked), `--json` (one JSON object instead of the table), `--packages` (per-package sizes).
+ */
+const RUNS = Number.parseInt(process.env.RUNS ?? "9", 10);
+const BUDGET_MS = Number.parseFloat(process.env.BUDGET_MS ?? "90");
+const root = process.cwd();
+
+export interface BundleFigures {
+  group: string;
+  bytes: number;
+  importMs: number;
+  cpuMs: number;
+  minMs: number;
+  /** Bytes in the bundle by package (node_modules) or folder (project code). */
+  packages: Record<string, number>;
+}
+
+function packagesOf(metafile: Metafile): Record<string, number> {
+  const sizes: Record<string, number> = {};
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const key = path.includes("node_modules/") ? path.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, "$1") : path.replace(/\/[^/]+$/, "/");
+      sizes[key] = (sizes[key] ?? 0) + bytesInOutput;
+    }
+  }
+  return sizes;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Cold import of one bundle: fresh processes, the same environment a Lambda has (no DynamoDB is contacted). */
+function measure(bundle: string): { wall: number[]; cpu: number[] } {
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  const script = `const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(bundle)});const w=performance.now()-t;const u=process.cpuUsage(c);console.log(JSON.stringify([w,(u.user+u.system)/1000]))`;
+  for (let i = 0; i < RUNS; i++) {
+    const result = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, TABLE_NAME: "bench", AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "bench", AWS_SECRET_ACCESS_KEY: "bench", NODE_OPTIONS: "" },
+    });
+    if (result.status !== 0) throw new Error(`importing ${bundle} failed: ${result.stderr}`);
+    const [w, c] = JSON.parse(result.stdout.trim().split("\n").pop()!) as [number, number];
+    wall.push(w);
+    cpu.push(c);
+  }
+  return { wall, cpu };
+}
+
+export async function benchBundles(groups = readdirSync(join(root, "functions")).sort()): Promise<BundleFigures[]> {
+  const out = mkdtempSync(join(tmpdir(), "bundles-"));
+  const figures: BundleFigures[] = [];
+  try {
+    for (const group of groups) {
+      const dir = join(out, group);
+      mkdirSync(dir, { recursive: true });
+      const result = await build({
+        ...ESBUILD_OPTIONS,
+        mainFields: [...ESBUILD_OPTIONS.mainFields],
+        external: [...ESBUILD_OPTIONS.external],
+        entryPoints: [join(root, "functions", group, "handler.ts")],
+        outfile: join(dir, "index.mjs"),
+        metafile: true,
+        logLevel: "error",
+      });
+      for (const asset of bundleAssets(group)) copyFileSync(asset.from, join(dir, asset.to));
+      const bundle = join(dir, "index.mjs");
+      const { wall, cpu } = measure(bundle);
+      figures.push({ group, bytes: statSync(bundle).size, importMs: median(wall), cpuMs: median(cpu), minMs: Math.min(...wall), packages: packagesOf(result.metafile) });
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  return figures;
+}
+
+async function main(): Promise<void> {
+  const figures = await benchBundles();
+  if (process.argv.includes("--json")) {
+    process.stdout.write(`${JSON.stringify({ runs: RUNS, budgetMs: BUDGET_MS, bundles: figures })}\n`);
+    return;
+  }
+  process.stdout.write(`Bundled handlers (infra/bundling.ts options): size and cold import, median of ${RUNS} fresh node processes\n`);
+  process.stdout.write("| function | bundle KB | import ms (wall) | import ms (CPU) | fastest ms | budget |\n|---|---|---|---|---|---|\n");
+  for (const f of figures) {
+    process.stdout.write(
+      `| ${f.group} | ${(f.bytes / 1024).toFixed(0)} | ${f.importMs.toFixed(1)} | ${f.cpuMs.toFixed(1)} | ${f.minMs.toFixed(1)} | ${f.importMs <= BUDGET_MS ? "ok" : `over ${BUDGET_MS} ms`} |\n`,
+    );
+  }
+  if (process.argv.includes("--packages")) {
+    for (const f of figures) {
+      const top = Object.entries(f.packages)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 12)
+        .map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(0)} KB`);
+      process.stdout.write(`\n${f.group}: ${top.join(", ")}\n`);
+    }
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,0 +1,330 @@
+import { randomUUID } from "node:crypto";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin.js";
+import { buildOpenApiDocument } from "../../lib/openapi/document.js";
+import { API_PREFIX, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
+import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
+import { idempotencyKey, newAccount } from "../support/fixtures.js";
+
+/**
+ * The OpenAPI document is a contract: for EVERY route of the route table, its documented
+ * example request is sent through HTTP (path ids and reference ids replaced by records of one
+ * tenant), then requests that must fail (no key, a missing record, a bad body, a bad query,
+ * no Idempotency-Key...), and each response must be one the document promises for that
+ * operation: a documented status, every required documented header present (and valid), and
+ * a body that validates against the documented schema (JSON Schema 2020-12, with formats).
+ *
+ * Derived from the route table: a new route is covered without touching this file, unless
+ * its request names something this file cannot build; then the test fails and says what to
+ * add to the tables below (PATH_IDS, BODY_REFERENCES, FRESH_RECORD).
+ */
+const api = useApiServer();
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+type Json = Record<string, any>;
+const doc = buildOpenApiDocument() as Json;
+
+interface Tenant {
+  client: ApiClient;
+  ids: Record<string, string>;
+}
+let tenant: Tenant;
+
+/** Path parameters: which of the tenant's records a `{param}` names (by the route's collection for `{id}`). */
+const PATH_IDS: Record<string, (route: RouteDefinition, t: Tenant) => string | undefined> = {
+  location_id: (_r, t) => t.ids.location,
+  zone_id: (_r, t) => t.ids.zone,
+  category_id: (_r, t) => t.ids.category,
+  contact_id: (_r, t) => t.ids.contact,
+  id: (route, t) => t.ids[collectionOf(route)],
+};
+
+/** Body fields whose example value is an id (or ids): the tenant's record of that kind. */
+const BODY_REFERENCES: Record<string, (t: Tenant) => string | undefined> = {
+  location_id: (t) => t.ids.location,
+  zone_id: (t) => t.ids.zone,
+  category_id: (t) => t.ids.category,
+  parent_id: (t) => t.ids.category,
+  account_record_ids: (t) => t.ids.customers,
+  customer_label_id: (t) => t.ids.label,
+  pricing_tier_id: (t) => t.ids.tier,
+  item_variation_id: (t) => t.ids.variation,
+  custom_field_id: (t) => t.ids.customField,
+  item_id: (t) => t.ids.items,
+  contact_id: (t) => t.ids.contact,
+};
+
+/**
+ * Routes whose example must act on a record of its own (it deletes or ends the record): the
+ * record is made first by the POST route of the same collection. Every DELETE is one.
+ */
+const FRESH_RECORD = new Set<string>([]);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `customers` for `/api/v3/customers/{id}`: the collection a route's `{id}` belongs to. */
+function collectionOf(route: RouteDefinition): string {
+  const segments = route.path.slice(API_PREFIX.length + 1).split("/");
+  const index = segments.indexOf("{id}");
+  return index > 0 ? segments[index - 1]! : segments[0]!;
+}
+
+class CannotBuild extends Error {}
+
+function pathOf(route: RouteDefinition, ids: Record<string, string> = {}): string {
+  return route.path.slice(API_PREFIX.length).replace(/\{(\w+)\}/g, (_m, param: string) => {
+    const id = ids[param] ?? PATH_IDS[param]?.(route, tenant);
+    if (!id) throw new CannotBuild(`${route.operationId}: no record for path parameter {${param}}: teach PATH_IDS (test/integration/openapi-contract.connected.test.ts) which record it names.`);
+    return id;
+  });
+}
+
+/** The example body with every id replaced by the tenant's record of that kind. */
+function exampleBody(route: RouteDefinition): unknown {
+  if (!route.request.body) return undefined;
+  if (route.example?.body === undefined) throw new CannotBuild(`${route.operationId} has a body but no example: add \`example: { body }\` to its route.`);
+  const replace = (value: unknown, field: string): unknown => {
+    if (typeof value === "string" && UUID.test(value)) {
+      const id = BODY_REFERENCES[field]?.(tenant);
+      if (!id) throw new CannotBuild(`${route.operationId}: example field ${field} holds an id: teach BODY_REFERENCES which of the tenant's records it names.`);
+      return id;
+    }
+    if (Array.isArray(value)) return value.map((v) => replace(v, field));
+    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replace(v, k)]));
+    return value;
+  };
+  return replace(structuredClone(route.example.body), "");
+}
+
+/** The POST route that creates a record of this route's collection (for FRESH_RECORD routes). */
+function creatorOf(route: RouteDefinition): RouteDefinition {
+  const collectionPath = route.path.replace(/\/\{\w+\}$/, "");
+  const creator = ROUTES.find((r) => r.method === "POST" && r.path === collectionPath);
+  if (!creator) throw new CannotBuild(`${route.operationId} acts on a record of its own, but no POST ${collectionPath} creates one: teach creatorOf.`);
+  return creator;
+}
+
+interface Built {
+  path: string;
+  query?: Record<string, string>;
+  body?: unknown;
+  fresh?: RouteDefinition;
+}
+
+/** What the example request of a route needs (throws CannotBuild saying what is missing). */
+function build(route: RouteDefinition): Built {
+  const fresh = route.method === "DELETE" || FRESH_RECORD.has(route.operationId) ? creatorOf(route) : undefined;
+  if (fresh) {
+    exampleBody(fresh);
+    pathOf(fresh);
+  }
+  return { path: pathOf(route), query: route.example?.query, body: exampleBody(route), fresh };
+}
+
+async function send(route: RouteDefinition, built: Built, options: { key?: string | null; idempotencyKey?: string; raw?: string; method?: string } = {}): Promise<TestResponse> {
+  const client = options.key === null ? api() : tenant.client;
+  let path = built.path;
+  if (built.fresh) {
+    const created = await tenant.client.request("POST", pathOf(built.fresh), exampleBody(built.fresh), { idempotencyKey: built.fresh.idempotency === "none" ? undefined : idempotencyKey() });
+    if (created.status !== 201) throw new Error(`${route.operationId}: making its record with ${built.fresh.operationId} answered ${created.status} ${created.text}`);
+    path = path.replace(/[^/]+$/, created.body.id as string);
+  }
+  const key = options.idempotencyKey ?? (route.idempotency === "none" ? undefined : idempotencyKey());
+  return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, { query: built.query, idempotencyKey: key, raw: options.raw });
+}
+
+// ---- validation against the document ----
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const toShared = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(toShared);
+  if (!node || typeof node !== "object") return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" ? v.replace("#/components/schemas/", "openapi.json#/$defs/") : toShared(v)]),
+  );
+};
+ajv.addSchema({ $id: "openapi.json", $defs: toShared(doc.components.schemas) as Json });
+const validators = new Map<string, ValidateFunction>();
+function validatorOf(id: string, schema: unknown): ValidateFunction {
+  let validate = validators.get(id);
+  if (!validate) {
+    validate = ajv.compile(toShared(schema) as Json);
+    validators.set(id, validate);
+  }
+  return validate;
+}
+
+const resolve = (node: Json): Json => (typeof node.$ref === "string" ? (node.$ref.split("/").slice(1).reduce((n: Json, part: string) => n[part], doc) as Json) : node);
+
+/** Checks one response against the documented responses of its operation (or a component response). */
+function expectDocumented(label: string, response: TestResponse, responses: Record<string, Json>): void {
+  const documented = responses[String(response.status)];
+  expect(documented, `${label}: status ${response.status} is not documented (${Object.keys(responses).join(", ")}): ${response.text.slice(0, 300)}`).toBeDefined();
+  const spec = resolve(documented!);
+  for (const [name, headerRef] of Object.entries((spec.headers ?? {}) as Record<string, Json>)) {
+    const header = resolve(headerRef);
+    const value = response.headers.get(name);
+    if (header.required) expect(value, `${label}: ${response.status} lacks required header ${name}`).not.toBeNull();
+    if (value === null) continue;
+    const schema = header.schema as Json;
+    if (schema.type === "integer") {
+      expect(value, `${label}: header ${name}`).toMatch(/^\d+$/);
+      if (schema.minimum !== undefined) expect(Number(value), `${label}: header ${name}`).toBeGreaterThanOrEqual(schema.minimum);
+      if (schema.maximum !== undefined) expect(Number(value), `${label}: header ${name}`).toBeLessThanOrEqual(schema.maximum);
+    }
+    if (schema.enum) expect(schema.enum, `${label}: header ${name}`).toContain(value);
+  }
+  const [mediaType, content] = Object.entries((spec.content ?? {}) as Record<string, Json>)[0] ?? [];
+  if (!mediaType) return;
+  expect(response.headers.get("content-type"), `${label}: content type`).toContain(mediaType.split(";")[0]!);
+  if (mediaType.startsWith("application/json")) {
+    expect(response.body, `${label}: body is not JSON: ${response.text.slice(0, 200)}`).toBeDefined();
+    const validate = validatorOf(`${label} ${response.status}`, content!.schema);
+    const valid = validate(response.body);
+    expect(valid, `${label}: ${response.status} body does not match the document: ${ajv.errorsText(validate.errors)}\n${response.text.slice(0, 500)}`).toBe(true);
+  } else {
+    expect(response.text.length, `${label}: empty ${mediaType} body`).toBeGreaterThan(0);
+  }
+}
+
+const operationOf = (route: RouteDefinition): Json => doc.paths[route.path][route.method.toLowerCase()];
+/** What the API answers for requests that match no operation (components.responses), by status. */
+const UNMATCHED: Record<string, Json> = { 404: doc.components.responses.RouteNotFound, 405: doc.components.responses.MethodNotAllowed };
+function expectContract(route: RouteDefinition, label: string, response: TestResponse): void {
+  expectDocumented(`${route.operationId} (${label})`, response, operationOf(route).responses);
+}
+
+// ---- the tenant ----
+
+beforeAll(async () => {
+  const account = await newAccount(`Contract ${randomUUID().slice(0, 8)}`);
+  const client = api().withKey(account.ownerKey);
+  const post = async (path: string, body: unknown) => {
+    const response = await client.post(path, body, { idempotencyKey: idempotencyKey() });
+    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`);
+    return response.body.id as string;
+  };
+  const location = await post("/locations", { name: "Contract Warehouse", short_name: "CW" });
+  const zone = await post(`/locations/${location}/zones`, { name: "Contract Zone", short_name: "CZ" });
+  const category = await post("/item-categories", { name: "Contract Category", inventory_type: "quantity" });
+  const customer = await post("/customers", { name: "Contract Customer" });
+  const prospect = await post("/prospects", { name: "Contract Prospect" });
+  const supplier = await post("/suppliers", { name: "Contract Supplier" });
+  const contact = await post("/contacts", { first_name: "Contract", account_record_ids: [customer] });
+  const item = await post("/items", { name: "Contract Item", category_id: category });
+  const variation = (await client.get(`/items/${item}/variations`)).body.data[0].id as string;
+  await post(`/items/${item}/adjustments`, { location_id: location, quantity: 100 });
+  const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name: "Contract field" })).custom_field_id;
+  const label = (await createCustomerLabel({ accountId: account.accountId, name: "Contract label" })).customer_label_id;
+  const tier = (await createPricingTier({ accountId: account.accountId, name: "Contract tier" })).pricing_tier_id;
+  tenant = {
+    client,
+    ids: {
+      location,
+      zone,
+      category,
+      contact,
+      customers: customer,
+      prospects: prospect,
+      suppliers: supplier,
+      items: item,
+      variation,
+      customField,
+      label,
+      tier,
+    },
+  };
+}, 60_000);
+
+// ---- the tests ----
+
+describe("OpenAPI contract: every route answers what its document says", () => {
+  it("can build a request for every route of the route table", () => {
+    const problems: string[] = [];
+    for (const route of ROUTES) {
+      try {
+        build(route);
+      } catch (error) {
+        if (!(error instanceof CannotBuild)) throw error;
+        problems.push(error.message);
+      }
+    }
+    expect(problems, problems.join("\n")).toEqual([]);
+  });
+
+  it.each(ROUTES.map((route) => [route.operationId, route] as const))("%s: its example succeeds, its failures are documented", async (_id, route) => {
+    const built = build(route);
+
+    // The documented example.
+    const key = route.idempotency === "none" ? undefined : idempotencyKey();
+    const example = await send(route, built, { idempotencyKey: key });
+    expect(Object.keys(route.responses).map(Number), `${route.operationId} example answered ${example.status}: ${example.text.slice(0, 500)}`).toContain(example.status);
+    expectContract(route, "example", example);
+
+    // An identical retry is replayed, and says so (not for routes that need a fresh record: the retry would make another).
+    if (key && !built.fresh) {
+      const replay = await send(route, built, { idempotencyKey: key });
+      expect(replay.status, `${route.operationId} replay`).toBe(example.status);
+      expect(replay.headers.get("idempotent-replayed"), `${route.operationId} replay`).toBe("true");
+      expectContract(route, "replay", replay);
+    }
+
+    let failures = 0;
+    const failing = async (label: string, response: Promise<TestResponse>, status: number, code: string) => {
+      const answered = await response;
+      expect(answered.status, `${route.operationId} (${label}): ${answered.text.slice(0, 300)}`).toBe(status);
+      expect(answered.body?.error?.code, `${route.operationId} (${label})`).toBe(code);
+      expectContract(route, label, answered);
+      failures += 1;
+    };
+
+    if (route.authenticated) await failing("no API key", send(route, built, { key: null }), 401, "authentication_required");
+    if (route.idempotency === "required") {
+      await failing("no Idempotency-Key", tenant.client.request(route.method, built.path, built.body, { query: built.query }), 400, "idempotency_key_required");
+    }
+    if (route.idempotency !== "none") await failing("malformed Idempotency-Key", send(route, built, { idempotencyKey: "x".repeat(256) }), 400, "invalid_idempotency_key");
+    if (route.request.path) {
+      const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+      const ids = Object.fromEntries(names.map((name, i) => [name, i === names.length - 1 ? randomUUID() : PATH_IDS[name]!(route, tenant)!]));
+      await failing("a record that does not exist", send(route, { ...built, path: pathOf(route, ids), fresh: undefined }), 404, "resource_missing");
+    }
+    if (route.request.body) {
+      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, "validation_failed");
+      await failing("a body that is not JSON", send(route, built, { raw: "{" }), 400, "invalid_json");
+    }
+    if (route.request.query) {
+      const refused = refusedQuery(route);
+      if (refused) await failing(`query ${Object.keys(refused)[0]} refused`, send(route, { ...built, query: { ...built.query, ...refused } }), 422, "invalid_query_parameter");
+    }
+    if (!route.authenticated) {
+      // A public route has nothing to refuse; its path with another method is 405 with Allow.
+      const other = route.method === "GET" ? "DELETE" : "GET";
+      const response = await send(route, built, { method: other });
+      expect(response.status, `${route.operationId} ${other}`).toBe(405);
+      expect(response.headers.get("allow"), `${route.operationId} ${other}`).toContain(route.method);
+      expectDocumented(`${route.operationId} (${other})`, response, UNMATCHED);
+      failures += 1;
+    }
+    expect(failures, `${route.operationId}: no failing request tried`).toBeGreaterThan(0);
+  });
+
+  it("an unknown path answers the documented RouteNotFound response", async () => {
+    const response = await tenant.client.get("/no-such-thing");
+    expect(response.status).toBe(404);
+    expectDocumented("unknown path", response, UNMATCHED);
+  });
+});
+
+/** A query value the route's query schema refuses (422 invalid_query_parameter), if any. */
+function refusedQuery(route: RouteDefinition): Record<string, string> | undefined {
+  const schema = route.request.query!;
+  for (const name of Object.keys(schema.shape)) {
+    for (const probe of ["abc", "-", "1.5", "x".repeat(300)]) {
+      if (!schema.safeParse({ [name]: probe }).success) return { [name]: probe };
+    }
+  }
+  return undefined;
+}
