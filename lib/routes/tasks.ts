@@ -62,10 +62,10 @@ export const taskRoutes: RouteDefinition[] = [
       body: {
         title: "Call back about the spring order",
         description: "Confirm quantities before Friday.",
-        due_date: "2026-11-27",
+        due_date: "2030-11-27",
         due_time: "16:30",
         time_zone: "Europe/London",
-        reminder_at: "2026-11-27T09:00:00+00:00",
+        reminder_at: "2030-11-27T09:00:00+00:00",
         record: { type: "customer", id: "00000000-0000-4000-8000-000000000001" },
       },
     },

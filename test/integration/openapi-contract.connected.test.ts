@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin.js";
+import { createCustomField, createCustomerLabel, createKit, createPricingTier } from "../../lib/domain/admin.js";
 import { buildOpenApiDocument } from "../../lib/openapi/document.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
@@ -39,6 +39,14 @@ const PATH_IDS: Record<string, (route: RouteDefinition, t: Tenant) => string | u
   category_id: (_r, t) => t.ids.category,
   contact_id: (_r, t) => t.ids.contact,
   id: (route, t) => t.ids[collectionOf(route)],
+  // Each transition needs an order (or transfer) in the state it starts from.
+  purchase_order_id: (route, t) => (route.operationId === "receivePurchaseOrder" ? t.ids.sentOrder : t.ids.order),
+  payment_id: (_r, t) => t.ids.payment,
+  stock_transfer_id: (route, t) =>
+    route.operationId === "receiveStockTransfer" ? t.ids.transitTransfer : route.operationId === "sendStockTransfer" ? t.ids.pendingTransfer : t.ids.transfer,
+  kit_id: (_r, t) => t.ids.kit,
+  build_id: (_r, t) => t.ids.build,
+  operation: () => "snooze",
 };
 
 /** Body fields whose example value is an id (or ids): the tenant's record of that kind. */
@@ -54,7 +62,44 @@ const BODY_REFERENCES: Record<string, (t: Tenant) => string | undefined> = {
   custom_field_id: (t) => t.ids.customField,
   item_id: (t) => t.ids.items,
   contact_id: (t) => t.ids.contact,
+  supplier_id: (t) => t.ids.suppliers,
+  origin_location_id: (t) => t.ids.location,
+  destination_location_id: (t) => t.ids.destination,
+  line_id: (t) => t.ids.sentOrderLine,
 };
+
+/** Body fields whose meaning depends on the route (`id` inside lines, records, known tasks). */
+const ROUTE_BODY_REFERENCES: Record<string, Record<string, (t: Tenant) => string | undefined>> = {
+  updatePurchaseOrder: { id: (t) => t.ids.orderLine },
+  createTask: { id: (t) => t.ids.customers },
+  updateTask: {},
+  reconcileTasks: { id: (t) => t.ids.tasks },
+};
+
+/**
+ * Routes whose example needs state made just for it (a task at the example's version, a
+ * reminder that is due): returns the path ids to use.
+ */
+const PREPARE: Record<string, (t: Tenant) => Promise<Record<string, string>>> = {
+  updateTask: async (t) => ({ id: await newTask(t, {}) }),
+  actOnTaskReminder: async (t) => {
+    // The example snoozes with version 3: a task at version 3 whose reminder is due.
+    const id = await newTask(t, { reminder_at: new Date(Date.now() + 1500).toISOString() });
+    for (const version of [1, 2]) {
+      const patched = await t.client.patch(`/tasks/${id}`, { version, title: `Contract task v${version + 1}` }, { idempotencyKey: idempotencyKey() });
+      if (patched.status !== 200) throw new Error(`prepare actOnTaskReminder: ${patched.status} ${patched.text}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    const task = (await t.client.get(`/tasks/${id}`)).body;
+    return { id: task.reminder.id as string };
+  },
+};
+
+async function newTask(t: Tenant, extra: Record<string, unknown>): Promise<string> {
+  const created = await t.client.post("/tasks", { title: "Contract task", ...extra }, { idempotencyKey: idempotencyKey() });
+  if (created.status !== 201) throw new Error(`newTask: ${created.status} ${created.text}`);
+  return created.body.id as string;
+}
 
 /**
  * Routes whose example must act on a record of its own (it deletes or ends the record): the
@@ -87,7 +132,7 @@ function exampleBody(route: RouteDefinition): unknown {
   if (route.example?.body === undefined) throw new CannotBuild(`${route.operationId} has a body but no example: add \`example: { body }\` to its route.`);
   const replace = (value: unknown, field: string): unknown => {
     if (typeof value === "string" && UUID.test(value)) {
-      const id = BODY_REFERENCES[field]?.(tenant);
+      const id = (ROUTE_BODY_REFERENCES[route.operationId]?.[field] ?? BODY_REFERENCES[field])?.(tenant);
       if (!id) throw new CannotBuild(`${route.operationId}: example field ${field} holds an id: teach BODY_REFERENCES which of the tenant's records it names.`);
       return id;
     }
@@ -108,6 +153,7 @@ function creatorOf(route: RouteDefinition): RouteDefinition {
 
 interface Built {
   path: string;
+  prepare?: () => Promise<Record<string, string>>;
   query?: Record<string, string>;
   body?: unknown;
   fresh?: RouteDefinition;
@@ -120,12 +166,16 @@ function build(route: RouteDefinition): Built {
     exampleBody(fresh);
     pathOf(fresh);
   }
-  return { path: pathOf(route), query: route.example?.query, body: exampleBody(route), fresh };
+  const prepare = PREPARE[route.operationId];
+  let prepared: Promise<Record<string, string>> | undefined;
+  // Prepared once per built request: an identical retry must reach the same record.
+  return { path: pathOf(route), query: route.example?.query, body: exampleBody(route), fresh, prepare: prepare ? () => (prepared ??= prepare(tenant)) : undefined };
 }
 
 async function send(route: RouteDefinition, built: Built, options: { key?: string | null; idempotencyKey?: string; raw?: string; method?: string } = {}): Promise<TestResponse> {
   const client = options.key === null ? api() : tenant.client;
   let path = built.path;
+  if (built.prepare) path = pathOf(route, await built.prepare());
   if (built.fresh) {
     const created = await tenant.client.request("POST", pathOf(built.fresh), exampleBody(built.fresh), { idempotencyKey: built.fresh.idempotency === "none" ? undefined : idempotencyKey() });
     if (created.status !== 201) throw new Error(`${route.operationId}: making its record with ${built.fresh.operationId} answered ${created.status} ${created.text}`);
@@ -220,6 +270,26 @@ beforeAll(async () => {
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name: "Contract field" })).custom_field_id;
   const label = (await createCustomerLabel({ accountId: account.accountId, name: "Contract label" })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name: "Contract tier" })).pricing_tier_id;
+  // Documents and kits: an order in each state the transitions start from, transfers likewise.
+  const destination = await post("/locations", { name: "Contract Destination", short_name: "CD" });
+  const orderOf = () => client.post("/purchase-orders", { supplier_id: supplier, location_id: location, lines: [{ item_id: item, quantity: 500 }] });
+  const order = (await orderOf()).body;
+  const sentOrder = (await orderOf()).body;
+  const sent = await client.post(`/purchase-orders/${sentOrder.id}/send`, {});
+  if (sent.status !== 200) throw new Error(`send: ${sent.status} ${sent.text}`);
+  const payment = await post(`/purchase-orders/${order.id}/payments`, { amount: "5" });
+  const transferOf = async () => post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, lines: [{ item_id: item, quantity: 1 }] });
+  const transfer = await transferOf();
+  const pendingTransfer = await transferOf();
+  const transitTransfer = await transferOf();
+  const moving = await client.post(`/stock-transfers/${transitTransfer}/send`, {});
+  if (moving.status !== 200) throw new Error(`send transfer: ${moving.status} ${moving.text}`);
+  const component = await post("/items", { name: "Contract Component" });
+  await post(`/items/${component}/adjustments`, { location_id: location, quantity: 1000 });
+  const kitItem = await post("/items", { name: "Contract Kit" });
+  const { kit_id: kit } = await createKit({ accountId: account.accountId, itemId: kitItem, components: [{ itemId: component, quantity: 2 }] });
+  const build = await post(`/kits/${kit}/builds`, { location_id: location, quantity: 1 });
+  const task = (await client.post("/tasks", { title: "Contract task" }, { idempotencyKey: idempotencyKey() })).body.id as string;
   tenant = {
     client,
     ids: {
@@ -235,6 +305,21 @@ beforeAll(async () => {
       customField,
       label,
       tier,
+      destination,
+      order: order.id,
+      orderLine: order.lines[0].id,
+      sentOrder: sentOrder.id,
+      sentOrderLine: sentOrder.lines[0].id,
+      payment,
+      transfer,
+      pendingTransfer,
+      transitTransfer,
+      kits: kit,
+      kit,
+      build,
+      tasks: task,
+      // Reminder routes act on a reminder made by PREPARE; this only lets the path build.
+      reminders: task,
     },
   };
 }, 60_000);
@@ -289,7 +374,7 @@ describe("OpenAPI contract: every route answers what its document says", () => {
     if (route.request.path) {
       const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
       const ids = Object.fromEntries(names.map((name, i) => [name, i === names.length - 1 ? randomUUID() : PATH_IDS[name]!(route, tenant)!]));
-      await failing("a record that does not exist", send(route, { ...built, path: pathOf(route, ids), fresh: undefined }), 404, "resource_missing");
+      await failing("a record that does not exist", send(route, { ...built, path: pathOf(route, ids), fresh: undefined, prepare: undefined }), 404, "resource_missing");
     }
     if (route.request.body) {
       await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, "validation_failed");
