@@ -1,4 +1,6 @@
 import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { BuildOptions } from "esbuild";
 
 /**
@@ -16,6 +18,18 @@ import type { BuildOptions } from "esbuild";
  */
 export const BUNDLE_BANNER = "import{createRequire}from'module';const require=createRequire(import.meta.url);";
 
+const shims = fileURLToPath(new URL("./shims/", import.meta.url));
+
+/**
+ * Packages replaced in the bundles by lighter stand-ins (see each file under infra/shims/):
+ * ElectroDB's model validation (the models are validated by the test suite) and the AWS SDK's
+ * default credential chain (Lambda provides credentials in the environment).
+ */
+export const BUNDLE_ALIASES: Record<string, string> = {
+  jsonschema: join(shims, "jsonschema.cjs"),
+  "@aws-sdk/credential-provider-node": join(shims, "credential-provider-node.mjs"),
+};
+
 export const ESBUILD_OPTIONS = {
   bundle: true,
   platform: "node",
@@ -27,6 +41,7 @@ export const ESBUILD_OPTIONS = {
   mainFields: ["module", "main"],
   banner: { js: BUNDLE_BANNER },
   external: [],
+  alias: BUNDLE_ALIASES,
 } as const satisfies BuildOptions;
 
 /** A file a function needs beside its bundle (read at run time, never imported). */
@@ -62,6 +77,7 @@ export function lambdaBundling(group: string) {
     banner: ESBUILD_OPTIONS.banner.js,
     mainFields: [...ESBUILD_OPTIONS.mainFields],
     externalModules: [...ESBUILD_OPTIONS.external],
+    esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([name, path]) => [`--alias:${name}`, path])),
     forceDockerBundling: false,
     commandHooks: {
       beforeBundling: (): string[] => [],

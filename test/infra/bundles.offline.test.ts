@@ -42,3 +42,47 @@ describe("offline: what each bundle holds", () => {
     expect(files.filter((f) => /node_modules\/(electrodb|@aws-sdk|@smithy)\//.test(f) || (f.startsWith("lib/db/") && f !== "lib/db/metrics.ts"))).toEqual([]);
   });
 });
+
+describe("offline: the bundles' stand-ins (infra/shims)", () => {
+  it("every database bundle carries the stand-ins, not jsonschema or the SDK's default credential chain", () => {
+    for (const group of groups.filter((g) => g !== "platform")) {
+      const files = inputs.get(group)!;
+      expect(files.some((f) => f.includes("node_modules/jsonschema/")), group).toBe(false);
+      expect(files.some((f) => f.includes("credential-provider-node/")), group).toBe(false);
+      expect(files.some((f) => f.includes("credential-provider-sso/")), group).toBe(false);
+      expect(files).toContain("infra/shims/jsonschema.cjs");
+    }
+  });
+
+  it("a bundled ElectroDB Service still builds from its entities and works out transactions, with credentials from the environment", async () => {
+    const source = `
+      import { Entity, Service } from "electrodb";
+      import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+      const model = (entity) => ({
+        model: { entity, version: "1", service: "shim" },
+        attributes: { id: { type: "string", required: true }, n: { type: "number" } },
+        indexes: { primary: { pk: { field: "pk", composite: ["id"] }, sk: { field: "sk", composite: [] } } },
+      });
+      const client = new DynamoDBClient({ region: "us-east-1" });
+      const service = new Service({ a: new Entity(model("a")), b: new Entity(model("b")) }, { table: "t", client });
+      const params = service.transaction.write(({ a, b }) => [a.create({ id: "1" }).commit(), b.patch({ id: "2" }).add({ n: 1 }).commit()]).params();
+      const credentials = await client.config.credentials();
+      console.log(JSON.stringify({ items: params.TransactItems.length, key: credentials.accessKeyId }));
+    `;
+    const result = await build({
+      ...ESBUILD_OPTIONS,
+      mainFields: [...ESBUILD_OPTIONS.mainFields],
+      external: [...ESBUILD_OPTIONS.external],
+      stdin: { contents: source, resolveDir: process.cwd(), sourcefile: "shim-check.mjs", loader: "js" },
+      write: false,
+      logLevel: "error",
+    });
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { execFileSync } = await import("node:child_process");
+    const file = `${mkdtempSync(`${tmpdir()}/shim-`)}/check.mjs`;
+    writeFileSync(file, result.outputFiles[0]!.text);
+    const out = execFileSync("node", [file], { env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: "AKIDSHIM", AWS_SECRET_ACCESS_KEY: "secret" } });
+    expect(JSON.parse(String(out))).toEqual({ items: 2, key: "AKIDSHIM" });
+  }, 60_000);
+});
