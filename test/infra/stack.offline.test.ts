@@ -98,6 +98,14 @@ describe("infrastructure", () => {
     }
   });
 
+  it("invokes the stream processor every minute to release expired stock holds", () => {
+    const rules = Object.values(template.findResources("AWS::Events::Rule")) as Resource[];
+    const sweep = rules.find((rule) => rule.Properties.ScheduleExpression === "rate(1 minute)");
+    expect(sweep, "a rate(1 minute) schedule").toBeDefined();
+    const target = (sweep!.Properties.Targets as { Arn: { "Fn::GetAtt": string[] } }[])[0]!;
+    expect(target.Arn["Fn::GetAtt"][0]).toBe(functionId(template, "StreamProcessorFunction"));
+  });
+
   it("throttles the API stage with the burst and rate parameters", () => {
     template.hasParameter("ApiThrottleRateLimit", { Type: "Number", Default: 200 });
     template.hasParameter("ApiThrottleBurstLimit", { Type: "Number", Default: 400 });
