@@ -162,13 +162,27 @@ export function addDocumentWrite(
 }
 
 /**
- * Adds the deletion of a document (header on condition of its revision, every page and every
- * payment) to the caller's transaction.
+ * Adds the deletion of a document (header on condition of its revision, and `condition` when
+ * given, every page and every payment) to the caller's transaction.
  */
-export function addDocumentDelete(tx: TransactionBuilder, tree: DocumentTree): void {
+export function addDocumentDelete(
+  tx: TransactionBuilder,
+  tree: DocumentTree,
+  condition?: (attributes: Record<string, unknown>, operations: Record<string, (...args: unknown[]) => string>) => string,
+): void {
   const { accountId, documentId, revision, pageCount } = tree.header;
   const e = tx.entities;
-  tx.add(DOCUMENT_LABEL, e.document.delete({ accountId, documentId }).where(({ revision: stored }, { eq }) => eq(stored, revision)).commit());
+  tx.add(
+    DOCUMENT_LABEL,
+    e.document
+      .delete({ accountId, documentId })
+      .where((attributes, operations) => {
+        const parts = [operations.eq(attributes.revision, revision)];
+        if (condition) parts.push(`(${condition(attributes as never, operations as never)})`);
+        return parts.join(" AND ");
+      })
+      .commit(),
+  );
   for (let page = 0; page < pageCount; page++) tx.add("document lines", e.documentLines.delete({ accountId, documentId, page }).commit());
   for (const payment of tree.payments) tx.add("payment", e.documentPayment.delete({ accountId, documentId, paymentId: payment.paymentId }).commit());
 }
@@ -188,8 +202,8 @@ export interface DocumentFilter {
   originLocationId?: string;
   destinationLocationId?: string;
   assignedUserId?: string;
-  /** Inclusive date ranges on stored `YYYY-MM-DD` attributes. */
-  dates?: { attribute: "issueDate" | "expiryDate" | "dateRequested" | "dateNeeded" | "dateReceived"; from?: string; to?: string }[];
+  /** Inclusive ranges on stored `YYYY-MM-DD` dates (or ISO instants: `expiryInstant`); an attribute may appear twice. */
+  dates?: { attribute: "issueDate" | "expiryDate" | "dateRequested" | "dateNeeded" | "dateReceived" | "expiryInstant"; from?: string; to?: string }[];
   /** `searchText` contains `needle`, or the number equals `number`. */
   text?: { needle: string; number?: number };
 }

@@ -1,4 +1,5 @@
 import { contactRoutes } from "./contacts.js";
+import { estimateRoutes } from "./estimates.js";
 import { routeKey, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
 import { itemCategoryRoutes } from "./item-categories.js";
 import { itemRoutes } from "./items.js";
@@ -26,6 +27,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...syncRoutes,
   ...purchaseOrderRoutes,
   ...stockTransferRoutes,
+  ...estimateRoutes,
 ];
 
 const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));
