@@ -618,6 +618,7 @@ export async function previewEstimate(
   const now = nowIso();
   let planned: Planned;
   let storedLineIds = new Set<string>();
+  let storedUpdatedAt: string | undefined;
   if (existing) {
     const tree = await visibleEstimate(principal, existing.id);
     const expected = parseIfMatch(existing.ifMatch);
@@ -626,6 +627,7 @@ export async function previewEstimate(
     }
     assertRevision(expected, tree.header.revision);
     storedLineIds = new Set(tree.lines.map((line) => line.id));
+    storedUpdatedAt = tree.header.updatedAt;
     planned = await planEstimate(principal, { mode: "update", input: input as EstimateUpdateBody, tree }, now, true);
   } else {
     planned = await planEstimate(principal, { mode: "create", input: input as EstimateCreateBody }, now, true);
@@ -634,7 +636,10 @@ export async function previewEstimate(
   const problem = ({ code, message, param }: Problem) => ({ code, message, param: param ?? null });
   return {
     object: "estimate_preview",
-    estimate: plan ? presentEstimate(principal, plan.header, plan.lines, { now, preview: { storedLineIds, isNew: !existing } }) : null,
+    // Nothing is stored: an existing estimate keeps its updated_at.
+    estimate: plan
+      ? presentEstimate(principal, storedUpdatedAt ? { ...plan.header, updatedAt: storedUpdatedAt } : plan.header, plan.lines, { now, preview: { storedLineIds, isNew: !existing } })
+      : null,
     errors: problems.map(problem),
     warnings: warnings.map(problem),
   };

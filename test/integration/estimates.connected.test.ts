@@ -4,6 +4,7 @@ import { updateAccount } from "../../lib/domain/admin.js";
 import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
+import { ESTIMATE_KEYS, LINE_KEYS } from "../support/estimates.js";
 import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
 
 /**
@@ -14,71 +15,6 @@ import { idempotencyKey, newAccount, newUser, type TestAccount } from "../suppor
  */
 const api = useApiServer();
 
-export const ESTIMATE_KEYS = [
-  "id",
-  "object",
-  "estimate_number",
-  "custom_estimate_number",
-  "name",
-  "customer_id",
-  "customer_name",
-  "customer_kind",
-  "salesperson_id",
-  "status_id",
-  "status",
-  "issue_date",
-  "expiry_date",
-  "date_sent",
-  "purchase_order_number",
-  "attention",
-  "shipping_address",
-  "public_note",
-  "payment_terms",
-  "subtotal",
-  "shipping_fee",
-  "tax",
-  "tax_2",
-  "total",
-  "shipping_cost",
-  "discount_percent",
-  "pre_discount_subtotal",
-  "discount",
-  "can_edit",
-  "edit_block_reason",
-  "revision",
-  "custom_field_values",
-  "created_at",
-  "updated_at",
-  "converted_document",
-];
-export const LINE_KEYS = [
-  "id",
-  "item_id",
-  "item_variation_location_id",
-  "line_type",
-  "name",
-  "description",
-  "quantity",
-  "unit_id",
-  "unit_name",
-  "sku",
-  "variation_values",
-  "variation_number",
-  "location_name",
-  "thumbnail_url",
-  "position",
-  "unit_price",
-  "unit_cost",
-  "total_cost",
-  "discount_percent",
-  "discounted_unit_price",
-  "tax_rate",
-  "tax_2_rate",
-  "subtotal",
-  "tax",
-  "tax_2",
-  "total",
-];
 const withoutCosts = (keys: string[]) => keys.filter((k) => !["shipping_cost", "unit_cost", "total_cost"].includes(k));
 
 interface World {
