@@ -26,7 +26,7 @@ const WORDS = "the of and to in is you that it he was for on are as with his the
 /** Natural-language-like text: words drawn at random (compresses like prose, not like a repeated phrase). */
 function prose(length: number): string {
   let out = "";
-  while (out.length < length) out += `${WORDS[randomBytes(1)[0]! % WORDS.length]}${randomBytes(1)[0]! < 26 ? ". " : " "}`;
+  while (out.length < length) out += `${WORDS[Math.floor(Math.random() * WORDS.length)]}${Math.random() < 0.1 ? ". " : " "}`;
   return out.slice(0, length);
 }
 
