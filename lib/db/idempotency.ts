@@ -1,7 +1,8 @@
 import { db, type IdempotencyItem, type IdempotencyPartItem } from "./service.js";
 import { epochSeconds, nowIso } from "./keys.js";
 import { packJson, unpackText } from "./packing.js";
-import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyCompletion, type IdempotencyContext } from "../core/idempotency.js";
+import { IDEMPOTENCY_WINDOW_SECONDS, IdempotencyConflictError, type IdempotencyCompletion, type IdempotencyContext } from "../core/idempotency.js";
+import { writeTransaction } from "./transactions.js";
 
 /** Bodies up to this size are stored as plain JSON text on the record; larger ones compressed. */
 export const MAX_PLAIN_OUTCOME_BYTES = 256 * 1024;
@@ -58,24 +59,17 @@ export async function readStoredOutcome(context: IdempotencyContext): Promise<(I
  * raised by the domain). Returns false when a live record of the scope already exists.
  */
 export async function storeOutcome(completion: IdempotencyCompletion, body: unknown): Promise<boolean> {
-  const { record, parts } = outcomeItems(completion, body);
-  if (parts.length > 0) {
-    const result = await db()
-      .transaction.write(({ idempotencyRecord, idempotencyPart }) => [
-        idempotencyRecord
-          .put(record)
-          .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
-          .commit(),
-        ...parts.map((part) => idempotencyPart.put(part).commit()),
-      ])
-      .go();
-    if (result.canceled) {
-      if ((result.data as { code: string }[])[0]?.code === "ConditionalCheckFailed") return false;
-      throw new Error(`Storing a large idempotent outcome was cancelled: ${JSON.stringify(result.data.map((r: { code: string }) => r.code))}`);
+  if (Buffer.byteLength(JSON.stringify(body), "utf8") > MAX_PLAIN_OUTCOME_BYTES) {
+    // Record and parts together: the transaction writer stores exactly this outcome (and retries conflicts).
+    try {
+      await writeTransaction(() => undefined, { completion, body });
+      return true;
+    } catch (error) {
+      if (error instanceof IdempotencyConflictError) return false;
+      throw error;
     }
-    completion.context.stored = true;
-    return true;
   }
+  const { record } = outcomeItems(completion, body);
   try {
     await db()
       .entities.idempotencyRecord.put(record)

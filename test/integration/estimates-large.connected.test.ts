@@ -27,7 +27,7 @@ const WORDS = "the of and to in is you that it he was for on are as with his the
 function prose(length: number): string {
   let out = "";
   while (out.length < length) out += `${WORDS[Math.floor(Math.random() * WORDS.length)]}${Math.random() < 0.1 ? ". " : " "}`;
-  return out.slice(0, length);
+  return `${out.slice(0, length - 1)}.`; // ends in a letter: texts are trimmed
 }
 
 function ownerPrincipal(account: TestAccount): Principal {
@@ -131,6 +131,17 @@ describe("connected: large estimates, concurrency and conversion", () => {
     const renamed = await w.client.patch(`/estimates/${estimate.id}`, { name: "Fit-out v2" }, { headers: { "if-match": estimate.revision } });
     expect(renamed.status, renamed.text.slice(0, 300)).toBe(200);
     expect(renamed.body.lines.map((l: any) => l.id)).toEqual(estimate.lines.map((l: any) => l.id));
+
+    // A decline repeated with a new key writes nothing: its large response is stored on its own, then replayed.
+    expect((await w.client.post(`/estimates/${estimate.id}/decline`, {})).status).toBe(200);
+    const repeatKey = idempotencyKey();
+    const repeat = await w.client.post(`/estimates/${estimate.id}/decline`, {}, { idempotencyKey: repeatKey });
+    expect(repeat.status).toBe(200);
+    const replayedRepeat = await w.client.post(`/estimates/${estimate.id}/decline`, {}, { idempotencyKey: repeatKey });
+    expect(replayedRepeat.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayedRepeat.text).toBe(repeat.text);
+    const { data: parts } = await db().entities.idempotencyPart.scan.where(({ accountId }, { eq }) => eq(accountId, w.account.accountId)).go({ pages: "all" });
+    expect(parts.length).toBeGreaterThanOrEqual(2);
   });
 
   it("refuses lines over the document limits (422 too_large on lines), storing nothing and consuming no number", { timeout: 60_000 }, async () => {
