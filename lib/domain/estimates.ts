@@ -160,7 +160,10 @@ function throwProblems(problems: readonly Problem[]): void {
 interface EstimatePlan {
   header: DocumentItem;
   lines: EstimateLine[];
-  /** Undefined when the lines are over the document limits (a problem says so). */
+  /**
+   * The pages to write; undefined when the stored pages stay (an update that changes neither the
+   * lines nor their pricing) or when the lines are over the document limits (a problem says so).
+   */
   encoded?: EncodedLines;
   customer: PartyItem;
   customerChanged: boolean;
@@ -428,9 +431,11 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
   const shippingFee = set.shippingFee ?? previous?.shippingFee ?? "0.0000";
   const storedDiscount = request.mode === "update" ? request.tree.lines.find((line) => line.lineType === "discount")?.id : undefined;
   const priced = priceEstimate(lines, discountPercent, shippingFee, storedDiscount);
+  // Stored lines re-priced with the same discount are the stored lines: their pages stay.
+  const keepsPages = request.mode === "update" && !lineInput && discountPercent === request.tree.header.discountPercent;
   let encoded: EncodedLines | undefined;
   try {
-    encoded = encodeDocumentLines(priced.lines);
+    if (!keepsPages) encoded = encodeDocumentLines(priced.lines);
   } catch (error) {
     if (!(error instanceof DocumentTooLargeError)) throw error;
     problems.push({
@@ -583,7 +588,7 @@ export async function updateEstimate(
       const response = result(principal, next, lines, now);
       const cancellation = await writeTransaction(
         (tx) => {
-          addDocumentWrite(tx, { header: next, lines: encoded!, previous, condition: stillOpen(now) });
+          addDocumentWrite(tx, { header: next, lines: encoded, previous, condition: stillOpen(now) });
           if (customerChanged) {
             addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, { documents: 1 }, { requireActive: true });
             tx.add("old customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ documentCount: -1 }).commit());

@@ -8,7 +8,7 @@ import { newDbUsage, withDbUsage } from "../../lib/db/metrics.js";
 import { db } from "../../lib/db/service.js";
 import { tableName } from "../../lib/db/table.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
-import { ESTIMATE_CONVERSION_LABEL, addEstimateConversion, createEstimate, getEstimate, readEstimateForConversion } from "../../lib/domain/estimates.js";
+import { ESTIMATE_CONVERSION_LABEL, addEstimateConversion, createEstimate, getEstimate, readEstimateForConversion, updateEstimate } from "../../lib/domain/estimates.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
@@ -131,6 +131,10 @@ describe("connected: large estimates, concurrency and conversion", () => {
     const renamed = await w.client.patch(`/estimates/${estimate.id}`, { name: "Fit-out v2" }, { headers: { "if-match": estimate.revision } });
     expect(renamed.status, renamed.text.slice(0, 300)).toBe(200);
     expect(renamed.body.lines.map((l: any) => l.id)).toEqual(estimate.lines.map((l: any) => l.id));
+    // Neither the lines nor their pricing change: the pages stay, only the header is written.
+    const headerOnly = await measured(() => updateEstimate(ownerPrincipal(w.account), estimate.id, { attention: "Site office" }, undefined, undefined));
+    expect(headerOnly.usage.writeCapacity).toBeLessThan(30);
+    expect(headerOnly.value.body.lines).toEqual(renamed.body.lines);
 
     // A decline repeated with a new key writes nothing: its large response is stored on its own, then replayed.
     expect((await w.client.post(`/estimates/${estimate.id}/decline`, {})).status).toBe(200);
