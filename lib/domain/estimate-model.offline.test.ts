@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Principal } from "../auth/permissions.js";
 import type { DocumentItem } from "../db/service.js";
 import { addDays, editBlockReason, effectiveStatus, expiryInstantOf, presentEstimate, priceEstimate, statusFilter, type EstimateLine } from "./estimate-model.js";
-import { conversionSource } from "./estimates.js";
+import { conversionSource, dateProblems } from "./estimates.js";
 
 const principal = (permissions: string[] = [], role: "owner" | "staff" = "staff"): Principal => ({
   accountId: "a",
@@ -175,5 +175,21 @@ describe("offline: conversion source", () => {
     expect(() => conversionSource(header({ status: "declined" }), lines, "invoice", now)).toThrow(expect.objectContaining({ statusCode: 409, code: "estimate_conversion_not_allowed" }));
     expect(() => conversionSource(header({ status: "closed" }), lines, "sales_order", now)).toThrow(expect.objectContaining({ code: "estimate_sales_order_conversion_not_allowed" }));
     expect(() => conversionSource(header(), lines, "invoice", "2026-04-02T00:00:00.000Z")).toThrow(expect.objectContaining({ code: "estimate_conversion_not_allowed" }));
+  });
+});
+
+describe("offline: estimate date rules", () => {
+  const codes = (result: ReturnType<typeof dateProblems>) => [...result.problems, ...result.warnings].map((p) => `${p.code}@${p.param}`);
+
+  it("refuses an expiry before the issue date on the field given, an update's past expiry, and warns of a create's", () => {
+    const base = { issueDate: "2026-03-10", today: "2026-03-20" };
+    expect(codes(dateProblems({ ...base, expiryDate: "2026-03-09", isUpdate: false, expiryGiven: true }))).toEqual(["before_issue_date@expiry_date"]);
+    expect(codes(dateProblems({ ...base, expiryDate: "2026-03-09", isUpdate: true, expiryGiven: false }))).toEqual(["before_issue_date@issue_date"]);
+    expect(codes(dateProblems({ ...base, expiryDate: "2026-03-19", isUpdate: true, expiryGiven: true }))).toEqual(["past_date@expiry_date"]);
+    expect(dateProblems({ ...base, expiryDate: "2026-03-20", isUpdate: true, expiryGiven: true })).toEqual({ problems: [], warnings: [] });
+    const created = dateProblems({ ...base, expiryDate: "2026-03-19", isUpdate: false, expiryGiven: true });
+    expect(created.problems).toEqual([]);
+    expect(codes(created)).toEqual(["expiry_date_passed@expiry_date"]);
+    expect(dateProblems({ ...base, expiryDate: "2026-03-10", isUpdate: true, expiryGiven: false })).toEqual({ problems: [], warnings: [] });
   });
 });

@@ -31,6 +31,7 @@ import {
   addAssigneeCount,
   addKindCountDecrement,
   canSeeDocument,
+  documentTextFields,
   listDocuments,
   localToday,
   matchReplacementLines,
@@ -131,7 +132,7 @@ export async function listEstimates(principal: Principal, url: string, page: Pag
 // Planning: what a create, an update or a preview would write, and every problem with it
 
 /** A refusal the real write would answer: 409 (state), 403 (a permission), 422 (a field). */
-interface Problem {
+export interface Problem {
   status: 403 | 409 | 422;
   code: string;
   message: string;
@@ -178,11 +179,9 @@ interface Planned {
 
 type PlanRequest = { mode: "create"; input: EstimateCreateBody } | { mode: "update"; input: EstimateUpdateBody; tree: EstimateTree };
 
-/** The header fields a create or an update sets from the request (null or "" clears a field). */
+/** The header fields a create or an update sets from the request (null or "" clears a text field). */
 function headerFields(input: EstimateCreateBody | EstimateUpdateBody): { set: Partial<DocumentItem>; cleared: (keyof DocumentItem)[] } {
-  const set: Record<string, unknown> = {};
-  const cleared: (keyof DocumentItem)[] = [];
-  const map: [keyof typeof input, keyof DocumentItem][] = [
+  const { set, cleared } = documentTextFields(input, [
     ["name", "name"],
     ["custom_estimate_number", "customNumber"],
     ["purchase_order_number", "purchaseOrderNumber"],
@@ -190,19 +189,13 @@ function headerFields(input: EstimateCreateBody | EstimateUpdateBody): { set: Pa
     ["shipping_address", "shippingAddress"],
     ["public_note", "publicNote"],
     ["payment_terms", "paymentTerms"],
-  ];
-  for (const [field, attribute] of map) {
-    const value = input[field] as string | null | undefined;
-    if (value === undefined) continue;
-    if (value === null || value === "") cleared.push(attribute);
-    else set[attribute] = value;
-  }
+  ]);
   if (input.issue_date !== undefined) set.issueDate = input.issue_date;
   if (input.expiry_date !== undefined) set.expiryDate = input.expiry_date;
   if (input.shipping_fee !== undefined) set.shippingFee = money(input.shipping_fee);
   if (input.shipping_cost !== undefined) set.shippingCost = money(input.shipping_cost);
   if (input.discount_percent !== undefined) set.discountPercent = rate(input.discount_percent);
-  return { set: set as Partial<DocumentItem>, cleared };
+  return { set, cleared };
 }
 
 /** Line rules that need no read: service lines name their own name and price; inventory lines take the item's name. */
@@ -303,6 +296,27 @@ function buildLines(
       variationNumber: variation.variationNumber,
     };
   });
+}
+
+/**
+ * The date rules (spec 4.3): `expiry_date` not before `issue_date` (named on the field the
+ * request gave); an update's new `expiry_date` today or later in the account's time zone ("future
+ * date": the estimate stays Open through its expiry date); a create may record a past expiry
+ * (the estimate is then Expired at once), which a preview warns about.
+ */
+export function dateProblems(dates: { issueDate: string; expiryDate: string; today: string; isUpdate: boolean; expiryGiven: boolean }): { problems: Problem[]; warnings: Problem[] } {
+  const { issueDate, expiryDate, today } = dates;
+  if (expiryDate < issueDate) {
+    const param = dates.expiryGiven ? "expiry_date" : "issue_date";
+    return { problems: [{ status: 422, param, code: "before_issue_date", message: `expiry_date ${expiryDate} is before issue_date ${issueDate}.` }], warnings: [] };
+  }
+  if (dates.isUpdate && dates.expiryGiven && expiryDate < today) {
+    return { problems: [{ status: 422, param: "expiry_date", code: "past_date", message: `must be today (${today} in the account's time zone) or later.` }], warnings: [] };
+  }
+  if (!dates.isUpdate && expiryDate < today) {
+    return { problems: [], warnings: [{ status: 422, param: "expiry_date", code: "expiry_date_passed", message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.` }] };
+  }
+  return { problems: [], warnings: [] };
 }
 
 /** Preview warnings: inventory lines asking for more than is available (on hand less reserved). */
@@ -407,14 +421,9 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
   const { set, cleared } = headerFields(input);
   const issueDate = set.issueDate ?? previous?.issueDate ?? localToday(principal, account);
   const expiryDate = set.expiryDate ?? previous?.expiryDate ?? addDays(issueDate, account.estimateExpiryDays ?? 30);
-  const today = accountToday(account, new Date(now));
-  if (expiryDate < issueDate) {
-    problems.push({ status: 422, param: input.expiry_date !== undefined ? "expiry_date" : "issue_date", code: "before_issue_date", message: `expiry_date ${expiryDate} is before issue_date ${issueDate}.` });
-  } else if (previous && input.expiry_date !== undefined && input.expiry_date < today) {
-    problems.push({ status: 422, param: "expiry_date", code: "past_date", message: `must be today (${today} in the account's time zone) or later.` });
-  } else if (!previous && expiryDate < today) {
-    warnings.push({ status: 422, param: "expiry_date", code: "expiry_date_passed", message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.` });
-  }
+  const dates = dateProblems({ issueDate, expiryDate, today: accountToday(account, new Date(now)), isUpdate: previous !== undefined, expiryGiven: input.expiry_date !== undefined });
+  problems.push(...dates.problems);
+  warnings.push(...dates.warnings);
 
   if (!customer || customerIssues.some((p) => p.code === "invalid_reference") || (lineInput && !resolved)) return { problems, warnings };
 
