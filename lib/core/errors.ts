@@ -62,7 +62,7 @@ export const errors = {
     }),
   insufficientScope: (scope: string) =>
     invalid(403, "insufficient_scope", `This API key lacks the scope ${scope}.`, { param: scope }),
-  permissionDenied: (message: string) => invalid(403, "permission_denied", message),
+  permissionDenied: (message: string, param?: string) => invalid(403, "permission_denied", message, { param }),
   resourceMissing: (what: string, id?: string) =>
     invalid(404, "resource_missing", id ? `No such ${what}: ${id}.` : `No such ${what}.`),
   routeNotFound: (method: string, path: string) =>
@@ -119,6 +119,17 @@ export const errors = {
   invalidKitBuild: (message: string, param?: string) => invalid(422, "invalid_kit_build", message, { param }),
   /** A build whose reversal the current stock refuses (its assembled units were used since). */
   kitDisassemblyNotAllowed: (message: string) => invalid(409, "kit_disassembly_not_allowed", message),
+  /** 428: the route needs `If-Match` with the record's current revision (ETag). */
+  revisionRequired: (code: "estimate_revision_required", message: string) => invalid(428, code, message, { param: "If-Match" }),
+  /**
+   * 422 for fields the service controls (numbers, status, totals, timestamps...), refused with
+   * the route's own code rather than `unknown_field`; `params` are their JSON paths.
+   */
+  unsupportedField: (code: UnsupportedFieldCode, params: readonly string[]) =>
+    invalid(422, code, `${params[0]} is set by the service and cannot be supplied${params.length > 1 ? ` (nor ${params.slice(1).join(", ")})` : ""}.`, {
+      param: params[0],
+      details: params.slice(0, MAX_DETAILS).map((param) => ({ param, code, message: "is set by the service and cannot be supplied." })),
+    }),
   busy: (cause: ContentionError) =>
     new ApiError(503, "api_error", "resource_busy", "The record is being changed by other requests; retry after the Retry-After delay.", {
       headers: { "Retry-After": "1" },
@@ -140,6 +151,9 @@ export const errors = {
   internal: (cause?: unknown) =>
     new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
 };
+
+/** Codes of `unsupportedField` (spec part 1, section 7). */
+export type UnsupportedFieldCode = "unsupported_estimate_field" | "unsupported_invoice_field";
 
 /** Validation details per error: a body with thousands of bad fields still gets a small answer. */
 export const MAX_DETAILS = 50;

@@ -1,4 +1,5 @@
 import { readToOffset } from "./offset-page.js";
+import { packJson, unpackJson } from "./packing.js";
 import { db, type DocumentItem, type DocumentLinesItem, type DocumentPaymentItem } from "./service.js";
 import type { DocumentKind } from "./entities/document.js";
 import { writeTransaction, type TransactionBuilder } from "./transactions.js";
@@ -6,14 +7,18 @@ import { writeTransaction, type TransactionBuilder } from "./transactions.js";
 /**
  * Document storage, written once for every kind (architecture section 8, "Document storage").
  *
- * A document is a header item plus its lines packed into line pages, all in one partition:
- * - read: ONE Query of the partition (`readDocumentTree`) returns the header, every page (lines
- *   in stored order) and the payments;
+ * A document is a header item plus its lines in line pages, all in one partition:
+ * - read: ONE Query of the partition (`readDocumentTree`) returns the header, every page and
+ *   the payments;
  * - write: the header and every page go into the caller's ONE transaction (`addDocumentWrite`),
  *   with its counters and stock; an update puts the new pages and deletes the surplus ones.
- * Pages are packed by size (`packLinePages`): at most `MAX_PAGE_BYTES` of line data each, so a
- * 500-line document with long descriptions is still a handful of items (each far below the
- * 400 KB item limit; together far below the 4 MB transaction limit).
+ * The lines are stored as one compressed JSON text (`encodeDocumentLines`) split into pages of
+ * at most `MAX_PAGE_BYTES`. Limits, so that every document stays atomic and readable in one
+ * request: at most `MAX_DOCUMENT_LINE_BYTES` compressed (header and pages then fit one Query
+ * response of 1 MB; a transaction with the stored response of an idempotent request stays far
+ * below 4 MB) and `MAX_DOCUMENT_LINE_JSON_BYTES` of JSON (a response stays below Lambda's 6 MB).
+ * A 500-line estimate with 4,000-character natural-language descriptions is ~2.2 MB of JSON and
+ * ~700 KB compressed: 2 pages.
  */
 
 /** A stored line: the document kind's own shape, with a stable `id`. */
@@ -21,34 +26,60 @@ export type StoredLine = { id: string } & Record<string, unknown>;
 
 export interface DocumentTree {
   header: DocumentItem;
-  /** Lines in stored order (pages concatenated). */
+  /** Lines in stored order. */
   lines: StoredLine[];
   payments: DocumentPaymentItem[];
 }
 
-/** Line data per page: far below DynamoDB's 400 KB per item, with room for attribute overhead. */
-export const MAX_PAGE_BYTES = 200 * 1024;
+/** Compressed line data per page: far below DynamoDB's 400 KB per item. */
+export const MAX_PAGE_BYTES = 350 * 1024;
+/** Compressed line data per document: with the header, within one Query response (1 MB). */
+export const MAX_DOCUMENT_LINE_BYTES = 900 * 1024;
+/** Line JSON per document: the response that carries it stays below Lambda's 6 MB payload. */
+export const MAX_DOCUMENT_LINE_JSON_BYTES = 4 * 1024 * 1024;
 
 /** The zero-padded sort key of a document number (lists sort by it). */
 export const numberKeyOf = (number: number): string => String(number).padStart(10, "0");
 
-/** Splits lines into pages of at most `maxBytes` of JSON each, keeping their order. */
-export function packLinePages<L>(lines: readonly L[], maxBytes: number = MAX_PAGE_BYTES): L[][] {
-  const pages: L[][] = [];
-  let current: L[] = [];
-  let size = 0;
-  for (const line of lines) {
-    const lineSize = Buffer.byteLength(JSON.stringify(line), "utf8") + 16;
-    if (current.length > 0 && size + lineSize > maxBytes) {
-      pages.push(current);
-      current = [];
-      size = 0;
-    }
-    current.push(line);
-    size += lineSize;
+/** Lines over the storage limits: the writer answers 422 naming `lines`. */
+export class DocumentTooLargeError extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+    /** `stored`: compressed bytes; `json`: JSON bytes. */
+    readonly measure: "stored" | "json",
+  ) {
+    super(`The lines take ${bytes} bytes (${measure}); a document holds at most ${limit}.`);
+    this.name = "DocumentTooLargeError";
   }
-  if (current.length > 0) pages.push(current);
-  return pages;
+}
+
+/** A document's lines ready to store: the compressed pages (encode once, write in any attempt). */
+export interface EncodedLines {
+  lines: readonly StoredLine[];
+  pages: Uint8Array[];
+  /** Compressed bytes (stored). */
+  bytes: number;
+  /** JSON bytes (as a response carries them). */
+  jsonBytes: number;
+}
+
+/** Compresses lines into pages; throws `DocumentTooLargeError` beyond the document limits. */
+export function encodeDocumentLines(lines: readonly StoredLine[]): EncodedLines {
+  const { chunks, bytes, jsonBytes } = packJson(lines, MAX_PAGE_BYTES);
+  if (jsonBytes > MAX_DOCUMENT_LINE_JSON_BYTES) throw new DocumentTooLargeError(jsonBytes, MAX_DOCUMENT_LINE_JSON_BYTES, "json");
+  if (bytes > MAX_DOCUMENT_LINE_BYTES) throw new DocumentTooLargeError(bytes, MAX_DOCUMENT_LINE_BYTES, "stored");
+  return { lines, pages: chunks, bytes, jsonBytes };
+}
+
+const isEncoded = (lines: readonly StoredLine[] | EncodedLines): lines is EncodedLines => !Array.isArray(lines);
+
+/** The lines of a partition's pages (compressed pages, or older pages holding plain lists). */
+function decodePages(pages: readonly DocumentLinesItem[]): StoredLine[] {
+  const ordered = [...pages].sort((a, b) => a.page - b.page);
+  if (ordered.length === 0) return [];
+  if (ordered[0]!.packed !== undefined) return unpackJson<StoredLine[]>(ordered.map((page) => page.packed as Uint8Array));
+  return ordered.flatMap((page) => (page.lines ?? []) as StoredLine[]);
 }
 
 /** A document with its lines and payments, in ONE strongly consistent Query of its partition. */
@@ -56,10 +87,9 @@ export async function readDocumentTree(accountId: string, documentId: string): P
   const { data } = await db().collections.documentTree({ accountId, documentId }).go({ pages: "all", consistent: true });
   const header = data.document[0];
   if (!header) return undefined;
-  const pages = [...(data.documentLines as DocumentLinesItem[])].sort((a, b) => a.page - b.page);
   return {
     header,
-    lines: pages.flatMap((page) => page.lines as StoredLine[]),
+    lines: decodePages(data.documentLines as DocumentLinesItem[]),
     payments: data.documentPayment as DocumentPaymentItem[],
   };
 }
@@ -86,23 +116,25 @@ export const DOCUMENT_LABEL = "document";
  * - create (`previous` absent): the header must not exist yet;
  * - update: the header is replaced on condition that its revision is still
  *   `previous.revision` (and `condition`, e.g. a status, holds); `lines` absent keeps the pages.
- * Returns the number of pages written.
+ * `lines` may come encoded already (`encodeDocumentLines`: a retried transaction then does not
+ * compress again); plain lines are encoded here and may throw `DocumentTooLargeError`.
  */
 export function addDocumentWrite(
   tx: TransactionBuilder,
   options: {
     header: DocumentItem;
-    lines?: readonly StoredLine[];
+    lines?: readonly StoredLine[] | EncodedLines;
     previous?: Pick<DocumentItem, "revision" | "pageCount">;
     condition?: (attributes: Record<string, unknown>, operations: Record<string, (...args: unknown[]) => string>) => string;
   },
 ): void {
   const { header, previous } = options;
-  const pages = options.lines === undefined ? undefined : packLinePages(options.lines);
+  const encoded = options.lines === undefined ? undefined : isEncoded(options.lines) ? options.lines : encodeDocumentLines(options.lines);
+  const pages = encoded?.pages;
   const next: DocumentItem = {
     ...header,
     pageCount: pages === undefined ? (previous?.pageCount ?? header.pageCount) : pages.length,
-    lineCount: options.lines === undefined ? header.lineCount : options.lines.length,
+    lineCount: encoded === undefined ? header.lineCount : encoded.lines.length,
   };
   const e = tx.entities;
   if (!previous) {
@@ -121,8 +153,8 @@ export function addDocumentWrite(
     );
   }
   if (pages === undefined) return;
-  pages.forEach((lines, page) => {
-    tx.add("document lines", e.documentLines.put({ accountId: header.accountId, documentId: header.documentId, page, lines }).commit());
+  pages.forEach((packed, page) => {
+    tx.add("document lines", e.documentLines.put({ accountId: header.accountId, documentId: header.documentId, page, packed }).commit());
   });
   for (let page = pages.length; page < (previous?.pageCount ?? 0); page++) {
     tx.add("document lines", e.documentLines.delete({ accountId: header.accountId, documentId: header.documentId, page }).commit());
@@ -130,13 +162,27 @@ export function addDocumentWrite(
 }
 
 /**
- * Adds the deletion of a document (header on condition of its revision, every page and every
- * payment) to the caller's transaction.
+ * Adds the deletion of a document (header on condition of its revision, and `condition` when
+ * given, every page and every payment) to the caller's transaction.
  */
-export function addDocumentDelete(tx: TransactionBuilder, tree: DocumentTree): void {
+export function addDocumentDelete(
+  tx: TransactionBuilder,
+  tree: DocumentTree,
+  condition?: (attributes: Record<string, unknown>, operations: Record<string, (...args: unknown[]) => string>) => string,
+): void {
   const { accountId, documentId, revision, pageCount } = tree.header;
   const e = tx.entities;
-  tx.add(DOCUMENT_LABEL, e.document.delete({ accountId, documentId }).where(({ revision: stored }, { eq }) => eq(stored, revision)).commit());
+  tx.add(
+    DOCUMENT_LABEL,
+    e.document
+      .delete({ accountId, documentId })
+      .where((attributes, operations) => {
+        const parts = [operations.eq(attributes.revision, revision)];
+        if (condition) parts.push(`(${condition(attributes as never, operations as never)})`);
+        return parts.join(" AND ");
+      })
+      .commit(),
+  );
   for (let page = 0; page < pageCount; page++) tx.add("document lines", e.documentLines.delete({ accountId, documentId, page }).commit());
   for (const payment of tree.payments) tx.add("payment", e.documentPayment.delete({ accountId, documentId, paymentId: payment.paymentId }).commit());
 }
@@ -156,8 +202,8 @@ export interface DocumentFilter {
   originLocationId?: string;
   destinationLocationId?: string;
   assignedUserId?: string;
-  /** Inclusive date ranges on stored `YYYY-MM-DD` attributes. */
-  dates?: { attribute: "issueDate" | "expiryDate" | "dateRequested" | "dateNeeded" | "dateReceived"; from?: string; to?: string }[];
+  /** Inclusive ranges on stored `YYYY-MM-DD` dates (or ISO instants: `expiryInstant`); an attribute may appear twice. */
+  dates?: { attribute: "issueDate" | "expiryDate" | "dateRequested" | "dateNeeded" | "dateReceived" | "expiryInstant"; from?: string; to?: string }[];
   /** `searchText` contains `needle`, or the number equals `number`. */
   text?: { needle: string; number?: number };
 }

@@ -151,14 +151,19 @@ export async function removeParty(previous: PartyItem, linkedContacts: readonly 
  * The document write path's effect on its party: adds the item that moves `document_count`
  * and `lifetime_revenue_total` by exact amounts and sets `last_invoice_date` (the caller passes
  * the later of the stored and the new date), on condition that the party exists (label
- * `party:<id>`: its failure means the party was deleted meanwhile).
+ * `party:<id>`: its failure means the party was deleted, or with `requireActive` archived,
+ * meanwhile).
  */
 export function addDocumentActivity(
   tx: TransactionBuilder,
   party: { accountId: string; partyId: string },
   activity: { documents: number; revenueMinor?: number; invoiceDate?: string },
+  options: { requireActive?: boolean } = {},
 ): void {
   let update = tx.entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
-  tx.add(`party:${party.partyId}`, update.commit());
+  // `requireActive`: the party must still be unarchived when the document commits (a document
+  // for a party archived meanwhile fails with the same label).
+  const op = options.requireActive ? update.where(({ archived }, { eq }) => eq(archived, false)).commit() : update.commit();
+  tx.add(`party:${party.partyId}`, op);
 }

@@ -1,5 +1,6 @@
 import type { ValidationDetail } from "../core/errors.js";
 import type { CustomFieldKind } from "./entities/custom-field.js";
+import { db } from "./service.js";
 import type { Cancellation, TransactionBuilder, TransactionOp } from "./transactions.js";
 
 /**
@@ -10,7 +11,9 @@ import type { Cancellation, TransactionBuilder, TransactionOp } from "./transact
  *   the reference is proven at the moment the write commits (no check-then-write race);
  * - `referenceDetails` turns the failed checks of a cancellation into validation details;
  * - `referenceDetail` is the same detail for a reference found missing by a read (when the
- *   writer needs the referenced record's data anyway).
+ *   writer needs the referenced record's data anyway);
+ * - `missingReferences` proves the same references by reading, for requests that write
+ *   nothing (previews) but must report what the write would refuse.
  */
 export type ReferenceKind = "custom_field" | "customer_label" | "pricing_tier" | "item_category" | "unit" | "location";
 
@@ -82,4 +85,30 @@ export function referenceDetails(cancellation: Cancellation | null): ValidationD
 /** The detail of a reference that a read found missing, outside the caller's account or unusable. */
 export function referenceDetail(param: string, message: string = MESSAGES.record): ValidationDetail {
   return { param, code: "invalid_reference", message };
+}
+
+/** Whether a reference's record exists (and is usable) now: one strongly consistent GetItem. */
+async function referenceExists(accountId: string, reference: Reference): Promise<boolean> {
+  const e = db().entities;
+  const options = { consistent: true } as const;
+  switch (reference.kind) {
+    case "custom_field":
+      return Boolean((await e.customField.get({ accountId, kind: reference.recordKind, customFieldId: reference.id }).go(options)).data);
+    case "customer_label":
+      return Boolean((await e.customerLabel.get({ accountId, labelId: reference.id }).go(options)).data);
+    case "pricing_tier":
+      return Boolean((await e.pricingTier.get({ accountId, pricingTierId: reference.id }).go(options)).data);
+    case "item_category":
+      return Boolean((await e.itemCategory.get({ accountId, categoryId: reference.id }).go(options)).data);
+    case "unit":
+      return Boolean((await e.unit.get({ accountId, unitId: reference.id }).go(options)).data);
+    case "location":
+      return (await e.location.get({ accountId, locationId: reference.id }).go(options)).data?.active === true;
+  }
+}
+
+/** The details `referenceDetails` would give if a write checked these references now (reads them; writes nothing). */
+export async function missingReferences(accountId: string, references: readonly Reference[]): Promise<ValidationDetail[]> {
+  const found = await Promise.all(references.map((reference) => referenceExists(accountId, reference)));
+  return references.flatMap((reference, i) => (found[i] ? [] : [{ param: reference.param, code: "invalid_reference", message: MESSAGES[reference.kind] }]));
 }

@@ -5,6 +5,7 @@ import { Account } from "./entities/account.js";
 import { User } from "./entities/user.js";
 import { ApiKey } from "./entities/api-key.js";
 import { IdempotencyRecord } from "./entities/idempotency-record.js";
+import { IdempotencyPart } from "./entities/idempotency-part.js";
 import { Location } from "./entities/location.js";
 import { Zone } from "./entities/zone.js";
 import { ItemCategory } from "./entities/item-category.js";
@@ -85,6 +86,7 @@ const entities = {
   taskReminder: TaskReminder,
   taskTally: TaskTally,
   taskAccountTally: TaskAccountTally,
+  idempotencyPart: IdempotencyPart,
 };
 
 function createService() {
@@ -104,6 +106,7 @@ export type AccountItem = EntityItem<typeof Account>;
 export type UserItem = EntityItem<typeof User>;
 export type ApiKeyItem = EntityItem<typeof ApiKey>;
 export type IdempotencyItem = EntityItem<typeof IdempotencyRecord>;
+export type IdempotencyPartItem = EntityItem<typeof IdempotencyPart>;
 export type LocationItem = EntityItem<typeof Location>;
 export type ZoneItem = EntityItem<typeof Zone>;
 export type ItemCategoryItem = EntityItem<typeof ItemCategory>;

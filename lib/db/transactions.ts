@@ -1,5 +1,5 @@
 import { db, type InventoryService } from "./service.js";
-import { outcomeRecord } from "./idempotency.js";
+import { outcomeItems } from "./idempotency.js";
 import { epochSeconds } from "./keys.js";
 import { CONFLICT_POLICY, RETRY, retrying } from "./retry.js";
 import { IdempotencyConflictError, type IdempotencyCompletion } from "../core/idempotency.js";
@@ -15,6 +15,8 @@ export const MAX_TRANSACTION_ITEMS = 100;
 
 /** The label of the stored idempotency outcome, when a transaction carries one. */
 const OUTCOME_LABEL = "idempotency-outcome";
+/** The further chunks of a large stored outcome (unconditioned puts). */
+const OUTCOME_PART_LABEL = "idempotency-outcome-part";
 
 /** Thrown when a write would put more items in one transaction than DynamoDB accepts. */
 export class TransactionTooLargeError extends Error {
@@ -129,23 +131,27 @@ export async function writeTransaction(
   outcome?: { completion: IdempotencyCompletion | undefined; body: unknown },
 ): Promise<Cancellation | null> {
   const storesOutcome = outcome?.completion !== undefined;
+  // A large outcome (a 500-line estimate) is compressed into the record and part items: encode once.
+  const stored = storesOutcome ? outcomeItems(outcome!.completion!, outcome!.body) : undefined;
+  const outcomeItemCount = stored ? 1 + stored.parts.length : 0;
   return retrying(
     "transaction",
     async () => {
       let labelled: readonly { label: string; note?: string }[] = [];
       const result = await db()
         .transaction.write((entities) => {
-          const tx = new TransactionBuilder(entities, storesOutcome ? MAX_TRANSACTION_ITEMS - 1 : MAX_TRANSACTION_ITEMS);
+          const tx = new TransactionBuilder(entities, MAX_TRANSACTION_ITEMS - outcomeItemCount);
           build(tx);
           const items = [...tx.items()];
-          if (storesOutcome) {
+          if (stored) {
             items.push({
               label: OUTCOME_LABEL,
               op: entities.idempotencyRecord
-                .put(outcomeRecord(outcome!.completion!, outcome!.body))
+                .put(stored.record)
                 .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
                 .commit(),
             });
+            for (const part of stored.parts) items.push({ label: OUTCOME_PART_LABEL, op: entities.idempotencyPart.put(part).commit() });
           }
           labelled = items;
           return items.map((item) => item.op) as never;

@@ -20,6 +20,8 @@ export interface ResolvedLineItem {
   variation: ItemVariationItem;
   /** The variation's stock row at the document's location, when it exists. */
   row?: StockRowItem;
+  /** Every stock row of the variation (its stock at each location). */
+  variationRows: StockRowItem[];
 }
 
 const CONCURRENCY = 16;
@@ -75,7 +77,8 @@ export async function resolveLineItems(
         details.push(referenceDetail(`lines[${request.index}].item_variation_location_id`, `is not at the ${options.locationLabel ?? "document's"} location.`));
         continue;
       }
-      resolved.set(request.index, { item, variation: tree.variations.find((v) => v.variationId === row.variationId)!, row });
+      const variation = tree.variations.find((v) => v.variationId === row.variationId)!;
+      resolved.set(request.index, { item, variation, row, variationRows: tree.rows.filter((r) => r.variationId === variation.variationId) });
       continue;
     }
     if (tree.variations.length !== 1) {
@@ -88,7 +91,7 @@ export async function resolveLineItems(
     }
     const variation = tree.variations[0]!;
     const row = locationId === undefined ? undefined : tree.rows.find((r) => r.variationId === variation.variationId && r.locationId === locationId);
-    resolved.set(request.index, { item, variation, row });
+    resolved.set(request.index, { item, variation, row, variationRows: tree.rows.filter((r) => r.variationId === variation.variationId) });
   }
   if (details.length > 0) throw errors.validationFailed(details);
   return resolved;

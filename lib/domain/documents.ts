@@ -86,6 +86,26 @@ export function accountToday(account: Pick<AccountItem, "timeZone"> | undefined,
 
 export const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
 
+/**
+ * The optional text fields of a document create or update, as header attributes: a value sets
+ * the attribute, `null` or `""` clears it (listed in `cleared`), an absent field changes nothing.
+ * `fields` maps request fields to header attributes.
+ */
+export function documentTextFields<I extends Record<string, unknown>>(
+  input: I,
+  fields: readonly (readonly [keyof I & string, keyof DocumentItem])[],
+): { set: Partial<DocumentItem>; cleared: (keyof DocumentItem)[] } {
+  const set: Record<string, unknown> = {};
+  const cleared: (keyof DocumentItem)[] = [];
+  for (const [field, attribute] of fields) {
+    const value = input[field] as string | null | undefined;
+    if (value === undefined) continue;
+    if (value === null || value === "") cleared.push(attribute);
+    else set[attribute] = value;
+  }
+  return { set: set as Partial<DocumentItem>, cleared };
+}
+
 /** A later `updatedAt` than the stored one, even within one millisecond. */
 export function nextTimestamp(previous: string): string {
   const now = new Date().toISOString();

@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import type { UnsupportedFieldCode } from "../core/errors.js";
 
 /**
  * The shape of a route. Each endpoint group declares its routes in its own file
@@ -15,7 +16,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "kits", "tasks"] as const;
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "kits", "tasks", "estimates"] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {
@@ -55,6 +56,13 @@ export interface RouteDefinition {
   noStore?: boolean;
   /** Media type of the success responses when not `application/json` (e.g. the HTML reference). */
   produces?: "text/html; charset=utf-8" | "text/javascript; charset=utf-8";
+  /**
+   * Body fields the service controls that the route refuses with its own 422 `code` instead of
+   * `unknown_field` (spec part 2: "Supplying protected or unsupported fields ... returns 422
+   * `unsupported_estimate_field`"): a top-level name (`status_id`) or one in each element of an
+   * array (`lines[].subtotal`). Checked before the body schema.
+   */
+  protectedFields?: { code: UnsupportedFieldCode; fields: readonly string[] };
 }
 
 export const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({

@@ -1,4 +1,5 @@
 import { contactRoutes } from "./contacts.js";
+import { estimateRoutes } from "./estimates.js";
 import { routeKey, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
 import { itemCategoryRoutes } from "./item-categories.js";
 import { itemRoutes } from "./items.js";
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...stockTransferRoutes,
   ...kitRoutes,
   ...taskRoutes,
+  ...estimateRoutes,
 ];
 
 const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));

@@ -17,6 +17,7 @@ export const ENTITY_ATTRIBUTE = "__edb_e__";
 export const PLATFORM_ENTITIES = [
   "apikey",
   "idempotency",
+  "idempotencypart",
   "counters",
   "ownercounters",
   "inventorycounters",

@@ -135,6 +135,8 @@ async function main(): Promise<void> {
       taskIds.push((await call("POST", "/tasks", { title: `Bench task ${i}`, time_zone: "Europe/London", ...due, ...reminder }, true)).id!);
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReminder - Date.now()) + 50));
+    const estimateBody = { customer_id: customer.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5 })) };
+    const estimate = (await call("POST", "/estimates", estimateBody)) as { id: string };
 
     const scenarios: [string, () => Promise<unknown>][] = [
       ["listLocations", () => call("GET", "/locations")],
@@ -182,6 +184,11 @@ async function main(): Promise<void> {
       ["getTaskStats (scope mine)", () => call("GET", "/tasks/stats")],
       ["getTaskStats (scope all)", () => call("GET", "/tasks/stats?scope=all")],
       ["listTaskReminders (inbox page of 40)", () => call("GET", "/tasks/reminders")],
+      ["createEstimate (3 lines)", () => call("POST", "/estimates", estimateBody)],
+      ["previewEstimate (3 lines)", () => call("POST", "/estimates/preview", estimateBody)],
+      ["getEstimate (3 lines)", () => call("GET", `/estimates/${estimate.id}`)],
+      ["listEstimates (page of 20)", () => call("GET", "/estimates")],
+      ["updateEstimate (header only)", () => call("PATCH", `/estimates/${estimate.id}`, { attention: `A${counter++}` })],
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);
@@ -203,6 +210,7 @@ async function main(): Promise<void> {
       );
     }
     await largeDocuments(call, location.id as string, destination.id as string, supplier.id as string);
+    await largeEstimates(call, customer.id as string, itemIds);
     await listScaling(base);
     await syncCosts(base);
     await syncPage(base);
@@ -244,6 +252,48 @@ async function largeDocuments(call: (method: string, path: string, body?: unknow
   const transfer = await run("create stock transfer", "POST", "/stock-transfers", { origin_location_id: locationId, destination_location_id: destinationId, lines: items.map((id) => ({ item_id: id, quantity: 2 })) });
   await run("send stock transfer (200 row changes)", "POST", `/stock-transfers/${transfer.id}/send`, {});
   await run("receive stock transfer", "POST", `/stock-transfers/${transfer.id}/receive`, {});
+}
+
+/**
+ * 500-line estimates (issue 11): ONE transaction for the create (number, header, compressed line
+ * pages, counts, the customer's document_count, and with a key the stored response in parts),
+ * ONE Query for the retrieve. Lines of 50 different items (each on every 50th line), with short
+ * descriptions and with 4,000-character ones (~2.2 MB of JSON).
+ */
+async function largeEstimates(call: (method: string, path: string, body?: unknown, idempotent?: boolean) => Promise<any>, customerId: string, itemIds: string[]): Promise<void> {
+  const words = "steel brass cable valve panel fitting the of and to in for with on at by from".split(" ");
+  const prose = (length: number) => {
+    let out = "";
+    while (out.length < length) out += `${words[Math.floor(Math.random() * words.length)]} `;
+    return out.slice(0, length);
+  };
+  const long: string[] = [];
+  for (let i = 0; i < 50; i++) long.push((await call("POST", "/items", { name: `Described ${i}`, description: prose(4000), price: "2.5", cost: "1" })).id);
+  originalWrite("\n500-line estimates (one request each; DynamoDB Local)\n");
+  originalWrite("| request | calls | commands | RCU | WCU | ms | response KB |\n|---|---|---|---|---|---|---|\n");
+  const run = async (name: string, method: string, path: string, body?: unknown, idempotent = false) => {
+    samples.length = 0;
+    const started = performance.now();
+    const result = await call(method, path, body, idempotent);
+    const ms = performance.now() - started;
+    const sample = samples[samples.length - 1]!;
+    const commands = Object.entries(sample.commands.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c]: (acc[c] ?? 0) + 1 }), {}))
+      .map(([c, n]) => (n > 1 ? `${n} ${c}` : c))
+      .join(" + ");
+    originalWrite(`| ${name} | ${sample.calls} | ${commands} | ${sample.readCapacity} | ${sample.writeCapacity} | ${ms.toFixed(0)} | ${(Buffer.byteLength(JSON.stringify(result)) / 1024).toFixed(0)} |\n`);
+    return result;
+  };
+  for (const [label, items] of [
+    ["short descriptions", itemIds],
+    ["4,000-character descriptions", long],
+  ] as const) {
+    const lines = Array.from({ length: 500 }, (_, i) => ({ item_id: items[i % 50], quantity: (i % 7) + 1 }));
+    const created = await run(`create, ${label}`, "POST", "/estimates", { customer_id: customerId, lines });
+    await run(`create with Idempotency-Key, ${label}`, "POST", "/estimates", { customer_id: customerId, lines }, true);
+    await run(`preview, ${label}`, "POST", "/estimates/preview", { customer_id: customerId, lines });
+    await run(`retrieve, ${label}`, "GET", `/estimates/${created.id}`);
+    await run(`update header, ${label}`, "PATCH", `/estimates/${created.id}`, { attention: "Bench" });
+  }
 }
 
 /**

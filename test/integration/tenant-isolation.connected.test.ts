@@ -63,6 +63,7 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const transitTransfer = await post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, lines: [{ item_id: item, quantity: 1 }] });
   const transit = await client.post(`/stock-transfers/${transitTransfer}/send`, {});
   if (transit.status !== 200) throw new Error(`send transfer: ${transit.status} ${transit.text}`);
+  const estimate = await post("/estimates", { customer_id: customer, name, lines: [{ item_id: item, quantity: 1 }, { name, unit_price: "1" }] });
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
@@ -100,6 +101,7 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
       task,
       reminder,
       owner: account.ownerUserId,
+      estimate,
     },
     syncCursor,
     taskCursor: taskList.body.next_cursor as string,
@@ -141,6 +143,8 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
       return tenant.ids.build!;
     case "operation":
       return "snooze"; // not an id: the operation of the route's example body
+    case "estimate_id":
+      return tenant.ids.estimate!;
     case "id": {
       if (route.path.includes("/tasks/reminders/")) return tenant.ids.reminder!;
       const collection = route.path.slice(API_PREFIX.length + 1).split("/")[0]!;
@@ -166,10 +170,12 @@ const FOREIGN_QUERY: Record<string, (a: Tenant, route: RouteDefinition) => strin
   supplier_id: (a) => a.ids.supplier!,
   origin_location_id: (a) => a.ids.location!,
   destination_location_id: (a) => a.ids.destination!,
-  ids: (a) => a.ids.item!,
+  // A's records of every kind an `ids` list fetches (each list ignores the others' ids).
+  ids: (a) => [a.ids.item, a.ids.estimate, a.ids.purchaseOrder].join(","),
   cursor: (a, route) => (route.group === "tasks" ? a.taskCursor : a.syncCursor),
   assignee: (a) => a.ids.owner!,
   record_id: (a) => a.ids.customer!,
+  customer_id: (a) => a.ids.customer!,
 };
 
 /** Path parameters that name no record (an operation), so no "B's parent with A's child" attempt. */
@@ -193,6 +199,12 @@ const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
   destination_location_id: (a) => a.ids.destination,
   assignee_user_id: (a) => a.ids.owner,
   record: (a) => ({ type: "customer", id: a.ids.customer }),
+  customer_id: (a) => a.ids.customer,
+};
+
+/** Headers a route needs to get past its own preconditions (previews of an estimate need If-Match). */
+const HEADERS: Record<string, (b: Tenant) => Promise<Record<string, string>>> = {
+  previewEstimateChanges: async (b) => ({ "if-match": (await b.client.get(`/estimates/${b.ids.estimate}`)).body.revision }),
 };
 
 /** Document lines with A's item (and A's line ids) in place of the sample's. */
@@ -220,6 +232,7 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
     ...(await attacker.client.request(route.method, path, body, {
       query,
       idempotencyKey: route.idempotency === "none" ? undefined : idempotencyKey(),
+      headers: await HEADERS[route.operationId]?.(attacker),
     })),
     url: `${path}?${new URLSearchParams(query ?? {}).toString()}`,
     sentBody: body,
@@ -286,7 +299,9 @@ describe("tenant isolation matrix", () => {
     for (const attempt of attempts) {
       const response = await attempt.run();
       const allowed = attempt.allowOk ? [200, 403, 404, 422, ...(attempt.cursor ? [400] : [])] : [404, 422];
-      expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
+      // A preview answers 200 and lists what the write would refuse in `errors` (its refusal).
+      const previewRefused = response.status === 200 && response.body?.object === "estimate_preview" && response.body.errors.length > 0;
+      if (!previewRefused) expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
       if (response.status >= 400) {
         expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch", "invalid_cursor"]).toContain(response.body.error.code);
       }

@@ -1,10 +1,12 @@
 import { Entity } from "electrodb";
 
 /**
- * A page of a document's lines, in stored order. Lines are packed into as few pages as their
- * size allows (`lib/db/documents.ts`), so a 500-line estimate is a handful of items: its
- * header and pages fit one transaction (100 items, 4 MB) and every page stays far below
- * DynamoDB's 400 KB item limit. The line objects are the document kind's stored line shape.
+ * A page of a document's lines. The lines (the document kind's stored line shape, in stored
+ * order) are written as ONE compressed JSON text split over as few pages as its size needs
+ * (`packed`, page 0 first; `lib/db/documents.ts`), so a 500-line estimate is one to three
+ * items: its header and pages fit one transaction (100 items, 4 MB) and are read back by one
+ * Query request (1 MB). Pages written before compression hold their lines as a plain list in
+ * `lines` instead; readers accept both.
  */
 export const DocumentLines = new Entity({
   model: { entity: "documentlines", version: "1", service: "inv" },
@@ -12,7 +14,10 @@ export const DocumentLines = new Entity({
     accountId: { type: "string", required: true, readOnly: true },
     documentId: { type: "string", required: true, readOnly: true },
     page: { type: "number", required: true, readOnly: true },
-    lines: { type: "any", required: true },
+    /** A chunk of the compressed JSON array of lines (binary). */
+    packed: { type: "any" },
+    /** Older pages: the lines themselves. */
+    lines: { type: "any" },
   },
   indexes: {
     primary: {

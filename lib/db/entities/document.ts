@@ -83,6 +83,20 @@ export const Document = new Entity({
     lineCount: { type: "number", required: true, default: 0 },
     /** Distinct items referenced by the lines. */
     itemIds: { type: "set", items: "string" },
+    /**
+     * Estimates: the instant (ISO 8601, UTC) from which an Open estimate counts as Expired: the
+     * start of the day after `expiryDate` in the account's time zone when it was written.
+     */
+    expiryInstant: { type: "string" },
+    /** The document this one was converted into (an estimate closed as converted). */
+    convertedTo: {
+      type: "map",
+      properties: {
+        kind: { type: "string", required: true },
+        id: { type: "string", required: true },
+        number: { type: "number", required: true },
+      },
+    },
     /** Lower-cased searchable text (party name, custom number, name, tracking code). */
     searchText: { type: "string", required: true, default: "" },
     createdAt: { type: "string", required: true, readOnly: true },

@@ -12,8 +12,14 @@ export const IdempotencyRecord = new Entity({
     scope: { type: "string", required: true, readOnly: true },
     fingerprint: { type: "string", required: true },
     statusCode: { type: "number", required: true },
-    /** The response body exactly as first sent (JSON text). */
-    body: { type: "string", required: true },
+    /** The response body exactly as first sent (JSON text); absent when it is stored `packed`. */
+    body: { type: "string" },
+    /**
+     * A large body (over `MAX_PLAIN_OUTCOME_BYTES`): the first chunk of its compressed JSON text
+     * (binary); `parts` more chunks are `IdempotencyPart` items of the same scope.
+     */
+    packed: { type: "any" },
+    parts: { type: "number" },
     /** Response headers that belong to the stored outcome (e.g. `ETag`). */
     headers: { type: "any" },
     createdAt: { type: "string", required: true },

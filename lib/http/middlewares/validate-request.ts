@@ -1,12 +1,45 @@
 import { errors } from "../../core/errors.js";
+import type { RouteDefinition } from "../../routes/define.js";
 import { countIssues, toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
+
+/** The JSON paths of a body's fields that the route lists as protected (`lines[].x` in every element), in body order. */
+export function protectedFieldsIn(body: unknown, fields: readonly string[]): string[] {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return [];
+  const top = new Set<string>();
+  const nested = new Map<string, Set<string>>();
+  for (const field of fields) {
+    const match = /^(\w+)\[\]\.(\w+)$/.exec(field);
+    if (match) {
+      if (!nested.has(match[1]!)) nested.set(match[1]!, new Set());
+      nested.get(match[1]!)!.add(match[2]!);
+    } else top.add(field);
+  }
+  const found: string[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (top.has(key)) found.push(key);
+    const keys = nested.get(key);
+    if (!keys || !Array.isArray(value)) continue;
+    value.forEach((element, index) => {
+      if (element === null || typeof element !== "object" || Array.isArray(element)) return;
+      for (const name of Object.keys(element)) if (keys.has(name)) found.push(`${key}[${index}].${name}`);
+    });
+  }
+  return found;
+}
+
+function refuseProtectedFields(route: RouteDefinition, body: unknown): void {
+  if (!route.protectedFields) return;
+  const found = protectedFieldsIn(body, route.protectedFields.fields);
+  if (found.length > 0) throw errors.unsupportedField(route.protectedFields.code, found);
+}
 
 /**
  * Validates path, query and body against the route's zod schemas. A malformed path id
  * cannot name a record, so it is 404 `resource_missing`; a bad query value is 422
- * `invalid_query_parameter` naming the parameter; a bad body is 422 `validation_failed`
- * with one detail per field.
+ * `invalid_query_parameter` naming the parameter; a body with a field the route protects is
+ * 422 with the route's code (e.g. `unsupported_estimate_field`); a bad body is 422
+ * `validation_failed` with one detail per field.
  */
 export function validateRequest(): PipelineMiddleware {
   const validateRequestBefore = (request: PipelineRequest): void => {
@@ -33,6 +66,7 @@ export function validateRequest(): PipelineMiddleware {
 
     let body: unknown = undefined;
     if (bodySchema) {
+      refuseProtectedFields(route, request.event.body);
       const result = bodySchema.safeParse(request.event.body);
       if (!result.success) throw errors.validationFailed(toValidationDetails(result.error, request.event.body), undefined, countIssues(result.error));
       body = result.data;

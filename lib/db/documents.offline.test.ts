@@ -1,0 +1,46 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { DocumentTooLargeError, MAX_DOCUMENT_LINE_BYTES, MAX_DOCUMENT_LINE_JSON_BYTES, MAX_PAGE_BYTES, encodeDocumentLines, type StoredLine } from "./documents.js";
+import { MAX_CHUNK_BYTES, packJson, unpackJson, unpackText } from "./packing.js";
+
+const words = "steel brass cable valve panel fitting the of and to in for with on at by from".split(" ");
+const prose = (length: number) => {
+  let out = "";
+  while (out.length < length) out += `${words[Math.floor(Math.random() * words.length)]} `;
+  return out.slice(0, length);
+};
+const lines = (count: number, description: (i: number) => string): StoredLine[] =>
+  Array.from({ length: count }, (_, i) => ({ id: `line-${i}`, lineType: "inventory", name: `Part ${i}`, description: description(i), quantity: 1, unitPrice: "2.5000", subtotal: "2.5000" }));
+
+describe("offline: compressed JSON", () => {
+  it("round-trips a value through chunks of at most the chunk size, in order", () => {
+    const value = { text: randomBytes(100_000).toString("base64"), list: [1, "€", null] };
+    const packed = packJson(value, 10_000);
+    expect(packed.chunks.length).toBeGreaterThan(10);
+    expect(packed.chunks.every((chunk) => chunk.length <= 10_000)).toBe(true);
+    expect(packed.bytes).toBe(packed.chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+    expect(unpackJson(packed.chunks)).toEqual(value);
+    expect(unpackText(packed.chunks)).toBe(JSON.stringify(value));
+    expect(packJson([]).chunks).toHaveLength(1);
+    expect(MAX_CHUNK_BYTES).toBeLessThan(400 * 1024);
+  });
+});
+
+describe("offline: document line storage", () => {
+  it("stores 500 lines with 4,000-character natural-language descriptions in at most 3 pages, within one Query response", () => {
+    const encoded = encodeDocumentLines(lines(500, () => prose(4000)));
+    expect(encoded.jsonBytes).toBeGreaterThan(2_000_000);
+    expect(encoded.bytes).toBeLessThanOrEqual(MAX_DOCUMENT_LINE_BYTES);
+    expect(encoded.pages.length).toBeLessThanOrEqual(3);
+    expect(encoded.pages.every((page) => page.length <= MAX_PAGE_BYTES)).toBe(true);
+    expect(unpackJson(encoded.pages)).toEqual(encoded.lines);
+  });
+
+  it("refuses lines over the compressed limit (incompressible text) and over the JSON limit (however compressible)", () => {
+    const noisy = () => encodeDocumentLines(lines(150, () => randomBytes(7500).toString("base64")));
+    expect(noisy).toThrow(DocumentTooLargeError);
+    expect(noisy).toThrow(expect.objectContaining({ measure: "stored", limit: MAX_DOCUMENT_LINE_BYTES }));
+    const wide = () => encodeDocumentLines(lines(500, () => "€".repeat(10_000)));
+    expect(wide).toThrow(expect.objectContaining({ measure: "json", limit: MAX_DOCUMENT_LINE_JSON_BYTES }));
+  });
+});
