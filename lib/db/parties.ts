@@ -151,14 +151,21 @@ export async function removeParty(previous: PartyItem, linkedContacts: readonly 
  * The document write path's effect on its party: adds the item that moves `document_count`
  * and `lifetime_revenue_total` by exact amounts and sets `last_invoice_date` (the caller passes
  * the later of the stored and the new date), on condition that the party exists (label
- * `party:<id>`: its failure means the party was deleted meanwhile).
+ * `party:<id>`: its failure means the party was deleted meanwhile). With `invoiceDateWas` (the
+ * stored date as read, null when none), the date is set only on condition that it is still
+ * that one, so a concurrent later date is never overwritten by an earlier one (the label's
+ * failure then means: read the party again).
  */
 export function addDocumentActivity(
   tx: TransactionBuilder,
   party: { accountId: string; partyId: string },
-  activity: { documents: number; revenueMinor?: number; invoiceDate?: string },
+  activity: { documents: number; revenueMinor?: number; invoiceDate?: string; invoiceDateWas?: string | null },
 ): void {
   let update = tx.entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
+  const was = activity.invoiceDateWas;
+  if (activity.invoiceDate && was !== undefined) {
+    update = update.where(({ lastInvoiceDate }, { eq, notExists }) => (was === null ? notExists(lastInvoiceDate) : eq(lastInvoiceDate, was)));
+  }
   tx.add(`party:${party.partyId}`, update.commit());
 }

@@ -34,6 +34,7 @@ import { Document } from "./entities/document.js";
 import { DocumentLines } from "./entities/document-lines.js";
 import { DocumentPayment } from "./entities/document-payment.js";
 import { ItemReference } from "./entities/item-reference.js";
+import { Fulfillment } from "./entities/fulfillment.js";
 
 const entities = {
   account: Account,
@@ -69,6 +70,7 @@ const entities = {
   documentLines: DocumentLines,
   documentPayment: DocumentPayment,
   itemReference: ItemReference,
+  fulfillment: Fulfillment,
 };
 
 function createService() {
@@ -107,5 +109,6 @@ export type KitItem = EntityItem<typeof Kit>;
 export type DocumentItem = EntityItem<typeof Document>;
 export type DocumentLinesItem = EntityItem<typeof DocumentLines>;
 export type DocumentPaymentItem = EntityItem<typeof DocumentPayment>;
+export type FulfillmentItem = EntityItem<typeof Fulfillment>;
 export type SyncMarkerItem = EntityItem<typeof SyncMarker>;
 export type SyncPointerItem = EntityItem<typeof SyncPointer>;

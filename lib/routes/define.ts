@@ -15,7 +15,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers"] as const;
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "sales-orders", "invoices"] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {
@@ -48,6 +48,14 @@ export interface RouteDefinition {
   example?: { body?: unknown; query?: Record<string, string> };
   /** Response headers the route sets on success beyond the common ones (e.g. `ETag`). */
   headers?: readonly ("ETag" | "Location")[];
+  /**
+   * Fields the service controls that a body must not carry (numbers, status, totals, ...): a body
+   * naming any of them is 422 with `code` (e.g. `unsupported_invoice_field`) and one detail per
+   * field, instead of the generic `unknown_field`. `lineFields` apply to every entry of `lines`.
+   */
+  unsupportedFields?: { code: string; fields: readonly string[]; lineFields?: readonly string[] };
+  /** The code of the 422 for a body that fails its schema (default `validation_failed`). */
+  bodyErrorCode?: string;
 }
 
 export const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({

@@ -51,6 +51,9 @@ const IGNORED_ENTITIES = new Set<string>([
   // marks the document; stock transfers are not a sync resource (the header check skips them).
   "documentlines",
   "documentpayment",
+  // Packing lists: every pack and ship also rewrites the document's header (quantities,
+  // percentages, revision), which marks the sales order or invoice.
+  "fulfillment",
 ]);
 
 /**
