@@ -58,6 +58,19 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const transitTransfer = await post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, lines: [{ item_id: item, quantity: 1 }] });
   const transit = await client.post(`/stock-transfers/${transitTransfer}/send`, {});
   if (transit.status !== 200) throw new Error(`send transfer: ${transit.status} ${transit.text}`);
+  const salesOrder = (await client.post("/sales-orders", { customer_id: customer, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] }, { idempotencyKey: idempotencyKey() })).body;
+  if (!salesOrder?.id) throw new Error("sales order not created");
+  const soLine = salesOrder.lines[0].id as string;
+  const soFulfillment = await post(`/sales-orders/${salesOrder.id}/fulfillments`, { lines: [{ id: soLine, quantity: 1 }] });
+  const invoice = (await client.post("/invoices", { customer_id: customer, name, purchase_order_number: secret, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] }, { idempotencyKey: idempotencyKey() })).body;
+  if (!invoice?.id) throw new Error("invoice not created");
+  const invoiceLine = invoice.lines[0].id as string;
+  const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000", reference: name });
+  const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoiceLine, quantity: 1 }] });
+  // Records in states that accept updates and packing (the matrix must reach their reference checks).
+  const openSalesOrder = await post("/sales-orders", { customer_id: customer, location_id: location, lines: [{ name, unit_price: "1" }] });
+  const openInvoice = (await client.post("/invoices", { customer_id: customer, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] }, { idempotencyKey: idempotencyKey() })).body;
+  if (!openInvoice?.id) throw new Error("open invoice not created");
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
@@ -84,6 +97,16 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
       payment,
       stockTransfer,
       transitTransfer,
+      salesOrder: salesOrder.id as string,
+      soLine,
+      soFulfillment,
+      invoice: invoice.id as string,
+      invoiceLine,
+      invoicePayment,
+      invoiceFulfillment,
+      openSalesOrder,
+      openInvoice: openInvoice.id as string,
+      openInvoiceLine: openInvoice.lines[0].id as string,
     },
     syncCursor,
   };
@@ -115,7 +138,13 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
     case "purchase_order_id":
       return route.operationId === "receivePurchaseOrder" ? tenant.ids.sentPurchaseOrder! : tenant.ids.purchaseOrder!;
     case "payment_id":
-      return tenant.ids.payment!;
+      return route.group === "invoices" ? tenant.ids.invoicePayment! : tenant.ids.payment!;
+    case "sales_order_id":
+      return route.operationId === "updateSalesOrder" ? tenant.ids.openSalesOrder! : tenant.ids.salesOrder!;
+    case "invoice_id":
+      return route.operationId === "updateInvoice" || route.operationId === "packInvoice" ? tenant.ids.openInvoice! : tenant.ids.invoice!;
+    case "fulfillment_id":
+      return route.group === "invoices" ? tenant.ids.invoiceFulfillment! : tenant.ids.soFulfillment!;
     case "stock_transfer_id":
       return route.operationId === "receiveStockTransfer" ? tenant.ids.transitTransfer! : tenant.ids.stockTransfer!;
     case "id": {
@@ -139,6 +168,7 @@ const FOREIGN_QUERY: Record<string, (a: Tenant) => string> = {
   category_id: (a) => a.ids.category!,
   location_id: (a) => a.ids.location!,
   supplier_id: (a) => a.ids.supplier!,
+  customer_id: (a) => a.ids.customer!,
   origin_location_id: (a) => a.ids.location!,
   destination_location_id: (a) => a.ids.destination!,
   ids: (a) => a.ids.item!,
@@ -159,17 +189,19 @@ const FOREIGN_REFERENCES: Record<string, (a: Tenant) => unknown> = {
   location_id: (a) => a.ids.location,
   item_variation_id: (a) => a.ids.variation,
   supplier_id: (a) => a.ids.supplier,
+  customer_id: (a) => a.ids.customer,
   origin_location_id: (a) => a.ids.location,
   destination_location_id: (a) => a.ids.destination,
 };
 
-/** Document lines with A's item (and A's line ids) in place of the sample's. */
-function foreignLines(sample: unknown, a: Tenant): unknown {
+/** Document lines with A's item (and A's line ids of the route's own kind) in place of the sample's. */
+function foreignLines(route: RouteDefinition, sample: unknown, a: Tenant): unknown {
+  const lineId = route.group === "sales-orders" ? a.ids.soLine : route.group === "invoices" ? a.ids.invoiceLine : a.ids.poLine;
   return (Array.isArray(sample) ? sample : []).map((line: Record<string, unknown>) => ({
     ...line,
     ...("item_id" in line ? { item_id: a.ids.item } : {}),
-    ...("line_id" in line ? { line_id: a.ids.poLine } : {}),
-    ...("id" in line ? { id: a.ids.poLine } : {}),
+    ...("line_id" in line ? { line_id: lineId } : {}),
+    ...("id" in line ? { id: lineId } : {}),
   }));
 }
 
@@ -214,7 +246,7 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
   if (route.request.body) {
     const shape = (route.request.body as unknown as { shape?: Record<string, unknown> }).shape ?? {};
     for (const field of Object.keys(shape)) {
-      const foreign = field === "lines" ? (a: Tenant) => foreignLines((body as Record<string, unknown>).lines, a) : FOREIGN_REFERENCES[field];
+      const foreign = field === "lines" ? (a: Tenant) => foreignLines(route, (body as Record<string, unknown>).lines, a) : FOREIGN_REFERENCES[field];
       if (!foreign) continue;
       attempts.push({
         name: `A's id in body ${field}`,
@@ -248,7 +280,8 @@ describe("tenant isolation matrix", () => {
       const allowed = attempt.allowOk ? [200, 403, 404, 422] : [404, 422];
       expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
       if (response.status >= 400) {
-        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch"]).toContain(response.body.error.code);
+        // invalid_invoice_pack: a pack body's validation error (spec 4.5), e.g. a line id that is not the invoice's.
+        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch", "invalid_invoice_pack"]).toContain(response.body.error.code);
       }
       expect(response.text, `${route.operationId}: ${attempt.name} leaked account A`).not.toContain(SECRET);
       // An error may echo the id the caller sent ("No such customer: <id>"); any other id of A is a leak.
