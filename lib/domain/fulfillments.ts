@@ -182,8 +182,8 @@ export async function shipFulfillment(
     `ship ${policy.what} fulfillment`,
     async () => {
       const [tree, fulfillment] = await Promise.all([policy.read(principal, id), readFulfillment(principal.accountId, id, fulfillmentId)]);
-      if (!fulfillment) throw errors.resourceMissing("fulfillment", fulfillmentId);
       policy.assertShippable?.(tree);
+      if (!fulfillment) throw errors.resourceMissing("fulfillment", fulfillmentId);
       if (fulfillment.status === "shipped") {
         throw errors.stateConflict("fulfillment_already_shipped", `Packing list ${fulfillment.number} is already shipped (on ${fulfillment.shippedDate}).`);
       }
