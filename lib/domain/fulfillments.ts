@@ -53,7 +53,7 @@ export interface FulfillmentPolicy {
   alreadyPacked(param: string): ApiError;
   /** Nothing is left to pack on the document (closed concurrently or fully packed). */
   nothingLeft(): ApiError;
-  /** The header fields that follow the lines (percentages) and the new revision. */
+  /** The header fields that follow the lines (percentages), the account settings it shows, and the new revision. */
   next(previous: DocumentItem, lines: readonly SalesLine[], account: AccountItem | undefined): DocumentItem;
   /** Other items of the same transaction (a sales order's linked invoices). */
   related?(tx: TransactionBuilder, header: DocumentItem): void;
@@ -192,7 +192,7 @@ export async function shipFulfillment(
       const lines = tree.lines.map((line) =>
         shipped.has(line.id) ? { ...line, quantityShipped: Math.min(line.quantityPacked, addQuantities(line.quantityShipped, shipped.get(line.id)!)) } : line,
       );
-      const header = policy.next(tree.header, lines, undefined);
+      const header = policy.next(tree.header, lines, account);
       const next: FulfillmentItem = {
         ...fulfillment,
         status: "shipped",

@@ -52,6 +52,7 @@ import {
   requireShippingCostPermission,
   salesHeaderFields,
   stockRuleError,
+  withAccountSnapshot,
   withPercents,
   type DraftOptions,
   type LineSpec,
@@ -682,7 +683,10 @@ export async function sendInvoice(principal: Principal, id: string, input: { dat
       if (previous.status === "cancelled") throw errors.stateConflict("invoice_send_not_allowed", "A cancelled invoice cannot be sent.");
       if (previous.dateSent) return invoiceResult(principal, previous, tree.lines);
       const account = await accountSettings(principal.accountId);
-      const next: DocumentItem = { ...previous, dateSent: input.date_sent ?? accountToday(account), revision: newRevision("inv"), updatedAt: nextTimestamp(previous.updatedAt) };
+      const next: DocumentItem = withAccountSnapshot(
+        { ...previous, dateSent: input.date_sent ?? accountToday(account), revision: newRevision("inv"), updatedAt: nextTimestamp(previous.updatedAt) },
+        account,
+      );
       const written = invoiceResult(principal, next, tree.lines);
       const cancellation = await writeTransaction(
         (tx) => addDocumentWrite(tx, { header: next, previous }),
@@ -784,11 +788,7 @@ export const INVOICE_FULFILLMENTS: FulfillmentPolicy = {
     const serviceItems = account?.packingServiceItems ?? previous.packingServiceItems ?? false;
     const { packedPercent, shippedPercent } = progressOf(lines, serviceItems);
     const next = withPercents({ ...previous, revision: newRevision("inv"), updatedAt: nextTimestamp(previous.updatedAt) }, { packedPercent, shippedPercent });
-    if (account) {
-      next.packingListsEnabled = account.packingListsEnabled;
-      next.packingServiceItems = account.packingServiceItems;
-    }
-    return next;
+    return account ? withAccountSnapshot(next, account) : next;
   },
 };
 

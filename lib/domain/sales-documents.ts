@@ -464,23 +464,30 @@ export function requireShippingCostPermission(principal: Principal, input: { shi
 
 /** Snapshots of the customer, the account settings and the items a header carries. */
 export function deriveSalesHeader(header: DocumentItem, context: Pick<SalesContext, "account" | "customer">, lines: readonly SalesLine[], searchParts: readonly (string | undefined)[]): DocumentItem {
-  const next: DocumentItem = {
-    ...header,
-    partyId: context.customer.partyId,
-    partyName: context.customer.name,
-    partyKind: context.customer.kind,
-    partyDetails: partyDetailsOf(context.customer),
-    taxLabel: context.account.taxLabel,
-    tax2Label: context.account.tax2Label,
-    packingListsEnabled: context.account.packingListsEnabled,
-    packingServiceItems: context.account.packingServiceItems,
-  };
-  if (!next.taxLabel) delete next.taxLabel;
-  if (!next.tax2Label) delete next.tax2Label;
+  const next: DocumentItem = withAccountSnapshot(
+    {
+      ...header,
+      partyId: context.customer.partyId,
+      partyName: context.customer.name,
+      partyKind: context.customer.kind,
+      partyDetails: partyDetailsOf(context.customer),
+    },
+    context.account,
+  );
   const itemIds = [...new Set(lines.flatMap((line) => (line.itemId ? [line.itemId] : [])))];
   if (itemIds.length > 0) next.itemIds = itemIds;
   else delete next.itemIds;
   next.searchText = [next.partyName, ...searchParts].filter(Boolean).join(" ").toLowerCase();
+  return next;
+}
+
+/** A header with the account settings it shows (tax labels, packing settings) refreshed. */
+export function withAccountSnapshot(header: DocumentItem, account: AccountItem): DocumentItem {
+  const next: DocumentItem = { ...header, packingListsEnabled: account.packingListsEnabled, packingServiceItems: account.packingServiceItems };
+  if (account.taxLabel) next.taxLabel = account.taxLabel;
+  else delete next.taxLabel;
+  if (account.tax2Label) next.tax2Label = account.tax2Label;
+  else delete next.tax2Label;
   return next;
 }
 
@@ -616,6 +623,7 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
     return { ok: false, cancellation };
   } catch (error) {
     await plan.release();
+    if (error instanceof StockRuleError) throw stockRuleError(error, input.changes, input.lines);
     throw error;
   }
 }

@@ -52,6 +52,7 @@ import {
   requireShippingCostPermission,
   salesHeaderFields,
   stockRuleError,
+  withAccountSnapshot,
   withPercents,
   withRowIds,
   type DraftOptions,
@@ -606,11 +607,7 @@ export function addLinkedInvoiceProgress(tx: TransactionBuilder, order: Document
 function nextAfterFulfilment(previous: DocumentItem, lines: readonly SalesLine[], account: AccountItem | undefined): DocumentItem {
   const serviceItems = account?.packingServiceItems ?? previous.packingServiceItems ?? false;
   const next = withPercents({ ...previous, revision: newRevision("so"), updatedAt: nextTimestamp(previous.updatedAt) }, progressOf(lines, serviceItems));
-  if (account) {
-    next.packingListsEnabled = account.packingListsEnabled;
-    next.packingServiceItems = account.packingServiceItems;
-  }
-  return next;
+  return account ? withAccountSnapshot(next, account) : next;
 }
 
 export const SALES_ORDER_FULFILLMENTS: FulfillmentPolicy = {
