@@ -386,6 +386,7 @@ async function createInvoiceDocument(principal: Principal, request: CreateReques
         completion: options.completion,
         present: (h, l) => presentInvoice(principal, h, l),
         extra: options.extra,
+        customerActivity: options.customerActivity,
       });
     } catch (error) {
       if (error instanceof CustomerChangedError) return RETRY;

@@ -555,7 +555,20 @@ export interface NewSalesDocument {
   /** The response body of the written document. */
   present: (header: DocumentItem, lines: readonly SalesLine[]) => Record<string, unknown>;
   /** Items of the caller that commit in the same transaction (an estimate's close, a sales order's invoiced quantities). */
-  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[]) => void;
+  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[], activity: CustomerActivity) => void;
+  /**
+   * `caller`: the caller writes the customer's item itself in `extra` (e.g. converting a
+   * prospect) and applies `activity` there; a transaction cannot touch one item twice.
+   */
+  customerActivity?: "caller";
+}
+
+/** What a new document moves on its customer: `documentCount`, `lifetimeRevenueMinor` (ADD) and `lastInvoiceDate` (the later date). */
+export interface CustomerActivity {
+  documents: number;
+  revenueMinor?: number;
+  invoiceDate?: string;
+  invoiceDateWas?: string | null;
 }
 
 export type NewSalesResult =
@@ -581,6 +594,13 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
     if (error instanceof StockRuleError) throw stockRuleError(error, input.changes, input.lines);
     throw error;
   }
+  const activity: CustomerActivity = {
+    documents: 1,
+    revenueMinor: input.activity.revenueMinor,
+    ...(input.activity.invoiceDate && laterDate(customer.lastInvoiceDate, input.activity.invoiceDate) !== customer.lastInvoiceDate
+      ? { invoiceDate: input.activity.invoiceDate, invoiceDateWas: customer.lastInvoiceDate ?? null }
+      : {}),
+  };
   const numbered = (number: number, rowIdOf: RowIdOf) => ({
     header: { ...input.header, number, numberKey: numberKeyOf(number) },
     lines: withRowIds(input.lines, rowIdOf),
@@ -594,19 +614,9 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
           claim(tx, { count: 1 });
           addDocumentWrite(tx, { header, lines });
           addAssigneeCount(tx, header, 1);
-          addDocumentActivity(
-            tx,
-            { accountId: principal.accountId, partyId: customer.partyId },
-            {
-              documents: 1,
-              revenueMinor: input.activity.revenueMinor,
-              ...(input.activity.invoiceDate && laterDate(customer.lastInvoiceDate, input.activity.invoiceDate) !== customer.lastInvoiceDate
-                ? { invoiceDate: input.activity.invoiceDate, invoiceDateWas: customer.lastInvoiceDate ?? null }
-                : {}),
-            },
-          );
+          if (input.customerActivity !== "caller") addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, activity);
           checkReferences(tx, principal.accountId, input.references);
-          input.extra?.(tx, header, lines);
+          input.extra?.(tx, header, lines, activity);
         },
         (rowIdOf) => {
           const { header, lines } = numbered(number, rowIdOf);
@@ -696,10 +706,18 @@ export interface SalesDraft {
 export interface DraftOptions {
   /** The stored outcome of the caller's request (its response is the new document, 201). */
   completion?: IdempotencyCompletion;
-  /** Items of the caller written in the SAME transaction (e.g. the estimate's close, conditioned on its revision). */
-  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[]) => void;
+  /**
+   * Items of the caller written in the SAME transaction (e.g. the estimate's close, conditioned on
+   * its revision). `activity` is what the new document moves on its customer.
+   */
+  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[], activity: CustomerActivity) => void;
   /** Accept a prospect as the customer (the caller converts it in `extra`). */
   allowProspect?: boolean;
+  /**
+   * `caller`: the caller writes the customer's item in `extra` (a prospect's conversion) and
+   * must apply `activity` there (`addDocumentActivity` shows how); otherwise this function does.
+   */
+  customerActivity?: "caller";
 }
 
 /** A draft's lines as line specs (its prices are taken as given: the source already checked them). */

@@ -409,6 +409,7 @@ async function createOrder(principal: Principal, request: CreateRequest, options
         completion: options.completion,
         present: (h, l) => presentSalesOrder(principal, h, l),
         extra: options.extra,
+        customerActivity: options.customerActivity,
       });
     } catch (error) {
       if (error instanceof CustomerChangedError) return RETRY;

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../lib/auth/permissions.js";
 import type { TransactionBuilder } from "../../lib/db/transactions.js";
+import { addDocumentActivity } from "../../lib/db/parties.js";
 import { createInvoiceFromDraft } from "../../lib/domain/invoices.js";
 import { createSalesOrderFromDraft } from "../../lib/domain/sales-orders.js";
 import { useApiServer } from "../support/api.js";
@@ -89,6 +90,17 @@ describe("connected: documents built from drafts", () => {
     expect((await w.client.get(`/invoices/${invoice.id}`)).body).toEqual(invoice);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 48 });
     expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 2, lifetime_revenue_total: "54.0500" });
+
+    // A caller that writes the customer itself (a prospect's conversion) applies the activity there.
+    const own = await createInvoiceFromDraft(owner, { ...draft, lines: [draft.lines[1]!] }, {
+      customerActivity: "caller",
+      extra: (tx, _header, _lines, activity) => {
+        expect(activity).toMatchObject({ documents: 1, revenueMinor: expect.any(Number) });
+        addDocumentActivity(tx, { accountId: w.account.accountId, partyId: w.customer.id }, activity);
+      },
+    });
+    expect(own.ok).toBe(true);
+    expect((await figuresOf(w.client, w.customer.id)).document_count).toBe(3);
   });
 
   it("a sales order from a draft reserves its quantities in the caller's transaction", async () => {
