@@ -29,7 +29,7 @@ import {
   withEtag,
 } from "./documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "./fulfillments.js";
-import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
+import { mergeStockChanges } from "./inventory.js";
 import { addQuantities } from "./inventory-math.js";
 import { money } from "./money.js";
 import { etagOf, assertRevision, newRevision, parseIfMatch } from "./revisions.js";
@@ -51,7 +51,6 @@ import {
   remainingToPack,
   requireShippingCostPermission,
   salesHeaderFields,
-  stockRuleError,
   withAccountSnapshot,
   withPercents,
   withRowIds,

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { API_FUNCTION_MEMORY_MB, PLATFORM_AND_ACCESS_LOG_BYTES, costTable, transactionWriteUnits, type RequestProfile } from "./cost-model.js";
+import { salesScenarios, stockVisibility, type Scenario } from "./sales.js";
 
 /**
  * `npm run bench`: measures, per route, the DynamoDB round trips (from the request log line
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
     const stocked = itemIds[0]!;
     await call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1_000_000 });
 
-    const scenarios: [string, () => Promise<unknown>][] = [
+    const scenarios: Scenario[] = [
       ["listLocations", () => call("GET", "/locations")],
       ["createLocation", () => call("POST", "/locations", { name: `L${counter}`, short_name: "L" }, true)],
       ["listZones", () => call("GET", `/locations/${location.id}/zones`)],
@@ -130,15 +131,16 @@ async function main(): Promise<void> {
       ["listItemVariations include=locations", () => call("GET", `/items/${stocked}/variations?include=locations`)],
       ["createItemAdjustment (existing row)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: -1 })],
       ["createItemAdjustment (with key)", () => call("POST", `/items/${stocked}/adjustments`, { location_id: location.id, quantity: 1 }, true)],
+      ...(await salesScenarios(call, { locationId: location.id!, customerId: customer.id! })),
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);
     originalWrite("| route | calls | commands | RCU | WCU | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|\n");
-    for (const [name, run] of scenarios) {
+    for (const [name, run, iterations] of scenarios) {
       for (let i = 0; i < 3; i++) await run();
       samples.length = 0;
       const latencies: number[] = [];
-      for (let i = 0; i < ITERATIONS; i++) {
+      for (let i = 0; i < Math.min(ITERATIONS, iterations ?? ITERATIONS); i++) {
         const started = performance.now();
         await run();
         latencies.push(performance.now() - started);
@@ -150,6 +152,8 @@ async function main(): Promise<void> {
         `| ${name} | ${maxCalls} | ${last.commands.join(" + ")} | ${last.readCapacity} | ${last.writeCapacity} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |\n`,
       );
     }
+    originalWrite("\nTime until an invoice's stock shows (DynamoDB Local)\n");
+    originalWrite(await stockVisibility(call, { locationId: location.id!, customerId: customer.id! }));
     await listScaling(base);
     await syncCosts(base);
     await syncPage(base);
@@ -332,8 +336,9 @@ function costs(): void {
     writeUnits: read.writeUnits + transactionWriteUnits(lines, 1), // the auth rate window + the transaction
     modelled: `document routes are coming: ${lines} ~1 KB items in one TransactWriteItems (2 WRU per KB per item = ${transactionWriteUnits(lines, 1)} WRU) plus the auth rate-window write; reads of POST /items plus 1 RRU per line's item; duration of POST /items (one transaction round trip either way).`,
   };
+  const measuredDocument = measured.has("createInvoice (100 inventory lines)") ? profile(`document write: POST /invoices, ${lines} inventory lines of ${lines} items`, "createInvoice (100 inventory lines)") : undefined;
   const sync = profile("sync page (100 changes)", "sync page");
-  originalWrite(`\n${costTable([read, write, document, sync])}`);
+  originalWrite(`\n${costTable([read, write, measuredDocument ?? document, sync])}`);
   originalWrite(
     `Durations are the mean latency measured here against DynamoDB Local (AWS round trips differ), billed at ${API_FUNCTION_MEMORY_MB} MB; ` +
       `log bytes are the measured request log line plus ${PLATFORM_AND_ACCESS_LOG_BYTES} B estimated for Lambda's platform lines and the access log line. ` +

@@ -128,6 +128,22 @@ describe("connected: sales orders", () => {
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 10 });
   });
 
+  it("replays a create by Idempotency-Key (with its ETag); the same key with another body is 409 idempotency_key_reused", async () => {
+    const w = await world();
+    const key = idempotencyKey();
+    const first = await createOrder(w);
+    expect(first.status).toBe(201);
+    const keyed = await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1 }] }, { idempotencyKey: key });
+    const replay = await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1 }] }, { idempotencyKey: key });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(keyed.body);
+    expect(replay.headers.get("etag")).toBe(`"${keyed.body.revision}"`);
+    expectError(await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 2 }] }, { idempotencyKey: key }), 409, "idempotency_key_reused");
+    expect(await orderCount(w.client)).toBe(2);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 6 });
+  });
+
   it("applies the item's price unless the user may modify prices; shipping_cost and costs need costs.view", async () => {
     const w = await world();
     const clerk = api().withKey((await newUser(w.account, { permissions: ["sales_orders.list", "sales_orders.modify", "records.view_all"] })).key);
