@@ -1,4 +1,3 @@
-import * as z from "zod";
 import { API_PREFIX, route, type RouteDefinition } from "./define.js";
 import { pageQuery } from "../schemas/common.js";
 import { deletedPayment } from "../schemas/purchase-orders.js";
@@ -7,6 +6,7 @@ import {
   UNSUPPORTED_INVOICE_FIELDS,
   UNSUPPORTED_INVOICE_PACK_FIELDS,
   deletedInvoice,
+  invoiceCancelBody,
   invoiceCreateBody,
   invoiceFulfillmentList,
   invoiceFulfillmentPath,
@@ -141,7 +141,7 @@ export const invoiceRoutes: RouteDefinition[] = [
       "Unpaid invoices without payment records: else 409 invoice_cancel_not_allowed. Its stock comes back (a unique item is no longer sold) and its total leaves the customer's revenue in the same write; an invoice created from a sales order gives its quantities back to the order (reserved again; the order reopens). Body: an empty object.",
     scopes: ["invoices:write"],
     idempotency: "optional",
-    request: { path: invoicePath, body: z.strictObject({}).meta({ id: "InvoiceCancel" }) },
+    request: { path: invoicePath, body: invoiceCancelBody },
     responses: { 200: invoiceResource },
     headers: ["ETag"],
     errors: { 403: ["permission_denied"], 409: ["invoice_cancel_not_allowed"] },

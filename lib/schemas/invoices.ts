@@ -91,6 +91,9 @@ export const invoiceSendBody = z
   .strictObject({ date_sent: isoDate.optional().meta({ description: "Default: today in the account's time zone; a repeat keeps the first date" }) })
   .meta({ id: "InvoiceSend" });
 
+/** Cancel takes no fields: an empty object (or no body). */
+export const invoiceCancelBody = z.strictObject({}).meta({ id: "InvoiceCancel" });
+
 export const invoicePaymentBody = paymentBody
   .extend({
     card: z
