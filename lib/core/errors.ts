@@ -81,6 +81,15 @@ export const errors = {
       param: details[0]?.param,
       details: details.slice(0, MAX_DETAILS),
     }),
+  /**
+   * 422 in the shape of `validation_failed` under a route's own code (e.g. `unsupported_invoice_field`
+   * for fields the service controls, `invalid_invoice_pack` for a pack body that fails its rules).
+   */
+  invalidBody: (code: string, details: ValidationDetail[], message?: string, total: number = details.length) =>
+    invalid(422, code, message ?? summarize(details, Math.max(total, details.length)), {
+      param: details[0]?.param,
+      details: details.slice(0, MAX_DETAILS),
+    }),
   invalidQueryParameter: (param: string, message: string, status = 422) =>
     invalid(status, "invalid_query_parameter", message, { param }),
   idempotencyKeyRequired: () =>
@@ -153,7 +162,7 @@ export const errors = {
 };
 
 /** Codes of `unsupportedField` (spec part 1, section 7). */
-export type UnsupportedFieldCode = "unsupported_estimate_field" | "unsupported_invoice_field";
+export type UnsupportedFieldCode = "unsupported_estimate_field" | "unsupported_invoice_field" | "unsupported_invoice_pack_field";
 
 /** Validation details per error: a body with thousands of bad fields still gets a small answer. */
 export const MAX_DETAILS = 50;

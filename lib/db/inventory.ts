@@ -55,7 +55,15 @@ export async function readInventorySequence(accountId: string): Promise<number> 
 /** What one ledger transaction writes (computed by the ledger's pure planner). */
 export interface LedgerWrite {
   accountId: string;
-  items: { itemId: string; expectedVersion: number; stock: Record<string, unknown>; set?: Partial<ItemRecord>; add?: { adjustmentCount?: number } }[];
+  items: {
+    itemId: string;
+    expectedVersion: number;
+    stock: Record<string, unknown>;
+    set?: Partial<ItemRecord>;
+    add?: { adjustmentCount?: number };
+    /** A unique item's status bucket moves (sold or returned): counted on `InventoryCounters`, conditioned on `archived` as read. */
+    statusMove?: { from: string; to: string; archived: boolean };
+  }[];
   /** `before`: the balances the row held when read (absent for a new row). */
   rows: { row: StockRowItem; isNew: boolean; before?: { onHand: number; reserved: number; incoming: number; inTransit: number } }[];
   history: StockHistoryItem[];
@@ -74,13 +82,27 @@ export const LEDGER_LABEL_PREFIX = "ledger:";
  */
 export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void {
   const e = tx.entities;
+  const statusCounts: Record<string, number> = {};
   for (const change of write.items) {
     let update = e.item
       .patch({ accountId: write.accountId, itemId: change.itemId })
       .set({ ...change.set, stock: change.stock, stockVersion: change.expectedVersion + 1 });
     if (change.add) update = update.add(change.add);
-    tx.add(`${LEDGER_LABEL_PREFIX}item`, update.where(({ stockVersion }, { eq }) => eq(stockVersion, change.expectedVersion)).commit());
+    const move = change.statusMove;
+    if (move) {
+      statusCounts[move.from] = (statusCounts[move.from] ?? 0) - 1;
+      statusCounts[move.to] = (statusCounts[move.to] ?? 0) + 1;
+    }
+    tx.add(
+      `${LEDGER_LABEL_PREFIX}item`,
+      update
+        .where(({ stockVersion, archived }, { eq }) =>
+          move ? `${eq(stockVersion, change.expectedVersion)} AND ${eq(archived, move.archived)}` : eq(stockVersion, change.expectedVersion),
+        )
+        .commit(),
+    );
   }
+  const moved = Object.keys(statusCounts).length > 0;
   for (const { row, isNew, before } of write.rows) {
     if (isNew || !before) {
       tx.add(`${LEDGER_LABEL_PREFIX}row`, e.stockRow.create(row).commit());
@@ -98,11 +120,14 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
     );
   }
   for (const entry of write.history) tx.add(`${LEDGER_LABEL_PREFIX}history`, e.stockHistory.create(entry).commit());
-  if (write.sequence) claimNumbers(tx, write.accountId, "stockRow", write.sequence.from, write.sequence.to);
+  // The row sequence and the status counts share the InventoryCounters item: one operation.
+  if (write.sequence) claimNumbers(tx, write.accountId, "stockRow", write.sequence.from, write.sequence.to, statusCounts);
+  else if (moved) tx.add(`${LEDGER_LABEL_PREFIX}status counts`, e.inventoryCounters.update({ accountId: write.accountId }).add(statusCounts).commit());
 }
 
 /** Items in one ledger write: what a caller must leave room for in its transaction. */
-export const ledgerOpCount = (write: LedgerWrite) => write.items.length + write.rows.length + write.history.length + (write.sequence ? 1 : 0);
+export const ledgerOpCount = (write: LedgerWrite) =>
+  write.items.length + write.rows.length + write.history.length + (write.sequence || write.items.some((item) => item.statusMove) ? 1 : 0);
 
 /** Whether a cancellation failed only on the ledger's items (the stock moved: plan again). */
 export const isLedgerFailure = (label: string) => label.startsWith(LEDGER_LABEL_PREFIX) || label === sequenceLabel("stockRow");

@@ -152,18 +152,29 @@ export async function removeParty(previous: PartyItem, linkedContacts: readonly 
  * and `lifetime_revenue_total` by exact amounts and sets `last_invoice_date` (the caller passes
  * the later of the stored and the new date), on condition that the party exists (label
  * `party:<id>`: its failure means the party was deleted, or with `requireActive` archived,
- * meanwhile).
+ * meanwhile). With `invoiceDateWas` (the stored date as read, null when none), the date is set
+ * only on condition that it is still that one, so a concurrent later date is never overwritten
+ * by an earlier one (the label's failure then means: read the party again).
  */
 export function addDocumentActivity(
   tx: TransactionBuilder,
   party: { accountId: string; partyId: string },
-  activity: { documents: number; revenueMinor?: number; invoiceDate?: string },
+  activity: { documents: number; revenueMinor?: number; invoiceDate?: string; invoiceDateWas?: string | null },
   options: { requireActive?: boolean } = {},
 ): void {
   let update = tx.entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
+  const was = activity.invoiceDateWas;
+  const guardDate = Boolean(activity.invoiceDate) && was !== undefined;
   // `requireActive`: the party must still be unarchived when the document commits (a document
   // for a party archived meanwhile fails with the same label).
-  const op = options.requireActive ? update.where(({ archived }, { eq }) => eq(archived, false)).commit() : update.commit();
-  tx.add(`party:${party.partyId}`, op);
+  if (guardDate || options.requireActive) {
+    update = update.where(({ lastInvoiceDate, archived }, { eq, notExists }) => {
+      const conditions: string[] = [];
+      if (guardDate) conditions.push(was === null ? notExists(lastInvoiceDate) : eq(lastInvoiceDate, was));
+      if (options.requireActive) conditions.push(eq(archived, false));
+      return conditions.join(" AND ");
+    });
+  }
+  tx.add(`party:${party.partyId}`, update.commit());
 }

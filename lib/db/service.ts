@@ -43,6 +43,7 @@ import { TaskActivity } from "./entities/task-activity.js";
 import { TaskReminder } from "./entities/task-reminder.js";
 import { TaskTally } from "./entities/task-tally.js";
 import { TaskAccountTally } from "./entities/task-account-tally.js";
+import { Fulfillment } from "./entities/fulfillment.js";
 
 const entities = {
   account: Account,
@@ -87,6 +88,7 @@ const entities = {
   taskTally: TaskTally,
   taskAccountTally: TaskAccountTally,
   idempotencyPart: IdempotencyPart,
+  fulfillment: Fulfillment,
 };
 
 function createService() {
@@ -128,6 +130,7 @@ export type DocumentLinesItem = EntityItem<typeof DocumentLines>;
 export type DocumentPaymentItem = EntityItem<typeof DocumentPayment>;
 export type KitLinkItem = EntityItem<typeof KitLink>;
 export type KitBuildItem = EntityItem<typeof KitBuild>;
+export type FulfillmentItem = EntityItem<typeof Fulfillment>;
 export type SyncMarkerItem = EntityItem<typeof SyncMarker>;
 export type SyncPointerItem = EntityItem<typeof SyncPointer>;
 export type TaskItem = EntityItem<typeof Task>;

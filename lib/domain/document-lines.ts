@@ -20,8 +20,8 @@ export interface ResolvedLineItem {
   variation: ItemVariationItem;
   /** The variation's stock row at the document's location, when it exists. */
   row?: StockRowItem;
-  /** Every stock row of the variation (its stock at each location). */
-  variationRows: StockRowItem[];
+  /** Every stock row of the variation (documents without a location choose among them). */
+  rows: StockRowItem[];
 }
 
 const CONCURRENCY = 16;
@@ -77,8 +77,7 @@ export async function resolveLineItems(
         details.push(referenceDetail(`lines[${request.index}].item_variation_location_id`, `is not at the ${options.locationLabel ?? "document's"} location.`));
         continue;
       }
-      const variation = tree.variations.find((v) => v.variationId === row.variationId)!;
-      resolved.set(request.index, { item, variation, row, variationRows: tree.rows.filter((r) => r.variationId === variation.variationId) });
+      resolved.set(request.index, { item, variation: tree.variations.find((v) => v.variationId === row.variationId)!, row, rows: tree.rows.filter((r) => r.variationId === row.variationId) });
       continue;
     }
     if (tree.variations.length !== 1) {
@@ -90,8 +89,9 @@ export async function resolveLineItems(
       continue;
     }
     const variation = tree.variations[0]!;
-    const row = locationId === undefined ? undefined : tree.rows.find((r) => r.variationId === variation.variationId && r.locationId === locationId);
-    resolved.set(request.index, { item, variation, row, variationRows: tree.rows.filter((r) => r.variationId === variation.variationId) });
+    const rows = tree.rows.filter((r) => r.variationId === variation.variationId);
+    const row = locationId === undefined ? undefined : rows.find((r) => r.locationId === locationId);
+    resolved.set(request.index, { item, variation, row, rows });
   }
   if (details.length > 0) throw errors.validationFailed(details);
   return resolved;

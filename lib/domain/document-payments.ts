@@ -8,7 +8,7 @@ import { DOCUMENT_LABEL, addDocumentWrite, readDocumentTree, type DocumentTree }
 import type { DocumentKind } from "../db/entities/document.js";
 import { RETRY, retrying } from "../db/retry.js";
 import type { DocumentItem, DocumentPaymentItem } from "../db/service.js";
-import { writeTransaction } from "../db/transactions.js";
+import { writeTransaction, type TransactionBuilder } from "../db/transactions.js";
 import type { PaymentBody } from "../schemas/documents.js";
 import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocumentPermission } from "./documents.js";
 import { MINOR_UNITS_PER_UNIT, money, moneyFromMinor } from "./money.js";
@@ -30,6 +30,14 @@ export interface PaymentPolicy {
   assertPayable?: (header: DocumentItem) => void;
   /** Other header fields that follow the amount paid (e.g. the invoice status). */
   afterPayment?: (header: DocumentItem) => Partial<DocumentItem>;
+  /**
+   * Throws when moving the amount paid by `deltaMinor` (ten-thousandths; negative for a refund
+   * or a deleted payment) is refused (e.g. an invoice paid beyond its total), by recording a
+   * payment or by deleting one.
+   */
+  assertAmount?: (header: DocumentItem, deltaMinor: number, action: "record" | "delete") => void;
+  /** Other items the same transaction writes (e.g. the amount paid of an invoice's sales order). */
+  addRelated?: (tx: TransactionBuilder, previous: DocumentItem, next: DocumentItem, deltaMinor: number) => void;
   /** The kind's payment resource. */
   present: (payment: DocumentPaymentItem) => Record<string, unknown>;
 }
@@ -95,12 +103,14 @@ export async function recordPayment(
   return retrying(`record ${policy.what} payment`, async () => {
     const { header } = await visibleTree(principal, policy, documentId);
     policy.assertPayable?.(header);
+    policy.assertAmount?.(header, amountMinor, "record");
     let next = withAmountPaid(header, header.amountPaidMinor + amountMinor, paymentDate);
     next = { ...next, paymentCount: header.paymentCount + 1, revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
     next = { ...next, ...policy.afterPayment?.(next) };
     const cancellation = await writeTransaction((tx) => {
       addDocumentWrite(tx, { header: next, previous: header });
       tx.add("payment", tx.entities.documentPayment.create(payment).commit());
+      policy.addRelated?.(tx, header, next, amountMinor);
     }, { completion, body: resource });
     if (!cancellation) return resource;
     if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
@@ -123,12 +133,14 @@ export async function deletePayment(
     const payment = tree.payments.find((p) => p.paymentId === paymentId);
     if (!payment) throw errors.resourceMissing("payment", paymentId);
     const header = tree.header;
+    policy.assertAmount?.(header, -payment.amountMinor, "delete");
     let next = withAmountPaid(header, header.amountPaidMinor - payment.amountMinor, payment.paymentDate ?? header.dateFullyPaid ?? "");
     next = { ...next, paymentCount: Math.max(0, header.paymentCount - 1), revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
     next = { ...next, ...policy.afterPayment?.(next) };
     const cancellation = await writeTransaction((tx) => {
       addDocumentWrite(tx, { header: next, previous: header });
       tx.add("payment", tx.entities.documentPayment.delete({ accountId: principal.accountId, documentId, paymentId }).where(({ paymentId: id }, { exists }) => exists(id)).commit());
+      policy.addRelated?.(tx, header, next, -payment.amountMinor);
     }, { completion, body: resource });
     if (!cancellation) return resource;
     if (cancellation.failed("payment")) throw errors.resourceMissing("payment", paymentId);

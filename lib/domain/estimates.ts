@@ -332,7 +332,7 @@ function stockWarnings(input: readonly EstimateLineBody[], lines: readonly Estim
   input.forEach((_line, index) => {
     const found = resolved.get(index);
     if (!found || warned.has(keyOf(found))) return;
-    const rows = found.row ? [found.row] : found.variationRows;
+    const rows = found.row ? [found.row] : found.rows;
     const available = rows.reduce((sum, row) => sum.plus(row.onHand).minus(row.reserved), new Decimal(0));
     const total = wanted.get(keyOf(found))!;
     if (available.lt(total)) {

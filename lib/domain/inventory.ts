@@ -14,6 +14,7 @@ import {
   rowKeyOf,
   type LedgerWrite,
 } from "../db/inventory.js";
+import { bucketOf } from "../db/items.js";
 import { nowIso } from "../db/keys.js";
 import type { ItemRecord, StockHistoryItem, StockJournalItem, StockRowItem } from "../db/service.js";
 import { RETRY, retrying } from "../db/retry.js";
@@ -60,6 +61,12 @@ export interface StockChange {
    * writer sets the average itself, as a kit build does).
    */
   unitCost?: string;
+  /**
+   * Unique items only: the item's `sold` status after this change (an invoice that takes the
+   * unit sells it: true; a reversal that gives it back: false). The item's status count
+   * (`items_<archived><sold>`) moves in the same write. Ignored for quantity items.
+   */
+  sold?: boolean;
 }
 
 export interface LedgerSource {
@@ -219,7 +226,14 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
       }
       onHandBefore = addQuantities(onHandBefore, received);
     }
-    const set = valued ? { averageCost } : undefined;
+    const set: Partial<ItemRecord> | undefined = valued ? { averageCost } : undefined;
+    // A sale (or its reversal) of a unique item moves its sold status and status count.
+    const soldAfter = [...input.changes].reverse().find((change) => change.itemId === itemId && change.sold !== undefined)?.sold;
+    let statusMove: LedgerWrite["items"][number]["statusMove"];
+    if (item.inventoryType === "unique" && soldAfter !== undefined && soldAfter !== item.sold) {
+      statusMove = { from: bucketOf(item), to: bucketOf({ archived: item.archived, sold: soldAfter }), archived: item.archived };
+      return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set: { ...set, sold: soldAfter, updatedAt: input.at }, statusMove };
+    }
     return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set };
   });
 
@@ -469,8 +483,31 @@ export function invertChange(change: StockChange): StockChange {
   const deltas: BalanceDeltas = {};
   for (const field of BALANCE_FIELDS) if (change.deltas[field]) deltas[field] = -change.deltas[field]!;
   // An average cost cannot be un-averaged: undoing a receipt leaves the average as it is.
-  const { unitCost: _cost, ...rest } = change;
-  return { ...rest, deltas };
+  const { unitCost: _cost, sold, ...rest } = change;
+  // Undoing a sale returns the unique item (and undoing a return sells it again).
+  return { ...rest, deltas, ...(sold === undefined ? {} : { sold: !sold }) };
+}
+
+/**
+ * Changes merged per item-variation-location row, in first-seen order (deltas summed exactly,
+ * the last `sold` kept); rows whose deltas cancel out are left out.
+ */
+export function mergeStockChanges(changes: readonly StockChange[]): StockChange[] {
+  const merged = new Map<string, StockChange>();
+  for (const change of changes) {
+    const key = rowKeyOf(change);
+    const existing = merged.get(key);
+    if (!existing) {
+      merged.set(key, { ...change, deltas: { ...change.deltas } });
+      continue;
+    }
+    for (const field of BALANCE_FIELDS) {
+      const value = change.deltas[field];
+      if (value !== undefined) existing.deltas[field] = addQuantities(existing.deltas[field] ?? 0, value);
+    }
+    if (change.sold !== undefined) existing.sold = change.sold;
+  }
+  return [...merged.values()].filter((change) => BALANCE_FIELDS.some((field) => (change.deltas[field] ?? 0) !== 0));
 }
 
 

@@ -139,6 +139,71 @@ export interface StockCommitResult {
 }
 
 /**
+ * Stock changes made ready for a document write (see `prepareStock`): `commit` writes the
+ * document's own items together with them in ONE transaction, and may be called again after a
+ * cancellation of the document's own items (for example a lost race for the document's number:
+ * `allocateNumber` around `commit`); `release` gives back what a plan that will not commit holds
+ * (a no-op for inline changes, and after a successful commit).
+ */
+export interface StockPlan {
+  commit(
+    document: (tx: TransactionBuilder, rowIdOf: RowIdOf) => void,
+    outcome: (rowIdOf: RowIdOf) => { completion: IdempotencyCompletion | undefined; body: unknown },
+  ): Promise<Cancellation | null>;
+  release(): Promise<void>;
+}
+
+/**
+ * Prepares `changes` for a document write: up to `INLINE_LIMIT` changes ride in the document's
+ * own transaction through the ledger (every `commit` plans them afresh); more are held first
+ * (applied now, bound by the committing transaction). A rule a change breaks throws
+ * `StockRuleError` (index into `changes`) with nothing held.
+ */
+export async function prepareStock(options: { accountId: string; source: LedgerSource; changes: readonly StockChange[] }): Promise<StockPlan> {
+  const none: RowIdOf = () => undefined;
+  if (options.changes.length === 0) {
+    return {
+      commit: (document, outcome) => writeTransaction((tx) => document(tx, none), outcome(none)),
+      release: async () => {},
+    };
+  }
+  if (options.changes.length <= INLINE_LIMIT) {
+    return {
+      commit: async (document, outcome) => {
+        const result = await postStockChanges({
+          accountId: options.accountId,
+          source: options.source,
+          changes: options.changes,
+          extra: (tx, write) => document(tx, rowIdsOf(write.rows.map((r) => r.row))),
+          respond: (write) => outcome(rowIdsOf(write.rows.map((r) => r.row))),
+        });
+        return result.rejected ?? null;
+      },
+      release: async () => {},
+    };
+  }
+  const hold = await holdStock(options);
+  let rowIdOf: RowIdOf | undefined;
+  return {
+    commit: async (document, outcome) => {
+      if (!rowIdOf) {
+        const keys = [...new Map(options.changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()];
+        rowIdOf = rowIdsOf((await readItemsAndRows(options.accountId, [], keys)).rows);
+      }
+      const ids = rowIdOf;
+      const cancellation = await writeTransaction((tx) => {
+        document(tx, ids);
+        hold.bind(tx);
+      }, outcome(ids));
+      // The hold's own binding failing means its lease ran out under a slow writer.
+      if (cancellation?.failed(HOLD_BIND_LABEL) && !cancellation.failedOtherThan(HOLD_BIND_LABEL)) throw new ContentionError("stock hold", 1);
+      return cancellation;
+    },
+    release: () => releaseHold(options.accountId, hold.journalId),
+  };
+}
+
+/**
  * Commits a document write together with its stock changes, atomically: `document(tx)` adds the
  * document's own items (header, lines, counters, ...). Up to `INLINE_LIMIT` changes go into the
  * same transaction through the ledger; more are held first and bound by that transaction. A
@@ -154,37 +219,14 @@ export async function commitWithStock(options: {
   /** The response (and stored outcome), built once the rows are known. */
   outcome: (rowIdOf: RowIdOf) => { completion: IdempotencyCompletion | undefined; body: unknown };
 }): Promise<StockCommitResult> {
-  const none: RowIdOf = () => undefined;
-  if (options.changes.length === 0) {
-    return { cancellation: await writeTransaction((tx) => options.document(tx, none), options.outcome(none)) };
-  }
-  if (options.changes.length <= INLINE_LIMIT) {
-    const result = await postStockChanges({
-      accountId: options.accountId,
-      source: options.source,
-      changes: options.changes,
-      extra: (tx, write) => options.document(tx, rowIdsOf(write.rows.map((r) => r.row))),
-      respond: (write) => options.outcome(rowIdsOf(write.rows.map((r) => r.row))),
-    });
-    return { cancellation: result.rejected ?? null };
-  }
-  const hold = await holdStock(options);
+  const plan = await prepareStock(options);
   let cancellation: Cancellation | null;
   try {
-    const keys = [...new Map(options.changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()];
-    const rowIdOf = rowIdsOf((await readItemsAndRows(options.accountId, [], keys)).rows);
-    cancellation = await writeTransaction((tx) => {
-      options.document(tx, rowIdOf);
-      hold.bind(tx);
-    }, options.outcome(rowIdOf));
+    cancellation = await plan.commit(options.document, options.outcome);
   } catch (error) {
-    await releaseHold(options.accountId, hold.journalId);
+    await plan.release();
     throw error;
   }
-  if (cancellation) {
-    await releaseHold(options.accountId, hold.journalId);
-    // The hold's own binding failing means its lease ran out under a slow writer.
-    if (cancellation.failed(HOLD_BIND_LABEL) && !cancellation.failedOtherThan(HOLD_BIND_LABEL)) throw new ContentionError("stock hold", 1);
-  }
+  if (cancellation) await plan.release();
   return { cancellation };
 }

@@ -30,8 +30,7 @@ import {
   orNull,
   requireDocumentPermission,
 } from "./documents.js";
-import { StockRuleError, type StockChange } from "./inventory.js";
-import { addQuantities } from "./inventory-math.js";
+import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
 import { newRevision } from "./revisions.js";
 import { commitWithStock } from "./stock-holds.js";
 
@@ -230,7 +229,7 @@ function changesOf(header: DocumentItem, lines: readonly TransferLine[], effect:
 
 /** Net changes of moving from `before` to `after` lines while in transit (merged per row). */
 function inTransitDifference(header: DocumentItem, before: readonly TransferLine[], after: readonly TransferLine[]): StockChange[] {
-  return mergeChanges([...changesOf(header, before, "send", -1), ...changesOf(header, after, "send")]);
+  return mergeStockChanges([...changesOf(header, before, "send", -1), ...changesOf(header, after, "send")]);
 }
 
 /** A stock rule a transfer's move breaks: which of its lines, in the API's error shape. */
@@ -476,7 +475,7 @@ export async function deleteStockTransfer(principal: Principal, id: string, comp
         const { cancellation } = await commitWithStock({
           accountId: principal.accountId,
           source: { sourceType: "stock_transfer", sourceId: id, userId: principal.userId, reason: `Stock transfer ${header.number} deleted` },
-          changes: mergeChanges(changes),
+          changes: mergeStockChanges(changes),
           document: (tx) => {
             addDocumentDelete(tx, tree as unknown as DocumentTree);
             addKindCountDecrement(tx, principal.accountId, "stock_transfer");
@@ -500,16 +499,4 @@ export async function deleteStockTransfer(principal: Principal, id: string, comp
     undefined,
     [lockName(principal.accountId, id)],
   );
-}
-
-/** Changes merged per row (a reversal touches the destination row twice). */
-function mergeChanges(changes: readonly StockChange[]): StockChange[] {
-  const merged = new Map<string, StockChange>();
-  for (const change of changes) {
-    const key = `${change.itemId}|${change.variationId}|${change.locationId}`;
-    const existing = merged.get(key);
-    if (!existing) merged.set(key, { ...change, deltas: { ...change.deltas } });
-    else for (const [field, value] of Object.entries(change.deltas)) (existing.deltas as Record<string, number>)[field] = addQuantities((existing.deltas as Record<string, number>)[field] ?? 0, value);
-  }
-  return [...merged.values()].filter((change) => Object.values(change.deltas).some((value) => value !== 0));
 }

@@ -16,7 +16,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "kits", "tasks", "estimates"] as const;
+export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "kits", "tasks", "estimates", "sales-orders", "invoices"] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {
@@ -63,6 +63,8 @@ export interface RouteDefinition {
    * array (`lines[].subtotal`). Checked before the body schema.
    */
   protectedFields?: { code: UnsupportedFieldCode; fields: readonly string[] };
+  /** The code of the 422 for a body that fails its schema (default `validation_failed`). */
+  bodyErrorCode?: string;
 }
 
 export const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({

@@ -8,6 +8,8 @@ import { locationRoutes } from "./locations.js";
 import { partyRoutes } from "./parties.js";
 import { platformRoutes } from "./platform.js";
 import { purchaseOrderRoutes } from "./purchase-orders.js";
+import { salesOrderRoutes } from "./sales-orders.js";
+import { invoiceRoutes } from "./invoices.js";
 import { stockTransferRoutes } from "./stock-transfers.js";
 import { syncRoutes } from "./sync.js";
 import { taskRoutes } from "./tasks.js";
@@ -32,6 +34,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...kitRoutes,
   ...taskRoutes,
   ...estimateRoutes,
+  ...salesOrderRoutes,
+  ...invoiceRoutes,
 ];
 
 const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));

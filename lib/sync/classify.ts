@@ -63,6 +63,9 @@ const IGNORED_ENTITIES = new Set<string>([
   "tasklink",
   "taskactivity",
   "taskreminder",
+  // Packing lists: every pack and ship also rewrites the document's header (quantities,
+  // percentages, revision), which marks the sales order or invoice.
+  "fulfillment",
 ]);
 
 /**

@@ -1,6 +1,7 @@
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { API_FUNCTION_MEMORY_MB, PLATFORM_AND_ACCESS_LOG_BYTES, costTable, transactionWriteUnits, type RequestProfile } from "./cost-model.js";
+import { salesScenarios, stockVisibility, type Scenario } from "./sales.js";
 
 /**
  * `npm run bench`: measures, per route, the DynamoDB round trips (from the request log line
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
     const estimateBody = { customer_id: customer.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5 })) };
     const estimate = (await call("POST", "/estimates", estimateBody)) as { id: string };
 
-    const scenarios: [string, () => Promise<unknown>][] = [
+    const scenarios: Scenario[] = [
       ["listLocations", () => call("GET", "/locations")],
       ["createLocation", () => call("POST", "/locations", { name: `L${counter}`, short_name: "L" }, true)],
       ["listZones", () => call("GET", `/locations/${location.id}/zones`)],
@@ -189,15 +190,16 @@ async function main(): Promise<void> {
       ["getEstimate (3 lines)", () => call("GET", `/estimates/${estimate.id}`)],
       ["listEstimates (page of 20)", () => call("GET", "/estimates")],
       ["updateEstimate (header only)", () => call("PATCH", `/estimates/${estimate.id}`, { attention: `A${counter++}` })],
+      ...(await salesScenarios(call, { locationId: location.id!, customerId: customer.id! })),
     ];
 
     originalWrite(`\nDynamoDB round trips and latency per route (${ITERATIONS} requests each, DynamoDB Local)\n`);
     originalWrite("| route | calls | commands | RCU | WCU | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|\n");
-    for (const [name, run] of scenarios) {
+    for (const [name, run, iterations] of scenarios) {
       for (let i = 0; i < 3; i++) await run();
       samples.length = 0;
       const latencies: number[] = [];
-      for (let i = 0; i < ITERATIONS; i++) {
+      for (let i = 0; i < Math.min(ITERATIONS, iterations ?? ITERATIONS); i++) {
         const started = performance.now();
         await run();
         latencies.push(performance.now() - started);
@@ -211,6 +213,8 @@ async function main(): Promise<void> {
     }
     await largeDocuments(call, location.id as string, destination.id as string, supplier.id as string);
     await largeEstimates(call, customer.id as string, itemIds);
+    originalWrite("\nTime until an invoice's stock shows (DynamoDB Local)\n");
+    originalWrite(await stockVisibility(call, { locationId: location.id!, customerId: customer.id! }));
     await listScaling(base);
     await syncCosts(base);
     await syncPage(base);
@@ -466,8 +470,9 @@ function costs(): void {
     writeUnits: read.writeUnits + transactionWriteUnits(lines, 1), // the auth rate window + the transaction
     modelled: `document routes are coming: ${lines} ~1 KB items in one TransactWriteItems (2 WRU per KB per item = ${transactionWriteUnits(lines, 1)} WRU) plus the auth rate-window write; reads of POST /items plus 1 RRU per line's item; duration of POST /items (one transaction round trip either way).`,
   };
+  const measuredDocument = measured.has("createInvoice (100 inventory lines)") ? profile(`document write: POST /invoices, ${lines} inventory lines of ${lines} items`, "createInvoice (100 inventory lines)") : undefined;
   const sync = profile("sync page (100 changes)", "sync page");
-  originalWrite(`\n${costTable([read, write, document, sync])}`);
+  originalWrite(`\n${costTable([read, write, measuredDocument ?? document, sync])}`);
   originalWrite(
     `Durations are the mean latency measured here against DynamoDB Local (AWS round trips differ), billed at ${API_FUNCTION_MEMORY_MB} MB; ` +
       `log bytes are the measured request log line plus ${PLATFORM_AND_ACCESS_LOG_BYTES} B estimated for Lambda's platform lines and the access log line. ` +

@@ -64,6 +64,19 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const transit = await client.post(`/stock-transfers/${transitTransfer}/send`, {});
   if (transit.status !== 200) throw new Error(`send transfer: ${transit.status} ${transit.text}`);
   const estimate = await post("/estimates", { customer_id: customer, name, lines: [{ item_id: item, quantity: 1 }, { name, unit_price: "1" }] });
+  const salesOrder = (await client.post("/sales-orders", { customer_id: customer, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] }, { idempotencyKey: idempotencyKey() })).body;
+  if (!salesOrder?.id) throw new Error("sales order not created");
+  const soLine = salesOrder.lines[0].id as string;
+  const soFulfillment = await post(`/sales-orders/${salesOrder.id}/fulfillments`, { lines: [{ id: soLine, quantity: 1 }] });
+  const invoice = (await client.post("/invoices", { customer_id: customer, name, purchase_order_number: secret, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] }, { idempotencyKey: idempotencyKey() })).body;
+  if (!invoice?.id) throw new Error("invoice not created");
+  const invoiceLine = invoice.lines[0].id as string;
+  const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000", reference: name });
+  const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoiceLine, quantity: 1 }] });
+  // Records in states that accept updates and packing (the matrix must reach their reference checks).
+  const openSalesOrder = await post("/sales-orders", { customer_id: customer, location_id: location, lines: [{ name, unit_price: "1" }] });
+  const openInvoice = (await client.post("/invoices", { customer_id: customer, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] }, { idempotencyKey: idempotencyKey() })).body;
+  if (!openInvoice?.id) throw new Error("open invoice not created");
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
@@ -102,6 +115,16 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
       reminder,
       owner: account.ownerUserId,
       estimate,
+      salesOrder: salesOrder.id as string,
+      soLine,
+      soFulfillment,
+      invoice: invoice.id as string,
+      invoiceLine,
+      invoicePayment,
+      invoiceFulfillment,
+      openSalesOrder,
+      openInvoice: openInvoice.id as string,
+      openInvoiceLine: openInvoice.lines[0].id as string,
     },
     syncCursor,
     taskCursor: taskList.body.next_cursor as string,
@@ -134,7 +157,13 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
     case "purchase_order_id":
       return route.operationId === "receivePurchaseOrder" ? tenant.ids.sentPurchaseOrder! : tenant.ids.purchaseOrder!;
     case "payment_id":
-      return tenant.ids.payment!;
+      return route.group === "invoices" ? tenant.ids.invoicePayment! : tenant.ids.payment!;
+    case "sales_order_id":
+      return route.operationId === "updateSalesOrder" ? tenant.ids.openSalesOrder! : tenant.ids.salesOrder!;
+    case "invoice_id":
+      return route.operationId === "updateInvoice" || route.operationId === "packInvoice" ? tenant.ids.openInvoice! : tenant.ids.invoice!;
+    case "fulfillment_id":
+      return route.group === "invoices" ? tenant.ids.invoiceFulfillment! : tenant.ids.soFulfillment!;
     case "stock_transfer_id":
       return route.operationId === "receiveStockTransfer" ? tenant.ids.transitTransfer! : tenant.ids.stockTransfer!;
     case "kit_id":
@@ -171,7 +200,7 @@ const FOREIGN_QUERY: Record<string, (a: Tenant, route: RouteDefinition) => strin
   origin_location_id: (a) => a.ids.location!,
   destination_location_id: (a) => a.ids.destination!,
   // A's records of every kind an `ids` list fetches (each list ignores the others' ids).
-  ids: (a) => [a.ids.item, a.ids.estimate, a.ids.purchaseOrder].join(","),
+  ids: (a) => [a.ids.item, a.ids.estimate, a.ids.purchaseOrder, a.ids.salesOrder, a.ids.invoice].join(","),
   cursor: (a, route) => (route.group === "tasks" ? a.taskCursor : a.syncCursor),
   assignee: (a) => a.ids.owner!,
   record_id: (a) => a.ids.customer!,
@@ -207,13 +236,14 @@ const HEADERS: Record<string, (b: Tenant) => Promise<Record<string, string>>> = 
   previewEstimateChanges: async (b) => ({ "if-match": (await b.client.get(`/estimates/${b.ids.estimate}`)).body.revision }),
 };
 
-/** Document lines with A's item (and A's line ids) in place of the sample's. */
-function foreignLines(sample: unknown, a: Tenant): unknown {
+/** Document lines with A's item (and A's line ids of the route's own kind) in place of the sample's. */
+function foreignLines(route: RouteDefinition, sample: unknown, a: Tenant): unknown {
+  const lineId = route.group === "sales-orders" ? a.ids.soLine : route.group === "invoices" ? a.ids.invoiceLine : a.ids.poLine;
   return (Array.isArray(sample) ? sample : []).map((line: Record<string, unknown>) => ({
     ...line,
     ...("item_id" in line ? { item_id: a.ids.item } : {}),
-    ...("line_id" in line ? { line_id: a.ids.poLine } : {}),
-    ...("id" in line ? { id: a.ids.poLine } : {}),
+    ...("line_id" in line ? { line_id: lineId } : {}),
+    ...("id" in line ? { id: lineId } : {}),
   }));
 }
 
@@ -267,7 +297,7 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
   if (route.request.body) {
     const shape = (route.request.body as unknown as { shape?: Record<string, unknown> }).shape ?? {};
     for (const field of Object.keys(shape)) {
-      const foreign = field === "lines" ? (a: Tenant) => foreignLines((body as Record<string, unknown>).lines, a) : FOREIGN_REFERENCES[field];
+      const foreign = field === "lines" ? (a: Tenant) => foreignLines(route, (body as Record<string, unknown>).lines, a) : FOREIGN_REFERENCES[field];
       if (!foreign) continue;
       attempts.push({
         name: `A's id in body ${field}`,
@@ -303,7 +333,8 @@ describe("tenant isolation matrix", () => {
       const previewRefused = response.status === 200 && response.body?.object === "estimate_preview" && response.body.errors.length > 0;
       if (!previewRefused) expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
       if (response.status >= 400) {
-        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch", "invalid_cursor"]).toContain(response.body.error.code);
+        // invalid_invoice_pack: a pack body's validation error (spec 4.5), e.g. a line id that is not the invoice's.
+        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch", "invalid_cursor", "invalid_invoice_pack"]).toContain(response.body.error.code);
       }
       expect(response.text, `${route.operationId}: ${attempt.name} leaked account A`).not.toContain(SECRET);
       // An error may echo the id the caller sent ("No such customer: <id>"); any other id of A is a leak.

@@ -97,6 +97,29 @@ export const Document = new Entity({
         number: { type: "number", required: true },
       },
     },
+    /** Sales orders: drop shipment (service-controlled; false/absent unless set by the service). */
+    dropShipped: { type: "boolean" },
+    dropShipCustomerId: { type: "string" },
+    dropShipAddress: { type: "string" },
+    /**
+     * Fulfilment and invoicing progress (percent numbers, absent = null): stored so lists and
+     * details read no other record. A linked invoice holds its sales order's packed and shipped
+     * percentages here (the sales order's pack and ship writes refresh them).
+     */
+    invoicedPercent: { type: "number" },
+    packedPercent: { type: "number" },
+    shippedPercent: { type: "number" },
+    /** Sales orders: invoices created from the order (at most `MAX_ORDER_INVOICES`). */
+    invoiceCount: { type: "number" },
+    linkedInvoiceIds: { type: "list", items: { type: "string" } },
+    /** Invoices created from a sales order, documents converted from an estimate. */
+    sourceSalesOrderId: { type: "string" },
+    sourceSalesOrderNumber: { type: "number" },
+    sourceEstimateId: { type: "string" },
+    sourceEstimateNumber: { type: "number" },
+    /** Account settings as of the document's last write (details read no other record). */
+    packingListsEnabled: { type: "boolean" },
+    packingServiceItems: { type: "boolean" },
     /** Lower-cased searchable text (party name, custom number, name, tracking code). */
     searchText: { type: "string", required: true, default: "" },
     createdAt: { type: "string", required: true, readOnly: true },

@@ -68,7 +68,12 @@ export function validateRequest(): PipelineMiddleware {
     if (bodySchema) {
       refuseProtectedFields(route, request.event.body);
       const result = bodySchema.safeParse(request.event.body);
-      if (!result.success) throw errors.validationFailed(toValidationDetails(result.error, request.event.body), undefined, countIssues(result.error));
+      if (!result.success) {
+        const details = toValidationDetails(result.error, request.event.body);
+        throw route.bodyErrorCode
+          ? errors.invalidBody(route.bodyErrorCode, details, undefined, countIssues(result.error))
+          : errors.validationFailed(details, undefined, countIssues(result.error));
+      }
       body = result.data;
     }
     request.internal.input = { path, query, body };

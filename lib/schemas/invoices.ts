@@ -1,0 +1,248 @@
+import * as z from "zod";
+import { isoDate, listEnvelope, optionalText, text, uuid } from "./common.js";
+import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, paymentBody, rateOut, timestampOut } from "./documents.js";
+import { createLines, invoiceFulfillment, lineCostsOut, linePricingOut, salesHeaderFields, sourceEstimateOut, updateLines } from "./sales-documents.js";
+
+/** Invoices (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */
+
+const invoiceFields = {
+  ...salesHeaderFields,
+  custom_invoice_number: optionalText(24),
+};
+
+export const invoiceCreateBody = z
+  .strictObject({
+    customer_id: uuid.meta({ description: "An active customer of the account, visible to the user" }),
+    lines: createLines,
+    ...invoiceFields,
+  })
+  .meta({ id: "InvoiceCreate" });
+export type InvoiceCreateBody = z.infer<typeof invoiceCreateBody>;
+
+export const invoiceUpdateBody = z
+  .strictObject({
+    customer_id: uuid.optional().meta({ description: "Changing it requires a complete `lines` replacement in the same request" }),
+    lines: updateLines,
+    ...invoiceFields,
+  })
+  .meta({ id: "InvoiceUpdate" });
+export type InvoiceUpdateBody = z.infer<typeof invoiceUpdateBody>;
+
+/**
+ * Fields the service controls: a create or update naming one is 422 `unsupported_invoice_field`
+ * (spec 4.5: number, status, salesperson, account, source, totals, payments, fulfillment state,
+ * timestamps), never the generic `unknown_field`.
+ */
+export const UNSUPPORTED_INVOICE_FIELDS = {
+  code: "unsupported_invoice_field",
+  fields: [
+    "id",
+    "object",
+    "invoice_number",
+    "number",
+    "status",
+    "status_id",
+    "salesperson_id",
+    "assigned_user_id",
+    "account_id",
+    "customer_name",
+    "source",
+    "source_estimate",
+    "source_estimate_id",
+    "source_sales_order",
+    "source_sales_order_id",
+    "sales_order_id",
+    "subtotal",
+    "pre_discount_total",
+    "discount_total",
+    "tax",
+    "tax_2",
+    "total",
+    "amount_paid",
+    "amount_due",
+    "payments",
+    "date_fully_paid",
+    "date_sent",
+    "fulfillment_authority",
+    "fulfillment_sales_order_id",
+    "fulfillments",
+    "packed_percent",
+    "shipped_percent",
+    "can_edit",
+    "edit_block_reason",
+    "can_pack",
+    "pack_block_reason",
+    "revision",
+    "tax_label",
+    "tax_2_label",
+    "created_at",
+    "updated_at",
+    "lines[].quantity_packed",
+    "lines[].quantity_shipped",
+    "lines[].subtotal",
+    "lines[].discounted_unit_price",
+    "lines[].unit_cost",
+    "lines[].total_cost",
+    "lines[].line_type",
+  ],
+} as const;
+
+/** Shipping fields a pack body must not carry (422 `unsupported_invoice_pack_field`). */
+export const UNSUPPORTED_INVOICE_PACK_FIELDS = {
+  code: "unsupported_invoice_pack_field",
+  fields: ["carrier", "tracking_number", "tracking_url", "shipped_date", "label", "rate", "provider", "shipping_provider", "service_level"],
+} as const;
+
+export const invoiceSendBody = z
+  .strictObject({ date_sent: isoDate.optional().meta({ description: "Default: today in the account's time zone; a repeat keeps the first date" }) })
+  .meta({ id: "InvoiceSend" });
+
+/** Cancel takes no fields: an empty object (or no body). */
+export const invoiceCancelBody = z.strictObject({}).meta({ id: "InvoiceCancel" });
+
+export const invoicePaymentBody = paymentBody
+  .extend({
+    card: z
+      .strictObject({
+        brand: text(50).nullish(),
+        last4: z.string().regex(/^\d{4}$/, "must be 4 digits").nullish(),
+      })
+      .nullish()
+      .meta({ description: "The card the payment was taken with (brand and last four digits), if any" }),
+  })
+  .meta({ id: "InvoicePaymentCreate" });
+export type InvoicePaymentBody = z.infer<typeof invoicePaymentBody>;
+
+export const invoiceLine = z
+  .object({
+    id: uuid,
+    item_id: z.string().nullable(),
+    item_variation_location_id: z.int().nullable(),
+    name: nullableText,
+    description: nullableText,
+    quantity: z.number(),
+    quantity_packed: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully packed, else 0" }),
+    quantity_shipped: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully shipped, else 0" }),
+    ...linePricingOut,
+    line_type: z.enum(["inventory", "service", "discount"]),
+    unit_name: nullableText.meta({ description: "`discount` on discount lines" }),
+    sku: nullableText,
+    variation_values: z.record(z.string(), z.string()),
+    variation_number: z.int().nullable(),
+    location_name: nullableText,
+    thumbnail_url: nullableText,
+    ...lineCostsOut,
+  })
+  .meta({ id: "InvoiceLine" });
+
+const STATUSES = ["Sent", "Partially Paid", "Paid", "Cancelled"] as const;
+
+const headShape = {
+  id: uuid,
+  object: z.literal("invoice"),
+  invoice_number: z.int(),
+  custom_invoice_number: nullableText,
+  name: nullableText,
+  customer_id: uuid,
+  customer_name: z.string(),
+  salesperson_id: z.string(),
+  status_id: z.int().meta({ description: "9 Sent (unpaid), 10 Partially Paid, 11 Paid, 12 Cancelled" }),
+  status: z.enum(STATUSES).nullable(),
+  issue_date: dateOut,
+  expiry_date: dateOut,
+  date_sent: dateOut,
+  date_fully_paid: dateOut,
+  purchase_order_number: z.string(),
+  attention: nullableText,
+  shipping_address: nullableText,
+  public_note: nullableText,
+  payment_terms: nullableText,
+  subtotal: moneyOut,
+  shipping_fee: moneyOut,
+  tax: moneyOut,
+  tax_2: moneyOut,
+  total: moneyOut,
+  amount_paid: moneyOut,
+  amount_due: moneyOut,
+  shipping_cost: moneyOut.optional().meta({ description: "Omitted without the unit-cost permission" }),
+};
+
+const partyDetail = z
+  .object({
+    account_number: z.string().nullable(),
+    phone: z.string().nullable(),
+    email: z.string().nullable(),
+    billing_address: z.array(z.string()),
+    shipping_address: z.array(z.string()).meta({ description: "The invoice's stored shipping address when present, else the customer's" }),
+  })
+  .meta({ id: "InvoiceParty" });
+
+export const invoiceListEntry = z
+  .object({
+    ...headShape,
+    custom_field_values: customFieldValuesOut,
+    source_estimate: sourceEstimateOut,
+    shipped_percent: z.int().nullable(),
+    created_at: timestampOut,
+    updated_at: timestampOut,
+  })
+  .meta({ id: "InvoiceListEntry" });
+
+export const invoiceResource = z
+  .object({
+    ...headShape,
+    party: partyDetail,
+    discount_percent: rateOut,
+    pre_discount_total: moneyOut.nullable().meta({ description: "Before the discount and shipping" }),
+    discount_total: moneyOut.meta({ description: "Signed, negative" }),
+    tax_label: nullableText,
+    tax_2_label: nullableText,
+    can_edit: z.boolean(),
+    edit_block_reason: z.enum(["invoice_not_unpaid", "invoice_sales_order_linked", "permission_denied"]).nullable(),
+    revision: z.string().meta({ description: "Prefixed inv_; also the ETag" }),
+    custom_field_values: customFieldValuesOut,
+    source_estimate: sourceEstimateOut,
+    source_sales_order: z
+      .object({ id: uuid, sales_order_number: z.int(), packed_percent: z.number().nullable(), shipped_percent: z.number().nullable() })
+      .nullable(),
+    fulfillment_authority: z.enum(["invoice", "sales_order"]),
+    fulfillment_sales_order_id: z.string().nullable(),
+    packed_percent: z.number().meta({ description: "Linked invoices: the sales order's percentage" }),
+    shipped_percent: z.int().nullable(),
+    can_pack: z.boolean(),
+    pack_block_reason: z
+      .enum(["packing_managed_by_sales_order", "packing_lists_disabled", "invoice_cancelled", "nothing_remaining_to_pack", "permission_denied"])
+      .nullable(),
+    created_at: timestampOut,
+    updated_at: timestampOut,
+    lines: z.array(invoiceLine),
+  })
+  .meta({ id: "Invoice" });
+
+export const invoiceList = listEnvelope(invoiceListEntry, "InvoiceList");
+export const invoiceFulfillmentList = listEnvelope(invoiceFulfillment, "InvoiceFulfillmentList");
+
+export const invoicePayment = z
+  .object({
+    id: uuid,
+    invoice_id: uuid,
+    amount: moneyOut.meta({ description: "Signed: payments positive, refunds negative" }),
+    type: z.enum(["payment", "refund"]),
+    reference: z.string().nullable(),
+    payment_date: dateOut,
+    card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
+  })
+  .meta({ id: "InvoicePayment" });
+export const invoicePaymentList = listEnvelope(invoicePayment, "InvoicePaymentList");
+export const deletedInvoice = z.object({ id: uuid, object: z.literal("invoice"), deleted: z.literal(true) }).meta({ id: "DeletedInvoice" });
+
+export const invoiceListQuery = documentListQuery.extend({
+  customer_id: uuid.optional(),
+  issue_date_from: dateFilter("Issue date on or after (inclusive)"),
+  issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+});
+export type InvoiceListQuery = z.infer<typeof invoiceListQuery>;
+
+export const invoicePath = z.object({ invoice_id: uuid });
+export const invoicePaymentPath = z.object({ invoice_id: uuid, payment_id: uuid });
+export const invoiceFulfillmentPath = z.object({ invoice_id: uuid, fulfillment_id: uuid });

@@ -1,0 +1,337 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { updateAccount } from "../../lib/domain/admin.js";
+import { useApiServer, type ApiClient } from "../support/api.js";
+import { expectError, expectValidation } from "../support/assertions.js";
+import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";
+import { INVOICE_DETAIL_KEYS, INVOICE_KEYS, INVOICE_LINE_KEYS, INVOICE_LIST_TAIL_KEYS, figuresOf, newItem, salesWorld, stockOf, type SalesWorld } from "../support/sales.js";
+
+/**
+ * Invoices through HTTP against DynamoDB Local (spec part 2, sections 2.5, 3.5, 4.5;
+ * architecture sections 4 and 8): create with defaults, detail fields and the snapshot rule;
+ * protected fields; permissions; stock taken from on hand (never below zero; unique items
+ * sold and counted); customers' figures; update, send, cancel and delete with their stock and
+ * revenue effects; list filters and visibility. Payments and packing are in invoices-payments.
+ */
+const api = useApiServer();
+const world = () => salesWorld((key) => api().withKey(key));
+
+async function createInvoice(w: SalesWorld, extra: Record<string, unknown> = {}, client: ApiClient = w.client) {
+  return client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 3 }, { name: "Setup", unit_price: "40" }], ...extra });
+}
+
+const invoiceCount = async (client: ApiClient) => (await client.get("/invoices", { limit: 1 })).body.pagination.total_records;
+
+describe("connected: invoices", () => {
+  it("creates an unpaid invoice with every detail field; stock leaves on hand; the customer's figures move in the same write", async () => {
+    const w = await world();
+    await updateAccount(w.account.accountId, { taxLabel: "GST", tax2Label: "PST", paymentTerms: "Net 30" });
+    const created = await createInvoice(w, { shipping_fee: "5", shipping_cost: "2", custom_invoice_number: "INV-A", shipping_address: "Warehouse 7\n 12 Quay St ", issue_date: "2026-11-20" });
+    expect(created.status, created.text).toBe(201);
+    const invoice = created.body;
+    expect(Object.keys(invoice)).toEqual([...INVOICE_KEYS, "shipping_cost", ...INVOICE_DETAIL_KEYS, "lines"]);
+    expect(created.headers.get("etag")).toBe(`"${invoice.revision}"`);
+    expect(invoice.revision).toMatch(/^inv_/);
+    expect(invoice).toMatchObject({
+      object: "invoice",
+      invoice_number: 1,
+      custom_invoice_number: "INV-A",
+      customer_id: w.customer.id,
+      customer_name: w.customer.name,
+      salesperson_id: w.account.ownerUserId,
+      status_id: 9,
+      status: "Sent",
+      issue_date: "2026-11-20",
+      expiry_date: null,
+      date_sent: null,
+      date_fully_paid: null,
+      purchase_order_number: "",
+      payment_terms: "Net 30",
+      // 36 + 40 = 76; tax 10% 7.6; tax 2 2.5% = 0.9 + 1; shipping 5
+      subtotal: "76.0000",
+      tax: "7.6000",
+      tax_2: "1.9000",
+      shipping_fee: "5.0000",
+      shipping_cost: "2.0000",
+      total: "90.5000",
+      amount_paid: "0.0000",
+      amount_due: "90.5000",
+      discount_percent: "0.000",
+      pre_discount_total: "76.0000",
+      discount_total: "0.0000",
+      tax_label: "GST",
+      tax_2_label: "PST",
+      can_edit: true,
+      edit_block_reason: null,
+      source_estimate: null,
+      source_sales_order: null,
+      fulfillment_authority: "invoice",
+      fulfillment_sales_order_id: null,
+      packed_percent: 0,
+      shipped_percent: 0,
+      can_pack: true,
+      pack_block_reason: null,
+    });
+    // The stored shipping address wins over the customer's; contact and billing are the customer's.
+    expect(invoice.party).toEqual({
+      account_number: String(w.customer.customer_number),
+      phone: "+1 555 0199",
+      email: "buyer@acme.test",
+      billing_address: [w.customer.name, "1 Main St", "Springfield"],
+      shipping_address: ["Warehouse 7", "12 Quay St"],
+    });
+    const [inventory, service] = invoice.lines;
+    expect(Object.keys(inventory)).toEqual([...INVOICE_LINE_KEYS, "unit_cost", "total_cost"]);
+    expect(inventory).toMatchObject({
+      item_id: w.item.id,
+      item_variation_location_id: expect.any(Number),
+      name: w.item.name,
+      description: "Blue widget",
+      quantity: 3,
+      quantity_packed: 0,
+      quantity_shipped: 0,
+      unit_price: "12.0000",
+      discounted_unit_price: null,
+      subtotal: "36.0000",
+      line_type: "inventory",
+      unit_name: null,
+      sku: "WID-1",
+      location_name: "Main Warehouse",
+      unit_cost: "4.0000",
+      total_cost: "12.0000",
+    });
+    expect(service).toMatchObject({ line_type: "service", item_id: null, location_name: null, unit_price: "40.0000", unit_cost: "0.0000", total_cost: "0.0000" });
+    const fetched = await w.client.get(`/invoices/${invoice.id}`);
+    expect(fetched.body).toEqual(invoice);
+    expect(fetched.headers.get("etag")).toBe(`"${invoice.revision}"`);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 47, reserved: 0 });
+    expect(await figuresOf(w.client, w.customer.id)).toEqual({ document_count: 1, lifetime_revenue_total: "90.5000", last_invoice_date: "2026-11-20" });
+    // An earlier invoice never moves last_invoice_date back.
+    const earlier = await createInvoice(w, { issue_date: "2026-10-01", lines: [{ name: "Fee", unit_price: "9.5", tax_rate: 0, tax_2_rate: 0 }] });
+    expect(earlier.body.invoice_number).toBe(2);
+    expect(await figuresOf(w.client, w.customer.id)).toEqual({ document_count: 2, lifetime_revenue_total: "100.0000", last_invoice_date: "2026-11-20" });
+    // Tax labels are current related values: refreshed by the invoice's next write.
+    await updateAccount(w.account.accountId, { taxLabel: "VAT" });
+    expect((await w.client.post(`/invoices/${invoice.id}/send`, {})).body.tax_label).toBe("VAT");
+  });
+
+  it("refuses protected fields with unsupported_invoice_field and other mistakes with their errors, changing nothing", async () => {
+    const w = await world();
+    const other = await world();
+    const protectedFields = ["invoice_number", "status_id", "status", "salesperson_id", "account_id", "source_sales_order_id", "total", "amount_paid", "payments", "fulfillment_authority", "date_fully_paid", "created_at"];
+    for (const field of protectedFields) {
+      const refused = await createInvoice(w, { [field]: 1 });
+      expectError(refused, 422, "unsupported_invoice_field", field);
+      expect(refused.body.error.details).toEqual([{ param: field, code: "unsupported_invoice_field", message: expect.any(String) }]);
+    }
+    expectError(await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 1, quantity_packed: 1 }] }), 422, "unsupported_invoice_field", "lines[0].quantity_packed");
+    expectValidation(await createInvoice(w, { colour: "red" }), "colour", "unknown_field");
+    expectValidation(await createInvoice(w, { customer_id: other.customer.id }), "customer_id", "invalid_reference");
+    expectValidation(await createInvoice(w, { lines: [] }), "lines", "too_few");
+    expectValidation(await createInvoice(w, { lines: [{ name: "No price" }] }), "lines[0].unit_price", "required");
+    expectValidation(await createInvoice(w, { lines: [{ item_id: other.item.id }] }), "lines[0].item_id", "invalid_reference");
+    expectValidation(await createInvoice(w, { custom_invoice_number: "X".repeat(25) }), "custom_invoice_number", "too_long");
+    // Stock never goes below zero: 422 naming the line, nothing written.
+    const short = await createInvoice(w, { lines: [{ name: "Fee", unit_price: "1" }, { item_id: w.item.id, quantity: 51 }] });
+    expectValidation(short, "lines[1].quantity", "insufficient_stock");
+    expect(await invoiceCount(w.client)).toBe(0);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
+    expect(await figuresOf(w.client, w.customer.id)).toEqual({ document_count: 0, lifetime_revenue_total: "0.0000", last_invoice_date: null });
+    // The protected-field check applies to updates too.
+    const invoice = (await createInvoice(w)).body;
+    expect(invoice.invoice_number).toBe(1);
+    expectError(await w.client.patch(`/invoices/${invoice.id}`, { status_id: 11 }), 422, "unsupported_invoice_field", "status_id");
+    expect((await w.client.get(`/invoices/${invoice.id}`)).body.status_id).toBe(9);
+  });
+
+  it("needs prices.modify for inventory prices, costs.view for shipping cost and costs, invoices.modify for writes", async () => {
+    const w = await world();
+    const clerk = api().withKey((await newUser(w.account, { permissions: ["invoices.list", "invoices.modify", "records.view_all"] })).key);
+    expectError(await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 1, unit_price: "1" }] }, clerk), 403, "permission_denied");
+    expectError(await createInvoice(w, { shipping_cost: "1" }, clerk), 403, "permission_denied");
+    expect(await invoiceCount(w.client)).toBe(0);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
+    const plain = await createInvoice(w, {}, clerk);
+    expect(plain.status, plain.text).toBe(201);
+    expect(plain.body).not.toHaveProperty("shipping_cost");
+    expect(Object.keys(plain.body.lines[0])).toEqual(INVOICE_LINE_KEYS);
+    expect(plain.body.lines[0].unit_price).toBe("12.0000");
+    const pricer = api().withKey((await newUser(w.account, { permissions: ["invoices.list", "invoices.modify", "records.view_all", "prices.modify"] })).key);
+    const priced = await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 2, unit_price: "7.25" }] }, pricer);
+    expect(priced.body.lines[0]).toMatchObject({ unit_price: "7.2500", subtotal: "14.5000" });
+    const reader = api().withKey((await newUser(w.account, { permissions: ["invoices.list", "records.view_all"] })).key);
+    expectError(await createInvoice(w, {}, reader), 403, "permission_denied");
+    expect((await reader.get(`/invoices/${plain.body.id}`)).body).toMatchObject({ can_edit: false, edit_block_reason: "permission_denied", can_pack: false, pack_block_reason: "permission_denied" });
+    expectError(await api().withKey((await newUser(w.account, { permissions: [] })).key).get("/invoices"), 403, "permission_denied");
+  });
+
+  it("sells unique items (sold, status counts) and gives them back on cancel", async () => {
+    const w = await world();
+    const unique = await newItem(w.client, w.location, { stock: 1, body: { inventory_type: "unique", serial_number: `SN-${randomUUID().slice(0, 6)}` } });
+    const activeBefore = (await w.client.get("/items")).body.pagination.total_records;
+    const invoice = await createInvoice(w, { lines: [{ item_id: unique.id, quantity: 5 }] });
+    expect(invoice.status, invoice.text).toBe(201);
+    expect(invoice.body.lines[0].quantity).toBe(1);
+    expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 0, sold: true, status_id: 2 });
+    expect((await w.client.get("/items")).body.pagination.total_records).toBe(activeBefore - 1);
+    expect((await w.client.get("/items", { include_sold: "true" })).body.pagination.total_records).toBe(activeBefore);
+    expectValidation(await createInvoice(w, { lines: [{ item_id: unique.id }] }), "lines[0].quantity", "insufficient_stock");
+    const cancelled = await w.client.post(`/invoices/${invoice.body.id}/cancel`, {});
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 1, sold: false, status_id: 1 });
+    expect((await w.client.get("/items")).body.pagination.total_records).toBe(activeBefore);
+  });
+
+  it("updates unpaid invoices: line replacement with the stock difference, customer change moving figures, If-Match", async () => {
+    const w = await world();
+    const invoice = (await createInvoice(w)).body;
+    const [inventory, service] = invoice.lines;
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 47 });
+    const renamed = await w.client.patch(`/invoices/${invoice.id}`, { name: "November", public_note: "Thanks" });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body).toMatchObject({ name: "November", public_note: "Thanks", invoice_number: 1 });
+    expect(renamed.body.lines.map((l: any) => l.id)).toEqual([inventory.id, service.id]);
+    expectError(await w.client.patch(`/invoices/${invoice.id}`, { name: "Stale" }, { headers: { "if-match": invoice.revision } }), 409, "mobile_mutation_conflict");
+
+    const replaced = await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 10 }], discount_percent: 50 }, { headers: { "if-match": `"${renamed.body.revision}"` } });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body.lines.map((l: any) => [l.id, l.line_type])).toEqual([
+      [inventory.id, "inventory"],
+      [expect.any(String), "discount"],
+    ]);
+    // 120 - 50% = 60; tax 6 and 1.5
+    expect(replaced.body).toMatchObject({ subtotal: "60.0000", total: "67.5000" });
+    expect(replaced.body.lines[1]).toMatchObject({ unit_name: "discount", unit_cost: null, total_cost: null });
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 40 });
+    expect((await figuresOf(w.client, w.customer.id)).lifetime_revenue_total).toBe("67.5000");
+    // 10 on the invoice + 40 on hand: 51 would take on hand below zero.
+    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 51 }] }), "lines[0].quantity", "insufficient_stock");
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 40 });
+    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: replaced.body.lines[1].id, name: "x", unit_price: 1 }] }), "lines[0].id", "invalid_reference");
+    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: inventory.id, item_id: w.item.id }, { id: inventory.id, item_id: w.item.id }] }), "lines[1].id", "duplicate");
+
+    const globex = (await w.client.post("/customers", { name: "Globex" })).body;
+    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { customer_id: globex.id }), "lines", "required");
+    const moved = await w.client.patch(`/invoices/${invoice.id}`, { customer_id: globex.id, lines: [{ name: "Consulting", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }], discount_percent: 0 });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body).toMatchObject({ customer_name: "Globex", total: "100.0000" });
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
+    expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 0, lifetime_revenue_total: "0.0000" });
+    expect(await figuresOf(w.client, globex.id)).toMatchObject({ document_count: 1, lifetime_revenue_total: "100.0000", last_invoice_date: invoice.issue_date });
+
+    // Paid (partially): no longer updatable.
+    expect((await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "10" })).status).toBe(201);
+    expectError(await w.client.patch(`/invoices/${invoice.id}`, { name: "Too late" }), 409, "invoice_update_not_allowed");
+    expect((await w.client.get(`/invoices/${invoice.id}`)).body).toMatchObject({ name: "November", can_edit: false, edit_block_reason: "invoice_not_unpaid" });
+  });
+
+  it("keeps packed lines when updating (they cannot be removed or shrink below their packed quantity)", async () => {
+    const w = await world();
+    const invoice = (await createInvoice(w)).body;
+    const packed = await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 2 }] });
+    expect(packed.status, packed.text).toBe(201);
+    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ name: "Other", unit_price: 1 }] }), "lines", "packed_line_removed");
+    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: invoice.lines[0].id, item_id: w.item.id, quantity: 1 }] }), "lines[0].quantity", "too_small");
+    const grown = await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: invoice.lines[0].id, item_id: w.item.id, quantity: 4 }] });
+    expect(grown.status, grown.text).toBe(200);
+    expect(grown.body.lines[0]).toMatchObject({ quantity: 4, quantity_packed: 2 });
+    expect(grown.body.packed_percent).toBe(50);
+    expectError(await w.client.request("DELETE", `/invoices/${invoice.id}`), 409, "invoice_delete_not_allowed");
+  });
+
+  it("sends, cancels and deletes with their stock and revenue effects", async () => {
+    const w = await world();
+    await updateAccount(w.account.accountId, { timeZone: "Pacific/Kiritimati" });
+    const invoice = (await createInvoice(w)).body;
+    const sent = await w.client.post(`/invoices/${invoice.id}/send`, {});
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body.date_sent).toBe(new Intl.DateTimeFormat("en-CA", { timeZone: "Pacific/Kiritimati" }).format(new Date()));
+    expect(sent.headers.get("etag")).toBe(`"${sent.body.revision}"`);
+    const again = await w.client.post(`/invoices/${invoice.id}/send`, { date_sent: "2030-01-01" });
+    expect(again.body).toMatchObject({ date_sent: sent.body.date_sent, revision: sent.body.revision });
+
+    // Cancel: stock back, revenue out, status 12; repeats and payments refused.
+    const cancelled = await w.client.post(`/invoices/${invoice.id}/cancel`, {});
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body).toMatchObject({ status_id: 12, status: "Cancelled", can_edit: false, edit_block_reason: "invoice_not_unpaid", can_pack: false, pack_block_reason: "invoice_cancelled" });
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
+    expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 1, lifetime_revenue_total: "0.0000" });
+    expectError(await w.client.post(`/invoices/${invoice.id}/cancel`, {}), 409, "invoice_cancel_not_allowed");
+    expectError(await w.client.post(`/invoices/${invoice.id}/send`, {}), 409, "invoice_send_not_allowed");
+    expectError(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "1" }), 409, "invoice_payment_not_allowed");
+    expectError(await w.client.patch(`/invoices/${invoice.id}`, { name: "x" }), 409, "invoice_update_not_allowed");
+    expectError(await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] }), 409, "invoice_pack_not_allowed");
+    // A cancelled invoice can be deleted (nothing to give back).
+    const removedCancelled = await w.client.request("DELETE", `/invoices/${invoice.id}`);
+    expect(removedCancelled.status, removedCancelled.text).toBe(200);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
+    expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 0, lifetime_revenue_total: "0.0000" });
+
+    // Paid invoices cannot be cancelled or deleted; without payments they can.
+    const paid = (await createInvoice(w)).body;
+    const payment = (await w.client.post(`/invoices/${paid.id}/payments`, { amount: "5" })).body;
+    expectError(await w.client.post(`/invoices/${paid.id}/cancel`, {}), 409, "invoice_cancel_not_allowed");
+    expectError(await w.client.request("DELETE", `/invoices/${paid.id}`), 409, "invoice_delete_not_allowed");
+    const fresh = (await createInvoice(w)).body;
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 44 });
+    const deleted = await w.client.request("DELETE", `/invoices/${fresh.id}`, undefined, { idempotencyKey: idempotencyKey() });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body).toEqual({ id: fresh.id, object: "invoice", deleted: true });
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 47 });
+    expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 1, lifetime_revenue_total: paid.total });
+    expectError(await w.client.get(`/invoices/${fresh.id}`), 404, "resource_missing");
+    // Once its payment is deleted, the other one is unpaid without payment records again: deletable.
+    expect((await w.client.request("DELETE", `/invoices/${paid.id}/payments/${payment.id}`)).status).toBe(200);
+    expect((await w.client.request("DELETE", `/invoices/${paid.id}`)).status).toBe(200);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
+    expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 0, lifetime_revenue_total: "0.0000" });
+    expect(await invoiceCount(w.client)).toBe(0);
+  });
+
+  it("lists newest number first with every filter, ids and visibility", async () => {
+    const account = await newAccount();
+    const client = api().withKey(account.ownerKey);
+    const acme = (await client.post("/customers", { name: "Acme Widgets" })).body;
+    const zeta = (await client.post("/customers", { name: "Zeta Corp" })).body;
+    const create = async (body: Record<string, unknown>, c: ApiClient = client) => {
+      const res = await c.post("/invoices", { customer_id: acme.id, lines: [{ name: "Labour", unit_price: "10" }], ...body });
+      expect(res.status, res.text).toBe(201);
+      return res.body;
+    };
+    const first = await create({ name: "Alpha", custom_invoice_number: "INV-AB", issue_date: "2026-01-10" });
+    const second = await create({ issue_date: "2026-03-05" });
+    const third = await create({ customer_id: zeta.id, issue_date: "2026-04-01" });
+    await client.post(`/invoices/${second.id}/payments`, { amount: "1" });
+
+    const list = await client.get("/invoices");
+    expect(list.body.data.map((i: any) => i.invoice_number)).toEqual([3, 2, 1]);
+    expect(Object.keys(list.body.data[0])).toEqual([...INVOICE_KEYS, "shipping_cost", ...INVOICE_LIST_TAIL_KEYS]);
+    expect(list.body.pagination).toEqual({ page: 1, per_page: 20, total_pages: 1, total_records: 3 });
+    const ids = (params: Record<string, string | number>, c: ApiClient = client) => c.get("/invoices", params).then((r) => r.body.data.map((o: any) => o.id));
+    expect(await ids({ q: "zeta" })).toEqual([third.id]);
+    expect(await ids({ q: "inv-ab" })).toEqual([first.id]);
+    expect(await ids({ q: "alpha" })).toEqual([first.id]);
+    expect(await ids({ q: "2" })).toEqual([second.id]);
+    expect(await ids({ customer_id: zeta.id })).toEqual([third.id]);
+    expect(await ids({ status_id: 10 })).toEqual([second.id]);
+    expect(await ids({ status_id: 9 })).toEqual([third.id, first.id]);
+    expect(await ids({ issue_date_from: "2026-03-01", issue_date_to: "2026-03-31" })).toEqual([second.id]);
+    expect(await ids({ limit: 1, page: 3 })).toEqual([first.id]);
+    const batch = await client.get("/invoices", { ids: `${first.id},${randomUUID()},${third.id}` });
+    expect(batch.body.data.map((i: any) => i.id)).toEqual([third.id, first.id]);
+    expect(batch.body.pagination).toMatchObject({ per_page: 3, total_records: 2 });
+    expectError(await client.get("/invoices", { ids: "nope" }), 422, "invalid_query_parameter", "ids");
+
+    const staffUser = await newUser(account, { permissions: ["invoices.list", "invoices.modify"] });
+    const staff = api().withKey(staffUser.key);
+    const own = (await staff.post("/customers", { name: "Staff customer" })).body;
+    const mine = await create({ customer_id: own.id }, staff);
+    expect(await ids({}, staff)).toEqual([mine.id]);
+    expect((await staff.get("/invoices")).body.pagination.total_records).toBe(1);
+    expectError(await staff.get(`/invoices/${first.id}`), 404, "resource_missing");
+    expectError(await staff.post(`/invoices/${first.id}/payments`, { amount: "1" }), 404, "resource_missing");
+    expect(await ids({ ids: `${first.id},${mine.id}` }, staff)).toEqual([mine.id]);
+    const stranger = await newAccount();
+    expectError(await api().withKey(stranger.ownerKey).get(`/invoices/${first.id}`), 404, "resource_missing");
+  });
+});
