@@ -45,7 +45,8 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, string[]>
   if (path && Object.keys(path.shape).length > 0) add(404, "resource_missing");
   if (route.idempotency !== "none") add(409, "idempotency_key_reused", "idempotency_in_progress");
   if (body) add(413, "request_too_large");
-  if (body) add(422, route.bodyErrorCode ?? "validation_failed");
+  // A route's own body code (e.g. invalid_invoice_pack) answers schema failures; reference checks still answer validation_failed.
+  if (body) add(422, "validation_failed", ...(route.bodyErrorCode ? [route.bodyErrorCode] : []));
   if (route.protectedFields) add(422, route.protectedFields.code);
   if (query && queryCanRefuse(query)) add(422, "invalid_query_parameter");
   if (route.authenticated) add(429, "rate_limited");
