@@ -4,6 +4,7 @@ import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import { createEstimate, declineEstimate, deleteEstimate, getEstimate, listEstimates, previewEstimate, updateEstimate } from "../../lib/domain/estimates.js";
+import { convertEstimateToInvoice, convertEstimateToSalesOrder } from "../../lib/domain/estimate-conversions.js";
 import type { EstimateCreateBody, EstimateListQuery, EstimateUpdateBody } from "../../lib/schemas/estimates.js";
 
 type EstimateParams = { estimate_id: string };
@@ -23,4 +24,8 @@ export const handler = createApiHandler(estimateRoutes, {
   declineEstimate: async (req: ApiRequest<EstimateParams>) =>
     withEtag(await declineEstimate(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(200))),
   deleteEstimate: async (req: ApiRequest<EstimateParams>) => ok(await deleteEstimate(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(200))),
+  convertEstimateToInvoice: async (req: ApiRequest<EstimateParams, {}, { issue_date?: string }>) =>
+    withEtag(await convertEstimateToInvoice(req.principal, req.params.estimate_id, req.body, req.completion(201)), 201),
+  convertEstimateToSalesOrder: async (req: ApiRequest<EstimateParams>) =>
+    withEtag(await convertEstimateToSalesOrder(req.principal, req.params.estimate_id, req.completion(201)), 201),
 });

@@ -178,3 +178,40 @@ export function addDocumentActivity(
   }
   tx.add(`party:${party.partyId}`, update.commit());
 }
+
+/** Attributes only a prospect carries (spec part 1, section 2.6): a converted prospect drops them. */
+const PROSPECT_ONLY = ["saleOpportunity", "closingPercentage", "prospectDate"] as const;
+
+/** The counts a prospect's conversion moves on the account's and on its owner's counters item. */
+export const PROSPECT_CONVERSION_COUNTS: Record<string, number> = { [COUNT_FIELD.prospect]: -1, [COUNT_FIELD.customer]: 1 };
+
+/**
+ * Adds "this prospect becomes a customer" to the caller's transaction (an estimate converted into
+ * an invoice): same id and number (the kinds share one sequence), kind `customer` (its list keys
+ * move with it), the prospect-only fields removed, and the new document's `activity` applied in
+ * the same operation, on condition that it is still an unarchived prospect (label `party:<id>`;
+ * with `invoiceDateWas` also that the last invoice date is still the one read). Moves the
+ * account's counts here; the owner's counts (`PROSPECT_CONVERSION_COUNTS`) are the caller's,
+ * since its owner-counters item may already be in the transaction.
+ */
+export function addProspectConversion(
+  tx: TransactionBuilder,
+  prospect: { accountId: string; partyId: string; ownerUserId: string },
+  activity: { documents: number; revenueMinor?: number; invoiceDate?: string; invoiceDateWas?: string | null },
+  now: string,
+): void {
+  let update = tx.entities.party
+    .patch({ accountId: prospect.accountId, partyId: prospect.partyId })
+    .set({ kind: "customer", updatedAt: now })
+    .composite({ ownerUserId: prospect.ownerUserId })
+    .remove([...PROSPECT_ONLY])
+    .add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
+  if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
+  const was = activity.invoiceDateWas;
+  const guardDate = Boolean(activity.invoiceDate) && was !== undefined;
+  update = update.where(({ kind, archived, lastInvoiceDate }, { eq, notExists }) =>
+    [eq(kind, "prospect"), eq(archived, false), ...(guardDate ? [was === null ? notExists(lastInvoiceDate) : eq(lastInvoiceDate, was)] : [])].join(" AND "),
+  );
+  tx.add(`party:${prospect.partyId}`, update.commit());
+  tx.add("account counts", tx.entities.accountCounters.update({ accountId: prospect.accountId }).add(PROSPECT_CONVERSION_COUNTS).commit());
+}

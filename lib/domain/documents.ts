@@ -50,11 +50,17 @@ export function documentScope(principal: Principal, kind: DocumentKind): Documen
 }
 
 /** Adds the counts a new document (+1) or a deleted one (-1) moves: its assignee's count. */
-export function addAssigneeCount(tx: TransactionBuilder, header: Pick<DocumentItem, "accountId" | "kind" | "assignedUserId">, by: 1 | -1): void {
-  tx.add(
-    "assignee counts",
-    tx.entities.ownerCounters.update({ accountId: header.accountId, userId: header.assignedUserId }).add({ [OWNER_COUNT_FIELD[header.kind]]: by }).commit(),
-  );
+export function addAssigneeCount(
+  tx: TransactionBuilder,
+  header: Pick<DocumentItem, "accountId" | "kind" | "assignedUserId">,
+  by: 1 | -1,
+  also: Record<string, number> = {},
+): void {
+  // `also`: other counts of the same user's item moved by the same write (one item, one operation).
+  const add: Record<string, number> = { ...also };
+  const field = OWNER_COUNT_FIELD[header.kind];
+  add[field] = (add[field] ?? 0) + by;
+  tx.add("assignee counts", tx.entities.ownerCounters.update({ accountId: header.accountId, userId: header.assignedUserId }).add(add).commit());
 }
 
 /** Adds the decrement of a kind's record count on its sequence item (a document deleted). */

@@ -755,7 +755,7 @@ export interface ConvertedDocument {
 }
 
 /** A line of the estimate in the shape a new document's line takes (a fresh `id`; amounts as priced on the estimate). */
-export type ConvertibleLine = Omit<EstimateLine, "lineType"> & { lineType: "inventory" | "service"; sourceLineId: string };
+export type ConvertibleLine = EstimateLine & { lineType: "inventory" | "service"; sourceLineId: string };
 
 export interface EstimateConversionSource {
   /** The estimate as read: `addEstimateConversion` is conditioned on this revision. */

@@ -387,6 +387,7 @@ async function createInvoiceDocument(principal: Principal, request: CreateReques
         present: (h, l) => presentInvoice(principal, h, l),
         extra: options.extra,
         customerActivity: options.customerActivity,
+        ownerCounts: options.ownerCounts,
       });
     } catch (error) {
       if (error instanceof CustomerChangedError) return RETRY;

@@ -555,12 +555,24 @@ export interface NewSalesDocument {
   /** The response body of the written document. */
   present: (header: DocumentItem, lines: readonly SalesLine[]) => Record<string, unknown>;
   /** Items of the caller that commit in the same transaction (an estimate's close, a sales order's invoiced quantities). */
-  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[], activity: CustomerActivity) => void;
+  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[], activity: CustomerActivity, customer: PartyItem) => void;
   /**
    * `caller`: the caller writes the customer's item itself in `extra` (e.g. converting a
    * prospect) and applies `activity` there; a transaction cannot touch one item twice.
    */
   customerActivity?: "caller";
+  /**
+   * Counts the caller moves on a user's owner-counters item in the same write (a prospect's
+   * conversion moves its owner's customer and prospect counts): merged into the assignee's count
+   * when it is the same user, since a transaction cannot touch one item twice.
+   */
+  ownerCounts?: (customer: PartyItem) => OwnerCountsMove | undefined;
+}
+
+/** Counts moved on one user's owner-counters item. */
+export interface OwnerCountsMove {
+  userId: string;
+  add: Record<string, number>;
 }
 
 /** What a new document moves on its customer: `documentCount`, `lifetimeRevenueMinor` (ADD) and `lastInvoiceDate` (the later date). */
@@ -613,10 +625,14 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
           const { header, lines } = numbered(number, rowIdOf);
           claim(tx, { count: 1 });
           addDocumentWrite(tx, { header, lines });
-          addAssigneeCount(tx, header, 1);
+          const owner = input.ownerCounts?.(customer);
+          addAssigneeCount(tx, header, 1, owner?.userId === header.assignedUserId ? owner.add : {});
+          if (owner && owner.userId !== header.assignedUserId) {
+            tx.add("owner counts", tx.entities.ownerCounters.update({ accountId: principal.accountId, userId: owner.userId }).add(owner.add).commit());
+          }
           if (input.customerActivity !== "caller") addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, activity);
           checkReferences(tx, principal.accountId, input.references);
-          input.extra?.(tx, header, lines, activity);
+          input.extra?.(tx, header, lines, activity, customer);
         },
         (rowIdOf) => {
           const { header, lines } = numbered(number, rowIdOf);
@@ -710,7 +726,7 @@ export interface DraftOptions {
    * Items of the caller written in the SAME transaction (e.g. the estimate's close, conditioned on
    * its revision). `activity` is what the new document moves on its customer.
    */
-  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[], activity: CustomerActivity) => void;
+  extra?: (tx: TransactionBuilder, header: DocumentItem, lines: readonly SalesLine[], activity: CustomerActivity, customer: PartyItem) => void;
   /** Accept a prospect as the customer (the caller converts it in `extra`). */
   allowProspect?: boolean;
   /**
@@ -718,6 +734,8 @@ export interface DraftOptions {
    * must apply `activity` there (`addDocumentActivity` shows how); otherwise this function does.
    */
   customerActivity?: "caller";
+  /** See `NewSalesDocument.ownerCounts`. */
+  ownerCounts?: (customer: PartyItem) => OwnerCountsMove | undefined;
 }
 
 /** A draft's lines as line specs (its prices are taken as given: the source already checked them). */

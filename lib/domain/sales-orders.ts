@@ -409,6 +409,7 @@ async function createOrder(principal: Principal, request: CreateRequest, options
         present: (h, l) => presentSalesOrder(principal, h, l),
         extra: options.extra,
         customerActivity: options.customerActivity,
+        ownerCounts: options.ownerCounts,
       });
     } catch (error) {
       if (error instanceof CustomerChangedError) return RETRY;

@@ -2,6 +2,8 @@ import { API_PREFIX, route, type RouteDefinition } from "./define.js";
 import {
   ESTIMATE_PROTECTED_FIELDS,
   deletedEstimate,
+  estimateConvertToInvoiceBody,
+  estimateConvertToSalesOrderBody,
   estimateCreateBody,
   estimateDeclineBody,
   estimateList,
@@ -11,6 +13,8 @@ import {
   estimateResource,
   estimateUpdateBody,
 } from "../schemas/estimates.js";
+import { invoiceResource } from "../schemas/invoices.js";
+import { salesOrderResource } from "../schemas/sales-orders.js";
 
 const base = `${API_PREFIX}/estimates`;
 const one = `${base}/{estimate_id}`;
@@ -156,5 +160,35 @@ export const estimateRoutes: RouteDefinition[] = [
     request: { path: estimatePath },
     responses: { 200: deletedEstimate },
     errors: { 403: ["permission_denied"], 409: ["estimate_delete_not_allowed", "mobile_mutation_conflict"] },
+  }),
+  route({
+    operationId: "convertEstimateToInvoice",
+    method: "POST",
+    path: `${one}/convert-to-invoice`,
+    group: "estimates",
+    summary: "Convert an estimate into an invoice",
+    description: `Converts an Open, unconverted estimate into a new unpaid invoice (status 9) and returns the complete invoice, 201, with its ETag. The invoice copies the customer, salesperson, details (name, purchase_order_number, attention, shipping_address, public_note, payment_terms), lines (names, descriptions, quantities, prices, discounts, tax rates), shipping and discount, so its totals equal the estimate's; inventory lines take the item's current unit cost. issue_date defaults to today in the user's time zone (else the account's). One write: the invoice with its number (a failed request consumes none) and its stock leaving on hand (never below zero: 422 validation_failed naming the line), the estimate closed (status_id 6) with converted_document {id, kind: "invoice", number}, the invoice's source_estimate, the customer's document_count, lifetime_revenue_total and last_invoice_date; a prospect becomes a customer (same id and number) in the same write. A second attempt, or an estimate that is declined, expired or closed, is 409 estimate_conversion_not_allowed; of parallel attempts exactly one converts. Requires estimates.modify and invoices.modify. ${visibility}`,
+    scopes: ["estimates:convert"],
+    idempotency: "optional",
+    request: { path: estimatePath, body: estimateConvertToInvoiceBody },
+    responses: { 201: invoiceResource },
+    headers: ["ETag"],
+    errors: { 403: ["permission_denied"], 409: ["estimate_conversion_not_allowed"] },
+    example: { body: { issue_date: "2026-11-23" } },
+  }),
+  route({
+    operationId: "convertEstimateToSalesOrder",
+    method: "POST",
+    path: `${one}/convert-to-sales-order`,
+    group: "estimates",
+    summary: "Convert an estimate into a sales order",
+    description: `The body must be an empty JSON object. Converts an Open, unconverted estimate into a new open sales order (status 29) and returns the complete order, 201, with its ETag. The order copies the customer, salesperson, details, lines (names, descriptions, quantities, prices, discounts, tax rates), shipping and discount; the service assigns its number and today's issue date; a location-restricted user's order is at their location. One write: the order with its number and its inventory lines reserved, the estimate closed (status_id 6) with converted_document {id, kind: "sales_order", number}, the order's source_estimate, the customer's document_count; a prospect becomes a customer (same id and number) in the same write. A second attempt, or an estimate that is declined, expired or closed, is 409 estimate_sales_order_conversion_not_allowed; of parallel attempts exactly one converts. Requires estimates.modify, sales_orders.list and sales_orders.modify. ${visibility}`,
+    scopes: ["estimates:convert_to_sales_order"],
+    idempotency: "optional",
+    request: { path: estimatePath, body: estimateConvertToSalesOrderBody },
+    responses: { 201: salesOrderResource },
+    headers: ["ETag"],
+    errors: { 403: ["permission_denied"], 409: ["estimate_sales_order_conversion_not_allowed"] },
+    example: { body: {} },
   }),
 ];

@@ -80,6 +80,15 @@ export type EstimateUpdateBody = z.infer<typeof estimateUpdateBody>;
 /** Decline: the body must be an empty JSON object (spec 4.3). */
 export const estimateDeclineBody = z.strictObject({}).meta({ id: "EstimateDecline" });
 
+export const estimateConvertToInvoiceBody = z
+  .strictObject({
+    issue_date: isoDate.optional().meta({ description: "The invoice's issue date (default: today in the user's time zone, else the account's)" }),
+  })
+  .meta({ id: "EstimateConvertToInvoice" });
+
+/** The body of a conversion into a sales order must be empty (spec 4.3). */
+export const estimateConvertToSalesOrderBody = z.strictObject({}).meta({ id: "EstimateConvertToSalesOrder" });
+
 /**
  * Fields the service controls (spec 4.3: "number, status, salesperson, account, source, totals,
  * conversion state, timestamps"; common rules: cost snapshots): 422 `unsupported_estimate_field`.

@@ -3,7 +3,8 @@ import { Entity } from "electrodb";
 /**
  * A customer, prospect or supplier (spec part 1, section 2.6): one shape, `kind` says which.
  * `gsi1` lists a kind ordered by name for users who see every record; `gsi2` lists one
- * owner's records of a kind ordered by name (record visibility). Kind and owner never change.
+ * owner's records of a kind ordered by name (record visibility). The owner never changes; the
+ * kind changes only when a prospect becomes a customer (`addProspectConversion`).
  * `documentCount`, `lifetimeRevenueMinor` (ten-thousandths, exact integer) and
  * `lastInvoiceDate` are maintained by the document write path (`documentActivityOp`).
  */
@@ -12,7 +13,7 @@ export const Party = new Entity({
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },
     partyId: { type: "string", required: true, readOnly: true },
-    kind: { type: ["customer", "prospect", "supplier"] as const, required: true, readOnly: true },
+    kind: { type: ["customer", "prospect", "supplier"] as const, required: true },
     number: { type: "number", required: true, readOnly: true },
     ownerUserId: { type: "string", required: true, readOnly: true },
     name: { type: "string", required: true },

@@ -1,0 +1,281 @@
+import { describe, expect, it } from "vitest";
+import { db } from "../../lib/db/service.js";
+import { useApiServer, type ApiClient } from "../support/api.js";
+import { expectError } from "../support/assertions.js";
+import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
+
+/**
+ * Estimate conversions through HTTP against DynamoDB Local (spec part 2, sections 3.3 and 4.3
+ * "Convert to invoice" / "Convert to sales order"): the new document copies the estimate, the
+ * estimate closes with `converted_document`, both link, a prospect becomes a customer, stock
+ * and customer figures move in the same write, repeats and parallel attempts convert once, and
+ * refusals change nothing.
+ */
+const api = useApiServer();
+
+interface World {
+  account: TestAccount;
+  client: ApiClient;
+  customer: Record<string, any>;
+  item: Record<string, any>;
+  location: string;
+}
+
+async function world(): Promise<World> {
+  const account = await newAccount();
+  const client = api().withKey(account.ownerKey);
+  const customer = await client.post("/customers", { name: "Acme Retail", tax_rate1: 8.25, tax_rate2: "1.5" });
+  expect(customer.status, customer.text).toBe(201);
+  const location = await client.post("/locations", { name: "Main Warehouse", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() });
+  expect(location.status, location.text).toBe(201);
+  const item = await client.post("/items", { name: "USB-C Cable", sku: "CAB-1", cost: "4.2500", price: "12.0000" });
+  expect(item.status, item.text).toBe(201);
+  const stocked = await client.post(`/items/${item.body.id}/adjustments`, { location_id: location.body.id, quantity: 100 });
+  expect(stocked.status, stocked.text).toBe(201);
+  return { account, client, customer: customer.body, item: item.body, location: location.body.id };
+}
+
+async function estimateFor(w: World, partyId: string = w.customer.id, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
+  const created = await w.client.post("/estimates", {
+    customer_id: partyId,
+    name: "Spring refit",
+    purchase_order_number: "PO-7781",
+    attention: "Purchasing",
+    public_note: "Thank you",
+    payment_terms: "Net 15",
+    shipping_fee: "12.0000",
+    discount_percent: 5,
+    lines: [
+      { item_id: w.item.id, quantity: 10, unit_price: "11.5000", description: "2 m braided", tax_rate: "8.25" },
+      { name: "Installation", unit_price: "35", tax_rate: 0 },
+    ],
+    ...extra,
+  });
+  expect(created.status, created.text).toBe(201);
+  return created.body;
+}
+
+const onHand = async (w: World) => {
+  const rows = (await w.client.get(`/items/${w.item.id}/variations`, { include: "locations" })).body.data[0].locations as { location_id: string; quantity: number; quantity_reserved: number }[];
+  const row = rows.find((r) => r.location_id === w.location)!;
+  return { onHand: row.quantity, reserved: row.quantity_reserved };
+};
+const totalOf = async (client: ApiClient, path: string) => (await client.get(path, { limit: 1 })).body.pagination.total_records as number;
+
+describe("connected: estimate conversions", () => {
+  it("converts into an unpaid invoice that copies the estimate; the estimate closes and both link; stock and the customer move once", async () => {
+    const w = await estimateWorld();
+    const estimate = await estimateFor(w);
+    const before = await onHand(w);
+
+    const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, { issue_date: "2026-11-20" });
+    expect(converted.status, converted.text).toBe(201);
+    const invoice = converted.body;
+    expect(converted.headers.get("etag")).toBe(`"${invoice.revision}"`);
+    expect(invoice).toMatchObject({
+      object: "invoice",
+      invoice_number: 1,
+      status_id: 9,
+      customer_id: w.customer.id,
+      salesperson_id: w.account.ownerUserId,
+      issue_date: "2026-11-20",
+      name: "Spring refit",
+      purchase_order_number: "PO-7781",
+      attention: "Purchasing",
+      public_note: "Thank you",
+      payment_terms: "Net 15",
+      shipping_fee: estimate.shipping_fee,
+      discount_percent: estimate.discount_percent,
+      subtotal: estimate.subtotal,
+      discount_total: estimate.discount,
+      tax: estimate.tax,
+      tax_2: estimate.tax_2,
+      total: estimate.total,
+      source_estimate: { id: estimate.id, estimate_number: estimate.estimate_number },
+    });
+    const pick = (line: Record<string, any>) => ({ line_type: line.line_type, item_id: line.item_id, name: line.name, description: line.description, quantity: line.quantity, unit_price: line.unit_price, discount_percent: line.discount_percent, tax_rate: line.tax_rate, tax_2_rate: line.tax_2_rate, subtotal: line.subtotal });
+    expect(invoice.lines.map(pick)).toEqual(estimate.lines.map(pick));
+
+    const closed = await w.client.get(`/estimates/${estimate.id}`);
+    expect(closed.body).toMatchObject({ status_id: 6, converted_document: { id: invoice.id, kind: "invoice", number: invoice.invoice_number } });
+    expect((await w.client.get(`/invoices/${invoice.id}`)).body.source_estimate).toEqual({ id: estimate.id, estimate_number: estimate.estimate_number });
+
+    const after = await onHand(w);
+    expect(after.onHand).toBe(before.onHand - 10);
+    const customer = (await w.client.get(`/customers/${w.customer.id}`)).body;
+    expect(customer).toMatchObject({ document_count: 2, lifetime_revenue_total: invoice.total, last_invoice_date: "2026-11-20" });
+
+    // A repeat (another key or none) is refused and changes nothing.
+    const again = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
+    expectError(again, 409, "estimate_conversion_not_allowed");
+    const toOrder = await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {});
+    expectError(toOrder, 409, "estimate_sales_order_conversion_not_allowed");
+    expect(await totalOf(w.client, "/invoices")).toBe(1);
+    expect(await totalOf(w.client, "/sales-orders")).toBe(0);
+    expect((await onHand(w)).onHand).toBe(after.onHand);
+  });
+
+  it("converts into an open sales order with reservations, today's issue date and the service's number; the body must be empty", async () => {
+    const w = await estimateWorld();
+    const estimate = await estimateFor(w);
+    expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, { issue_date: "2026-11-20" }), 422, "validation_failed");
+    const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {});
+    expect(converted.status, converted.text).toBe(201);
+    const order = converted.body;
+    expect(converted.headers.get("etag")).toBe(`"${order.revision}"`);
+    expect(order).toMatchObject({
+      object: "sales_order",
+      sales_order_number: 1,
+      status_id: 29,
+      customer_id: w.customer.id,
+      salesperson_id: w.account.ownerUserId,
+      issue_date: new Intl.DateTimeFormat("en-CA", { timeZone: "UTC" }).format(new Date()),
+      name: "Spring refit",
+      total: estimate.total,
+      source_estimate: { id: estimate.id, estimate_number: estimate.estimate_number },
+    });
+    expect(order.lines.filter((l: any) => l.line_type !== "discount")).toHaveLength(2);
+    expect((await onHand(w)).reserved).toBe(10);
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toMatchObject({ status_id: 6, converted_document: { id: order.id, kind: "sales_order", number: 1 } });
+    expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}), 409, "estimate_sales_order_conversion_not_allowed");
+    expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
+    // A closed estimate is neither updatable nor deletable.
+    expectError(await w.client.patch(`/estimates/${estimate.id}`, { name: "x" }), 409, "estimate_update_not_allowed");
+    expectError(await w.client.request("DELETE", `/estimates/${estimate.id}`), 409, "estimate_delete_not_allowed");
+  });
+
+  it("a prospect becomes a customer (same id and number) in the conversion's write; its counts move with it", async () => {
+    const w = await estimateWorld();
+    const prospect = await w.client.post("/prospects", { name: "Globex Prospect", sale_opportunity: "Refit", closing_percentage: 40 });
+    expect(prospect.status, prospect.text).toBe(201);
+    const estimate = await estimateFor(w, prospect.body.id);
+    const customersBefore = await totalOf(w.client, "/customers");
+    const prospectsBefore = await totalOf(w.client, "/prospects");
+
+    const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
+    expect(converted.status, converted.text).toBe(201);
+    expect(converted.body.customer_id).toBe(prospect.body.id);
+
+    expectError(await w.client.get(`/prospects/${prospect.body.id}`), 404, "resource_missing");
+    const customer = await w.client.get(`/customers/${prospect.body.id}`);
+    expect(customer.status, customer.text).toBe(200);
+    expect(customer.body).toMatchObject({ object: "customer", customer_number: prospect.body.customer_number, name: "Globex Prospect", document_count: 2, lifetime_revenue_total: converted.body.total });
+    expect(customer.body).not.toHaveProperty("sale_opportunity");
+    expect(await totalOf(w.client, "/customers")).toBe(customersBefore + 1);
+    expect(await totalOf(w.client, "/prospects")).toBe(prospectsBefore - 1);
+    expect((await w.client.get("/customers", { q: "globex" })).body.data.map((c: any) => c.id)).toEqual([prospect.body.id]);
+    expect((await w.client.get("/prospects", { q: "globex" })).body.data).toEqual([]);
+
+    // Another estimate of the (now) customer converts into a sales order normally.
+    const second = await estimateFor(w, prospect.body.id);
+    const order = await w.client.post(`/estimates/${second.id}/convert-to-sales-order`, {});
+    expect(order.status, order.text).toBe(201);
+    expect((await w.client.get(`/customers/${prospect.body.id}`)).body.document_count).toBe(4);
+  });
+
+  it("a prospect's estimate converts into a sales order and the prospect becomes a customer; a staff salesperson's owner counts merge", async () => {
+    const w = await estimateWorld();
+    const staff = await newUser(w.account, { permissions: ["estimates.list", "estimates.modify", "sales_orders.list", "sales_orders.modify", "invoices.list", "invoices.modify"] });
+    const client = api().withKey(staff.key);
+    const prospect = await client.post("/prospects", { name: "Initech Prospect" });
+    expect(prospect.status, prospect.text).toBe(201);
+    const created = await client.post("/estimates", { customer_id: prospect.body.id, lines: [{ name: "Consulting", unit_price: "100" }] });
+    expect(created.status, created.text).toBe(201);
+    const converted = await client.post(`/estimates/${created.body.id}/convert-to-sales-order`, {});
+    expect(converted.status, converted.text).toBe(201);
+    expect(converted.body.salesperson_id).toBe(staff.userId);
+    // The staff user sees only their own records: the converted customer is in their list.
+    expect((await client.get("/customers")).body.data.map((c: any) => c.id)).toEqual([prospect.body.id]);
+    expect((await client.get("/customers")).body.pagination.total_records).toBe(1);
+    expect((await client.get("/prospects")).body.pagination.total_records).toBe(0);
+    expect((await client.get("/sales-orders")).body.pagination.total_records).toBe(1);
+
+    // The owner converts an estimate of the staff user's prospect: the prospect's owner counts
+    // move on the staff user's item, the invoice's on the owner's.
+    const staffProspect = await client.post("/prospects", { name: "Hooli Prospect" });
+    const ownersEstimate = await estimateFor(w, staffProspect.body.id);
+    const invoice = await w.client.post(`/estimates/${ownersEstimate.id}/convert-to-invoice`, {});
+    expect(invoice.status, invoice.text).toBe(201);
+    expect(invoice.body.salesperson_id).toBe(w.account.ownerUserId);
+    expect((await client.get("/customers")).body.pagination.total_records).toBe(2);
+    expect((await client.get("/prospects")).body.pagination.total_records).toBe(0);
+    expect((await client.get("/invoices")).body.pagination.total_records).toBe(0);
+    expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(1);
+  });
+
+  it("permissions: converting needs estimates.modify and the target's permissions (403, nothing changes)", async () => {
+    const w = await estimateWorld();
+    const estimate = await estimateFor(w);
+    const noInvoices = api().withKey((await newUser(w.account, { permissions: ["records.view_all", "estimates.list", "estimates.modify", "sales_orders.modify"] })).key);
+    expectError(await noInvoices.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 403, "permission_denied");
+    // Sales orders need sales_orders.list as well as sales_orders.modify.
+    expectError(await noInvoices.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}), 403, "permission_denied");
+    const noEstimates = api().withKey((await newUser(w.account, { permissions: ["records.view_all", "estimates.list", "invoices.modify", "invoices.list"] })).key);
+    expectError(await noEstimates.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 403, "permission_denied");
+    const wrongScope = api().withKey((await newUser(w.account, { role: "owner", scopes: ["estimates:convert"] })).key);
+    expectError(await wrongScope.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}), 403, "insufficient_scope");
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body.status_id).toBe(5);
+    expect(await totalOf(w.client, "/invoices")).toBe(0);
+  });
+
+  it("declined, expired and missing estimates are refused; short stock is 422 and leaves the estimate Open", async () => {
+    const w = await estimateWorld();
+    const declined = await estimateFor(w);
+    expect((await w.client.post(`/estimates/${declined.id}/decline`, {})).status).toBe(200);
+    expectError(await w.client.post(`/estimates/${declined.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
+    expectError(await w.client.post(`/estimates/${declined.id}/convert-to-sales-order`, {}), 409, "estimate_sales_order_conversion_not_allowed");
+
+    const expired = await estimateFor(w);
+    await db().entities.document.patch({ accountId: w.account.accountId, documentId: expired.id }).set({ expiryInstant: "2020-01-01T00:00:00.000Z" }).go();
+    expectError(await w.client.post(`/estimates/${expired.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
+
+    expectError(await w.client.post("/estimates/00000000-0000-4000-8000-000000000000/convert-to-invoice", {}), 404, "resource_missing");
+    const other = await newAccount();
+    expectError(await api().withKey(other.ownerKey).post(`/estimates/${declined.id}/convert-to-invoice`, {}), 404, "resource_missing");
+
+    const large = await estimateFor(w, w.customer.id, { lines: [{ item_id: w.item.id, quantity: 1000 }] });
+    const short = await w.client.post(`/estimates/${large.id}/convert-to-invoice`, {});
+    expect(short.status, short.text).toBe(422);
+    expect((await w.client.get(`/estimates/${large.id}`)).body).toMatchObject({ status_id: 5, converted_document: null });
+    expect(await totalOf(w.client, "/invoices")).toBe(0);
+    expect((await onHand(w)).onHand).toBe(100);
+    expectError(await w.client.post(`/estimates/${large.id}/convert-to-invoice`, { issue_date: "2026-02-30" }), 422, "validation_failed");
+  });
+
+  it("parallel conversions of one estimate create exactly one document; the others are 409, none 5xx", async () => {
+    const w = await estimateWorld();
+    const estimate = await estimateFor(w);
+    const attempts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        i % 2 === 0 ? w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}) : w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}),
+      ),
+    );
+    const statuses = attempts.map((a) => a.status);
+    expect(statuses.filter((s) => s === 201), statuses.join(",")).toHaveLength(1);
+    expect(statuses.every((s) => s === 201 || s === 409), statuses.join(",")).toBe(true);
+    const invoices = await totalOf(w.client, "/invoices");
+    const orders = await totalOf(w.client, "/sales-orders");
+    expect(invoices + orders).toBe(1);
+    const stock = await onHand(w);
+    expect(stock.onHand + stock.reserved).toBe(invoices === 1 ? 90 : 110);
+    expect((await w.client.get(`/customers/${w.customer.id}`)).body.document_count).toBe(2);
+  });
+
+  it("an Idempotency-Key replays the conversion's 201 with the same invoice", async () => {
+    const w = await estimateWorld();
+    const estimate = await estimateFor(w);
+    const key = idempotencyKey();
+    const first = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, { idempotencyKey: key });
+    expect(first.status, first.text).toBe(201);
+    const replay = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, { idempotencyKey: key });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(first.body);
+    expect(replay.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(await totalOf(w.client, "/invoices")).toBe(1);
+  });
+});
+
+async function estimateWorld(): Promise<World> {
+  return world();
+}
