@@ -18,7 +18,8 @@ import { idempotencyKey, newAccount } from "../support/fixtures.js";
  *
  * Derived from the route table: a new route is covered without touching this file, unless
  * its request names something this file cannot build; then the test fails and says what to
- * add to the tables below (PATH_IDS, BODY_REFERENCES, FRESH_RECORD).
+ * add to the tables below (PATH_IDS, BODY_REFERENCES, ROUTE_BODY_REFERENCES, PREPARE, HEADERS,
+ * FRESH_RECORD).
  */
 const api = useApiServer();
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -75,6 +76,20 @@ const ROUTE_BODY_REFERENCES: Record<string, Record<string, (t: Tenant) => string
   updateTask: {},
   reconcileTasks: { id: (t) => t.ids.tasks },
 };
+
+/**
+ * Request headers a route needs to get past its own preconditions, from the path the request
+ * goes to: a preview of an estimate's changes needs If-Match with the estimate's current ETag.
+ */
+const HEADERS: Record<string, (t: Tenant, path: string) => Promise<Record<string, string>>> = {
+  previewEstimateChanges: (t, path) => ifMatchOf(t, path.replace(/\/preview$/, "")),
+};
+
+/** If-Match with the record's current ETag (none when the record does not exist). */
+async function ifMatchOf(t: Tenant, recordPath: string): Promise<Record<string, string>> {
+  const etag = (await t.client.get(recordPath)).headers.get("etag");
+  return etag ? { "if-match": etag } : {};
+}
 
 /**
  * Routes whose example needs state made just for it (a task at the example's version, a
@@ -182,7 +197,8 @@ async function send(route: RouteDefinition, built: Built, options: { key?: strin
     path = path.replace(/[^/]+$/, created.body.id as string);
   }
   const key = options.idempotencyKey ?? (route.idempotency === "none" ? undefined : idempotencyKey());
-  return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, { query: built.query, idempotencyKey: key, raw: options.raw });
+  const headers = await HEADERS[route.operationId]?.(tenant, path);
+  return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, { query: built.query, idempotencyKey: key, raw: options.raw, headers });
 }
 
 // ---- validation against the document ----
@@ -368,7 +384,8 @@ describe("OpenAPI contract: every route answers what its document says", () => {
 
     if (route.authenticated) await failing("no API key", send(route, built, { key: null }), 401, "authentication_required");
     if (route.idempotency === "required") {
-      await failing("no Idempotency-Key", tenant.client.request(route.method, built.path, built.body, { query: built.query }), 400, "idempotency_key_required");
+      const headers = await HEADERS[route.operationId]?.(tenant, built.path);
+      await failing("no Idempotency-Key", tenant.client.request(route.method, built.path, built.body, { query: built.query, headers }), 400, "idempotency_key_required");
     }
     if (route.idempotency !== "none") await failing("malformed Idempotency-Key", send(route, built, { idempotencyKey: "x".repeat(256) }), 400, "invalid_idempotency_key");
     if (route.request.path) {
@@ -377,7 +394,8 @@ describe("OpenAPI contract: every route answers what its document says", () => {
       await failing("a record that does not exist", send(route, { ...built, path: pathOf(route, ids), fresh: undefined, prepare: undefined }), 404, "resource_missing");
     }
     if (route.request.body) {
-      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, "validation_failed");
+      // A route may name its own code for a body its schema refuses (e.g. invalid_invoice_pack); the document says which.
+      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, route.bodyErrorCode ?? "validation_failed");
       await failing("a body that is not JSON", send(route, built, { raw: "{" }), 400, "invalid_json");
     }
     if (route.request.query) {
