@@ -42,12 +42,27 @@ const PATH_IDS: Record<string, (route: RouteDefinition, t: Tenant) => string | u
   id: (route, t) => t.ids[collectionOf(route)],
   // Each transition needs an order (or transfer) in the state it starts from.
   purchase_order_id: (route, t) => (route.operationId === "receivePurchaseOrder" ? t.ids.sentOrder : t.ids.order),
-  payment_id: (_r, t) => t.ids.payment,
+  payment_id: (route, t) => (route.group === "invoices" ? t.ids.invoicePayment : t.ids.payment),
   stock_transfer_id: (route, t) =>
     route.operationId === "receiveStockTransfer" ? t.ids.transitTransfer : route.operationId === "sendStockTransfer" ? t.ids.pendingTransfer : t.ids.transfer,
   kit_id: (_r, t) => t.ids.kit,
   build_id: (_r, t) => t.ids.build,
   operation: () => "snooze",
+  // Estimates: Open ones; each transition that ends the Open state has one of its own.
+  estimate_id: (route, t) => t.ids[ESTIMATE_FOR[route.operationId] ?? "estimate"],
+  // Sales orders: updates need one with no activity; the others one with a packed, unshipped packing list.
+  sales_order_id: (route, t) => (route.operationId === "updateSalesOrder" ? t.ids.openSalesOrder : t.ids.salesOrder),
+  // Invoices: unpaid standalone for update and pack, one without payments to cancel, else one with a payment and a packing list.
+  invoice_id: (route, t) =>
+    route.operationId === "updateInvoice" || route.operationId === "packInvoice" ? t.ids.openInvoice : route.operationId === "cancelInvoice" ? t.ids.cancellableInvoice : t.ids.invoice,
+  fulfillment_id: (route, t) => (route.group === "invoices" ? t.ids.invoiceFulfillment : t.ids.salesOrderFulfillment),
+};
+
+/** The estimate (a key of the tenant's ids) a route acts on, by operationId; others act on `estimate`. */
+const ESTIMATE_FOR: Record<string, string> = {
+  declineEstimate: "declinableEstimate",
+  convertEstimateToInvoice: "convertibleEstimate",
+  convertEstimateToSalesOrder: "convertibleEstimate2",
 };
 
 /** Body fields whose example value is an id (or ids): the tenant's record of that kind. */
@@ -67,6 +82,7 @@ const BODY_REFERENCES: Record<string, (t: Tenant) => string | undefined> = {
   origin_location_id: (t) => t.ids.location,
   destination_location_id: (t) => t.ids.destination,
   line_id: (t) => t.ids.sentOrderLine,
+  customer_id: (t) => t.ids.customers,
 };
 
 /** Body fields whose meaning depends on the route (`id` inside lines, records, known tasks). */
@@ -75,6 +91,14 @@ const ROUTE_BODY_REFERENCES: Record<string, Record<string, (t: Tenant) => string
   createTask: { id: (t) => t.ids.customers },
   updateTask: {},
   reconcileTasks: { id: (t) => t.ids.tasks },
+  // `lines[].id`: a line of the document the route acts on (see PATH_IDS).
+  updateEstimate: { id: (t) => t.ids.estimateLine },
+  updateSalesOrder: { id: (t) => t.ids.openSalesOrderLine },
+  packSalesOrder: { id: (t) => t.ids.salesOrderLine },
+  invoiceSalesOrder: { id: (t) => t.ids.salesOrderLine },
+  createInvoice: { item_id: (t) => t.ids.invoiceItem },
+  updateInvoice: { id: (t) => t.ids.openInvoiceLine, item_id: (t) => t.ids.invoiceItem },
+  packInvoice: { id: (t) => t.ids.openInvoiceLine },
 };
 
 /**
@@ -306,6 +330,32 @@ beforeAll(async () => {
   const { kit_id: kit } = await createKit({ accountId: account.accountId, itemId: kitItem, components: [{ itemId: component, quantity: 2 }] });
   const build = await post(`/kits/${kit}/builds`, { location_id: location, quantity: 1 });
   const task = (await client.post("/tasks", { title: "Contract task" }, { idempotencyKey: idempotencyKey() })).body.id as string;
+  // Sales documents, each in the state its transitions start from.
+  const document = async (path: string, body: unknown) => {
+    const response = await client.post(path, body, { idempotencyKey: idempotencyKey() });
+    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`);
+    return { id: response.body.id as string, line: response.body.lines[0].id as string };
+  };
+  const estimateOf = () => document("/estimates", { customer_id: customer, lines: [{ item_id: item, quantity: 1 }, { name: "Contract service", unit_price: "10" }] });
+  const estimate = await estimateOf();
+  const declinableEstimate = await estimateOf();
+  const convertibleEstimate = await estimateOf();
+  const convertibleEstimate2 = await estimateOf();
+  // Open, nothing packed or invoiced (update); and one with a packed, unshipped packing list (pack more, ship, invoice).
+  const openSalesOrder = await document("/sales-orders", { customer_id: customer, location_id: location, lines: [{ item_id: item, quantity: 2 }] });
+  const salesOrder = await document("/sales-orders", { customer_id: customer, location_id: location, lines: [{ item_id: item, quantity: 10 }] });
+  const salesOrderFulfillment = await post(`/sales-orders/${salesOrder.id}/fulfillments`, { lines: [{ id: salesOrder.line, quantity: 1 }] });
+  // Invoices take stock from the item's only stock row: an item stocked at one location (the
+  // contract item is also at the transfers' destination, so an invoice would have to name the row).
+  const invoiceItem = await post("/items", { name: "Contract Invoice Item" });
+  await post(`/items/${invoiceItem}/adjustments`, { location_id: location, quantity: 100 });
+  // Unpaid standalone (update, pack); unpaid without payments (cancel); one with a payment and a packed,
+  // unshipped packing list, its total far above the example payments (pay, delete a payment, ship).
+  const openInvoice = await document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2 }] });
+  const cancellableInvoice = await document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 1 }] });
+  const invoice = await document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2, unit_price: "1000" }] });
+  const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000" });
+  const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.line, quantity: 1 }] });
   tenant = {
     client,
     ids: {
@@ -336,6 +386,23 @@ beforeAll(async () => {
       tasks: task,
       // Reminder routes act on a reminder made by PREPARE; this only lets the path build.
       reminders: task,
+      estimate: estimate.id,
+      estimateLine: estimate.line,
+      declinableEstimate: declinableEstimate.id,
+      convertibleEstimate: convertibleEstimate.id,
+      convertibleEstimate2: convertibleEstimate2.id,
+      openSalesOrder: openSalesOrder.id,
+      openSalesOrderLine: openSalesOrder.line,
+      salesOrder: salesOrder.id,
+      salesOrderLine: salesOrder.line,
+      salesOrderFulfillment,
+      invoiceItem,
+      openInvoice: openInvoice.id,
+      openInvoiceLine: openInvoice.line,
+      cancellableInvoice: cancellableInvoice.id,
+      invoice: invoice.id,
+      invoicePayment,
+      invoiceFulfillment,
     },
   };
 }, 60_000);
