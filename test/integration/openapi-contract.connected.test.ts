@@ -336,24 +336,24 @@ beforeAll(async () => {
     if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`);
     return { id: response.body.id as string, line: response.body.lines[0].id as string };
   };
-  const estimateOf = () => document("/estimates", { customer_id: customer, lines: [{ item_id: item, quantity: 1 }, { name: "Contract service", unit_price: "10" }] });
-  const estimate = await estimateOf();
-  const declinableEstimate = await estimateOf();
-  const convertibleEstimate = await estimateOf();
-  const convertibleEstimate2 = await estimateOf();
-  // Open, nothing packed or invoiced (update); and one with a packed, unshipped packing list (pack more, ship, invoice).
-  const openSalesOrder = await document("/sales-orders", { customer_id: customer, location_id: location, lines: [{ item_id: item, quantity: 2 }] });
-  const salesOrder = await document("/sales-orders", { customer_id: customer, location_id: location, lines: [{ item_id: item, quantity: 10 }] });
-  const salesOrderFulfillment = await post(`/sales-orders/${salesOrder.id}/fulfillments`, { lines: [{ id: salesOrder.line, quantity: 1 }] });
   // Invoices take stock from the item's only stock row: an item stocked at one location (the
   // contract item is also at the transfers' destination, so an invoice would have to name the row).
   const invoiceItem = await post("/items", { name: "Contract Invoice Item" });
   await post(`/items/${invoiceItem}/adjustments`, { location_id: location, quantity: 100 });
+  const estimateOf = (lineItem: string) => document("/estimates", { customer_id: customer, lines: [{ item_id: lineItem, quantity: 1 }, { name: "Contract service", unit_price: "10" }] });
+  // The last two: Open, unconverted, for the conversions (to an invoice, to a sales order); the invoice item's stock row is unambiguous.
+  const [estimate, declinableEstimate, convertibleEstimate, convertibleEstimate2] = await Promise.all([estimateOf(item), estimateOf(item), estimateOf(invoiceItem), estimateOf(invoiceItem)]);
+  // Open, nothing packed or invoiced (update); and one with a packed, unshipped packing list (pack more, ship, invoice).
+  const salesOrderOf = (quantity: number) => document("/sales-orders", { customer_id: customer, location_id: location, lines: [{ item_id: item, quantity }] });
+  const [openSalesOrder, salesOrder] = await Promise.all([salesOrderOf(2), salesOrderOf(10)]);
+  const salesOrderFulfillment = await post(`/sales-orders/${salesOrder.id}/fulfillments`, { lines: [{ id: salesOrder.line, quantity: 1 }] });
   // Unpaid standalone (update, pack); unpaid without payments (cancel); one with a payment and a packed,
   // unshipped packing list, its total far above the example payments (pay, delete a payment, ship).
-  const openInvoice = await document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2 }] });
-  const cancellableInvoice = await document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 1 }] });
-  const invoice = await document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2, unit_price: "1000" }] });
+  const [openInvoice, cancellableInvoice, invoice] = await Promise.all([
+    document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2 }] }),
+    document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 1 }] }),
+    document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2, unit_price: "1000" }] }),
+  ]);
   const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000" });
   const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.line, quantity: 1 }] });
   tenant = {
