@@ -18,7 +18,8 @@ import { idempotencyKey, newAccount } from "../support/fixtures.js";
  *
  * Derived from the route table: a new route is covered without touching this file, unless
  * its request names something this file cannot build; then the test fails and says what to
- * add to the tables below (PATH_IDS, BODY_REFERENCES, FRESH_RECORD).
+ * add to the tables below (PATH_IDS, BODY_REFERENCES, ROUTE_BODY_REFERENCES, PREPARE, HEADERS,
+ * FRESH_RECORD).
  */
 const api = useApiServer();
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -41,12 +42,27 @@ const PATH_IDS: Record<string, (route: RouteDefinition, t: Tenant) => string | u
   id: (route, t) => t.ids[collectionOf(route)],
   // Each transition needs an order (or transfer) in the state it starts from.
   purchase_order_id: (route, t) => (route.operationId === "receivePurchaseOrder" ? t.ids.sentOrder : t.ids.order),
-  payment_id: (_r, t) => t.ids.payment,
+  payment_id: (route, t) => (route.group === "invoices" ? t.ids.invoicePayment : t.ids.payment),
   stock_transfer_id: (route, t) =>
     route.operationId === "receiveStockTransfer" ? t.ids.transitTransfer : route.operationId === "sendStockTransfer" ? t.ids.pendingTransfer : t.ids.transfer,
   kit_id: (_r, t) => t.ids.kit,
   build_id: (_r, t) => t.ids.build,
   operation: () => "snooze",
+  // Estimates: Open ones; each transition that ends the Open state has one of its own.
+  estimate_id: (route, t) => t.ids[ESTIMATE_FOR[route.operationId] ?? "estimate"],
+  // Sales orders: updates need one with no activity; the others one with a packed, unshipped packing list.
+  sales_order_id: (route, t) => (route.operationId === "updateSalesOrder" ? t.ids.openSalesOrder : t.ids.salesOrder),
+  // Invoices: unpaid standalone for update and pack, one without payments to cancel, else one with a payment and a packing list.
+  invoice_id: (route, t) =>
+    route.operationId === "updateInvoice" || route.operationId === "packInvoice" ? t.ids.openInvoice : route.operationId === "cancelInvoice" ? t.ids.cancellableInvoice : t.ids.invoice,
+  fulfillment_id: (route, t) => (route.group === "invoices" ? t.ids.invoiceFulfillment : t.ids.salesOrderFulfillment),
+};
+
+/** The estimate (a key of the tenant's ids) a route acts on, by operationId; others act on `estimate`. */
+const ESTIMATE_FOR: Record<string, string> = {
+  declineEstimate: "declinableEstimate",
+  convertEstimateToInvoice: "convertibleEstimate",
+  convertEstimateToSalesOrder: "convertibleEstimate2",
 };
 
 /** Body fields whose example value is an id (or ids): the tenant's record of that kind. */
@@ -66,6 +82,7 @@ const BODY_REFERENCES: Record<string, (t: Tenant) => string | undefined> = {
   origin_location_id: (t) => t.ids.location,
   destination_location_id: (t) => t.ids.destination,
   line_id: (t) => t.ids.sentOrderLine,
+  customer_id: (t) => t.ids.customers,
 };
 
 /** Body fields whose meaning depends on the route (`id` inside lines, records, known tasks). */
@@ -74,7 +91,29 @@ const ROUTE_BODY_REFERENCES: Record<string, Record<string, (t: Tenant) => string
   createTask: { id: (t) => t.ids.customers },
   updateTask: {},
   reconcileTasks: { id: (t) => t.ids.tasks },
+  // `lines[].id`: a line of the document the route acts on (see PATH_IDS).
+  updateEstimate: { id: (t) => t.ids.estimateLine },
+  updateSalesOrder: { id: (t) => t.ids.openSalesOrderLine },
+  packSalesOrder: { id: (t) => t.ids.salesOrderLine },
+  invoiceSalesOrder: { id: (t) => t.ids.salesOrderLine },
+  createInvoice: { item_id: (t) => t.ids.invoiceItem },
+  updateInvoice: { id: (t) => t.ids.openInvoiceLine, item_id: (t) => t.ids.invoiceItem },
+  packInvoice: { id: (t) => t.ids.openInvoiceLine },
 };
+
+/**
+ * Request headers a route needs to get past its own preconditions, from the path the request
+ * goes to: a preview of an estimate's changes needs If-Match with the estimate's current ETag.
+ */
+const HEADERS: Record<string, (t: Tenant, path: string) => Promise<Record<string, string>>> = {
+  previewEstimateChanges: (t, path) => ifMatchOf(t, path.replace(/\/preview$/, "")),
+};
+
+/** If-Match with the record's current ETag (none when the record does not exist). */
+async function ifMatchOf(t: Tenant, recordPath: string): Promise<Record<string, string>> {
+  const etag = (await t.client.get(recordPath)).headers.get("etag");
+  return etag ? { "if-match": etag } : {};
+}
 
 /**
  * Routes whose example needs state made just for it (a task at the example's version, a
@@ -182,7 +221,8 @@ async function send(route: RouteDefinition, built: Built, options: { key?: strin
     path = path.replace(/[^/]+$/, created.body.id as string);
   }
   const key = options.idempotencyKey ?? (route.idempotency === "none" ? undefined : idempotencyKey());
-  return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, { query: built.query, idempotencyKey: key, raw: options.raw });
+  const headers = await HEADERS[route.operationId]?.(tenant, path);
+  return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, { query: built.query, idempotencyKey: key, raw: options.raw, headers });
 }
 
 // ---- validation against the document ----
@@ -290,6 +330,32 @@ beforeAll(async () => {
   const { kit_id: kit } = await createKit({ accountId: account.accountId, itemId: kitItem, components: [{ itemId: component, quantity: 2 }] });
   const build = await post(`/kits/${kit}/builds`, { location_id: location, quantity: 1 });
   const task = (await client.post("/tasks", { title: "Contract task" }, { idempotencyKey: idempotencyKey() })).body.id as string;
+  // Sales documents, each in the state its transitions start from.
+  const document = async (path: string, body: unknown) => {
+    const response = await client.post(path, body, { idempotencyKey: idempotencyKey() });
+    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`);
+    return { id: response.body.id as string, line: response.body.lines[0].id as string };
+  };
+  // Invoices take stock from the item's only stock row: an item stocked at one location (the
+  // contract item is also at the transfers' destination, so an invoice would have to name the row).
+  const invoiceItem = await post("/items", { name: "Contract Invoice Item" });
+  await post(`/items/${invoiceItem}/adjustments`, { location_id: location, quantity: 100 });
+  const estimateOf = (lineItem: string) => document("/estimates", { customer_id: customer, lines: [{ item_id: lineItem, quantity: 1 }, { name: "Contract service", unit_price: "10" }] });
+  // The last two: Open, unconverted, for the conversions (to an invoice, to a sales order); the invoice item's stock row is unambiguous.
+  const [estimate, declinableEstimate, convertibleEstimate, convertibleEstimate2] = await Promise.all([estimateOf(item), estimateOf(item), estimateOf(invoiceItem), estimateOf(invoiceItem)]);
+  // Open, nothing packed or invoiced (update); and one with a packed, unshipped packing list (pack more, ship, invoice).
+  const salesOrderOf = (quantity: number) => document("/sales-orders", { customer_id: customer, location_id: location, lines: [{ item_id: item, quantity }] });
+  const [openSalesOrder, salesOrder] = await Promise.all([salesOrderOf(2), salesOrderOf(10)]);
+  const salesOrderFulfillment = await post(`/sales-orders/${salesOrder.id}/fulfillments`, { lines: [{ id: salesOrder.line, quantity: 1 }] });
+  // Unpaid standalone (update, pack); unpaid without payments (cancel); one with a payment and a packed,
+  // unshipped packing list, its total far above the example payments (pay, delete a payment, ship).
+  const [openInvoice, cancellableInvoice, invoice] = await Promise.all([
+    document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2 }] }),
+    document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 1 }] }),
+    document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2, unit_price: "1000" }] }),
+  ]);
+  const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000" });
+  const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.line, quantity: 1 }] });
   tenant = {
     client,
     ids: {
@@ -320,6 +386,23 @@ beforeAll(async () => {
       tasks: task,
       // Reminder routes act on a reminder made by PREPARE; this only lets the path build.
       reminders: task,
+      estimate: estimate.id,
+      estimateLine: estimate.line,
+      declinableEstimate: declinableEstimate.id,
+      convertibleEstimate: convertibleEstimate.id,
+      convertibleEstimate2: convertibleEstimate2.id,
+      openSalesOrder: openSalesOrder.id,
+      openSalesOrderLine: openSalesOrder.line,
+      salesOrder: salesOrder.id,
+      salesOrderLine: salesOrder.line,
+      salesOrderFulfillment,
+      invoiceItem,
+      openInvoice: openInvoice.id,
+      openInvoiceLine: openInvoice.line,
+      cancellableInvoice: cancellableInvoice.id,
+      invoice: invoice.id,
+      invoicePayment,
+      invoiceFulfillment,
     },
   };
 }, 60_000);
@@ -368,7 +451,8 @@ describe("OpenAPI contract: every route answers what its document says", () => {
 
     if (route.authenticated) await failing("no API key", send(route, built, { key: null }), 401, "authentication_required");
     if (route.idempotency === "required") {
-      await failing("no Idempotency-Key", tenant.client.request(route.method, built.path, built.body, { query: built.query }), 400, "idempotency_key_required");
+      const headers = await HEADERS[route.operationId]?.(tenant, built.path);
+      await failing("no Idempotency-Key", tenant.client.request(route.method, built.path, built.body, { query: built.query, headers }), 400, "idempotency_key_required");
     }
     if (route.idempotency !== "none") await failing("malformed Idempotency-Key", send(route, built, { idempotencyKey: "x".repeat(256) }), 400, "invalid_idempotency_key");
     if (route.request.path) {
@@ -377,7 +461,8 @@ describe("OpenAPI contract: every route answers what its document says", () => {
       await failing("a record that does not exist", send(route, { ...built, path: pathOf(route, ids), fresh: undefined, prepare: undefined }), 404, "resource_missing");
     }
     if (route.request.body) {
-      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, "validation_failed");
+      // A route may name its own code for a body its schema refuses (e.g. invalid_invoice_pack); the document says which.
+      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, route.bodyErrorCode ?? "validation_failed");
       await failing("a body that is not JSON", send(route, built, { raw: "{" }), 400, "invalid_json");
     }
     if (route.request.query) {
