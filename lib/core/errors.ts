@@ -124,6 +124,8 @@ export const errors = {
     }),
   /** 409 for a request the record's current state does not allow (the code names the rule). */
   stateConflict: (code: string, message: string) => invalid(409, code, message),
+  recordLimitReached: (what: string, limit: number) =>
+    invalid(409, "record_limit_reached", `The account holds its limit of ${limit} ${what}; delete one or raise the account's record_limit to create more.`),
   /** Kits (spec part 2, section 4.7): insufficient component stock or an unusable definition; nothing was changed. */
   invalidKitBuild: (message: string, param?: string) => invalid(422, "invalid_kit_build", message, { param }),
   /** A build whose reversal the current stock refuses (its assembled units were used since). */

@@ -71,6 +71,7 @@ export function claimNumbers(
   from: number,
   to: number,
   add: Record<string, number> = {},
+  countBelow?: number,
 ): void {
   const definition = definitionOf(name);
   const attribute = definition.attribute;
@@ -83,8 +84,15 @@ export function claimNumbers(
     .update(keyOf(accountId, name, definition))
     .set({ [attribute]: to })
     .add(add)
-    .where((attributes: Record<string, unknown>, { eq, notExists }: { eq: (a: unknown, v: number) => string; notExists: (a: unknown) => string }) =>
-      from === 0 ? notExists(attributes[attribute]) : eq(attributes[attribute], from),
+    .where(
+      (
+        attributes: Record<string, unknown>,
+        { eq, lt, notExists }: { eq: (a: unknown, v: number) => string; lt: (a: unknown, v: number) => string; notExists: (a: unknown) => string },
+      ) => {
+        const claimed = from === 0 ? notExists(attributes[attribute]) : eq(attributes[attribute], from);
+        // `countBelow`: the records counted on the item (`count`) must stay under a limit.
+        return countBelow === undefined ? claimed : `${claimed} AND (${notExists(attributes.count)} OR ${lt(attributes.count, countBelow)})`;
+      },
     )
     // A lost race returns the counter as it is, so the next attempt needs no read.
     .commit({ response: "all_old" });
@@ -94,17 +102,33 @@ export function claimNumbers(
 /** Claims the next number inside the caller's transaction; `add` moves counts on the counter item. */
 export type ClaimNumber = (tx: TransactionBuilder, add?: Record<string, number>) => void;
 
+/** A sequence's record count reached the account's record limit (nothing was written). */
+export class RecordLimitError extends Error {
+  constructor(
+    readonly sequence: SequenceName,
+    readonly limit: number,
+  ) {
+    super(`The account holds its limit of ${limit} ${sequence} records.`);
+    this.name = "RecordLimitError";
+  }
+}
+
 /**
  * Writes a record numbered from `name`: `write(number, claim)` builds and commits ONE
  * transaction that includes `claim(tx)`, and returns its cancellation (or null). When the
  * sequence moved under it, the number is read again and `write` runs again; any other
- * cancellation is returned to the caller, with the number it tried.
+ * cancellation is returned to the caller, with the number it tried. With `recordLimit` (own
+ * sequences: their `count` of existing records), the claim also requires the count to be under
+ * the limit, in the same write; reaching it throws `RecordLimitError`.
  */
 export async function allocateNumber(
   accountId: string,
   name: SequenceName,
   write: (number: number, claim: ClaimNumber) => Promise<Cancellation | null>,
+  options: { recordLimit?: number } = {},
 ): Promise<{ number: number; cancellation: Cancellation | null }> {
+  const limit = options.recordLimit;
+  if (limit !== undefined && limit <= 0) throw new RecordLimitError(name, limit);
   const label = sequenceLabel(name);
   const attribute = definitionOf(name).attribute;
   let known: number | undefined;
@@ -113,9 +137,11 @@ export async function allocateNumber(
     // An eventually consistent read is right almost always; the condition catches the rest.
     const current = known ?? (await readSequence(accountId, name, attempt > 0));
     const number = current + 1;
-    const cancellation = await write(number, (tx, add) => claimNumbers(tx, accountId, name, current, number, add));
+    const cancellation = await write(number, (tx, add) => claimNumbers(tx, accountId, name, current, number, add, limit));
     if (cancellation?.failed(label) && !cancellation.failedOtherThan(label)) {
-      const stored = cancellation.itemOf(label)?.[attribute];
+      const item = cancellation.itemOf(label);
+      const stored = item?.[attribute];
+      if (limit !== undefined && (stored ?? 0) === current && typeof item?.count === "number" && item.count >= limit) throw new RecordLimitError(name, limit);
       known = typeof stored === "number" && stored > current ? stored : undefined;
       return RETRY;
     }

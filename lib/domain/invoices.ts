@@ -388,6 +388,8 @@ async function createInvoiceDocument(principal: Principal, request: CreateReques
         extra: options.extra,
         customerActivity: options.customerActivity,
         ownerCounts: options.ownerCounts,
+        // The account's record limit counts invoices (architecture: record_limit, null = none).
+        recordLimit: account.recordLimit ?? undefined,
       });
     } catch (error) {
       if (error instanceof CustomerChangedError) return RETRY;

@@ -8,7 +8,7 @@ import type { DocumentKind } from "../db/entities/document.js";
 import { readLocation } from "../db/locations.js";
 import { addDocumentActivity, readParty } from "../db/parties.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
-import { allocateNumber } from "../db/sequences.js";
+import { allocateNumber, RecordLimitError } from "../db/sequences.js";
 import type { AccountItem, DocumentItem, LocationItem, PartyItem } from "../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../db/transactions.js";
 import type { SalesLineBody } from "../schemas/sales-documents.js";
@@ -567,6 +567,11 @@ export interface NewSalesDocument {
    * when it is the same user, since a transaction cannot touch one item twice.
    */
   ownerCounts?: (customer: PartyItem) => OwnerCountsMove | undefined;
+  /**
+   * The account's `record_limit` when it applies to this kind (invoices): the write also requires
+   * the kind's record count to be under it; at the limit it is 409 `record_limit_reached`.
+   */
+  recordLimit?: number;
 }
 
 /** Counts moved on one user's owner-counters item. */
@@ -640,6 +645,7 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
           return { completion: withEtag(input.completion, header.revision), body: written.body };
         },
       ),
+      { recordLimit: input.recordLimit },
     );
     if (!cancellation) return { ok: true, ...written! };
     await plan.release();
@@ -650,6 +656,7 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
   } catch (error) {
     await plan.release();
     if (error instanceof StockRuleError) throw stockRuleError(error, input.changes, input.lines);
+    if (error instanceof RecordLimitError) throw errors.recordLimitReached(`${kind.replace("_", " ")}s`, error.limit);
     throw error;
   }
 }

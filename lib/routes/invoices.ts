@@ -38,13 +38,13 @@ export const invoiceRoutes: RouteDefinition[] = [
     path: base,
     group: "invoices",
     summary: "Create an invoice (unpaid: status 9 Sent)",
-    description: `The number comes from the account's invoice sequence, saved with the invoice (a failed request consumes none); the key's user is the salesperson. Lines (1-100) as estimate lines: inventory lines take name, description, unit, SKU, cost and the item's selling price (unit_price on an inventory line needs prices.modify: else 403 permission_denied), service lines need name and unit_price; tax rates default to the customer's. Inventory quantities leave on-hand stock at each line's row in the same write (never below zero: 422 insufficient_stock naming the line; a unique item becomes sold). The customer's document_count, lifetime_revenue_total (+ total) and last_invoice_date move in the same write. shipping_cost needs costs.view. Does not send, pay or fulfil. ${protectedFieldsNote}`,
+    description: `The number comes from the account's invoice sequence, saved with the invoice (a failed request consumes none); the key's user is the salesperson. Lines (1-100) as estimate lines: inventory lines take name, description, unit, SKU, cost and the item's selling price (unit_price on an inventory line needs prices.modify: else 403 permission_denied), service lines need name and unit_price; tax rates default to the customer's. Inventory quantities leave on-hand stock at each line's row in the same write (never below zero: 422 insufficient_stock naming the line; a unique item becomes sold). The customer's document_count, lifetime_revenue_total (+ total) and last_invoice_date move in the same write. shipping_cost needs costs.view. Does not send, pay or fulfil. An account with a record_limit holds at most that many invoices (deleted ones do not count): at the limit, 409 record_limit_reached and nothing is written. ${protectedFieldsNote}`,
     scopes: ["invoices:write"],
     idempotency: "optional",
     request: { body: invoiceCreateBody },
     responses: { 201: invoiceResource },
     headers: ["ETag"],
-    errors: { 403: ["permission_denied"], 422: ["unsupported_invoice_field"] },
+    errors: { 403: ["permission_denied"], 409: ["record_limit_reached"], 422: ["unsupported_invoice_field"] },
     protectedFields: UNSUPPORTED_INVOICE_FIELDS,
     example: {
       body: {

@@ -138,6 +138,14 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReminder - Date.now()) + 50));
     const estimateBody = { customer_id: customer.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5 })) };
     const estimate = (await call("POST", "/estimates", estimateBody)) as { id: string };
+    // Conversions: each request consumes an Open estimate (one stocked item line and one service line).
+    const convertBody = { customer_id: customer.id, lines: [{ item_id: stocked, quantity: 1 }, { name: "Service", unit_price: "10" }] };
+    const toInvoice: string[] = [];
+    const toOrder: string[] = [];
+    for (let i = 0; i < ITERATIONS + 3; i++) {
+      toInvoice.push((await call("POST", "/estimates", convertBody)).id!);
+      toOrder.push((await call("POST", "/estimates", convertBody)).id!);
+    }
 
     const scenarios: Scenario[] = [
       ["listLocations", () => call("GET", "/locations")],
@@ -190,6 +198,8 @@ async function main(): Promise<void> {
       ["getEstimate (3 lines)", () => call("GET", `/estimates/${estimate.id}`)],
       ["listEstimates (page of 20)", () => call("GET", "/estimates")],
       ["updateEstimate (header only)", () => call("PATCH", `/estimates/${estimate.id}`, { attention: `A${counter++}` })],
+      ["convertEstimateToInvoice (2 lines)", () => call("POST", `/estimates/${toInvoice.pop()}/convert-to-invoice`, {})],
+      ["convertEstimateToSalesOrder (2 lines)", () => call("POST", `/estimates/${toOrder.pop()}/convert-to-sales-order`, {})],
       ...(await salesScenarios(call, { locationId: location.id!, customerId: customer.id! })),
     ];
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
+import { updateAccount } from "../../lib/domain/admin.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
@@ -259,6 +260,30 @@ describe("connected: estimate conversions", () => {
     const stock = await onHand(w);
     expect(stock.onHand + stock.reserved).toBe(invoices === 1 ? 90 : 110);
     expect((await w.client.get(`/customers/${w.customer.id}`)).body.document_count).toBe(2);
+  });
+
+  it("follows the account's record limit: at the limit of invoices, creates and conversions are 409 record_limit_reached and change nothing", async () => {
+    const w = await estimateWorld();
+    await updateAccount(w.account.accountId, { recordLimit: 1 });
+    const estimate = await estimateFor(w);
+    const first = await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] });
+    expect(first.status, first.text).toBe(201);
+    expectError(await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] }), 409, "record_limit_reached");
+    expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 409, "record_limit_reached");
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toMatchObject({ status_id: 5, converted_document: null });
+    expect(await totalOf(w.client, "/invoices")).toBe(1);
+    expect((await onHand(w)).onHand).toBe(100);
+    expect((await w.client.get(`/customers/${w.customer.id}`)).body.document_count).toBe(2);
+    // Sales orders are not limited; a deleted invoice frees its place.
+    expect((await w.client.post(`/estimates/${(await estimateFor(w)).id}/convert-to-sales-order`, {})).status).toBe(201);
+    expect((await w.client.request("DELETE", `/invoices/${first.body.id}`)).status).toBe(200);
+    const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
+    expect(converted.status, converted.text).toBe(201);
+    expect(converted.body.invoice_number).toBe(2);
+    await updateAccount(w.account.accountId, { recordLimit: 0 });
+    expectError(await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] }), 409, "record_limit_reached");
+    await updateAccount(w.account.accountId, { recordLimit: null });
+    expect((await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] })).status).toBe(201);
   });
 
   it("an Idempotency-Key replays the conversion's 201 with the same invoice", async () => {
