@@ -110,6 +110,13 @@ async function main(): Promise<void> {
   } else {
     dynamo = await startDynamoLocal({ port: dynamoPort, dataDir: localEnv.dataDir() });
     running.push({ name: "DynamoDB Local", stop: dynamo.stop });
+    // Without its database the API can only answer 500s: if Java dies, say so and stop everything.
+    dynamo.process.once("exit", (code, signal) => {
+      if (stopping) return;
+      process.stderr.write(`\nDynamoDB Local exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it. Stopping. Start again with npm start.\n`);
+      stopping = true;
+      void stopAll().then(() => process.exit(1));
+    });
     if (stopping) return;
     applyLocalEnvironment(dynamo.endpoint);
     console.log(`DynamoDB Local on ${dynamo.endpoint} (data: ${localEnv.dataDir()})`);
