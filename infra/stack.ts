@@ -211,7 +211,7 @@ export class InventoryApiStack extends Stack {
       {
         id: "AwsSolutions-SMG4",
         reason:
-          "The HMAC key signs sync cursors that stay valid for up to 90 days: an automatic rotation would invalidate every client's cursor (409, full re-download). Rotate by hand, planned with the integrators.",
+          "The HMAC key signs sync cursors that stay valid for up to 90 days: an automatic rotation would invalidate every client's cursor (400 sync_cursor_invalid: a full re-download). Rotate by hand, planned with the integrators.",
       },
     ]);
 
