@@ -488,6 +488,18 @@ async function connect(): Promise<DynamoLocal | undefined> {
   }
 }
 
+/** The AWS SDK's error inside ElectroDB's wrapper (its `cause`), else the error itself. */
+function awsErrorOf(error: unknown): Error | undefined {
+  let current = error as (Error & { cause?: unknown }) | undefined;
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (AWS_ACCESS_ERRORS.includes(current.name)) return current;
+    current = current.cause as (Error & { cause?: unknown }) | undefined;
+  }
+  return undefined;
+}
+
+const AWS_ACCESS_ERRORS = ["ResourceNotFoundException", "CredentialsProviderError", "UnrecognizedClientException", "AccessDeniedException"];
+
 function errorCode(error: unknown, admin: Admin | undefined): { code: string; exit: number } {
   if (error instanceof UsageError) return { code: "invalid_arguments", exit: 2 };
   if (error instanceof DatabaseUnavailable) return { code: "database_unavailable", exit: 1 };
@@ -497,7 +509,22 @@ function errorCode(error: unknown, admin: Admin | undefined): { code: string; ex
   if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND/.test(`${cause} ${(error as Error)?.message}`) || name === "TimeoutError") {
     return { code: "database_unavailable", exit: 1 };
   }
+  // Against AWS: a wrong table or region, or no credentials, is the database being unreachable.
+  if (awsErrorOf(error)) return { code: "database_unavailable", exit: 1 };
   return { code: "internal_error", exit: 1 };
+}
+
+/** The message of a failure, with what to check when it came from AWS. */
+function messageOf(error: unknown): string {
+  const aws = awsErrorOf(error);
+  const message = aws?.message ?? (error as Error)?.message ?? String(error);
+  const name = aws?.name ?? "";
+  const table = process.env.TABLE_NAME ?? "(TABLE_NAME unset)";
+  const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "(AWS_REGION unset)";
+  if (name === "ResourceNotFoundException") return `${message}: no table ${table} in region ${region}; set TABLE_NAME to the stack's TableName output and AWS_REGION to its region.`;
+  if (name === "CredentialsProviderError") return `${message}: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).`;
+  if (name === "UnrecognizedClientException" || name === "AccessDeniedException") return `${message}: the AWS credentials are invalid or lack access to table ${table} in ${region}.`;
+  return message;
 }
 
 function printResult(result: Result, json: boolean): void {
@@ -532,7 +559,7 @@ async function main(): Promise<number> {
   const { json } = parsed;
   const fail = (error: unknown, admin?: Admin): number => {
     const { code, exit } = errorCode(error, admin);
-    const message = (error as Error)?.message ?? String(error);
+    const message = messageOf(error);
     if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
     else process.stderr.write(`error: ${message}\n${code === "invalid_arguments" ? "Run with --help for usage.\n" : ""}`);
     return exit;
