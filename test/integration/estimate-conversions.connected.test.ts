@@ -1,5 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
 import { db } from "../../lib/db/service.js";
+import { tableName } from "../../lib/db/table.js";
+import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 import { updateAccount } from "../../lib/domain/admin.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
@@ -13,6 +16,14 @@ import { idempotencyKey, newAccount, newUser, type TestAccount } from "../suppor
  * refusals change nothing.
  */
 const api = useApiServer();
+let poller: StreamPoller;
+
+beforeAll(async () => {
+  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
+});
+afterAll(async () => {
+  await poller?.stop();
+});
 
 interface World {
   account: TestAccount;
@@ -284,6 +295,26 @@ describe("connected: estimate conversions", () => {
     expectError(await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] }), 409, "record_limit_reached");
     await updateAccount(w.account.accountId, { recordLimit: null });
     expect((await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] })).status).toBe(201);
+  });
+
+  it("a conversion marks the estimate and the new document in the sync feed", async () => {
+    const w = await estimateWorld();
+    const estimate = await estimateFor(w);
+    const second = await estimateFor(w);
+    const start = (await w.client.get("/sync", { start: "now", resources: "estimate,invoice,sales_order" })).body.cursor;
+    const invoice = (await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {})).body;
+    const order = (await w.client.post(`/estimates/${second.id}/convert-to-sales-order`, {})).body;
+    await poller.drain();
+    await poller.drain();
+    const page = (await w.client.get("/sync", { cursor: start })).body;
+    expect(page.changes).toEqual(
+      expect.arrayContaining([
+        { resource: "estimate", id: estimate.id, operation: "upsert" },
+        { resource: "invoice", id: invoice.id, operation: "upsert" },
+        { resource: "estimate", id: second.id, operation: "upsert" },
+        { resource: "sales_order", id: order.id, operation: "upsert" },
+      ]),
+    );
   });
 
   it("an Idempotency-Key replays the conversion's 201 with the same invoice", async () => {
