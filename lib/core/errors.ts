@@ -123,7 +123,7 @@ export const errors = {
       param: "If-Match",
     }),
   /** 409 for a request the record's current state does not allow (the code names the rule). */
-  stateConflict: (code: string, message: string) => invalid(409, code, message),
+  stateConflict: (code: string, message: string, param?: string) => invalid(409, code, message, param === undefined ? undefined : { param }),
   recordLimitReached: (what: string, limit: number) =>
     invalid(409, "record_limit_reached", `The account holds its limit of ${limit} ${what}; delete one or raise the account's record_limit to create more.`),
   /** Kits (spec part 2, section 4.7): insufficient component stock or an unusable definition; nothing was changed. */

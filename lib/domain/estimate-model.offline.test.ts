@@ -186,7 +186,8 @@ describe("offline: estimate date rules", () => {
     expect(codes(dateProblems({ ...base, expiryDate: "2026-03-09", isUpdate: false, expiryGiven: true }))).toEqual(["before_issue_date@expiry_date"]);
     expect(codes(dateProblems({ ...base, expiryDate: "2026-03-09", isUpdate: true, expiryGiven: false }))).toEqual(["before_issue_date@issue_date"]);
     expect(codes(dateProblems({ ...base, expiryDate: "2026-03-19", isUpdate: true, expiryGiven: true }))).toEqual(["past_date@expiry_date"]);
-    expect(dateProblems({ ...base, expiryDate: "2026-03-20", isUpdate: true, expiryGiven: true })).toEqual({ problems: [], warnings: [] });
+    expect(codes(dateProblems({ ...base, expiryDate: "2026-03-20", isUpdate: true, expiryGiven: true }))).toEqual(["past_date@expiry_date"]);
+    expect(dateProblems({ ...base, expiryDate: "2026-03-21", isUpdate: true, expiryGiven: true })).toEqual({ problems: [], warnings: [] });
     const created = dateProblems({ ...base, expiryDate: "2026-03-19", isUpdate: false, expiryGiven: true });
     expect(created.problems).toEqual([]);
     expect(codes(created)).toEqual(["expiry_date_passed@expiry_date"]);

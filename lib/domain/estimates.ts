@@ -300,8 +300,8 @@ function buildLines(
 
 /**
  * The date rules (spec 4.3): `expiry_date` not before `issue_date` (named on the field the
- * request gave); an update's new `expiry_date` today or later in the account's time zone ("future
- * date": the estimate stays Open through its expiry date); a create may record a past expiry
+ * request gave); an update's new `expiry_date` after today in the account's time zone (spec 4.3:
+ * "future date"); a create may record a past expiry
  * (the estimate is then Expired at once), which a preview warns about.
  */
 export function dateProblems(dates: { issueDate: string; expiryDate: string; today: string; isUpdate: boolean; expiryGiven: boolean }): { problems: Problem[]; warnings: Problem[] } {
@@ -310,8 +310,8 @@ export function dateProblems(dates: { issueDate: string; expiryDate: string; tod
     const param = dates.expiryGiven ? "expiry_date" : "issue_date";
     return { problems: [{ status: 422, param, code: "before_issue_date", message: `expiry_date ${expiryDate} is before issue_date ${issueDate}.` }], warnings: [] };
   }
-  if (dates.isUpdate && dates.expiryGiven && expiryDate < today) {
-    return { problems: [{ status: 422, param: "expiry_date", code: "past_date", message: `must be today (${today} in the account's time zone) or later.` }], warnings: [] };
+  if (dates.isUpdate && dates.expiryGiven && expiryDate <= today) {
+    return { problems: [{ status: 422, param: "expiry_date", code: "past_date", message: `must be a future date (after ${today}, today in the account's time zone).` }], warnings: [] };
   }
   if (!dates.isUpdate && expiryDate < today) {
     return { problems: [], warnings: [{ status: 422, param: "expiry_date", code: "expiry_date_passed", message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.` }] };

@@ -106,11 +106,13 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
   const account = await accountSettings(principal.accountId);
   return retrying(
     `pack ${policy.what}`,
-    async () => {
+    async (attempt) => {
       const tree = await policy.read(principal, id);
       policy.assertPackable(principal, tree, account);
       const serviceItems = account.packingServiceItems;
-      if (!tree.lines.some((line) => remainingToPack(line, serviceItems) > 0)) throw policy.nothingLeft();
+      // Spec 4.4: a line already fully packed "at first validation" is the line's own 409; an order
+      // packed full by a concurrent request (seen on a retry) is the order's.
+      if (attempt > 0 && !tree.lines.some((line) => remainingToPack(line, serviceItems) > 0)) throw policy.nothingLeft();
       const byId = new Map(tree.lines.map((line) => [line.id, line]));
       const details: ValidationDetail[] = [];
       const packed = new Map<string, number>();

@@ -45,6 +45,7 @@ import {
   lineSpecsOf,
   minorOf,
   partyOf,
+  withCurrentValues,
   priceSalesLines,
   progressOf,
   readCustomer,
@@ -205,7 +206,6 @@ export function presentInvoice(principal: Principal, header: DocumentItem, lines
     const edit = editBlockReason(principal, header);
     Object.assign(out, {
       party: invoiceParty(header),
-      discount_percent: header.discountPercent,
       pre_discount_total: header.preDiscountTotal,
       discount_total: header.discountTotal,
       tax_label: orNull(header.taxLabel),
@@ -262,11 +262,16 @@ export async function visibleInvoice(principal: Principal, id: string): Promise<
 const requireRead = (principal: Principal) => requireDocumentPermission(principal, "invoices.list", "reading invoices");
 const requireModify = (principal: Principal) => requireDocumentPermission(principal, "invoices.modify", "changing invoices");
 
-/** One invoice with every detail field and its lines in stored order (authentication plus ONE Query). */
+/**
+ * One invoice with every detail field and its lines in stored order: the document (ONE Query) and
+ * the account in parallel, then the current related values of the snapshot rule (customer,
+ * items, locations) in one parallel round.
+ */
 export async function getInvoice(principal: Principal, id: string): Promise<InvoiceResult> {
   requireRead(principal);
-  const tree = await visibleInvoice(principal, id);
-  return invoiceResult(principal, tree.header, tree.lines);
+  const [tree, account] = await Promise.all([visibleInvoice(principal, id), accountSettings(principal.accountId)]);
+  const current = await withCurrentValues(tree.header, tree.lines, account, true);
+  return invoiceResult(principal, current.header, current.lines);
 }
 
 /** Invoices newest number first, with the filters of spec 4.5 (and `ids`). */

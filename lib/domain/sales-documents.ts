@@ -5,6 +5,8 @@ import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { addDocumentWrite, numberKeyOf, type StoredLine } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
+import { readItems } from "../db/items.js";
+import { readLocations, readVariations } from "../db/kits.js";
 import { readLocation } from "../db/locations.js";
 import { addDocumentActivity, readParty } from "../db/parties.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
@@ -489,6 +491,47 @@ export function withAccountSnapshot(header: DocumentItem, account: AccountItem):
   if (account.tax2Label) next.tax2Label = account.tax2Label;
   else delete next.tax2Label;
   return next;
+}
+
+/**
+ * A sales document as its detail shows it (spec part 2, section 2.5 snapshot rule): identity,
+ * addresses, names, prices and taxes are the stored values, while the account's tax labels and
+ * packing settings and, with `related`, the customer's contact and billing details, the items'
+ * SKU and unit label and the locations' names are current values, read here in ONE parallel
+ * round (a record that is gone keeps the stored value). `account` is read by the caller in
+ * parallel with the document.
+ */
+export async function withCurrentValues<L extends SalesLine>(
+  header: DocumentItem,
+  lines: readonly L[],
+  account: AccountItem,
+  related: boolean,
+): Promise<{ header: DocumentItem; lines: L[] }> {
+  const accountId = header.accountId;
+  const itemLines = related ? lines.filter((line) => line.itemId) : [];
+  const variationKeys = [...new Map(itemLines.filter((l) => l.variationId).map((l) => [`${l.itemId}/${l.variationId}`, { itemId: l.itemId!, variationId: l.variationId! }])).values()];
+  const [customer, items, variations, locations] = await Promise.all([
+    related && header.partyId ? readParty(accountId, header.partyId) : Promise.resolve(undefined),
+    readItems(accountId, [...new Set(itemLines.map((l) => l.itemId!))]),
+    readVariations(accountId, variationKeys),
+    readLocations(accountId, [...new Set(itemLines.flatMap((l) => (l.locationId ? [l.locationId] : [])))]),
+  ]);
+  const next = withAccountSnapshot(header, account);
+  if (customer) next.partyDetails = partyDetailsOf(customer);
+  if (!related) return { header: next, lines: [...lines] };
+  const itemById = new Map(items.map((item) => [item.itemId, item]));
+  const variationByKey = new Map(variations.map((v) => [`${v.itemId}/${v.variationId}`, v]));
+  const locationById = new Map(locations.map((location) => [location.locationId, location]));
+  return {
+    header: next,
+    lines: lines.map((line) => {
+      const item = line.itemId ? itemById.get(line.itemId) : undefined;
+      if (!item) return line;
+      const variation = variationByKey.get(`${line.itemId}/${line.variationId}`);
+      const location = line.locationId ? locationById.get(line.locationId) : undefined;
+      return { ...line, sku: variation?.sku ?? item.sku, unitName: item.unitName, locationName: location?.name ?? line.locationName };
+    }),
+  };
 }
 
 /** A header's stored party details (or empty ones), in the documented key order (a stored map keeps none). */

@@ -44,6 +44,7 @@ import {
   lineChanges,
   lineSpecsOf,
   partyOf,
+  withCurrentValues,
   percentOf,
   priceSalesLines,
   progressOf,
@@ -256,8 +257,10 @@ const requireModify = (principal: Principal) => requireDocumentPermission(princi
 /** One order with its lines in stored order (authentication plus ONE Query). */
 export async function getSalesOrder(principal: Principal, id: string): Promise<SalesOrderResult> {
   requireRead(principal);
-  const tree = await visibleSalesOrder(principal, id);
-  return result(principal, tree.header, tree.lines);
+  // The account in parallel with the document: tax labels and packing settings are current values.
+  const [tree, account] = await Promise.all([visibleSalesOrder(principal, id), accountSettings(principal.accountId)]);
+  const current = await withCurrentValues(tree.header, tree.lines, account, false);
+  return result(principal, current.header, current.lines);
 }
 
 /** Orders newest number first, with every filter of spec 4.4 (and `ids`). */
@@ -626,7 +629,7 @@ export const SALES_ORDER_FULFILLMENTS: FulfillmentPolicy = {
     }
   },
   invalid: (details: ValidationDetail[]) => errors.validationFailed(details),
-  alreadyPacked: (param) => errors.stateConflict("sales_order_line_already_packed", `${param}: the line is already fully packed.`),
+  alreadyPacked: (param) => errors.stateConflict("sales_order_line_already_packed", `${param}: the line is already fully packed.`, param),
   nothingLeft: () => errors.stateConflict("sales_order_pack_not_allowed", "Nothing is left to pack on this sales order."),
   next: nextAfterFulfilment,
   related: addLinkedInvoiceProgress,

@@ -23,7 +23,7 @@ const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000051";
 const visibility = "Users without records.view_all see only the estimates assigned to them (their salesperson_id); others are 404.";
 const protectedFields = { code: "unsupported_estimate_field" as const, fields: ESTIMATE_PROTECTED_FIELDS };
-const protectedNote = `Fields the service controls are refused with 422 unsupported_estimate_field (param names the first): ${ESTIMATE_PROTECTED_FIELDS.join(", ")}; other unknown fields are 422 validation_failed (unknown_field).`;
+const protectedNote = `Fields the service controls are refused with 422 unsupported_estimate_field (param names the first): ${ESTIMATE_PROTECTED_FIELDS.join(", ")}; so is any other field the body does not define (each listed in details).`;
 const permissions =
   "Requires estimates.modify. An inventory line's unit_price needs prices.modify and shipping_cost needs costs.view (else 403 permission_denied naming the field); cost fields (shipping_cost, line unit_cost and total_cost) are omitted from responses without costs.view.";
 const expiry =
@@ -182,7 +182,7 @@ export const estimateRoutes: RouteDefinition[] = [
     path: `${one}/convert-to-sales-order`,
     group: "estimates",
     summary: "Convert an estimate into a sales order",
-    description: `The body must be an empty JSON object. Converts an Open, unconverted estimate into a new open sales order (status 29) and returns the complete order, 201, with its ETag. The order copies the customer, salesperson, details, lines (names, descriptions, quantities, prices, discounts, tax rates), shipping and discount; the service assigns its number and today's issue date; a location-restricted user's order is at their location. One write: the order with its number and its inventory lines reserved, the estimate closed (status_id 6) with converted_document {id, kind: "sales_order", number}, the order's source_estimate, the customer's document_count; a prospect becomes a customer (same id and number) in the same write. A second attempt, or an estimate that is declined, expired or closed, is 409 estimate_sales_order_conversion_not_allowed; of parallel attempts exactly one converts. Requires estimates.modify, sales_orders.list and sales_orders.modify. ${visibility}`,
+    description: `The body must be empty: no body, or {} (any field is 422). Converts an Open, unconverted estimate into a new open sales order (status 29) and returns the complete order, 201, with its ETag. The order copies the customer, salesperson, details, lines (names, descriptions, quantities, prices, discounts, tax rates), shipping and discount; the service assigns its number and today's issue date; a location-restricted user's order is at their location. One write: the order with its number and its inventory lines reserved, the estimate closed (status_id 6) with converted_document {id, kind: "sales_order", number}, the order's source_estimate, the customer's document_count; a prospect becomes a customer (same id and number) in the same write. A second attempt, or an estimate that is declined, expired or closed, is 409 estimate_sales_order_conversion_not_allowed; of parallel attempts exactly one converts. Requires estimates.modify, sales_orders.list and sales_orders.modify. ${visibility}`,
     scopes: ["estimates:convert_to_sales_order"],
     idempotency: "optional",
     request: { path: estimatePath, body: estimateConvertToSalesOrderBody },

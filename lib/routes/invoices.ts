@@ -28,7 +28,7 @@ const SAMPLE_CUSTOMER = "00000000-0000-4000-8000-000000000012";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000031";
 const visibility = "Users without records.view_all see only the invoices whose salesperson they are; others are 404 resource_missing.";
-const protectedFieldsNote = `Fields the service controls (${UNSUPPORTED_INVOICE_FIELDS.fields.join(", ")}) are 422 unsupported_invoice_field.`;
+const protectedFieldsNote = `Fields the service controls (${UNSUPPORTED_INVOICE_FIELDS.fields.join(", ")}), and any other field the body does not define, are 422 unsupported_invoice_field.`;
 
 /** Endpoint group `invoices` (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */
 export const invoiceRoutes: RouteDefinition[] = [
@@ -78,7 +78,7 @@ export const invoiceRoutes: RouteDefinition[] = [
     path: one,
     group: "invoices",
     summary: "Retrieve an invoice with every detail field and its lines in stored order",
-    description: `One Query reads the invoice, its lines and payments. Stored values: identity, shipping address, line names and descriptions, variations, prices, discounts, taxes and costs. Current related values (customer contact and billing, tax labels, SKU, unit, location names; a linked invoice's sales-order progress) are refreshed by every write of the invoice (and, for a linked invoice, by every pack and ship of its order). ${visibility}`,
+    description: `One Query reads the invoice, its lines and payments (in parallel with the account's settings). Snapshot rule: identity, shipping address, line names and descriptions, variations, prices, discounts, taxes and costs are stored values; the customer's contact and billing details, tax labels, SKU, unit label, location names and the packing settings are current values, read with the invoice (a linked invoice's sales-order progress is refreshed by every pack and ship of its order). ${visibility}`,
     scopes: ["invoices:read"],
     idempotency: "none",
     request: { path: invoicePath },

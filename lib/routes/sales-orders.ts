@@ -73,7 +73,7 @@ export const salesOrderRoutes: RouteDefinition[] = [
     path: one,
     group: "sales-orders",
     summary: "Retrieve a sales order with its lines in stored order",
-    description: `One Query reads the order and its lines. Account settings (tax labels, packing settings) and related display values (customer contact, SKU, unit, location names) are those of the order's last write. ${visibility}`,
+    description: `One Query reads the order and its lines, in parallel with the account's settings: tax labels, can_pack / pack_block_reason and quantity_remaining_to_pack follow the current settings; related display values (customer contact, SKU, unit, location names) are those of the order's last write. ${visibility}`,
     scopes: ["sales_orders:read"],
     idempotency: "none",
     request: { path: salesOrderPath },

@@ -86,7 +86,7 @@ export const estimateConvertToInvoiceBody = z
   })
   .meta({ id: "EstimateConvertToInvoice" });
 
-/** The body of a conversion into a sales order must be empty (spec 4.3). */
+/** The body of a conversion into a sales order must be empty (spec 4.3): no body, or `{}`. */
 export const estimateConvertToSalesOrderBody = z.strictObject({}).meta({ id: "EstimateConvertToSalesOrder" });
 
 /**

@@ -192,7 +192,6 @@ export const invoiceResource = z
   .object({
     ...headShape,
     party: partyDetail,
-    discount_percent: rateOut,
     pre_discount_total: moneyOut.nullable().meta({ description: "Before the discount and shipping" }),
     discount_total: moneyOut.meta({ description: "Signed, negative" }),
     tax_label: nullableText,

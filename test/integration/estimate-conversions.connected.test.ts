@@ -97,7 +97,6 @@ describe("connected: estimate conversions", () => {
       public_note: "Thank you",
       payment_terms: "Net 15",
       shipping_fee: estimate.shipping_fee,
-      discount_percent: estimate.discount_percent,
       subtotal: estimate.subtotal,
       discount_total: estimate.discount,
       tax: estimate.tax,

@@ -225,8 +225,9 @@ describe("connected: estimates", () => {
     const lineField = await createEstimate(w, { lines: [{ item_id: w.item.id }, { name: "X", unit_price: 1, subtotal: "1", total_cost: "1" }] });
     expectError(lineField, 422, "unsupported_estimate_field", "lines[1].subtotal");
     expect(lineField.body.error.details.map((d: any) => d.param)).toEqual(["lines[1].subtotal", "lines[1].total_cost"]);
-    expectValidation(await createEstimate(w, { colour: "red" }), "colour", "unknown_field");
-    expectValidation(await createEstimate(w, { lines: [{ item_id: w.item.id, discount_percent: 5 }] }), "lines[0].discount_percent", "unknown_field");
+    // Any other field the body does not define is an unsupported field too (spec 4.3).
+    expectError(await createEstimate(w, { colour: "red" }), 422, "unsupported_estimate_field", "colour");
+    expectError(await createEstimate(w, { lines: [{ item_id: w.item.id, discount_percent: 5 }] }), 422, "unsupported_estimate_field", "lines[0].discount_percent");
 
     expect(await estimateCount(w.client)).toBe(0);
     expect(await documentCount(w.client, w.customer.id)).toBe(0);
@@ -271,15 +272,16 @@ describe("connected: estimates", () => {
       "duplicate",
     );
     expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { expiry_date: plusDays(today(), -1) }), "expiry_date", "past_date");
+    expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { expiry_date: today() }), "expiry_date", "past_date");
     expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { expiry_date: plusDays(today(), -11) }), "expiry_date", "before_issue_date");
     expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { issue_date: plusDays(estimate.expiry_date, 1) }), "issue_date", "before_issue_date");
     expectError(await w.client.patch(`/estimates/${estimate.id}`, { status_id: 7 }), 422, "unsupported_estimate_field", "status_id");
 
     const otherCustomer = (await w.client.post("/customers", { name: "Globex", tax_rate1: 0 })).body;
     expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { customer_id: otherCustomer.id }), "lines", "required");
-    const moved = await w.client.patch(`/estimates/${estimate.id}`, { customer_id: otherCustomer.id, lines: [{ item_id: w.item.id, quantity: 1 }], expiry_date: today() });
+    const moved = await w.client.patch(`/estimates/${estimate.id}`, { customer_id: otherCustomer.id, lines: [{ item_id: w.item.id, quantity: 1 }], expiry_date: plusDays(today(), 1) });
     expect(moved.status, moved.text).toBe(200);
-    expect(moved.body).toMatchObject({ customer_name: "Globex", customer_id: otherCustomer.id, expiry_date: today(), status: "Open" });
+    expect(moved.body).toMatchObject({ customer_name: "Globex", customer_id: otherCustomer.id, expiry_date: plusDays(today(), 1), status: "Open" });
     expect(moved.body.lines[0].tax_rate).toBe("0.000");
     expect(await documentCount(w.client, w.customer.id)).toBe(0);
     expect(await documentCount(w.client, otherCustomer.id)).toBe(1);

@@ -121,7 +121,8 @@ describe("connected: invoice payments, packing and large invoices", () => {
     await invalid({ lines: [{ id: inventory.id, quantity: 1 }, { id: inventory.id, quantity: 1 }] }, "lines[1].id");
     await invalid({ lines: [{ id: inventory.id, quantity: -1 }] }, "lines[0].quantity");
     await invalid({ lines: [] }, "lines");
-    await invalid({ lines: [{ id: inventory.id, quantity: 1 }], note: "x" }, "note");
+    // A field the pack body does not define is an unsupported pack field, like the shipping ones.
+    expectError(await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1 }], note: "x" }), 422, "unsupported_invoice_pack_field", "note");
     await invalid({ lines: [{ id: single.id, quantity: 1 }] }, "lines[0].id");
     for (const field of ["carrier", "tracking_number", "shipped_date", "label", "rate", "provider"]) {
       expectError(await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1 }], [field]: "x" }), 422, "unsupported_invoice_pack_field", field);
@@ -130,8 +131,9 @@ describe("connected: invoice payments, packing and large invoices", () => {
 
     const rest = await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 2.5 }] });
     expect(rest.body.packing_list_number).toBe(3);
-    expectError(await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1 }] }), 409, "invoice_pack_not_allowed");
-    expectError(await w.client.post(`/invoices/${(await hundred(w)).id}/fulfillments`, { lines: [{ id: randomUUID(), quantity: 1 }] }), 409, "invoice_pack_not_allowed");
+    // Packing a fully packed line again is a validation error of the body (spec 4.5: quantity "not above the line's remaining quantity").
+    await invalid({ lines: [{ id: inventory.id, quantity: 1 }] }, "lines[0].id");
+    expectError(await w.client.post(`/invoices/${(await hundred(w)).id}/fulfillments`, { lines: [{ id: randomUUID(), quantity: 1 }] }), 422, "invalid_invoice_pack", "lines[0].id");
     current = await invoiceOf(w, invoice.id);
     expect(current).toMatchObject({ packed_percent: 100, can_pack: false, pack_block_reason: "nothing_remaining_to_pack" });
     void service;

@@ -462,7 +462,7 @@ describe("OpenAPI contract: every route answers what its document says", () => {
     }
     if (route.request.body) {
       // A route may name its own code for a body its schema refuses (e.g. invalid_invoice_pack); the document says which.
-      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, route.bodyErrorCode ?? "validation_failed");
+      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, route.protectedFields?.code ?? route.bodyErrorCode ?? "validation_failed");
       await failing("a body that is not JSON", send(route, built, { raw: "{" }), 400, "invalid_json");
     }
     if (route.request.query) {

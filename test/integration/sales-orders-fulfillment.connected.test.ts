@@ -102,7 +102,8 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(last.status, last.text).toBe(201);
     current = await detail(w.client, order.id);
     expect(current).toMatchObject({ packed_percent: 100, can_pack: false, pack_block_reason: "nothing_remaining_to_pack" });
-    expectError(await pack(w.client, order.id, [{ id: other.id, quantity: 1 }]), 409, "sales_order_pack_not_allowed");
+    // Spec 4.4: a line already fully packed at first validation is the line's own 409, even when the whole order is packed.
+    expectError(await pack(w.client, order.id, [{ id: other.id, quantity: 1 }]), 409, "sales_order_line_already_packed", "lines[0].id");
     // Packing never moved stock.
     expect([await stockOf(w.client, w.item.id), await stockOf(w.client, second.id)]).toEqual(stockBefore);
 
@@ -192,7 +193,6 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
       edit_block_reason: "invoice_sales_order_linked",
       can_pack: false,
       pack_block_reason: "packing_managed_by_sales_order",
-      discount_percent: "10.000",
       // 2 x 12 = 24, -10% = 21.6; tax 2.16 + 0.54; the order's shipping fee on its first invoice
       subtotal: "21.6000",
       shipping_fee: "15.0000",

@@ -373,14 +373,22 @@ describe("connected: sales orders", () => {
     expectError(await api().withKey(stranger.ownerKey).get(`/sales-orders/${first.id}`), 404, "resource_missing");
   });
 
-  it("shows block reasons from the account's settings as of the order's last write", async () => {
+  it("shows block reasons and tax labels from the account's current settings", async () => {
     const w = await world();
     await updateAccount(w.account.accountId, { packingListsEnabled: false, taxLabel: "GST", tax2Label: "PST" });
     const order = (await createOrder(w)).body;
     expect(order).toMatchObject({ can_pack: false, pack_block_reason: "packing_lists_disabled", tax_label: "GST", tax_2_label: "PST" });
     expectError(await w.client.post(`/sales-orders/${order.id}/fulfillments`, { lines: [{ id: order.lines[0].id, quantity: 1 }] }), 409, "sales_order_pack_not_allowed");
+    // A retrieve reads the settings as they are now, without any write to the order.
     await updateAccount(w.account.accountId, { packingListsEnabled: true, taxLabel: "VAT" });
-    const touched = await w.client.patch(`/sales-orders/${order.id}`, { public_note: "refresh" });
-    expect(touched.body).toMatchObject({ can_pack: true, pack_block_reason: null, tax_label: "VAT" });
+    expect((await w.client.get(`/sales-orders/${order.id}`)).body).toMatchObject({ can_pack: true, pack_block_reason: null, tax_label: "VAT" });
+    await updateAccount(w.account.accountId, { packingListsEnabled: false });
+    expect((await w.client.get(`/sales-orders/${order.id}`)).body).toMatchObject({ can_pack: false, pack_block_reason: "packing_lists_disabled" });
+    await updateAccount(w.account.accountId, { packingListsEnabled: true, packingServiceItems: true });
+    const services = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ name: "Manual", unit_price: "5", quantity: 2 }] })).body;
+    await updateAccount(w.account.accountId, { packingServiceItems: false });
+    const detail = (await w.client.get(`/sales-orders/${services.id}`)).body;
+    expect(detail.lines[0].quantity_remaining_to_pack).toBe(0);
+    expect(detail).toMatchObject({ can_pack: false, pack_block_reason: "nothing_remaining_to_pack" });
   });
 });

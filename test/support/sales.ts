@@ -160,7 +160,6 @@ export const INVOICE_KEYS = [
 ];
 export const INVOICE_DETAIL_KEYS = [
   "party",
-  "discount_percent",
   "pre_discount_total",
   "discount_total",
   "tax_label",

@@ -1,6 +1,7 @@
 import { errors } from "../../core/errors.js";
 import type { RouteDefinition } from "../../routes/define.js";
-import { countIssues, toValidationDetails } from "../validation.js";
+import type { ZodError } from "zod";
+import { countIssues, jsonPath, toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /** The JSON paths of a body's fields that the route lists as protected (`lines[].x` in every element), in body order. */
@@ -26,6 +27,11 @@ export function protectedFieldsIn(body: unknown, fields: readonly string[]): str
     });
   }
   return found;
+}
+
+/** The JSON paths of the fields a body schema refused as unknown, in issue order. */
+function unknownFieldsOf(error: ZodError): string[] {
+  return error.issues.flatMap((issue) => (issue.code === "unrecognized_keys" ? issue.keys.map((key) => jsonPath([...issue.path, key])) : []));
 }
 
 function refuseProtectedFields(route: RouteDefinition, body: unknown): void {
@@ -69,6 +75,10 @@ export function validateRequest(): PipelineMiddleware {
       refuseProtectedFields(route, request.event.body);
       const result = bodySchema.safeParse(request.event.body);
       if (!result.success) {
+        // Spec part 2 (estimates, invoices): "protected or unsupported fields" answer the route's
+        // own code, so a field the body schema does not know is refused with it too.
+        const unknown = route.protectedFields ? unknownFieldsOf(result.error) : [];
+        if (unknown.length > 0) throw errors.unsupportedField(route.protectedFields!.code, unknown);
         const details = toValidationDetails(result.error, request.event.body);
         throw route.bodyErrorCode
           ? errors.invalidBody(route.bodyErrorCode, details, undefined, countIssues(result.error))
