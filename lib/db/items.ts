@@ -25,12 +25,12 @@ export async function readItem(accountId: string, itemId: string): Promise<ItemR
   return data ?? undefined;
 }
 
-/** Up to 100 items in ONE BatchGetItem (missing ones are absent). */
-export async function readItems(accountId: string, itemIds: readonly string[]): Promise<ItemRecord[]> {
+/** Up to 100 items in ONE BatchGetItem (missing ones are absent); `consistent: false` for display values (half the read units). */
+export async function readItems(accountId: string, itemIds: readonly string[], options: { consistent?: boolean } = {}): Promise<ItemRecord[]> {
   if (itemIds.length === 0) return [];
   const { data } = await db()
     .entities.item.get([...new Set(itemIds)].map((itemId) => ({ accountId, itemId })))
-    .go({ consistent: true });
+    .go({ consistent: options.consistent ?? true });
   return data;
 }
 

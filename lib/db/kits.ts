@@ -74,20 +74,20 @@ export async function queryBuilds(accountId: string, kitId: string, locationId: 
 }
 
 /** Selected variations (ONE BatchGetItem), for component barcodes, SKUs and cost overrides. */
-export async function readVariations(accountId: string, keys: readonly { itemId: string; variationId: string }[]): Promise<ItemVariationItem[]> {
+export async function readVariations(accountId: string, keys: readonly { itemId: string; variationId: string }[], options: { consistent?: boolean } = {}): Promise<ItemVariationItem[]> {
   if (keys.length === 0) return [];
   const { data } = await db()
     .entities.itemVariation.get(keys.map((key) => ({ accountId, itemId: key.itemId, variationId: key.variationId })))
-    .go({ consistent: true });
+    .go({ consistent: options.consistent ?? true });
   return data;
 }
 
 /** Locations by id (ONE BatchGetItem), for the names builds show. */
-export async function readLocations(accountId: string, locationIds: readonly string[]): Promise<LocationItem[]> {
+export async function readLocations(accountId: string, locationIds: readonly string[], options: { consistent?: boolean } = {}): Promise<LocationItem[]> {
   if (locationIds.length === 0) return [];
   const { data } = await db()
     .entities.location.get([...new Set(locationIds)].map((locationId) => ({ accountId, locationId })))
-    .go({ consistent: true });
+    .go({ consistent: options.consistent ?? true });
   return data;
 }
 

@@ -512,9 +512,10 @@ export async function withCurrentValues<L extends SalesLine>(
   const variationKeys = [...new Map(itemLines.filter((l) => l.variationId).map((l) => [`${l.itemId}/${l.variationId}`, { itemId: l.itemId!, variationId: l.variationId! }])).values()];
   const [customer, items, variations, locations] = await Promise.all([
     related && header.partyId ? readParty(accountId, header.partyId) : Promise.resolve(undefined),
-    readItems(accountId, [...new Set(itemLines.map((l) => l.itemId!))]),
-    readVariations(accountId, variationKeys),
-    readLocations(accountId, [...new Set(itemLines.flatMap((l) => (l.locationId ? [l.locationId] : [])))]),
+    // Display values: eventually consistent reads (half the read units; a change shows within a second).
+    readItems(accountId, [...new Set(itemLines.map((l) => l.itemId!))], { consistent: false }),
+    readVariations(accountId, variationKeys, { consistent: false }),
+    readLocations(accountId, [...new Set(itemLines.flatMap((l) => (l.locationId ? [l.locationId] : [])))], { consistent: false }),
   ]);
   const next = withAccountSnapshot(header, account);
   if (customer) next.partyDetails = partyDetailsOf(customer);
