@@ -4,8 +4,9 @@ import { createHash } from "node:crypto";
  * Idempotency (spec part 1, section 8; architecture section 4). A request's outcome is
  * stored under a scope of account + API key + method + path + Idempotency-Key, and is
  * written in the SAME transaction as the request's own effect, so an effect and its record
- * can never exist apart. A retry whose transaction then fails on the record's condition
- * replays the stored outcome instead.
+ * can never exist apart. Before the handler runs, the request claims its scope with an
+ * in-progress record (a short lease): the same key meanwhile is 409 `idempotency_in_progress`,
+ * and once the outcome replaced the claim, a retry replays it without running again.
  */
 export const IDEMPOTENCY_WINDOW_SECONDS = 300;
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
@@ -16,7 +17,12 @@ export interface IdempotencyContext {
   fingerprint: string;
   /** Set once the outcome has been stored (inside the effect's transaction or after). */
   stored: boolean;
+  /** This request's claim token while it runs (its in-progress record; the outcome replaces it). */
+  claim?: string;
 }
+
+/** How long an in-progress claim holds its key: a request that died is retried after this. */
+export const IDEMPOTENCY_CLAIM_SECONDS = 60;
 
 /** A stored outcome ready to be written: what `writeTransaction` puts beside the effect. */
 export interface IdempotencyCompletion {

@@ -1,7 +1,8 @@
 import { db, type IdempotencyItem, type IdempotencyPartItem } from "./service.js";
 import { epochSeconds, nowIso } from "./keys.js";
 import { packJson, unpackText } from "./packing.js";
-import { IDEMPOTENCY_WINDOW_SECONDS, IdempotencyConflictError, type IdempotencyCompletion, type IdempotencyContext } from "../core/idempotency.js";
+import { randomUUID } from "node:crypto";
+import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS, IdempotencyConflictError, type IdempotencyCompletion, type IdempotencyContext } from "../core/idempotency.js";
 import { writeTransaction } from "./transactions.js";
 
 /** Bodies up to this size are stored as plain JSON text on the record; larger ones compressed. */
@@ -34,13 +35,75 @@ export function outcomeItems(completion: IdempotencyCompletion, body: unknown): 
   };
 }
 
-/** The live stored outcome of a scope with its body as JSON text, or undefined (missing or past its window). */
-export async function readStoredOutcome(context: IdempotencyContext): Promise<(IdempotencyItem & { body: string }) | undefined> {
+/**
+ * The condition of writing a scope's record: none is live (missing, or past its window or its
+ * claim's lease), or it is this request's own claim.
+ */
+export function recordWritable(context: IdempotencyContext) {
+  return (
+    { expiresAt, claim }: { expiresAt: never; claim: never },
+    { notExists, lt, eq }: { notExists: (a: never) => string; lt: (a: never, v: number) => string; eq: (a: never, v: string) => string },
+  ): string => {
+    const free = `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`;
+    return context.claim ? `${free} OR ${eq(claim, context.claim)}` : free;
+  };
+}
+
+/**
+ * Claims a scope before its request runs: an in-progress record (status 0) with a lease of
+ * `IDEMPOTENCY_CLAIM_SECONDS`, written only where no live record exists. Returns false when one
+ * does (a stored outcome to replay, or another request still running).
+ */
+export async function claimScope(context: IdempotencyContext): Promise<boolean> {
+  const claim = randomUUID();
+  try {
+    await db()
+      .entities.idempotencyRecord.put({
+        accountId: context.accountId,
+        scope: context.scope,
+        fingerprint: context.fingerprint,
+        statusCode: 0,
+        claim,
+        headers: {},
+        createdAt: nowIso(),
+        expiresAt: epochSeconds() + IDEMPOTENCY_CLAIM_SECONDS,
+      })
+      .where(recordWritable(context) as never)
+      .go({ response: "none" });
+    context.claim = claim;
+    return true;
+  } catch (error) {
+    if (isConditionalFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Gives up this request's claim (a 5xx: the retry runs again); a claim already replaced is left alone. */
+export async function releaseClaim(context: IdempotencyContext): Promise<void> {
+  if (!context.claim || context.stored) return;
+  try {
+    await db()
+      .entities.idempotencyRecord.delete({ accountId: context.accountId, scope: context.scope })
+      .where(({ claim }, { eq }) => eq(claim, context.claim!))
+      .go({ response: "none" });
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+}
+
+/**
+ * The live record of a scope: `inProgress` for another request's claim, else the stored outcome
+ * with its body as JSON text; undefined when none is live (missing, or past its window or lease).
+ */
+export async function readStoredOutcome(
+  context: IdempotencyContext,
+): Promise<{ inProgress: true; fingerprint: string } | (IdempotencyItem & { inProgress: false; body: string }) | undefined> {
   const { data } = await db()
     .entities.idempotencyRecord.get({ accountId: context.accountId, scope: context.scope })
     .go({ consistent: true });
   if (!data || data.expiresAt < epochSeconds()) return undefined;
-  if (data.body !== undefined) return { ...data, body: data.body };
+  if (data.statusCode === 0) return { inProgress: true, fingerprint: data.fingerprint };
+  if (data.body !== undefined) return { ...data, inProgress: false, body: data.body };
   const count = data.parts ?? 0;
   const parts =
     count === 0
@@ -51,7 +114,7 @@ export async function readStoredOutcome(context: IdempotencyContext): Promise<(I
             .go({ consistent: true })
         ).data.sort((a, b) => a.part - b.part);
   if (parts.length !== count) return undefined; // not all there: never replay a partial body
-  return { ...data, body: unpackText([data.packed as Uint8Array, ...parts.map((part) => part.packed as Uint8Array)]) };
+  return { ...data, inProgress: false, body: unpackText([data.packed as Uint8Array, ...parts.map((part) => part.packed as Uint8Array)]) };
 }
 
 /**
@@ -73,7 +136,7 @@ export async function storeOutcome(completion: IdempotencyCompletion, body: unkn
   try {
     await db()
       .entities.idempotencyRecord.put(record)
-      .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
+      .where(recordWritable(completion.context) as never)
       .go({ response: "none" });
     completion.context.stored = true;
     return true;

@@ -1,5 +1,5 @@
 import { db, type InventoryService } from "./service.js";
-import { outcomeItems } from "./idempotency.js";
+import { outcomeItems, recordWritable } from "./idempotency.js";
 import { epochSeconds } from "./keys.js";
 import { CONFLICT_POLICY, RETRY, retrying } from "./retry.js";
 import { IdempotencyConflictError, type IdempotencyCompletion } from "../core/idempotency.js";
@@ -148,7 +148,7 @@ export async function writeTransaction(
               label: OUTCOME_LABEL,
               op: entities.idempotencyRecord
                 .put(stored.record)
-                .where(({ expiresAt }, { notExists, lt }) => `${notExists(expiresAt)} OR ${lt(expiresAt, epochSeconds())}`)
+                .where(recordWritable(outcome!.completion!.context) as never)
                 .commit(),
             });
             for (const part of stored.parts) items.push({ label: OUTCOME_PART_LABEL, op: entities.idempotencyPart.put(part).commit() });

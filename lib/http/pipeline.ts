@@ -49,6 +49,7 @@ export function buildHandler(
 
   const dispatch = async (event: HttpEvent, _context: Context, request: PipelineRequest): Promise<HttpResult> => {
     const state = request.internal;
+    if (state.answer) return state.answer; // decided before the handler (an idempotent replay)
     const route = state.route!;
     const implementation = implementations[route.operationId]!;
     const input = state.input ?? { path: {}, query: {}, body: undefined };

@@ -31,6 +31,11 @@ export interface PipelineState {
   handlerStarted?: boolean;
   /** True when the response came from the idempotency store. */
   replayed?: boolean;
+  /**
+   * An answer decided before the handler (an idempotent replay or its 409): the dispatcher
+   * returns it instead of running the route, so the after middlewares still shape it.
+   */
+  answer?: HttpResult;
   /** Why a request failed with a 5xx (logged, never sent). */
   failureReason?: string;
 }

@@ -4,6 +4,7 @@ import { useApiServer, type ApiClient, type TestResponse } from "../support/api.
 import { idempotencyKey, newAccount, newKey, newUser, updateUser, storedLocations, storedZones, type TestAccount } from "../support/fixtures.js";
 import { db } from "../../lib/db/service.js";
 import { expectError } from "../support/assertions.js";
+import { idempotencyScope, requestFingerprint } from "../../lib/core/idempotency.js";
 
 /**
  * Idempotency-Key behaviour (spec part 1, section 8 "Idempotency behaviour" and the
@@ -413,6 +414,45 @@ describe("concurrent requests with one key", () => {
     const locations = await storedLocations(account.accountId);
     expect(locations).toHaveLength(created.length);
     if (created[0]) expect(locations[0]!.locationId).toBe(created[0].body.id);
+  });
+});
+
+describe("a request still running", () => {
+  it("holds its key with an in-progress claim: the same key meanwhile is 409 idempotency_in_progress; a claim past its lease is taken over", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const body = { name: "Claimed", short_name: "CL" };
+    // The claim a request writes before its handler runs (as if one were running now).
+    const scope = idempotencyScope({ accountId: account.accountId, keyId: account.ownerKeyId, method: "POST", path: "/api/v3/locations", key });
+    const claim = { accountId: account.accountId, scope, fingerprint: requestFingerprint("POST", "/api/v3/locations", body), statusCode: 0, claim: randomUUID(), headers: {}, createdAt: new Date().toISOString() };
+    await db().entities.idempotencyRecord.put({ ...claim, expiresAt: Math.floor(Date.now() / 1000) + 60 }).go();
+
+    expectError(await client.post("/locations", body, { idempotencyKey: key }), 409, "idempotency_in_progress", "Idempotency-Key");
+    expectError(await client.post("/locations", { ...body, name: "Other" }, { idempotencyKey: key }), 409, "idempotency_key_reused", "Idempotency-Key");
+    expect(await storedLocations(account.accountId)).toHaveLength(0);
+
+    // The claimant died: once its lease ran out, the retry runs, and a repeat replays it.
+    await db().entities.idempotencyRecord.put({ ...claim, expiresAt: Math.floor(Date.now() / 1000) - 1 }).go();
+    const retried = await client.post("/locations", body, { idempotencyKey: key });
+    expect(retried.status, retried.text).toBe(201);
+    const replay = await client.post("/locations", body, { idempotencyKey: key });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(retried.body);
+    expect(await storedLocations(account.accountId)).toHaveLength(1);
+    const [record] = await storedRecords(account.accountId);
+    expect(record).toMatchObject({ statusCode: 201 });
+    expect(record!.claim).toBeUndefined();
+  });
+
+  it("a handler's 4xx replaces the claim with its stored outcome: no claim is left behind", async () => {
+    const { account, client } = await setup();
+    const key = idempotencyKey();
+    const missing = await client.post(`/locations/${randomUUID()}/zones`, { name: "Z", short_name: "Z" }, { idempotencyKey: key });
+    expectError(missing, 404, "resource_missing");
+    const records = await storedRecords(account.accountId);
+    expect(records.map((r) => r.statusCode)).toEqual([404]);
+    expect(records[0]!.claim).toBeUndefined();
   });
 });
 

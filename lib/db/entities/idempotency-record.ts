@@ -11,7 +11,10 @@ export const IdempotencyRecord = new Entity({
     accountId: { type: "string", required: true, readOnly: true },
     scope: { type: "string", required: true, readOnly: true },
     fingerprint: { type: "string", required: true },
+    /** The response status; 0 while the request runs (an in-progress claim). */
     statusCode: { type: "number", required: true },
+    /** An in-progress claim's token (absent once the outcome is stored). */
+    claim: { type: "string" },
     /** The response body exactly as first sent (JSON text); absent when it is stored `packed`. */
     body: { type: "string" },
     /**

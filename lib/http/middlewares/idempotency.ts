@@ -1,4 +1,4 @@
-import { readStoredOutcome, storeOutcome } from "../../db/idempotency.js";
+import { claimScope, readStoredOutcome, releaseClaim, storeOutcome } from "../../db/idempotency.js";
 import { ApiError, errors } from "../../core/errors.js";
 import {
   IdempotencyConflictError,
@@ -12,16 +12,18 @@ import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.j
 /**
  * `Idempotency-Key` handling (spec part 1, section 8; architecture section 4).
  *
- * before: checks the header against the route's mode (`required` / `optional`) and derives
- * the scope and the request fingerprint. The route's domain code then writes the outcome in
- * the same transaction as its effect. after / onError: an outcome that no transaction
- * carried (a 4xx raised once the handler ran) is stored now; when the record already exists
- * the stored outcome is replayed with `Idempotent-Replayed: true`, or the request is 409
- * `idempotency_key_reused` (different data) or `idempotency_in_progress` (not yet stored).
- * Requests rejected before the handler ran store nothing.
+ * before: checks the header against the route's mode (`required` / `optional`), derives the
+ * scope and the request fingerprint, and claims the scope (an in-progress record with a short
+ * lease). A scope with a live record is answered at once: its stored outcome replayed with
+ * `Idempotent-Replayed: true`, or 409 `idempotency_key_reused` (different data) or
+ * `idempotency_in_progress` (the identical request still running). The route's domain code then
+ * writes the outcome over its claim in the same transaction as its effect. after / onError: an
+ * outcome that no transaction carried (a 4xx raised once the handler ran) is stored now; a 5xx
+ * or a crash gives the claim up (a crash by its lease), so the retry runs again. Requests
+ * rejected before this middleware (validation, scopes, rate limit) store nothing.
  */
 export function idempotency(): PipelineMiddleware {
-  const idempotencyBefore = (request: PipelineRequest): void => {
+  const idempotencyBefore = async (request: PipelineRequest): Promise<void> => {
     const { route, principal } = request.internal;
     if (!route || !principal || route.idempotency === "none") return;
     const key = request.event.headers?.["idempotency-key"];
@@ -32,19 +34,24 @@ export function idempotency(): PipelineMiddleware {
     if (!isValidIdempotencyKey(key)) throw errors.invalidIdempotencyKey();
     const method = request.event.requestContext.http.method;
     const path = request.event.rawPath;
-    request.internal.idempotency = {
+    const context: IdempotencyContext = {
       accountId: principal.accountId,
       scope: idempotencyScope({ accountId: principal.accountId, keyId: principal.keyId, method, path, key }),
       fingerprint: requestFingerprint(method, path, request.event.body),
       stored: false,
     };
+    request.internal.idempotency = context;
+    if (await claimScope(context)) return;
+    await replayOrReject(request, context);
+    request.internal.answer = request.response ?? undefined;
+    request.response = null;
   };
 
   const idempotencyAfter = async (request: PipelineRequest): Promise<void> => {
     const context = request.internal.idempotency;
     const response = request.response;
     if (!context || context.stored || !response || !request.internal.handlerStarted) return;
-    if (response.statusCode >= 500) return;
+    if (response.statusCode >= 500) return releaseClaim(context);
     await storeOrReplay(request, context, response);
   };
 
@@ -56,8 +63,11 @@ export function idempotency(): PipelineMiddleware {
       await replayOrReject(request, context);
       return;
     }
-    if (context.stored || !request.internal.handlerStarted) return;
-    if (!(error instanceof ApiError) || error.statusCode >= 500) return;
+    if (context.stored) return;
+    if (!request.internal.handlerStarted || !(error instanceof ApiError) || error.statusCode >= 500) {
+      await releaseClaim(context);
+      return;
+    }
     const result: HttpResult = {
       statusCode: error.statusCode,
       headers: error.headers,
@@ -82,8 +92,8 @@ async function replayOrReject(request: PipelineRequest, context: IdempotencyCont
   context.stored = true; // whatever happens now, this request stores nothing more
   const record = await readStoredOutcome(context);
   let error: ApiError | undefined;
-  if (!record) error = errors.idempotencyInProgress();
-  else if (record.fingerprint !== context.fingerprint) error = errors.idempotencyKeyReused();
+  if (record && record.fingerprint !== context.fingerprint) error = errors.idempotencyKeyReused();
+  else if (!record || record.inProgress) error = errors.idempotencyInProgress();
   if (error) {
     request.response = {
       statusCode: error.statusCode,
@@ -92,11 +102,12 @@ async function replayOrReject(request: PipelineRequest, context: IdempotencyCont
     };
     return;
   }
+  if (!record || record.inProgress) return; // answered above
   request.internal.replayed = true;
   request.response = {
-    statusCode: record!.statusCode,
-    headers: { ...((record!.headers as Record<string, string>) ?? {}), "Idempotent-Replayed": "true" },
-    body: record!.body,
+    statusCode: record.statusCode,
+    headers: { ...((record.headers as Record<string, string>) ?? {}), "Idempotent-Replayed": "true" },
+    body: record.body,
   };
 }
 
