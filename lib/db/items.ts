@@ -193,3 +193,12 @@ export async function insertUnit(accountId: string, name: string): Promise<numbe
   );
   return number;
 }
+
+/** Selected variations (ONE BatchGetItem), for component barcodes, SKUs and cost overrides. */
+export async function readVariations(accountId: string, keys: readonly { itemId: string; variationId: string }[], options: { consistent?: boolean } = {}): Promise<ItemVariationItem[]> {
+  if (keys.length === 0) return [];
+  const { data } = await db()
+    .entities.itemVariation.get(keys.map((key) => ({ accountId, itemId: key.itemId, variationId: key.variationId })))
+    .go({ consistent: options.consistent ?? true });
+  return data;
+}

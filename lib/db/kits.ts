@@ -1,5 +1,5 @@
 import { readToOffset } from "./offset-page.js";
-import { db, type ItemVariationItem, type KitBuildItem, type KitItem, type KitLinkItem, type LocationItem, type StockJournalItem } from "./service.js";
+import { db, type KitBuildItem, type KitItem, type KitLinkItem, type StockJournalItem } from "./service.js";
 import { allocateNumber, claimNumbers, readSequence, sequenceLabel } from "./sequences.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 
@@ -73,23 +73,7 @@ export async function queryBuilds(accountId: string, kitId: string, locationId: 
   );
 }
 
-/** Selected variations (ONE BatchGetItem), for component barcodes, SKUs and cost overrides. */
-export async function readVariations(accountId: string, keys: readonly { itemId: string; variationId: string }[], options: { consistent?: boolean } = {}): Promise<ItemVariationItem[]> {
-  if (keys.length === 0) return [];
-  const { data } = await db()
-    .entities.itemVariation.get(keys.map((key) => ({ accountId, itemId: key.itemId, variationId: key.variationId })))
-    .go({ consistent: options.consistent ?? true });
-  return data;
-}
 
-/** Locations by id (ONE BatchGetItem), for the names builds show. */
-export async function readLocations(accountId: string, locationIds: readonly string[], options: { consistent?: boolean } = {}): Promise<LocationItem[]> {
-  if (locationIds.length === 0) return [];
-  const { data } = await db()
-    .entities.location.get([...new Set(locationIds)].map((locationId) => ({ accountId, locationId })))
-    .go({ consistent: options.consistent ?? true });
-  return data;
-}
 
 
 /** The last build number handed out (`kit_build` sequence). */

@@ -59,3 +59,12 @@ export async function replaceZone(
     tx.add("zone", (fields.description === undefined ? update.remove(["description"]) : update.set({ description: fields.description })).commit());
   }, outcome);
 }
+
+/** Locations by id (ONE BatchGetItem), for the names builds show. */
+export async function readLocations(accountId: string, locationIds: readonly string[], options: { consistent?: boolean } = {}): Promise<LocationItem[]> {
+  if (locationIds.length === 0) return [];
+  const { data } = await db()
+    .entities.location.get([...new Set(locationIds)].map((locationId) => ({ accountId, locationId })))
+    .go({ consistent: options.consistent ?? true });
+  return data;
+}

@@ -159,24 +159,37 @@ export async function removeParty(previous: PartyItem, linkedContacts: readonly 
 export function addDocumentActivity(
   tx: TransactionBuilder,
   party: { accountId: string; partyId: string },
-  activity: { documents: number; revenueMinor?: number; invoiceDate?: string; invoiceDateWas?: string | null },
-  options: { requireActive?: boolean } = {},
+  activity: DocumentActivity,
+  options: { requireActive?: boolean; convertProspect?: { ownerUserId: string; now: string } } = {},
 ): void {
   let update = tx.entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
+  const convert = options.convertProspect;
+  // A prospect becoming a customer: its kind (and so its list keys, rebuilt from the owner) in the same operation.
+  if (convert) update = update.set({ kind: "customer", updatedAt: convert.now }).composite({ ownerUserId: convert.ownerUserId }).remove([...PROSPECT_ONLY]);
   const was = activity.invoiceDateWas;
   const guardDate = Boolean(activity.invoiceDate) && was !== undefined;
   // `requireActive`: the party must still be unarchived when the document commits (a document
-  // for a party archived meanwhile fails with the same label).
-  if (guardDate || options.requireActive) {
-    update = update.where(({ lastInvoiceDate, archived }, { eq, notExists }) => {
+  // for a party archived meanwhile fails with the same label); a conversion also needs it to be
+  // still a prospect.
+  if (guardDate || options.requireActive || convert) {
+    update = update.where(({ lastInvoiceDate, archived, kind }, { eq, notExists }) => {
       const conditions: string[] = [];
+      if (convert) conditions.push(eq(kind, "prospect"));
       if (guardDate) conditions.push(was === null ? notExists(lastInvoiceDate) : eq(lastInvoiceDate, was));
-      if (options.requireActive) conditions.push(eq(archived, false));
+      if (options.requireActive || convert) conditions.push(eq(archived, false));
       return conditions.join(" AND ");
     });
   }
   tx.add(`party:${party.partyId}`, update.commit());
+}
+
+/** What a document moves on its party (see `addDocumentActivity`). */
+export interface DocumentActivity {
+  documents: number;
+  revenueMinor?: number;
+  invoiceDate?: string;
+  invoiceDateWas?: string | null;
 }
 
 /** Attributes only a prospect carries (spec part 1, section 2.6): a converted prospect drops them. */
@@ -197,21 +210,9 @@ export const PROSPECT_CONVERSION_COUNTS: Record<string, number> = { [COUNT_FIELD
 export function addProspectConversion(
   tx: TransactionBuilder,
   prospect: { accountId: string; partyId: string; ownerUserId: string },
-  activity: { documents: number; revenueMinor?: number; invoiceDate?: string; invoiceDateWas?: string | null },
+  activity: DocumentActivity,
   now: string,
 ): void {
-  let update = tx.entities.party
-    .patch({ accountId: prospect.accountId, partyId: prospect.partyId })
-    .set({ kind: "customer", updatedAt: now })
-    .composite({ ownerUserId: prospect.ownerUserId })
-    .remove([...PROSPECT_ONLY])
-    .add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
-  if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
-  const was = activity.invoiceDateWas;
-  const guardDate = Boolean(activity.invoiceDate) && was !== undefined;
-  update = update.where(({ kind, archived, lastInvoiceDate }, { eq, notExists }) =>
-    [eq(kind, "prospect"), eq(archived, false), ...(guardDate ? [was === null ? notExists(lastInvoiceDate) : eq(lastInvoiceDate, was)] : [])].join(" AND "),
-  );
-  tx.add(`party:${prospect.partyId}`, update.commit());
+  addDocumentActivity(tx, { accountId: prospect.accountId, partyId: prospect.partyId }, activity, { convertProspect: { ownerUserId: prospect.ownerUserId, now } });
   tx.add("account counts", tx.entities.accountCounters.update({ accountId: prospect.accountId }).add(PROSPECT_CONVERSION_COUNTS).commit());
 }

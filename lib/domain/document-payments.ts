@@ -4,13 +4,13 @@ import type { Permission, Principal } from "../auth/permissions.js";
 import { errors } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentWrite, readDocumentTree, type DocumentTree } from "../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentWrite } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
 import { RETRY, retrying } from "../db/retry.js";
 import type { DocumentItem, DocumentPaymentItem } from "../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../db/transactions.js";
 import type { PaymentBody } from "../schemas/documents.js";
-import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocumentPermission } from "./documents.js";
+import { accountSettings, localToday, nextTimestamp, requireDocumentPermission, documentLock, visibleDocument } from "./documents.js";
 import { MINOR_UNITS_PER_UNIT, money, moneyFromMinor } from "./money.js";
 import { newRevision, type RevisionPrefix } from "./revisions.js";
 
@@ -57,11 +57,7 @@ export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentD
   return next;
 }
 
-async function visibleTree(principal: Principal, policy: PaymentPolicy, documentId: string): Promise<DocumentTree> {
-  const tree = await readDocumentTree(principal.accountId, documentId);
-  if (!tree || tree.header.kind !== policy.kind || !canSeeDocument(principal, tree.header)) throw errors.resourceMissing(policy.what, documentId);
-  return tree;
-}
+const visibleTree = (principal: Principal, policy: PaymentPolicy, documentId: string) => visibleDocument(principal, policy.kind, documentId, policy.what);
 
 /** Payments of a document, payment date newest first (undated last), then newest recorded first. */
 export async function listPayments(principal: Principal, policy: PaymentPolicy, documentId: string, url: string, page: PageRequest): Promise<ListEnvelope<Record<string, unknown>>> {
@@ -115,7 +111,7 @@ export async function recordPayment(
     if (!cancellation) return resource;
     if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
     throw errors.internal(new Error(`payment write failed: ${cancellation.labels.join(", ")}`));
-  }, undefined, [`document:${principal.accountId}:${documentId}`]);
+  }, undefined, [documentLock(principal.accountId, documentId)]);
 }
 
 /** Deletes a payment (its amount leaves `amount_paid`); `{id, object: "payment", deleted: true}`. */
@@ -145,5 +141,5 @@ export async function deletePayment(
     if (!cancellation) return resource;
     if (cancellation.failed("payment")) throw errors.resourceMissing("payment", paymentId);
     return RETRY;
-  }, undefined, [`document:${principal.accountId}:${documentId}`]);
+  }, undefined, [documentLock(principal.accountId, documentId)]);
 }

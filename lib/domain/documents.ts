@@ -8,9 +8,11 @@ import {
   isEmptyFilter,
   queryDocumentPage,
   readDocumentHeaders,
+  readDocumentTree,
   searchDocuments,
   type DocumentFilter,
   type DocumentScope,
+  type DocumentTree,
   type StoredLine,
 } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
@@ -40,6 +42,26 @@ export const OWNER_COUNT_FIELD: Record<DocumentKind, string> = {
 /** Whether the caller may see a document: every one with `records.view_all`, else those assigned to them. */
 export function canSeeDocument(principal: Principal, header: Pick<DocumentItem, "kind" | "assignedUserId">): boolean {
   return !ASSIGNEE_BOUNDED.has(header.kind) || hasPermission(principal, "records.view_all") || header.assignedUserId === principal.userId;
+}
+
+/** The in-process queue name of one document's writers (`retrying`'s contended names). */
+export const documentLock = (accountId: string, documentId: string): string => `document:${accountId}:${documentId}`;
+
+/**
+ * A document of `kind` with its lines and payments (ONE Query) if the caller may see it
+ * (account, kind, assignee boundary); otherwise 404 `resource_missing` naming `what`.
+ */
+export async function visibleDocument<T = DocumentTree>(principal: Principal, kind: DocumentKind, id: string, what: string): Promise<T> {
+  const tree = await readDocumentTree(principal.accountId, id);
+  if (!tree || tree.header.kind !== kind || !canSeeDocument(principal, tree.header)) throw errors.resourceMissing(what, id);
+  return tree as unknown as T;
+}
+
+/** A list's `status_id` filter: a known id of the kind's statuses, else -1 (matches nothing). */
+export function statusIdFilter(statusId: string | number | undefined, statuses: Record<string, { id: number }>): number | undefined {
+  if (statusId === undefined) return undefined;
+  const id = Number(statusId);
+  return Object.values(statuses).some((status) => status.id === id) ? id : -1;
 }
 
 /** The list scope of a caller: the account's documents of a kind, or only those assigned to them. */

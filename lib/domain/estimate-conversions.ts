@@ -6,7 +6,7 @@ import { RETRY, retrying } from "../db/retry.js";
 import type { DocumentItem, PartyItem } from "../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../db/transactions.js";
 import { errors } from "../core/errors.js";
-import { requireDocumentPermission } from "./documents.js";
+import { requireDocumentPermission, documentLock } from "./documents.js";
 import {
   addEstimateConversion,
   ESTIMATE_CONVERSION_LABEL,
@@ -80,7 +80,7 @@ async function convert(principal: Principal, estimateId: string, kind: Conversio
       throw errors.internal(new Error(`estimate conversion failed: ${written.cancellation.labels.join(", ")}`));
     },
     undefined,
-    [`document:${principal.accountId}:${estimateId}`],
+    [documentLock(principal.accountId, estimateId)],
   );
 }
 
@@ -133,7 +133,7 @@ function optionsFor(source: EstimateConversionSource, kind: ConversionKind, comp
     extra: (tx: TransactionBuilder, header: DocumentItem, _lines, activity: CustomerActivity, customer: PartyItem) => {
       addEstimateConversion(tx, source.estimate, { kind, id: header.documentId, number: header.number });
       if (customer.kind === "prospect") addProspectConversion(tx, customer, activity, nowIso());
-      else addDocumentActivity(tx, customer, activity);
+      else addDocumentActivity(tx, { accountId: customer.accountId, partyId: customer.partyId }, activity);
     },
   };
 }

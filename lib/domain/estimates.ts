@@ -11,7 +11,6 @@ import {
   addDocumentWrite,
   encodeDocumentLines,
   numberKeyOf,
-  readDocumentTree,
   type DocumentTree,
   type EncodedLines,
 } from "../db/documents.js";
@@ -30,7 +29,6 @@ import {
   accountToday,
   addAssigneeCount,
   addKindCountDecrement,
-  canSeeDocument,
   documentTextFields,
   listDocuments,
   localToday,
@@ -38,6 +36,8 @@ import {
   nextTimestamp,
   requireDocumentPermission,
   withEtag,
+  documentLock,
+  visibleDocument,
 } from "./documents.js";
 import {
   ESTIMATE_STATUS,
@@ -71,7 +71,6 @@ import { assertRevision, etagOf, newRevision, parseIfMatch } from "./revisions.j
  */
 
 const WHAT = "estimate";
-const lockName = (accountId: string, id: string) => `document:${accountId}:${id}`;
 const nowIso = () => new Date().toISOString();
 
 export interface EstimateResult {
@@ -84,11 +83,7 @@ type EstimateTree = Omit<DocumentTree, "lines"> & { lines: EstimateLine[] };
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-async function visibleEstimate(principal: Principal, id: string): Promise<EstimateTree> {
-  const tree = await readDocumentTree(principal.accountId, id);
-  if (!tree || tree.header.kind !== "estimate" || !canSeeDocument(principal, tree.header)) throw errors.resourceMissing(WHAT, id);
-  return tree as unknown as EstimateTree;
-}
+const visibleEstimate = (principal: Principal, id: string) => visibleDocument<EstimateTree>(principal, "estimate", id, WHAT);
 
 const result = (principal: Principal, header: DocumentItem, lines: readonly EstimateLine[], now?: string): EstimateResult => ({
   body: presentEstimate(principal, header, lines, { now }),
@@ -611,7 +606,7 @@ export async function updateEstimate(
       return mapWriteFailures(cancellation, customer.partyId);
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -695,7 +690,7 @@ export async function declineEstimate(principal: Principal, id: string, ifMatchH
       return cancellation ? RETRY : response;
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -738,7 +733,7 @@ export async function deleteEstimate(
       throw errors.internal(new Error(`estimate delete failed: ${cancellation.labels.join(", ")}`));
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 

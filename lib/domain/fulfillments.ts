@@ -12,7 +12,7 @@ import { allocateNumber } from "../db/sequences.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, FulfillmentItem } from "../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../db/transactions.js";
 import type { PackBody, ShipBody } from "../schemas/sales-documents.js";
-import { accountSettings, localToday, nextTimestamp, orNull, requireDocumentPermission } from "./documents.js";
+import { accountSettings, localToday, nextTimestamp, orNull, requireDocumentPermission, documentLock } from "./documents.js";
 import { addQuantities } from "./inventory-math.js";
 import { newRevision } from "./revisions.js";
 import { isPackable, remainingToPack, type SalesLine } from "./sales-documents.js";
@@ -84,7 +84,6 @@ export function presentFulfillment(fulfillment: FulfillmentItem): Record<string,
   };
 }
 
-const lockName = (accountId: string, id: string) => `document:${accountId}:${id}`;
 
 /** A document's packing lists, number newest first (same visibility as the document). */
 export async function listFulfillments(principal: Principal, policy: FulfillmentPolicy, id: string, url: string, page: PageRequest, readPermission: Permission): Promise<ListEnvelope<Record<string, unknown>>> {
@@ -165,7 +164,7 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
       throw errors.internal(new Error(`pack failed: ${cancellation.labels.join(", ")}`));
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -221,7 +220,7 @@ export async function shipFulfillment(
       throw errors.internal(new Error(`ship failed: ${cancellation.labels.join(", ")}`));
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 

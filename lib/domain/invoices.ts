@@ -18,7 +18,6 @@ import {
   accountToday,
   addAssigneeCount,
   addKindCountDecrement,
-  canSeeDocument,
   listDocuments,
   localToday,
   matchReplacementLines,
@@ -26,6 +25,9 @@ import {
   orNull,
   requireDocumentPermission,
   withEtag,
+  documentLock,
+  visibleDocument,
+  statusIdFilter,
 } from "./documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "./fulfillments.js";
 import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
@@ -92,7 +94,6 @@ export const INVOICE_STATUS = {
 type InvoiceStatus = keyof typeof INVOICE_STATUS;
 
 const WHAT = "invoice";
-const lockName = (accountId: string, id: string) => `document:${accountId}:${id}`;
 
 export interface InvoiceResult {
   body: Record<string, unknown>;
@@ -253,11 +254,7 @@ export const invoiceResult = (principal: Principal, header: DocumentItem, lines:
 // Reads
 
 /** The invoice if the caller may see it (account, kind, salesperson boundary), else 404. */
-export async function visibleInvoice(principal: Principal, id: string): Promise<SalesTree> {
-  const tree = await readDocumentTree(principal.accountId, id);
-  if (!tree || tree.header.kind !== "invoice" || !canSeeDocument(principal, tree.header)) throw errors.resourceMissing(WHAT, id);
-  return tree as unknown as SalesTree;
-}
+export const visibleInvoice = (principal: Principal, id: string) => visibleDocument<SalesTree>(principal, "invoice", id, WHAT);
 
 const requireRead = (principal: Principal) => requireDocumentPermission(principal, "invoices.list", "reading invoices");
 const requireModify = (principal: Principal) => requireDocumentPermission(principal, "invoices.modify", "changing invoices");
@@ -278,7 +275,6 @@ export async function getInvoice(principal: Principal, id: string): Promise<Invo
 export async function listInvoices(principal: Principal, url: string, page: PageRequest, query: InvoiceListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
   requireRead(principal);
   const needle = query.q?.trim().toLowerCase();
-  const statusId = query.status_id === undefined ? undefined : Number(query.status_id);
   return listDocuments({
     principal,
     kind: "invoice",
@@ -286,7 +282,7 @@ export async function listInvoices(principal: Principal, url: string, page: Page
     page,
     ids: query.ids,
     filter: {
-      statusId: statusId === undefined ? undefined : Object.values(INVOICE_STATUS).some((s) => s.id === statusId) ? statusId : -1,
+      statusId: statusIdFilter(query.status_id, INVOICE_STATUS),
       partyId: query.customer_id,
       dates: [{ attribute: "issueDate", from: query.issue_date_from, to: query.issue_date_to }],
       text: needle ? { needle, number: /^\d{1,9}$/.test(needle) ? Number(needle) : undefined } : undefined,
@@ -544,7 +540,7 @@ export async function updateInvoice(
       }
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -623,7 +619,7 @@ export async function cancelInvoice(principal: Principal, id: string, completion
       }
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -673,7 +669,7 @@ export async function deleteInvoice(principal: Principal, id: string, completion
       }
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -704,7 +700,7 @@ export async function sendInvoice(principal: Principal, id: string, input: { dat
       return cancellation ? RETRY : written;
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 

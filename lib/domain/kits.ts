@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { locationRestriction, requirePermission, type Principal } from "../auth/permissions.js";
 import { readUser } from "../db/auth-store.js";
 import { queryItemCategories, readItemCategory } from "../db/item-categories.js";
-import { readItem, readItems } from "../db/items.js";
+import { readItem, readItems, readVariations } from "../db/items.js";
 import { nowIso } from "../db/keys.js";
 import {
   BUILD_LABELS,
@@ -18,10 +18,8 @@ import {
   readKit,
   readKitLinks,
   readKits,
-  readLocations,
-  readVariations,
 } from "../db/kits.js";
-import { readLocation } from "../db/locations.js";
+import { readLocation, readLocations } from "../db/locations.js";
 import { checkReferences, referenceDetail, referenceDetails } from "../db/references.js";
 import { RETRY, retrying } from "../db/retry.js";
 import type { ItemRecord, KitBuildItem, KitItem, LocationItem } from "../db/service.js";

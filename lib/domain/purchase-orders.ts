@@ -4,7 +4,7 @@ import { hasPermission, locationRestriction, type Principal } from "../auth/perm
 import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentWrite, numberKeyOf, readDocumentTree, type DocumentTree, type StoredLine } from "../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentWrite, numberKeyOf, type DocumentTree, type StoredLine } from "../db/documents.js";
 import { readLocation } from "../db/locations.js";
 import { addDocumentActivity, readParty } from "../db/parties.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
@@ -29,7 +29,6 @@ import {
   accountSettings,
   accountToday,
   addAssigneeCount,
-  canSeeDocument,
   listDocuments,
   localToday,
   matchReplacementLines,
@@ -37,6 +36,8 @@ import {
   orNull,
   requireDocumentPermission,
   withEtag,
+  documentLock,
+  visibleDocument,
 } from "./documents.js";
 import { StockRuleError, type StockChange } from "./inventory.js";
 import { addQuantities } from "./inventory-math.js";
@@ -87,7 +88,6 @@ export interface PoLine extends StoredLine {
 }
 
 const WHAT = "purchase order";
-const lockName = (accountId: string, id: string) => `document:${accountId}:${id}`;
 
 export interface PurchaseOrderResult {
   body: Record<string, unknown>;
@@ -199,11 +199,7 @@ const result = (principal: Principal, header: DocumentItem, lines: readonly PoLi
 
 type PoTree = Omit<DocumentTree, "lines"> & { lines: PoLine[] };
 
-async function visibleOrder(principal: Principal, id: string): Promise<PoTree> {
-  const tree = await readDocumentTree(principal.accountId, id);
-  if (!tree || tree.header.kind !== "purchase_order" || !canSeeDocument(principal, tree.header)) throw errors.resourceMissing(WHAT, id);
-  return tree as unknown as PoTree;
-}
+const visibleOrder = (principal: Principal, id: string) => visibleDocument<PoTree>(principal, "purchase_order", id, WHAT);
 
 /** One order with its lines in stored order (authentication plus ONE Query). */
 export async function getPurchaseOrder(principal: Principal, id: string): Promise<PurchaseOrderResult> {
@@ -565,7 +561,7 @@ export async function updatePurchaseOrder(
       return mapReferenceFailures(cancellation);
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -632,7 +628,7 @@ export async function sendPurchaseOrder(principal: Principal, id: string, input:
       return RETRY;
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -712,7 +708,7 @@ export async function receivePurchaseOrder(principal: Principal, id: string, inp
       }
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 

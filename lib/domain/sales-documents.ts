@@ -5,10 +5,9 @@ import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { addDocumentWrite, numberKeyOf, type StoredLine } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
-import { readItems } from "../db/items.js";
-import { readLocations, readVariations } from "../db/kits.js";
-import { readLocation } from "../db/locations.js";
-import { addDocumentActivity, readParty } from "../db/parties.js";
+import { readItems, readVariations } from "../db/items.js";
+import { readLocation, readLocations } from "../db/locations.js";
+import { addDocumentActivity, readParty, type DocumentActivity } from "../db/parties.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
 import { allocateNumber, RecordLimitError } from "../db/sequences.js";
 import type { AccountItem, DocumentItem, LocationItem, PartyItem } from "../db/service.js";
@@ -625,12 +624,7 @@ export interface OwnerCountsMove {
 }
 
 /** What a new document moves on its customer: `documentCount`, `lifetimeRevenueMinor` (ADD) and `lastInvoiceDate` (the later date). */
-export interface CustomerActivity {
-  documents: number;
-  revenueMinor?: number;
-  invoiceDate?: string;
-  invoiceDateWas?: string | null;
-}
+export type CustomerActivity = DocumentActivity;
 
 export type NewSalesResult =
   | { ok: true; header: DocumentItem; lines: SalesLine[]; body: Record<string, unknown> }

@@ -10,7 +10,7 @@ import { referenceDetail } from "../db/references.js";
 import { RETRY, retrying } from "../db/retry.js";
 import type { DocumentItem } from "../db/service.js";
 import type { SalesOrderInvoiceBody } from "../schemas/sales-orders.js";
-import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocumentPermission } from "./documents.js";
+import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocumentPermission, documentLock } from "./documents.js";
 import { addQuantities } from "./inventory-math.js";
 import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "./invoices.js";
 import { minorOf, progressOf, blankHeader, insertSalesDocument, withPercents, CustomerChangedError, type SalesLine } from "./sales-documents.js";
@@ -31,7 +31,6 @@ import { etagOf, newRevision } from "./revisions.js";
  * The order closes (30) once every line is fully invoiced.
  */
 
-const lockName = (accountId: string, id: string) => `document:${accountId}:${id}`;
 
 /** Invoices the order's remaining quantities (all, or the given ones); 201 with the new invoice. */
 export async function invoiceSalesOrder(principal: Principal, id: string, body: SalesOrderInvoiceBody, completion: IdempotencyCompletion | undefined): Promise<InvoiceResult> {
@@ -151,7 +150,7 @@ export async function invoiceSalesOrder(principal: Principal, id: string, body: 
       }
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 

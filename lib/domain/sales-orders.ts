@@ -4,7 +4,7 @@ import { hasPermission, locationRestriction, type Principal } from "../auth/perm
 import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, readDocumentTree, type DocumentTree } from "../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, type DocumentTree } from "../db/documents.js";
 import { readLocation } from "../db/locations.js";
 import { addDocumentActivity } from "../db/parties.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
@@ -19,7 +19,6 @@ import {
   accountSettings,
   addAssigneeCount,
   addKindCountDecrement,
-  canSeeDocument,
   listDocuments,
   localToday,
   matchReplacementLines,
@@ -27,6 +26,9 @@ import {
   orNull,
   requireDocumentPermission,
   withEtag,
+  documentLock,
+  visibleDocument,
+  statusIdFilter,
 } from "./documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "./fulfillments.js";
 import { mergeStockChanges } from "./inventory.js";
@@ -88,7 +90,6 @@ type SoStatus = keyof typeof SO_STATUS;
 export const MAX_ORDER_INVOICES = 50;
 
 const WHAT = "sales order";
-const lockName = (accountId: string, id: string) => `document:${accountId}:${id}`;
 
 export interface SalesOrderResult {
   body: Record<string, unknown>;
@@ -245,11 +246,7 @@ const result = (principal: Principal, header: DocumentItem, lines: readonly Sale
 // Reads
 
 /** The order if the caller may see it (account, kind, salesperson boundary), else 404. */
-export async function visibleSalesOrder(principal: Principal, id: string): Promise<SalesTree> {
-  const tree = await readDocumentTree(principal.accountId, id);
-  if (!tree || tree.header.kind !== "sales_order" || !canSeeDocument(principal, tree.header)) throw errors.resourceMissing(WHAT, id);
-  return tree as unknown as SalesTree;
-}
+export const visibleSalesOrder = (principal: Principal, id: string) => visibleDocument<SalesTree>(principal, "sales_order", id, WHAT);
 
 const requireRead = (principal: Principal) => requireDocumentPermission(principal, "sales_orders.list", "reading sales orders");
 const requireModify = (principal: Principal) => requireDocumentPermission(principal, "sales_orders.modify", "changing sales orders");
@@ -267,7 +264,6 @@ export async function getSalesOrder(principal: Principal, id: string): Promise<S
 export async function listSalesOrders(principal: Principal, url: string, page: PageRequest, query: SalesOrderListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
   requireRead(principal);
   const needle = query.q?.trim().toLowerCase();
-  const statusId = query.status_id === undefined ? undefined : Number(query.status_id);
   return listDocuments({
     principal,
     kind: "sales_order",
@@ -275,7 +271,7 @@ export async function listSalesOrders(principal: Principal, url: string, page: P
     page,
     ids: query.ids,
     filter: {
-      statusId: statusId === undefined ? undefined : Object.values(SO_STATUS).some((s) => s.id === statusId) ? statusId : -1,
+      statusId: statusIdFilter(query.status_id, SO_STATUS),
       partyId: query.customer_id,
       locationId: query.location_id,
       assignedUserId: query.assigned_user_id,
@@ -544,7 +540,7 @@ export async function updateSalesOrder(
       return mapCancellation(cancellation);
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -578,7 +574,7 @@ export async function deleteSalesOrder(principal: Principal, id: string, complet
       throw errors.internal(new Error(`sales order delete failed: ${cancellation.labels.join(", ")}`));
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 

@@ -3,7 +3,7 @@ import type { Principal } from "../auth/permissions.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, numberKeyOf, readDocumentTree, type DocumentTree, type StoredLine } from "../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, numberKeyOf, type DocumentTree, type StoredLine } from "../db/documents.js";
 import { readLocation } from "../db/locations.js";
 import { checkReferences, referenceDetail } from "../db/references.js";
 import { RETRY, retrying } from "../db/retry.js";
@@ -29,6 +29,9 @@ import {
   nextTimestamp,
   orNull,
   requireDocumentPermission,
+  documentLock,
+  visibleDocument,
+  statusIdFilter,
 } from "./documents.js";
 import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
 import { newRevision } from "./revisions.js";
@@ -70,7 +73,6 @@ export interface TransferLine extends StoredLine {
 type TransferTree = Omit<DocumentTree, "lines"> & { lines: TransferLine[] };
 
 const WHAT = "stock transfer";
-const lockName = (accountId: string, id: string) => `document:${accountId}:${id}`;
 
 function requireRead(principal: Principal): void {
   requireDocumentPermission(principal, "inventory.manage", "reading stock transfers");
@@ -123,11 +125,8 @@ export function presentStockTransfer(header: DocumentItem, lines?: readonly Tran
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-async function readTransfer(principal: Principal, id: string): Promise<TransferTree> {
-  const tree = await readDocumentTree(principal.accountId, id);
-  if (!tree || tree.header.kind !== "stock_transfer") throw errors.resourceMissing(WHAT, id);
-  return tree as unknown as TransferTree;
-}
+// Stock transfers are account-wide (no assignee boundary): `visibleDocument` lets every caller see them.
+const readTransfer = (principal: Principal, id: string) => visibleDocument<TransferTree>(principal, "stock_transfer", id, WHAT);
 
 /** One transfer with its lines (authentication plus ONE Query). */
 export async function getStockTransfer(principal: Principal, id: string): Promise<Record<string, unknown>> {
@@ -140,7 +139,6 @@ export async function getStockTransfer(principal: Principal, id: string): Promis
 export async function listStockTransfers(principal: Principal, url: string, page: PageRequest, query: StockTransferListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
   requireRead(principal);
   const needle = query.q?.trim().toLowerCase();
-  const statusId = query.status_id === undefined ? undefined : Number(query.status_id);
   return listDocuments({
     principal,
     kind: "stock_transfer",
@@ -148,7 +146,7 @@ export async function listStockTransfers(principal: Principal, url: string, page
     page,
     ids: query.ids,
     filter: {
-      statusId: statusId === undefined ? undefined : Object.values(STATUS).some((s) => s.id === statusId) ? statusId : -1,
+      statusId: statusIdFilter(query.status_id, STATUS),
       assignedUserId: query.assigned_user_id,
       originLocationId: query.origin_location_id,
       destinationLocationId: query.destination_location_id,
@@ -371,7 +369,7 @@ export async function updateStockTransfer(principal: Principal, id: string, inpu
       }
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -395,7 +393,7 @@ export async function sendStockTransfer(principal: Principal, id: string, input:
       return transition(principal, id, previous, derive(next, tree.lines), tree.lines, changes, completion, "Sending the transfer", `Stock transfer ${previous.number} sent`);
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -419,7 +417,7 @@ export async function receiveStockTransfer(principal: Principal, id: string, inp
       return transition(principal, id, previous, derive(next, tree.lines), tree.lines, changes, completion, "Receiving the transfer", `Stock transfer ${previous.number} received`);
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -497,6 +495,6 @@ export async function deleteStockTransfer(principal: Principal, id: string, comp
       }
     },
     undefined,
-    [lockName(principal.accountId, id)],
+    [documentLock(principal.accountId, id)],
   );
 }
