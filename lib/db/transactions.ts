@@ -1,4 +1,5 @@
-import { db, type InventoryService } from "./service.js";
+import { createWriteTransaction } from "electrodb";
+import { constructedEntities, db, type Entities, type InventoryService } from "./service.js";
 import { outcomeItems, recordWritable } from "./idempotency.js";
 import { epochSeconds } from "./keys.js";
 import { CONFLICT_POLICY, RETRY, retrying } from "./retry.js";
@@ -137,32 +138,22 @@ export async function writeTransaction(
   return retrying(
     "transaction",
     async () => {
-      let labelled: readonly { label: string; note?: string }[] = [];
-      const result = await db()
-        .transaction.write((entities) => {
-          const tx = new TransactionBuilder(entities, MAX_TRANSACTION_ITEMS - outcomeItemCount);
-          build(tx);
-          const items = [...tx.items()];
-          if (stored) {
-            items.push({
-              label: OUTCOME_LABEL,
-              op: entities.idempotencyRecord
-                .put(stored.record)
-                .where(recordWritable(outcome!.completion!.context) as never)
-                .commit(),
-            });
-            for (const part of stored.parts) items.push({ label: OUTCOME_PART_LABEL, op: entities.idempotencyPart.put(part).commit() });
-          }
-          labelled = items;
-          return items.map((item) => item.op) as never;
-        })
-        .go();
+      const entities = db().entities as unknown as TransactionEntities;
+      const tx = new TransactionBuilder(entities, MAX_TRANSACTION_ITEMS - outcomeItemCount);
+      build(tx);
+      const items = [...tx.items()];
+      if (stored) {
+        const writable = recordWritable(outcome!.completion!.context) as never;
+        items.push({ label: OUTCOME_LABEL, op: entities.idempotencyRecord.put(stored.record).where(writable).commit() });
+        for (const part of stored.parts) items.push({ label: OUTCOME_PART_LABEL, op: entities.idempotencyPart.put(part).commit() });
+      }
+      const result = await createWriteTransaction(constructedEntities() as Entities, () => items.map((item) => item.op) as never).go();
       if (!result.canceled) {
         if (storesOutcome) outcome!.completion!.context.stored = true;
         return null;
       }
       const reasons: CancellationReason[] = (result.data as { code: string; item?: Record<string, unknown> }[])
-        .map((entry, index) => ({ label: labelled[index]?.label ?? `#${index}`, code: entry.code, note: labelled[index]?.note, item: entry.item ?? undefined }))
+        .map((entry, index) => ({ label: items[index]?.label ?? `#${index}`, code: entry.code, note: items[index]?.note, item: entry.item ?? undefined }))
         .filter((r) => r.code !== "None");
       const failed = reasons.filter((r) => r.code === "ConditionalCheckFailed" && r.label !== OUTCOME_LABEL);
       if (failed.length > 0) return new Cancellation(failed);

@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * number or count: a failed write consumes no number, and list totals never need a count of
  * the records themselves. Customers and prospects share `customerSeq`.
  */
-export const AccountCounters = new Entity({
+export const accountCountersEntity = () => new Entity({
   model: { entity: "counters", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

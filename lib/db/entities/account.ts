@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** An account: the tenant every other record belongs to, with its settings. */
-export const Account = new Entity({
+export const accountEntity = () => new Entity({
   model: { entity: "account", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * account id, so the record is found by (account, hash) without any global index.
  * `rateWindow`/`rateCount` hold the per-key request counter of the current minute.
  */
-export const ApiKey = new Entity({
+export const apiKeyEntity = () => new Entity({
   model: { entity: "apikey", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** Marks a contact visible to the owner of one of its linked records. */
-export const ContactAccess = new Entity({
+export const contactAccessEntity = () => new Entity({
   model: { entity: "contactaccess", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** A link from a contact to a customer, prospect or supplier. */
-export const ContactLink = new Entity({
+export const contactLinkEntity = () => new Entity({
   model: { entity: "contactlink", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

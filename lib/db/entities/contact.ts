@@ -10,7 +10,7 @@ import { Entity } from "electrodb";
  * keeps a copy of its links (`links`: id, kind, owner; kind and owner of a record never change)
  * so that list pages render `account_records` without reading the link items.
  */
-export const Contact = new Entity({
+export const contactEntity = () => new Entity({
   model: { entity: "contact", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -20,7 +20,7 @@ export const CUSTOM_FIELD_KINDS = [
 export type CustomFieldKind = (typeof CUSTOM_FIELD_KINDS)[number];
 
 /** A custom-field definition of one record kind. */
-export const CustomField = new Entity({
+export const customFieldEntity = () => new Entity({
   model: { entity: "customfield", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** A label that customers and prospects can carry (`customer_label_id`). */
-export const CustomerLabel = new Entity({
+export const customerLabelEntity = () => new Entity({
   model: { entity: "customerlabel", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -8,7 +8,7 @@ import { Entity } from "electrodb";
  * Query request (1 MB). Pages written before compression hold their lines as a plain list in
  * `lines` instead; readers accept both.
  */
-export const DocumentLines = new Entity({
+export const documentLinesEntity = () => new Entity({
   model: { entity: "documentlines", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

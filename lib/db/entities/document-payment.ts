@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * in the document's partition. `amountMinor` is the exact integer of ten-thousandths that the
  * header's `amountPaidMinor` moved by in the same transaction.
  */
-export const DocumentPayment = new Entity({
+export const documentPaymentEntity = () => new Entity({
   model: { entity: "documentpayment", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

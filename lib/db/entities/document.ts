@@ -17,7 +17,7 @@ import { Entity } from "electrodb";
 export const DOCUMENT_KINDS = ["purchase_order", "stock_transfer", "estimate", "sales_order", "invoice"] as const;
 export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
 
-export const Document = new Entity({
+export const documentEntity = () => new Entity({
   model: { entity: "document", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -10,7 +10,7 @@ import { Entity } from "electrodb";
  * document (one Query of that collection) never reads its packing lists; the fulfillments list
  * is a Query of this entity in the partition, and a ship reads one by key.
  */
-export const Fulfillment = new Entity({
+export const fulfillmentEntity = () => new Entity({
   model: { entity: "fulfillment", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * 500-line estimate's response is ~300 KB to ~2 MB of JSON, more than one item holds. Written
  * in the same transaction as the record, read only on replay, removed by TTL like the record.
  */
-export const IdempotencyPart = new Entity({
+export const idempotencyPartEntity = () => new Entity({
   model: { entity: "idempotencypart", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

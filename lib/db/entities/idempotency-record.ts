@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * transaction as the request's own effect. `scope` hashes account, API key, method, path
  * and the key; `fingerprint` hashes the request itself.
  */
-export const IdempotencyRecord = new Entity({
+export const idempotencyRecordEntity = () => new Entity({
   model: { entity: "idempotency", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -4,7 +4,7 @@ import { Entity } from "electrodb";
  * Inventory sequences and item counts, apart from the party counters so that stock postings
  * and customer creation never contend. `items_<archived><sold>` count items by status.
  */
-export const InventoryCounters = new Entity({
+export const inventoryCountersEntity = () => new Entity({
   model: { entity: "inventorycounters", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * order). Categories live in the account partition: one Query reads them all.
  * `childCount` guards the two-level tree: a category with children cannot get a parent.
  */
-export const ItemCategory = new Entity({
+export const itemCategoryEntity = () => new Entity({
   model: { entity: "itemcategory", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

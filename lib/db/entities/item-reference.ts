@@ -8,7 +8,7 @@ import { Entity } from "electrodb";
  * references stay as tombstones (expiring after 30 days) so a late, older image cannot bring a
  * reference back.
  */
-export const ItemReference = new Entity({
+export const itemReferenceEntity = () => new Entity({
   model: { entity: "itemreference", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** A variation of an item; a plain item has one base variation with empty `values`. */
-export const ItemVariation = new Entity({
+export const itemVariationEntity = () => new Entity({
   model: { entity: "itemvariation", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

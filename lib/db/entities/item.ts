@@ -9,7 +9,7 @@ import { Entity } from "electrodb";
  * unchanged: the stock changes of one item are serialised exactly and none is ever lost, and
  * balances can be written as computed values. Only `lib/domain/inventory.ts` writes these.
  */
-export const Item = new Entity({
+export const itemEntity = () => new Entity({
   model: { entity: "item", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -12,7 +12,7 @@ import { Entity } from "electrodb";
  * what a disassembly reverses. A nested automatic build (`parentKitId`) has its own record
  * and its own changes.
  */
-export const KitBuild = new Entity({
+export const kitBuildEntity = () => new Entity({
   model: { entity: "kitbuild", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * that it does not exist). Lives in the item's partition, outside its `itemTree` collection.
  * Builds read these for their components in one BatchGetItem to find automatic sub-kits.
  */
-export const KitLink = new Entity({
+export const kitLinkEntity = () => new Entity({
   model: { entity: "kitlink", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -10,7 +10,7 @@ import { Entity } from "electrodb";
  * every build and disassembly, on condition that `buildVersion` is unchanged (no lost update).
  * All kits of an account share one partition of index gsi1, ordered by number (the kit list).
  */
-export const Kit = new Entity({
+export const kitEntity = () => new Entity({
   model: { entity: "kit", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

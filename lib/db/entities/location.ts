@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * so one Query returns a location together with all of its zones. `gsi1` lists the account's
  * locations ordered by name.
  */
-export const Location = new Entity({
+export const locationEntity = () => new Entity({
   model: { entity: "location", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

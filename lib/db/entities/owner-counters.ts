@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** Per-user counts of the records a user owns (the list totals of users without `records.view_all`). */
-export const OwnerCounters = new Entity({
+export const ownerCountersEntity = () => new Entity({
   model: { entity: "ownercounters", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -8,7 +8,7 @@ import { Entity } from "electrodb";
  * `documentCount`, `lifetimeRevenueMinor` (ten-thousandths, exact integer) and
  * `lastInvoiceDate` are maintained by the document write path (`documentActivityOp`).
  */
-export const Party = new Entity({
+export const partyEntity = () => new Entity({
   model: { entity: "party", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** A pricing tier (`pricing_tier_id` of customers and prospects). */
-export const PricingTier = new Entity({
+export const pricingTierEntity = () => new Entity({
   model: { entity: "pricingtier", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

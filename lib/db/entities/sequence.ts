@@ -6,7 +6,7 @@ import { Entity } from "electrodb";
  * sequences live on the counter items whose counts they move together (`AccountCounters`,
  * `InventoryCounters`); `lib/db/sequences.ts` hides where each one is.
  */
-export const Sequence = new Entity({
+export const sequenceEntity = () => new Entity({
   model: { entity: "sequence", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * deltas and the balances after. Written in the same transaction as the balance it changes.
  * Stored in the item's partition outside `itemTree`, newest last per source type.
  */
-export const StockHistory = new Entity({
+export const stockHistoryEntity = () => new Entity({
   model: { entity: "stockhistory", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -11,7 +11,7 @@ import { Entity } from "electrodb";
  *   breaks a rule, the document cannot commit, or its writer died (`leaseUntil` passed: the
  *   sweeper finds open holds through the sparse `gsi2` index).
  */
-export const StockJournal = new Entity({
+export const stockJournalEntity = () => new Entity({
   model: { entity: "stockjournal", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -4,7 +4,7 @@ import { Entity } from "electrodb";
  * The stock of one variation at one location (an item-variation-location row). Created by the
  * first stock change there; `ivlId` comes from the account's sequence and never changes.
  */
-export const StockRow = new Entity({
+export const stockRowEntity = () => new Entity({
   model: { entity: "stockrow", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 import { RETENTION } from "./sync-retention.js";
 
-export const SyncCheckpoint = new Entity({
+export const syncCheckpointEntity = () => new Entity({
   model: { entity: "synccheckpoint", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

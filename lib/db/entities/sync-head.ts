@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 import { RETENTION } from "./sync-retention.js";
 
-export const SyncHead = new Entity({
+export const syncHeadEntity = () => new Entity({
   model: { entity: "synchead", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

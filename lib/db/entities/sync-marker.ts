@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 import { RETENTION } from "./sync-retention.js";
 
-export const SyncMarker = new Entity({
+export const syncMarkerEntity = () => new Entity({
   model: { entity: "syncmarker", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

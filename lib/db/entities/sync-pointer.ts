@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 import { RETENTION } from "./sync-retention.js";
 
-export const SyncPointer = new Entity({
+export const syncPointerEntity = () => new Entity({
   model: { entity: "syncpointer", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

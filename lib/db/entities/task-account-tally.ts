@@ -6,7 +6,7 @@ import { Entity } from "electrodb";
  * transaction as the tasks (and by the stream processor when an assignee's state changes).
  * It sits in gsi2 in the partition of the account's OPEN tasks, before them (`!tally`).
  */
-export const TaskAccountTally = new Entity({
+export const taskAccountTallyEntity = () => new Entity({
   model: { entity: "taskaccounttally", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

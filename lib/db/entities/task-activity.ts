@@ -5,7 +5,7 @@ import { Entity } from "electrodb";
  * time and the NAMES of the fields that changed; never their values (no historical private
  * text). In the task's partition, ordered by version.
  */
-export const TaskActivity = new Entity({
+export const taskActivityEntity = () => new Entity({
   model: { entity: "taskactivity", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

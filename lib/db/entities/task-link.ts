@@ -7,7 +7,7 @@ import { taskAttributes } from "./task.js";
  * (`linkKey` = `<status>#<listKey>`) with everything a list page shows, in one Query. The
  * stream processor also finds a record's tasks here when the record changes.
  */
-export const TaskLink = new Entity({
+export const taskLinkEntity = () => new Entity({
   model: { entity: "tasklink", version: "1", service: "inv" },
   attributes: {
     ...taskAttributes,

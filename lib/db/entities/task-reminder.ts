@@ -7,7 +7,7 @@ import { Entity } from "electrodb";
  * recipient, newest `scheduledAt` first) is sparse: a reminder is in its recipient's inbox
  * while scheduled or read; dismissed and completed ones leave it.
  */
-export const TaskReminder = new Entity({
+export const taskReminderEntity = () => new Entity({
   model: { entity: "taskreminder", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

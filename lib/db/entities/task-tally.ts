@@ -11,7 +11,7 @@ import { Entity } from "electrodb";
  * of pending entries already due (a plain number could not change at the moment a reminder
  * falls due without a scheduler).
  */
-export const TaskTally = new Entity({
+export const taskTallyEntity = () => new Entity({
   model: { entity: "tasktally", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

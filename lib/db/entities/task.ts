@@ -74,7 +74,7 @@ export const taskAttributes = {
  *   account's tally (`task-account-tally.ts`) the same way.
  * Every write is a whole-item put conditioned on `rev` (read-modify-write).
  */
-export const Task = new Entity({
+export const taskEntity = () => new Entity({
   model: { entity: "task", version: "1", service: "inv" },
   attributes: taskAttributes,
   indexes: {

@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** A unit of measure (`unit_id` is an integer from the account's sequence). */
-export const Unit = new Entity({
+export const unitEntity = () => new Entity({
   model: { entity: "unit", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },

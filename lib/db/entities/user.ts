@@ -4,7 +4,7 @@ import { Entity } from "electrodb";
  * A user of an account. The record lives in its account's partition, so moving a user to
  * another account moves the record, and keys minted under the old account stop resolving.
  */
-export const User = new Entity({
+export const userEntity = () => new Entity({
   model: { entity: "user", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true },

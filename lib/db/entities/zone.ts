@@ -1,7 +1,7 @@
 import { Entity } from "electrodb";
 
 /** A zone inside a location; stored in its location's partition (collection `locationTree`). */
-export const Zone = new Entity({
+export const zoneEntity = () => new Entity({
   model: { entity: "zone", version: "1", service: "inv" },
   attributes: {
     accountId: { type: "string", required: true, readOnly: true },
