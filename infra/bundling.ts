@@ -22,12 +22,14 @@ const shims = fileURLToPath(new URL("./shims/", import.meta.url));
 
 /**
  * Packages replaced in the bundles by lighter stand-ins (see each file under infra/shims/):
- * ElectroDB's model validation (the models are validated by the test suite) and the AWS SDK's
- * default credential chain (Lambda provides credentials in the environment).
+ * ElectroDB's model validation (the models are validated by the test suite), the AWS SDK's
+ * default credential chain (Lambda provides credentials in the environment) and the part of
+ * `@aws-sdk/lib-dynamodb` nothing uses (ElectroDB's `require` of it would keep all of it).
  */
 export const BUNDLE_ALIASES: Record<string, string> = {
   jsonschema: join(shims, "jsonschema.cjs"),
   "@aws-sdk/credential-provider-node": join(shims, "credential-provider-node.mjs"),
+  "@aws-sdk/lib-dynamodb": join(shims, "lib-dynamodb.mjs"),
 };
 
 export const ESBUILD_OPTIONS = {

@@ -44,13 +44,14 @@ describe("offline: what each bundle holds", () => {
 });
 
 describe("offline: the bundles' stand-ins (infra/shims)", () => {
-  it("every database bundle carries the stand-ins, not jsonschema or the SDK's default credential chain", () => {
+  it("every database bundle carries the stand-ins, not jsonschema, the SDK's default credential chain or all of lib-dynamodb", () => {
     for (const group of groups.filter((g) => g !== "platform")) {
       const files = inputs.get(group)!;
       expect(files.some((f) => f.includes("node_modules/jsonschema/")), group).toBe(false);
       expect(files.some((f) => f.includes("credential-provider-node/")), group).toBe(false);
       expect(files.some((f) => f.includes("credential-provider-sso/")), group).toBe(false);
       expect(files).toContain("infra/shims/jsonschema.cjs");
+      expect(files).toContain("infra/shims/lib-dynamodb.mjs");
     }
   });
 
