@@ -46,7 +46,6 @@ import {
   lineChanges,
   lineSpecsOf,
   minorOf,
-  partyOf,
   withCurrentValues,
   priceSalesLines,
   progressOf,
@@ -63,6 +62,7 @@ import {
   type SalesDraft,
   type SalesLine,
 } from "./sales-documents.js";
+import { partyOf } from "./party-details.js";
 import { SO_STATUS, lineCosts, sourceEstimateOf } from "./sales-orders.js";
 import { commitWithStock } from "./stock-holds.js";
 

@@ -42,7 +42,7 @@ import {
 import { StockRuleError, type StockChange } from "./inventory.js";
 import { addQuantities } from "./inventory-math.js";
 import { money, rate } from "./money.js";
-import { partyDetailsOf } from "./party-details.js";
+import { partyDetailsOf, partyOf } from "./party-details.js";
 import { assertRevision, etagOf, newRevision, parseIfMatch } from "./revisions.js";
 import { commitWithStock, type RowIdOf } from "./stock-holds.js";
 
@@ -162,7 +162,7 @@ export function presentPurchaseOrder(principal: Principal, header: DocumentItem,
   if (lines) {
     const reason = editBlockReason(principal, header);
     Object.assign(out, {
-      party: header.partyDetails ?? { account_number: null, phone: null, email: null, billing_address: [], shipping_address: [] },
+      party: partyOf(header),
       discount_percent: header.discountPercent,
       pre_discount_total: header.preDiscountTotal,
       discount_total: header.discountTotal,

@@ -19,7 +19,7 @@ import { addAssigneeCount, withEtag } from "./documents.js";
 import { StockRuleError, type LedgerSource, type StockChange } from "./inventory.js";
 import { addQuantities } from "./inventory-math.js";
 import { MINOR_UNITS_PER_UNIT, money, rate } from "./money.js";
-import { partyDetailsOf, type PartyDetails } from "./party-details.js";
+import { partyDetailsOf } from "./party-details.js";
 import { prepareStock, type RowIdOf } from "./stock-holds.js";
 
 /**
@@ -531,18 +531,6 @@ export async function withCurrentValues<L extends SalesLine>(
       const location = line.locationId ? locationById.get(line.locationId) : undefined;
       return { ...line, sku: variation?.sku ?? item.sku, unitName: item.unitName, locationName: location?.name ?? line.locationName };
     }),
-  };
-}
-
-/** A header's stored party details (or empty ones), in the documented key order (a stored map keeps none). */
-export function partyOf(header: DocumentItem): PartyDetails {
-  const stored = (header.partyDetails ?? {}) as Partial<PartyDetails>;
-  return {
-    account_number: stored.account_number ?? null,
-    phone: stored.phone ?? null,
-    email: stored.email ?? null,
-    billing_address: stored.billing_address ?? [],
-    shipping_address: stored.shipping_address ?? [],
   };
 }
 

@@ -45,7 +45,6 @@ import {
   insertSalesDocument,
   lineChanges,
   lineSpecsOf,
-  partyOf,
   withCurrentValues,
   percentOf,
   priceSalesLines,
@@ -63,6 +62,7 @@ import {
   type SalesDraft,
   type SalesLine,
 } from "./sales-documents.js";
+import { partyOf } from "./party-details.js";
 import { commitWithStock } from "./stock-holds.js";
 
 /**

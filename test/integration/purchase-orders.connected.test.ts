@@ -160,6 +160,23 @@ describe("connected: purchase orders", () => {
     expect((await w.client.get(`/suppliers/${w.supplier.id}`)).body.document_count).toBe(2);
   });
 
+  it("shows party's keys in the documented order on create, retrieve, update and send (a stored map keeps none)", async () => {
+    const w = await world();
+    const created = await createOrder(w);
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.id;
+    const responses = [
+      created,
+      await w.client.get(`/purchase-orders/${id}`),
+      await w.client.patch(`/purchase-orders/${id}`, { name: "Keys" }),
+      await w.client.post(`/purchase-orders/${id}/send`, {}),
+    ];
+    for (const response of responses) {
+      expect(response.status, response.text).toBeLessThan(300);
+      expect(Object.keys(response.body.party)).toEqual(["account_number", "phone", "email", "billing_address", "shipping_address"]);
+    }
+  });
+
   it("adds one generated discount line for discount_percent and discounts every taxable base", async () => {
     const w = await world();
     const created = await w.client.post("/purchase-orders", {
