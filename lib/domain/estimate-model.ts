@@ -185,6 +185,7 @@ export interface PresentOptions {
 function presentLine(line: EstimateLine, position: number, showCosts: boolean, preview: PresentOptions["preview"]) {
   const out: Record<string, unknown> = {
     id: preview && !preview.storedLineIds.has(line.id) ? null : line.id,
+    object: "estimate_line",
     item_id: orNull(line.itemId),
     item_variation_location_id: orNull(line.ivlId),
     line_type: line.lineType,

@@ -135,6 +135,7 @@ function presentLine(principal: Principal, header: DocumentItem, line: SalesLine
   }
   const out: Record<string, unknown> = {
     id: line.id,
+    object: "invoice_line",
     item_id: orNull(line.itemId),
     item_variation_location_id: orNull(line.ivlId),
     name: line.name,
@@ -711,6 +712,7 @@ function presentPayment(payment: DocumentPaymentItem) {
   const card = payment.cardBrand !== undefined || payment.cardLast4 !== undefined ? { brand: orNull(payment.cardBrand), last4: orNull(payment.cardLast4) } : null;
   return {
     id: payment.paymentId,
+    object: "payment",
     invoice_id: payment.documentId,
     amount: payment.amount,
     type: payment.amountMinor < 0 ? "refund" : "payment",

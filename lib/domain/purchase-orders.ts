@@ -100,6 +100,7 @@ export interface PurchaseOrderResult {
 function presentLine(line: PoLine, position: number, locationName: string | undefined) {
   return {
     id: line.id,
+    object: "purchase_order_line",
     item_id: orNull(line.itemId),
     item_variation_location_id: orNull(line.ivlId),
     line_type: line.lineType,
@@ -718,6 +719,7 @@ export async function receivePurchaseOrder(principal: Principal, id: string, inp
 function presentPayment(payment: DocumentPaymentItem) {
   return {
     id: payment.paymentId,
+    object: "payment",
     purchase_order_id: payment.documentId,
     amount: payment.amount,
     type: payment.amountMinor < 0 ? "refund" : "payment",

@@ -131,6 +131,7 @@ function packBlockReason(principal: Principal, header: DocumentItem, lines: read
 function presentLine(principal: Principal, line: SalesLine, position: number, serviceItems: boolean) {
   const out: Record<string, unknown> = {
     id: line.id,
+    object: "sales_order_line",
     item_id: orNull(line.itemId),
     item_variation_location_id: orNull(line.ivlId),
     name: line.name,

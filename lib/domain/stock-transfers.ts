@@ -110,6 +110,7 @@ export function presentStockTransfer(header: DocumentItem, lines?: readonly Tran
   if (lines) {
     out.lines = lines.map((line) => ({
       id: line.id,
+      object: "stock_transfer_line",
       item_id: line.itemId,
       item_variation_location_id: line.ivlId,
       name: line.name,

@@ -138,6 +138,7 @@ export const ESTIMATE_PROTECTED_FIELDS = [
 export const estimateLine = z
   .object({
     id: uuid.nullable().meta({ description: "Null only in previews, for lines not stored yet" }),
+    object: z.literal("estimate_line"),
     item_id: z.string().nullable(),
     item_variation_location_id: z.int().nullable(),
     line_type: z.enum(["inventory", "service", "discount"]),

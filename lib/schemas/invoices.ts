@@ -116,6 +116,7 @@ export type InvoicePaymentBody = z.infer<typeof invoicePaymentBody>;
 export const invoiceLine = z
   .object({
     id: uuid,
+    object: z.literal("invoice_line"),
     item_id: z.string().nullable(),
     item_variation_location_id: z.int().nullable(),
     name: nullableText,
@@ -224,6 +225,7 @@ export const invoiceFulfillmentList = listEnvelope(invoiceFulfillment, "InvoiceF
 export const invoicePayment = z
   .object({
     id: uuid,
+    object: z.literal("payment"),
     invoice_id: uuid,
     amount: moneyOut.meta({ description: "Signed: payments positive, refunds negative" }),
     type: z.enum(["payment", "refund"]),

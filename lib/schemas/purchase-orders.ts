@@ -105,6 +105,7 @@ export type PurchaseOrderReceiveBody = z.infer<typeof purchaseOrderReceiveBody>;
 export const purchaseOrderLine = z
   .object({
     id: uuid,
+    object: z.literal("purchase_order_line"),
     item_id: z.string().nullable(),
     item_variation_location_id: z.int().nullable(),
     line_type: z.enum(["inventory", "service", "discount"]),
@@ -209,6 +210,7 @@ export type PurchaseOrderListQuery = z.infer<typeof purchaseOrderListQuery>;
 export const purchaseOrderPayment = z
   .object({
     id: uuid,
+    object: z.literal("payment"),
     purchase_order_id: uuid,
     amount: moneyOut.meta({ description: "Signed: payments positive, refunds negative" }),
     type: z.enum(["payment", "refund"]),

@@ -61,6 +61,7 @@ export type SalesOrderInvoiceBody = z.infer<typeof salesOrderInvoiceBody>;
 export const salesOrderLine = z
   .object({
     id: uuid,
+    object: z.literal("sales_order_line"),
     item_id: z.string().nullable(),
     item_variation_location_id: z.int().nullable(),
     name: nullableText,

@@ -69,6 +69,7 @@ const locationRef = z.object({ id: uuid, name: z.string().nullable() }).meta({ i
 export const stockTransferLine = z
   .object({
     id: uuid,
+    object: z.literal("stock_transfer_line"),
     item_id: uuid,
     item_variation_location_id: z.int(),
     name: z.string(),

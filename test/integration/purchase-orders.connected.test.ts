@@ -42,6 +42,7 @@ const DETAIL_KEYS = ["party", "discount_percent", "pre_discount_total", "discoun
 const TAIL_KEYS = ["revision", "custom_field_values", "subtotal", "shipping_fee", "tax", "tax_2", "total", "amount_paid", "amount_due", "created_at", "updated_at"];
 const LINE_KEYS = [
   "id",
+  "object",
   "item_id",
   "item_variation_location_id",
   "line_type",
@@ -325,7 +326,7 @@ describe("connected: purchase orders", () => {
     const key = idempotencyKey();
     const paid = await w.client.post(`/purchase-orders/${order.id}/payments`, { amount: "60", reference: "Wire 1", payment_date: "2026-11-20" }, { idempotencyKey: key });
     expect(paid.status, paid.text).toBe(201);
-    expect(paid.body).toEqual({ id: expect.any(String), purchase_order_id: order.id, amount: "60.0000", type: "payment", reference: "Wire 1", payment_date: "2026-11-20", card: null });
+    expect(paid.body).toEqual({ id: expect.any(String), object: "payment", purchase_order_id: order.id, amount: "60.0000", type: "payment", reference: "Wire 1", payment_date: "2026-11-20", card: null });
     const replay = await w.client.post(`/purchase-orders/${order.id}/payments`, { amount: "60", reference: "Wire 1", payment_date: "2026-11-20" }, { idempotencyKey: key });
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");

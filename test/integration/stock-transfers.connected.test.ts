@@ -32,7 +32,7 @@ const KEYS = [
   "created_at",
   "updated_at",
 ];
-const LINE_KEYS = ["id", "item_id", "item_variation_location_id", "name", "description", "variation", "quantity", "unit_id"];
+const LINE_KEYS = ["id", "object", "item_id", "item_variation_location_id", "name", "description", "variation", "quantity", "unit_id"];
 
 interface World {
   account: TestAccount;

@@ -38,6 +38,7 @@ export const ESTIMATE_KEYS = [
 ];
 export const LINE_KEYS = [
   "id",
+  "object",
   "item_id",
   "item_variation_location_id",
   "line_type",

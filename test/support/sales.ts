@@ -104,6 +104,7 @@ export const SALES_ORDER_DETAIL_KEYS = [
 export const SALES_ORDER_TAIL_KEYS = ["revision", "custom_field_values", "created_at", "updated_at"];
 export const SALES_ORDER_LINE_KEYS = [
   "id",
+  "object",
   "item_id",
   "item_variation_location_id",
   "name",
@@ -182,6 +183,7 @@ export const INVOICE_DETAIL_KEYS = [
 export const INVOICE_LIST_TAIL_KEYS = ["custom_field_values", "source_estimate", "shipped_percent", "created_at", "updated_at"];
 export const INVOICE_LINE_KEYS = [
   "id",
+  "object",
   "item_id",
   "item_variation_location_id",
   "name",
