@@ -14,8 +14,9 @@ import type { TransactionBuilder, TransactionOp } from "../db/transactions.js";
  *
  * A task stores its link `{type, id}` with a snapshot of the record (name, number and the
  * facts access is judged by, such as a party's owner), taken at every write of the task and
- * refreshed by the stream processor when the record changes. A response shows the preview
- * `{type, id, name, number}` only when the caller has the read scope of the record's kind and
+ * refreshed by the stream processor when the record changes; a response reads the records as
+ * they are now (`withLiveRecords`), so it never shows a deleted record or a former name. A
+ * response shows the preview `{type, id, name, number}` only when the caller has the read scope of the record's kind and
  * may currently see the record (judged from the caller's live permissions); otherwise
  * `{available: false}`, without the former name or id.
  *
@@ -104,6 +105,36 @@ export function presentRecord(principal: Principal, link: StoredRecordLink | und
   const snapshot: RecordSnapshot = { name: link.name, number: (link.number as string | number | undefined) ?? null, ownerUserId: link.ownerUserId };
   if (!resolver.canAccess(principal, snapshot)) return unavailable;
   return { type: link.type, id: link.id, name: snapshot.name, number: snapshot.number };
+}
+
+/**
+ * Tasks with their links' records as they are now: one batch read per kind on the page, in
+ * parallel (consistent reads), for the links the caller could be shown (read scope held). A
+ * record deleted or renamed a moment ago is shown as it is, never as the stream processor last
+ * copied it into the task: the stored snapshot only serves the caller-independent parts
+ * (search, filters) and kinds the caller cannot read anyway.
+ */
+export async function withLiveRecords<T extends { record?: unknown }>(principal: Principal, tasks: readonly T[]): Promise<T[]> {
+  const idsByType = new Map<TaskRecordType, Set<string>>();
+  for (const task of tasks) {
+    const link = task.record as StoredRecordLink | undefined;
+    if (!link || link.state === "gone") continue;
+    const type = link.type as TaskRecordType;
+    if (!resolvers.has(type) || !hasScope(principal, RECORD_READ_SCOPES[type])) continue;
+    let ids = idsByType.get(type);
+    if (!ids) idsByType.set(type, (ids = new Set()));
+    ids.add(link.id);
+  }
+  if (idsByType.size === 0) return [...tasks];
+  const found = new Map(
+    await Promise.all([...idsByType].map(async ([type, ids]) => [type, await resolvers.get(type)!.read(principal.accountId, [...ids])] as const)),
+  );
+  return tasks.map((task) => {
+    const link = task.record as StoredRecordLink | undefined;
+    const live = link ? found.get(link.type as TaskRecordType) : undefined;
+    if (!link || !live) return task;
+    return { ...task, record: storedLink(link.type, link.id, live.get(link.id) ?? null) };
+  });
 }
 
 /** The stored form of a link with a fresh snapshot (null: the record is gone; undefined: no resolver). */

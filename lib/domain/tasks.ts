@@ -37,7 +37,7 @@ import {
   scheduleOf,
   statsWindowEnd,
 } from "./task-deadlines.js";
-import { presentRecord, RECORD_READ_SCOPES, resolveRecords, resolverOf, storedLink, type StoredRecordLink, type TaskRecordType } from "./task-records.js";
+import { presentRecord, RECORD_READ_SCOPES, resolveRecords, resolverOf, storedLink, withLiveRecords, type StoredRecordLink, type TaskRecordType } from "./task-records.js";
 import {
   availableActions,
   canTransition,
@@ -126,7 +126,8 @@ async function visibleTask(principal: Principal, taskId: string): Promise<TaskRe
 }
 
 export async function getTask(principal: Principal, taskId: string): Promise<TaskResource> {
-  return presentTask(principal, await visibleTask(principal, taskId));
+  const [task] = await withLiveRecords(principal, [await visibleTask(principal, taskId)]);
+  return presentTask(principal, task!);
 }
 
 // --- Inputs shared by create and update --------------------------------------------------------
@@ -435,7 +436,7 @@ export async function updateTask(
         const edited = EDIT_FIELDS.find((field) => input[field] !== undefined) ?? "status";
         throw errors.taskTransitionNotAllowed(`This task is ${current.status}: only a reopen (status open) can change it.`, edited);
       }
-      if (fields.length === 0) return presentTask(principal, current, now);
+      if (fields.length === 0) return presentTask(principal, (await withLiveRecords(principal, [current]))[0]!, now);
 
       next.version = current.version + 1;
       next.rev = current.rev + 1;
@@ -547,7 +548,7 @@ export async function listTasks(principal: Principal, query: TaskListQuery): Pro
   else if (page.evaluatedTo !== undefined && hasFilter(filter)) position = page.evaluatedTo;
   return {
     object: "list",
-    data: shown.map((task) => presentTask(principal, task, now)),
+    data: (await withLiveRecords(principal, shown)).map((task) => presentTask(principal, task, now)),
     next_cursor: position === undefined ? null : encodeTaskCursor({ ...expected, p: position }, key),
   };
 }
@@ -651,7 +652,8 @@ export async function reconcileTasks(principal: Principal, input: ReconcileBody)
     seen.add(entry.id);
   });
   if (details.length > 0) throw errors.validationFailed(details);
-  const found = new Map((await readTasks(principal.accountId, [...seen])).filter((t) => canSeeTask(principal, t)).map((t) => [t.taskId, t]));
+  const visible = (await readTasks(principal.accountId, [...seen])).filter((t) => canSeeTask(principal, t));
+  const found = new Map((await withLiveRecords(principal, visible)).map((t) => [t.taskId, t]));
   const now = new Date();
   return {
     data: input.known.filter((k) => found.has(k.id)).map((k) => presentTask(principal, found.get(k.id)!, now)),

@@ -382,6 +382,23 @@ describe("linked records", () => {
     expect((await api().withKey(manager.key).get(`/tasks/${task.id}`)).body.record.name).toBe("Staff's own customer");
   });
 
+  it("a linked record deleted or renamed a moment ago shows as it is now: no stream processor runs here", async () => {
+    const created = await owner.post("/customers", { name: "Soon Renamed" }, { idempotencyKey: idempotencyKey() });
+    expect(created.status, created.text).toBe(201);
+    const task = await newTask(owner, { title: "live preview", record: { type: "customer", id: created.body.id } });
+    expect(task.record).toMatchObject({ name: "Soon Renamed" });
+    const renamed = await owner.patch(`/customers/${created.body.id}`, { name: "Renamed Now" }, { idempotencyKey: idempotencyKey() });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect((await owner.get(`/tasks/${task.id}`)).body.record).toMatchObject({ id: created.body.id, name: "Renamed Now" });
+    const deleted = await owner.request("DELETE", `/customers/${created.body.id}`, undefined, { idempotencyKey: idempotencyKey() });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await owner.get(`/tasks/${task.id}`)).body.record).toEqual({ available: false });
+    const listed = await owner.get(`/tasks?q=${encodeURIComponent("live preview")}`);
+    expect(listed.body.data.map((t: { record: unknown }) => t.record)).toEqual([{ available: false }]);
+    const reconciled = await owner.post("/tasks/reconcile", { known: [{ id: task.id, version: task.version }] });
+    expect(reconciled.body.data[0].record).toEqual({ available: false });
+  });
+
   it("links documents and kits: previews follow the kind's permission and assignee boundary; unknown ids are 422", async () => {
     const location = (await owner.post("/locations", { name: "Linked Location", short_name: "LL" }, { idempotencyKey: idempotencyKey() })).body.id;
     const other = (await owner.post("/locations", { name: "Other Location", short_name: "OL" }, { idempotencyKey: idempotencyKey() })).body.id;
