@@ -120,6 +120,11 @@ describe("offline: task deadlines", () => {
     expect(parseReminderAt("2025-01-01T00:30-05:00", now)).toEqual({ ok: true, at: "2025-01-01T05:30:00.000Z" });
     expect(parseReminderAt("2025-01-01T09:00:00", now)).toEqual({ ok: false, reason: "format" });
     expect(parseReminderAt("2025-01-01", now)).toEqual({ ok: false, reason: "format" });
+    for (const offset of ["+99:00", "+24:00", "-30:00", "+05:99", "+05:60"]) {
+      expect(parseReminderAt(`2027-01-10T00:00:00${offset}`, now), offset).toEqual({ ok: false, reason: "format" });
+    }
+    expect(parseReminderAt("2027-01-10T00:00:00+23:59", now)).toEqual({ ok: true, at: "2027-01-09T00:01:00.000Z" });
+    expect(parseReminderAt("2027-01-10T00:00:00-12:00", now)).toEqual({ ok: true, at: "2027-01-10T12:00:00.000Z" });
     expect(parseReminderAt("2025-02-30T09:00:00Z", now)).toEqual({ ok: false, reason: "format" });
     expect(parseReminderAt("2025-01-01T00:00:00Z", now)).toEqual({ ok: false, reason: "past" });
     expect(parseReminderAt("2024-12-31T23:59:59+00:00", now)).toEqual({ ok: false, reason: "past" });

@@ -37,8 +37,8 @@ export function canonicalTimeZone(zone: string): string | undefined {
 
 export const DUE_TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
 
-/** An ISO 8601 timestamp with an explicit offset (`Z` or `+hh:mm`), seconds optional. */
-export const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+/** An ISO 8601 timestamp with an explicit offset (`Z` or `+hh:mm`, hours 00-23, minutes 00-59), seconds optional. */
+export const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 const iso = (time: DateTime): string => time.toUTC().toISO()!;
 
