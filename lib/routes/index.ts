@@ -1,6 +1,6 @@
 import { contactRoutes } from "./contacts.js";
 import { estimateRoutes } from "./estimates.js";
-import { routeKey, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
+import { API_PREFIX, routeKey, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
 import { itemCategoryRoutes } from "./item-categories.js";
 import { itemRoutes } from "./items.js";
 import { kitRoutes } from "./kits.js";
@@ -98,6 +98,16 @@ export function matchRoute(method: string, path: string): { route: RouteDefiniti
 }
 
 /** The methods some route serves at this concrete path (for 405 and `Allow`), sorted. */
+/**
+ * Whether a path no route serves (404 / 405) belongs to a resource whose routes declare
+ * `noStore` (e.g. anything under `/tasks`): its "every response is no-store" covers those too.
+ */
+export function noStoreAtPath(path: string): boolean {
+  const resourceOf = (p: string) => p.slice(API_PREFIX.length).split("/")[1];
+  const resource = path.startsWith(`${API_PREFIX}/`) ? resourceOf(path) : undefined;
+  return resource !== undefined && compiled.some(({ route }) => route.noStore === true && resourceOf(route.path) === resource);
+}
+
 export function methodsAtPath(path: string): HttpMethod[] {
   const methods = new Set<HttpMethod>();
   for (const { route: candidate, pattern } of compiled) if (pattern.test(path)) methods.add(candidate.method);

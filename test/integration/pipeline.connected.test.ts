@@ -67,6 +67,15 @@ describe("routing (architecture 4: route_not_found)", () => {
       expectCommonHeaders(response);
     }
   });
+
+  it("under /tasks, whose every response is no-store, a wrong method (405) and an unknown path (404) are no-store too", async () => {
+    const wrongMethod = await api().request("DELETE", "/tasks/00000000-0000-4000-8000-000000000001");
+    expectError(wrongMethod, 405, "method_not_allowed");
+    const unknown = await api().request("GET", "/tasks/00000000-0000-4000-8000-000000000001/history");
+    expectError(unknown, 404, "route_not_found");
+    for (const response of [wrongMethod, unknown]) expect(response.headers.get("cache-control")).toBe("no-store");
+    expect((await api().request("DELETE", "/locations")).headers.get("cache-control")).toBeNull();
+  });
 });
 
 describe("JSON bodies (architecture 1 gotchas, 4: invalid_json)", () => {
