@@ -46,6 +46,14 @@ export const ESBUILD_OPTIONS = {
   alias: BUNDLE_ALIASES,
 } as const satisfies BuildOptions;
 
+/**
+ * The shared options as esbuild's `build()` takes them (mutable arrays), for the scripts and
+ * tests that bundle a function as the stack does; `extra` adds the entry and output.
+ */
+export function esbuildOptions<Extra extends BuildOptions>(extra: Extra) {
+  return { ...ESBUILD_OPTIONS, mainFields: [...ESBUILD_OPTIONS.mainFields], external: [...ESBUILD_OPTIONS.external] as string[], ...extra };
+}
+
 /** A file a function needs beside its bundle (read at run time, never imported). */
 export interface BundleAsset {
   /** Absolute path of the source file. */

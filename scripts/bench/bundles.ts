@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build, type Metafile } from "esbuild";
-import { ESBUILD_OPTIONS, bundleAssets } from "../../infra/bundling.js";
+import { bundleAssets, esbuildOptions } from "../../infra/bundling.js";
 
 /**
  * `npm run bench:bundles`: bundles every Lambda handler (functions/<group>/handler.ts) with
@@ -89,15 +89,14 @@ export async function benchBundles(groups = readdirSync(join(root, "functions"))
         group === STACK_FLOOR
           ? { stdin: { contents: STACK_FLOOR_SOURCE, resolveDir: root, sourcefile: "stack-floor.mjs", loader: "js" as const } }
           : { entryPoints: [join(root, "functions", group, "handler.ts")] };
-      const result = await build({
-        ...ESBUILD_OPTIONS,
-        mainFields: [...ESBUILD_OPTIONS.mainFields],
-        external: [...ESBUILD_OPTIONS.external],
-        ...entry,
-        outfile: join(dir, "index.mjs"),
-        metafile: true,
-        logLevel: "error",
-      });
+      const result = await build(
+        esbuildOptions({
+          ...entry,
+          outfile: join(dir, "index.mjs"),
+          metafile: true,
+          logLevel: "error",
+        }),
+      );
       if (group !== STACK_FLOOR) for (const asset of bundleAssets(group)) copyFileSync(asset.from, join(dir, asset.to));
       const bundle = join(dir, "index.mjs");
       const { wall, cpu } = measure(bundle);

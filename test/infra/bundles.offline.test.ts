@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ESBUILD_OPTIONS } from "../../infra/bundling.js";
+import { esbuildOptions } from "../../infra/bundling.js";
 
 /**
  * Each function's bundle (the deployed esbuild options) holds only its own group: its route
@@ -14,16 +14,15 @@ const inputs = new Map<string, string[]>();
 beforeAll(async () => {
   await Promise.all(
     groups.map(async (group) => {
-      const result = await build({
-        ...ESBUILD_OPTIONS,
-        mainFields: [...ESBUILD_OPTIONS.mainFields],
-        external: [...ESBUILD_OPTIONS.external],
-        entryPoints: [`functions/${group}/handler.ts`],
-        outfile: `${group}.mjs`,
-        write: false,
-        metafile: true,
-        logLevel: "error",
-      });
+      const result = await build(
+        esbuildOptions({
+          entryPoints: [`functions/${group}/handler.ts`],
+          outfile: `${group}.mjs`,
+          write: false,
+          metafile: true,
+          logLevel: "error",
+        }),
+      );
       inputs.set(group, Object.keys(result.metafile.inputs));
     }),
   );
@@ -70,14 +69,13 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
       const credentials = await client.config.credentials();
       console.log(JSON.stringify({ items: params.TransactItems.length, key: credentials.accessKeyId }));
     `;
-    const result = await build({
-      ...ESBUILD_OPTIONS,
-      mainFields: [...ESBUILD_OPTIONS.mainFields],
-      external: [...ESBUILD_OPTIONS.external],
-      stdin: { contents: source, resolveDir: process.cwd(), sourcefile: "shim-check.mjs", loader: "js" },
-      write: false,
-      logLevel: "error",
-    });
+    const result = await build(
+      esbuildOptions({
+        stdin: { contents: source, resolveDir: process.cwd(), sourcefile: "shim-check.mjs", loader: "js" },
+        write: false,
+        logLevel: "error",
+      }),
+    );
     const { mkdtempSync, writeFileSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { execFileSync } = await import("node:child_process");

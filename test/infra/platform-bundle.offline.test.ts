@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ESBUILD_OPTIONS, bundleAssets } from "../../infra/bundling.js";
+import { bundleAssets, esbuildOptions } from "../../infra/bundling.js";
 
 /**
  * The platform function's package is self-contained: bundled with the deployed options
@@ -16,14 +16,13 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "platform-bundle-"));
-  await build({
-    ...ESBUILD_OPTIONS,
-    mainFields: [...ESBUILD_OPTIONS.mainFields],
-    external: [...ESBUILD_OPTIONS.external],
-    entryPoints: ["functions/platform/handler.ts"],
-    outfile: join(dir, "index.mjs"),
-    logLevel: "error",
-  });
+  await build(
+    esbuildOptions({
+      entryPoints: ["functions/platform/handler.ts"],
+      outfile: join(dir, "index.mjs"),
+      logLevel: "error",
+    }),
+  );
   for (const asset of bundleAssets("platform")) copyFileSync(asset.from, join(dir, asset.to));
 }, 60_000);
 

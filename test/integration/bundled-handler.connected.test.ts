@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ESBUILD_OPTIONS } from "../../infra/bundling.js";
+import { esbuildOptions } from "../../infra/bundling.js";
 import { newAccount, type TestAccount } from "../support/fixtures.js";
 
 /**
@@ -22,14 +22,13 @@ let account: TestAccount;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "bundled-handler-"));
-  await build({
-    ...ESBUILD_OPTIONS,
-    mainFields: [...ESBUILD_OPTIONS.mainFields],
-    external: [...ESBUILD_OPTIONS.external],
-    entryPoints: ["functions/locations/handler.ts"],
-    outfile: join(dir, "index.mjs"),
-    logLevel: "error",
-  });
+  await build(
+    esbuildOptions({
+      entryPoints: ["functions/locations/handler.ts"],
+      outfile: join(dir, "index.mjs"),
+      logLevel: "error",
+    }),
+  );
   account = await newAccount();
 }, 120_000);
 

@@ -6,7 +6,8 @@ import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream
 import { updateAccount } from "../../lib/domain/admin.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
-import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
+import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
+import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";
 
 /**
  * Estimate conversions through HTTP against DynamoDB Local (spec part 2, sections 3.3 and 4.3
@@ -25,27 +26,9 @@ afterAll(async () => {
   await poller?.stop();
 });
 
-interface World {
-  account: TestAccount;
-  client: ApiClient;
-  customer: Record<string, any>;
-  item: Record<string, any>;
-  location: string;
-}
+type World = EstimateWorld;
 
-async function world(): Promise<World> {
-  const account = await newAccount();
-  const client = api().withKey(account.ownerKey);
-  const customer = await client.post("/customers", { name: "Acme Retail", tax_rate1: 8.25, tax_rate2: "1.5" });
-  expect(customer.status, customer.text).toBe(201);
-  const location = await client.post("/locations", { name: "Main Warehouse", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() });
-  expect(location.status, location.text).toBe(201);
-  const item = await client.post("/items", { name: "USB-C Cable", sku: "CAB-1", cost: "4.2500", price: "12.0000" });
-  expect(item.status, item.text).toBe(201);
-  const stocked = await client.post(`/items/${item.body.id}/adjustments`, { location_id: location.body.id, quantity: 100 });
-  expect(stocked.status, stocked.text).toBe(201);
-  return { account, client, customer: customer.body, item: item.body, location: location.body.id };
-}
+const world = (): Promise<World> => estimateWorld((key) => api().withKey(key), { stock: 100 });
 
 async function estimateFor(w: World, partyId: string = w.customer.id, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
   const created = await w.client.post("/estimates", {
@@ -76,7 +59,7 @@ const totalOf = async (client: ApiClient, path: string) => (await client.get(pat
 
 describe("connected: estimate conversions", () => {
   it("converts into an unpaid invoice that copies the estimate; the estimate closes and both link; stock and the customer move once", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const estimate = await estimateFor(w);
     const before = await onHand(w);
 
@@ -127,7 +110,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("converts into an open sales order with reservations, today's issue date and the service's number; the body must be empty", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const estimate = await estimateFor(w);
     expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, { issue_date: "2026-11-20" }), 422, "validation_failed");
     const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {});
@@ -156,7 +139,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("a prospect becomes a customer (same id and number) in the conversion's write; its counts move with it", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const prospect = await w.client.post("/prospects", { name: "Globex Prospect", sale_opportunity: "Refit", closing_percentage: 40 });
     expect(prospect.status, prospect.text).toBe(201);
     const estimate = await estimateFor(w, prospect.body.id);
@@ -185,7 +168,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("a prospect's estimate converts into a sales order and the prospect becomes a customer; a staff salesperson's owner counts merge", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const staff = await newUser(w.account, { permissions: ["estimates.list", "estimates.modify", "sales_orders.list", "sales_orders.modify", "invoices.list", "invoices.modify"] });
     const client = api().withKey(staff.key);
     const prospect = await client.post("/prospects", { name: "Initech Prospect" });
@@ -215,7 +198,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("permissions: converting needs estimates.modify and the target's permissions (403, nothing changes)", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const estimate = await estimateFor(w);
     const noInvoices = api().withKey((await newUser(w.account, { permissions: ["records.view_all", "estimates.list", "estimates.modify", "sales_orders.modify"] })).key);
     expectError(await noInvoices.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 403, "permission_denied");
@@ -230,7 +213,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("declined, expired and missing estimates are refused; short stock is 422 and leaves the estimate Open", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const declined = await estimateFor(w);
     expect((await w.client.post(`/estimates/${declined.id}/decline`, {})).status).toBe(200);
     expectError(await w.client.post(`/estimates/${declined.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
@@ -254,7 +237,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("parallel conversions of one estimate create exactly one document; the others are 409, none 5xx", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const estimate = await estimateFor(w);
     const attempts = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
@@ -273,7 +256,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("follows the account's record limit: at the limit of invoices, creates and conversions are 409 record_limit_reached and change nothing", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     await updateAccount(w.account.accountId, { recordLimit: 1 });
     const estimate = await estimateFor(w);
     const first = await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] });
@@ -297,7 +280,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("a conversion marks the estimate and the new document in the sync feed", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const estimate = await estimateFor(w);
     const second = await estimateFor(w);
     const start = (await w.client.get("/sync", { start: "now", resources: "estimate,invoice,sales_order" })).body.cursor;
@@ -317,7 +300,7 @@ describe("connected: estimate conversions", () => {
   });
 
   it("an Idempotency-Key replays the conversion's 201 with the same invoice", async () => {
-    const w = await estimateWorld();
+    const w = await world();
     const estimate = await estimateFor(w);
     const key = idempotencyKey();
     const first = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, { idempotencyKey: key });
@@ -330,7 +313,3 @@ describe("connected: estimate conversions", () => {
     expect(await totalOf(w.client, "/invoices")).toBe(1);
   });
 });
-
-async function estimateWorld(): Promise<World> {
-  return world();
-}

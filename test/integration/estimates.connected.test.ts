@@ -4,8 +4,8 @@ import { updateAccount } from "../../lib/domain/admin.js";
 import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
-import { ESTIMATE_KEYS, LINE_KEYS } from "../support/estimates.js";
-import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
+import { ESTIMATE_KEYS, LINE_KEYS, estimateWorld, type EstimateWorld } from "../support/estimates.js";
+import { idempotencyKey, newUser } from "../support/fixtures.js";
 
 /**
  * Estimates through HTTP against DynamoDB Local (spec part 2, sections 2.3, 3.3, 4.3; spec
@@ -17,25 +17,9 @@ const api = useApiServer();
 
 const withoutCosts = (keys: string[]) => keys.filter((k) => !["shipping_cost", "unit_cost", "total_cost"].includes(k));
 
-interface World {
-  account: TestAccount;
-  client: ApiClient;
-  customer: Record<string, any>;
-  item: Record<string, any>;
-  location: string;
-}
+type World = EstimateWorld;
 
-async function world(): Promise<World> {
-  const account = await newAccount();
-  const client = api().withKey(account.ownerKey);
-  const customer = await client.post("/customers", { name: "Acme Retail", tax_rate1: 8.25, tax_rate2: "1.5" });
-  expect(customer.status, customer.text).toBe(201);
-  const location = await client.post("/locations", { name: "Main Warehouse", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() });
-  expect(location.status, location.text).toBe(201);
-  const item = await client.post("/items", { name: "USB-C Cable", sku: "CAB-1", description: "2 m braided", cost: "4.2500", price: "12.0000" });
-  expect(item.status, item.text).toBe(201);
-  return { account, client, customer: customer.body, item: item.body, location: location.body.id };
-}
+const world = (): Promise<World> => estimateWorld((key) => api().withKey(key), { item: { description: "2 m braided" } });
 
 function createEstimate(w: World, extra: Record<string, unknown> = {}, client: ApiClient = w.client): Promise<TestResponse> {
   return client.post("/estimates", {
