@@ -38,6 +38,27 @@ export const MAX_DOCUMENT_LINE_BYTES = 900 * 1024;
 /** Line JSON per document: the response that carries it stays below Lambda's 6 MB payload. */
 export const MAX_DOCUMENT_LINE_JSON_BYTES = 4 * 1024 * 1024;
 
+/** `locationScope` of a document that names no location (e.g. a service-only invoice). */
+export const NO_LOCATION = "none";
+/** `locationScope` of a document at more than one location. */
+export const SEVERAL_LOCATIONS = "several";
+
+export type LocationScoped = Pick<DocumentItem, "locationId" | "originLocationId" | "destinationLocationId" | "locationScope">;
+
+/**
+ * Where a document is: the one location its header (`locationId`, a transfer's origin and
+ * destination) and its lines (`locationId` of each line's stock row) name, `none` or `several`.
+ * Without `lines`, the scope its last write stored (or its header's, for a document written
+ * before scopes were stored).
+ */
+export function locationScopeOf(header: LocationScoped, lines?: readonly Record<string, unknown>[]): string {
+  if (lines === undefined && header.locationScope) return header.locationScope;
+  const ids = new Set<string>();
+  for (const id of [header.locationId, header.originLocationId, header.destinationLocationId]) if (id) ids.add(id);
+  for (const line of lines ?? []) if (typeof line.locationId === "string" && line.locationId) ids.add(line.locationId);
+  return ids.size === 0 ? NO_LOCATION : ids.size === 1 ? [...ids][0]! : SEVERAL_LOCATIONS;
+}
+
 /** The zero-padded sort key of a document number (lists sort by it). */
 export const numberKeyOf = (number: number): string => String(number).padStart(10, "0");
 
@@ -135,6 +156,7 @@ export function addDocumentWrite(
     ...header,
     pageCount: pages === undefined ? (previous?.pageCount ?? header.pageCount) : pages.length,
     lineCount: encoded === undefined ? header.lineCount : encoded.lines.length,
+    locationScope: locationScopeOf(header, encoded?.lines),
   };
   const e = tx.entities;
   if (!previous) {
@@ -202,6 +224,8 @@ export interface DocumentFilter {
   originLocationId?: string;
   destinationLocationId?: string;
   assignedUserId?: string;
+  /** Only documents whose `locationScope` is one of these (a location-restricted caller's). */
+  locationScopes?: readonly string[];
   /** Inclusive ranges on stored `YYYY-MM-DD` dates (or ISO instants: `expiryInstant`); an attribute may appear twice. */
   dates?: { attribute: "issueDate" | "expiryDate" | "dateRequested" | "dateNeeded" | "dateReceived" | "expiryInstant"; from?: string; to?: string }[];
   /** `searchText` contains `needle`, or the number equals `number`. */
@@ -215,6 +239,7 @@ export const isEmptyFilter = (filter: DocumentFilter): boolean =>
   !filter.originLocationId &&
   !filter.destinationLocationId &&
   !filter.assignedUserId &&
+  !filter.locationScopes &&
   !(filter.dates ?? []).some((range) => range.from || range.to) &&
   !filter.text;
 
@@ -244,6 +269,7 @@ export async function searchDocuments(scope: DocumentScope, filter: DocumentFilt
       if (filter.originLocationId) parts.push(op.eq(a.originLocationId, filter.originLocationId));
       if (filter.destinationLocationId) parts.push(op.eq(a.destinationLocationId, filter.destinationLocationId));
       if (filter.assignedUserId) parts.push(op.eq(a.assignedUserId, filter.assignedUserId));
+      if (filter.locationScopes) parts.push(`(${filter.locationScopes.map((scope) => op.eq(a.locationScope, scope)).join(" OR ")})`);
       for (const range of filter.dates ?? []) {
         if (range.from) parts.push(op.gte(a[range.attribute], range.from));
         if (range.to) parts.push(op.lte(a[range.attribute], range.to));

@@ -13,6 +13,7 @@ import {
   type DocumentFilter,
   type DocumentScope,
   type DocumentTree,
+  type LocationScoped,
   type StoredLine,
 } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
@@ -20,6 +21,7 @@ import { readOwnerCounters } from "../db/parties.js";
 import { readSequenceCount } from "../db/sequences.js";
 import type { AccountItem, DocumentItem } from "../db/service.js";
 import type { TransactionBuilder } from "../db/transactions.js";
+import { mayReachDocument, reachableScopes } from "./location-access.js";
 
 /**
  * What every document kind shares (spec part 2, common rules; architecture sections 4 and 8):
@@ -39,9 +41,18 @@ export const OWNER_COUNT_FIELD: Record<DocumentKind, string> = {
   invoice: "invoiceCount",
 };
 
-/** Whether the caller may see a document: every one with `records.view_all`, else those assigned to them. */
-export function canSeeDocument(principal: Principal, header: Pick<DocumentItem, "kind" | "assignedUserId">): boolean {
-  return !ASSIGNEE_BOUNDED.has(header.kind) || hasPermission(principal, "records.view_all") || header.assignedUserId === principal.userId;
+/**
+ * Whether the caller may see (and so act on) a document: the assignee boundary (every one with
+ * `records.view_all`, else those assigned to them) and the location rule (`mayReachDocument`).
+ * `lines`, when the caller read them, decide the document's locations.
+ */
+export function canSeeDocument(
+  principal: Principal,
+  header: Pick<DocumentItem, "kind" | "assignedUserId"> & LocationScoped,
+  lines?: readonly Record<string, unknown>[],
+): boolean {
+  const assigneeVisible = !ASSIGNEE_BOUNDED.has(header.kind) || hasPermission(principal, "records.view_all") || header.assignedUserId === principal.userId;
+  return assigneeVisible && mayReachDocument(principal, header, lines);
 }
 
 /** The in-process queue name of one document's writers (`retrying`'s contended names). */
@@ -49,11 +60,13 @@ export const documentLock = (accountId: string, documentId: string): string => `
 
 /**
  * A document of `kind` with its lines and payments (ONE Query) if the caller may see it
- * (account, kind, assignee boundary); otherwise 404 `resource_missing` naming `what`.
+ * (account, kind, assignee boundary, location rule); otherwise 404 `resource_missing` naming
+ * `what`. Every route that reads or changes one document comes through here, so none can skip
+ * a boundary.
  */
 export async function visibleDocument<T = DocumentTree>(principal: Principal, kind: DocumentKind, id: string, what: string): Promise<T> {
   const tree = await readDocumentTree(principal.accountId, id);
-  if (!tree || tree.header.kind !== kind || !canSeeDocument(principal, tree.header)) throw errors.resourceMissing(what, id);
+  if (!tree || tree.header.kind !== kind || !canSeeDocument(principal, tree.header, tree.lines)) throw errors.resourceMissing(what, id);
   return tree as unknown as T;
 }
 
@@ -193,7 +206,8 @@ export async function listDocuments<T>(options: {
   ids?: string;
   present: (headers: DocumentItem[]) => Promise<T[]> | T[];
 }): Promise<ListEnvelope<T>> {
-  const { principal, kind, url, page, filter } = options;
+  const { principal, kind, url, page } = options;
+  let filter = options.filter;
   if (options.ids !== undefined) {
     const ids = parseIds(options.ids);
     const headers = (await readDocumentHeaders(principal.accountId, ids))
@@ -202,6 +216,9 @@ export async function listDocuments<T>(options: {
     return listEnvelope(url, { page: 1, limit: ids.length }, headers.length, await options.present(headers));
   }
   const scope = documentScope(principal, kind);
+  // A location-restricted caller's lists keep the documents at their location (or at none).
+  const locationScopes = reachableScopes(principal, kind);
+  if (locationScopes) filter = { ...filter, locationScopes };
   if (!isEmptyFilter(filter)) {
     const matches = await searchDocuments(scope, filter);
     const start = (page.page - 1) * page.limit;

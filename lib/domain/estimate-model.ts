@@ -65,6 +65,8 @@ export interface EstimateLine extends StoredLine {
   itemId?: string;
   variationId?: string;
   ivlId?: number;
+  /** The stock row's location (the estimate is there, for the location rule). */
+  locationId?: string;
   /** The stock row's location, as named when the line was written. */
   locationName?: string;
   name: string;

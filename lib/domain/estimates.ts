@@ -23,6 +23,7 @@ import type { AccountItem, DocumentItem, PartyItem } from "../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../db/transactions.js";
 import type { EstimateCreateBody, EstimateLineBody, EstimateListQuery, EstimateUpdateBody } from "../schemas/estimates.js";
 import { customFieldWrite } from "./custom-field-values.js";
+import { mayReachLocation, outsideLocationDetail } from "./location-access.js";
 import { defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf, type ResolvedLineItem } from "./document-lines.js";
 import {
   accountSettings,
@@ -278,6 +279,7 @@ function buildLines(
       itemId: item.itemId,
       variationId: variation.variationId,
       ivlId: row?.ivlId,
+      locationId: row?.locationId,
       locationName: row ? names.get(row.locationId) : undefined,
       name: item.name,
       description: line.description === undefined || line.description === null ? item.description : line.description || undefined,
@@ -410,6 +412,7 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
   problems.push(...customerIssues);
   for (const [index, found] of resolved ?? []) {
     if (found.item.sold) problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
+    if (found.row && !mayReachLocation(principal, found.row.locationId)) problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));
   }
 
   // Dates: issue_date defaults to the user's today; expiry_date to issue_date + the account's setting.

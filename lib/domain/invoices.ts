@@ -494,7 +494,7 @@ export async function updateInvoice(
       if (customerChanges && input.lines === undefined) {
         throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id changes." }]);
       }
-      const [account, customer] = await Promise.all([accountSettings(principal.accountId), readCustomer(principal, input.customer_id ?? previous.partyId!)]);
+      const [account, customer] = await Promise.all([accountSettings(principal.accountId), readCustomer(principal, input.customer_id ?? previous.partyId!, { unchanged: !customerChanges })]);
       const context: SalesContext = { principal, account, customer };
       let lines = tree.lines;
       if (input.lines !== undefined) {

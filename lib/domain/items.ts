@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hasPermission, locationRestriction, requirePermission, type Principal } from "../auth/permissions.js";
+import { mayReachLocation, requireReachableLocation } from "./location-access.js";
 import { queryItemCategories, readItemCategory } from "../db/item-categories.js";
 import { queryHistory, readItemTree, rowKeyOf } from "../db/inventory.js";
 import {
@@ -346,8 +347,7 @@ function parseListQuery(principal: Principal, query: ItemListQuery) {
   const locationId = query.location_id?.toLowerCase();
   if (locationId !== undefined) {
     if (!UUID.test(locationId)) throw invalid("location_id", "location_id must be a UUID.");
-    const restriction = locationRestriction(principal);
-    if (restriction !== null && restriction !== locationId) throw invalid("location_id", "location_id is outside your location.");
+    if (!mayReachLocation(principal, locationId)) throw invalid("location_id", "location_id is outside your location.");
   }
   return { filter, ids, categoryId, locationId, needle: query.q?.trim().toLowerCase() || undefined };
 }
@@ -461,10 +461,7 @@ export function presentAdjustment(entry: StockHistoryItem) {
  */
 export async function adjustItem(principal: Principal, itemId: string, input: AdjustmentBody, completion: IdempotencyCompletion | undefined) {
   requireModify(principal);
-  const restriction = locationRestriction(principal);
-  if (restriction !== null && restriction !== input.location_id) {
-    throw errors.validationFailed([{ param: "location_id", code: "invalid_reference", message: "is outside your location." }]);
-  }
+  requireReachableLocation(principal, "location_id", input.location_id);
   const tree = await readItemTree(principal.accountId, itemId);
   if (!tree.item) throw errors.resourceMissing("item", itemId);
   const variationId = resolveVariation(tree.variations, tree.rows, input);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { locationRestriction, requirePermission, type Principal } from "../auth/permissions.js";
+import { mayReachLocation, requireReachableLocation } from "./location-access.js";
 import { readUser } from "../db/auth-store.js";
 import { queryItemCategories, readItemCategory } from "../db/item-categories.js";
 import { readItem, readItems, readVariations } from "../db/items.js";
@@ -256,7 +257,7 @@ export async function listBuilds(principal: Principal, kitId: string, url: strin
   requireList(principal);
   const accountId = principal.accountId;
   const restriction = locationRestriction(principal);
-  if (locationId !== undefined && restriction !== null && locationId !== restriction) {
+  if (locationId !== undefined && !mayReachLocation(principal, locationId)) {
     throw errors.invalidQueryParameter("location_id", "location_id is outside your location.");
   }
   const [{ kit }, location] = await Promise.all([
@@ -377,10 +378,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
   requireModify(principal);
   const accountId = principal.accountId;
   const locationId = input.location_id;
-  const restriction = locationRestriction(principal);
-  if (restriction !== null && restriction !== locationId) {
-    throw errors.validationFailed([{ param: "location_id", code: "invalid_reference", message: "is outside your location." }]);
-  }
+  requireReachableLocation(principal, "location_id", locationId);
   const [kit, location, user] = await Promise.all([readKit(accountId, kitId), readLocation(accountId, locationId), readUser(accountId, principal.userId)]);
   if (!kit) throw errors.resourceMissing("kit", kitId);
   if (!location?.active) throw errors.validationFailed([referenceDetail("location_id", "is not an active location of this account.")]);
@@ -553,7 +551,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
   const missing = () => errors.resourceMissing("kit build", buildId);
   const [firstKit, firstBuild] = await Promise.all([readKit(accountId, kitId), readBuild(accountId, kitId, buildId)]);
   if (!firstKit) throw errors.resourceMissing("kit", kitId);
-  if (!firstBuild || (restriction !== null && firstBuild.locationId !== restriction)) throw missing();
+  if (!firstBuild || !mayReachLocation(principal, firstBuild.locationId)) throw missing();
   const locks = [kitLockName(accountId, kitId), ...(firstBuild.changes as BuildChange[]).map((c) => itemLockName(accountId, c.itemId))];
 
   return retrying(

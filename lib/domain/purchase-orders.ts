@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
-import { hasPermission, locationRestriction, type Principal } from "../auth/permissions.js";
+import { hasPermission, type Principal } from "../auth/permissions.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../core/pagination.js";
@@ -24,6 +24,7 @@ import type { PaymentBody } from "../schemas/documents.js";
 import { customFieldWrite, presentCustomFieldValues } from "./custom-field-values.js";
 import { computeTotals } from "./document-totals.js";
 import { defaultUnitCost, resolveLineItems, skuOf, type ResolvedLineItem } from "./document-lines.js";
+import { mayReachLocation, outsideLocationDetail } from "./location-access.js";
 import { amountDue, amountPaid, deletePayment, listPayments, recordPayment, type PaymentPolicy } from "./document-payments.js";
 import {
   accountSettings,
@@ -250,8 +251,17 @@ interface WriteContext {
   location: LocationItem;
 }
 
-/** Reads and checks what a write names: the supplier (visible, a supplier, not archived) and the location (active, reachable). */
-async function readContext(principal: Principal, supplierId: string, locationId: string): Promise<WriteContext> {
+/**
+ * Reads and checks what a write names: the supplier (visible, a supplier, not archived) and the
+ * location (active, reachable under the location rule). An update checks only what it changes
+ * (`checks`): a PATCH that sends only `name` never fails on the stored supplier or location.
+ */
+async function readContext(
+  principal: Principal,
+  supplierId: string,
+  locationId: string,
+  checks: { supplier: boolean; location: boolean } = { supplier: true, location: true },
+): Promise<WriteContext> {
   const [account, supplier, location] = await Promise.all([
     accountSettings(principal.accountId),
     readParty(principal.accountId, supplierId),
@@ -259,13 +269,10 @@ async function readContext(principal: Principal, supplierId: string, locationId:
   ]);
   const details: ValidationDetail[] = [];
   const ownsOrAll = supplier && (hasPermission(principal, "records.view_all") || supplier.ownerUserId === principal.userId);
-  if (!supplier || supplier.kind !== "supplier" || !ownsOrAll) details.push(referenceDetail("supplier_id", "is not a visible supplier of this account."));
-  else if (supplier.archived) details.push({ param: "supplier_id", code: "archived", message: "is an archived supplier." });
-  if (!location || !location.active) details.push(referenceDetail("location_id", "is not an active location of this account."));
-  else {
-    const restriction = locationRestriction(principal);
-    if (restriction !== null && restriction !== locationId) details.push(referenceDetail("location_id", "is outside your location."));
-  }
+  if (!supplier || supplier.kind !== "supplier" || (checks.supplier && !ownsOrAll)) details.push(referenceDetail("supplier_id", "is not a visible supplier of this account."));
+  else if (checks.supplier && supplier.archived) details.push({ param: "supplier_id", code: "archived", message: "is an archived supplier." });
+  if (!location || (checks.location && !location.active)) details.push(referenceDetail("location_id", "is not an active location of this account."));
+  else if (checks.location && !mayReachLocation(principal, locationId)) details.push(outsideLocationDetail("location_id"));
   if (details.length > 0) throw errors.validationFailed(details);
   return { principal, account, supplier: supplier!, location: location! };
 }
@@ -522,7 +529,10 @@ export async function updatePurchaseOrder(
       if ((supplierChanges || locationChanges) && input.lines === undefined) {
         throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when supplier_id or location_id changes." }]);
       }
-      const context = await readContext(principal, input.supplier_id ?? previous.partyId!, input.location_id ?? previous.locationId!);
+      const context = await readContext(principal, input.supplier_id ?? previous.partyId!, input.location_id ?? previous.locationId!, {
+        supplier: supplierChanges,
+        location: locationChanges,
+      });
       let lines: PoLine[];
       if (input.lines === undefined) {
         lines = tree.lines;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, locationRestriction, type Principal } from "../auth/permissions.js";
+import { mayReachLocation, outsideLocationDetail } from "./location-access.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { addDocumentWrite, numberKeyOf, type StoredLine } from "../db/documents.js";
@@ -83,13 +84,18 @@ export interface SalesContext {
  * caller may see (`records.view_all`, else one they own). Prospects only when `allowProspect`
  * (estimate conversions). 422 naming `param` otherwise.
  */
-export async function readCustomer(principal: Principal, customerId: string, options: { param?: string; allowProspect?: boolean } = {}): Promise<PartyItem> {
+export async function readCustomer(
+  principal: Principal,
+  customerId: string,
+  options: { param?: string; allowProspect?: boolean; unchanged?: boolean } = {},
+): Promise<PartyItem> {
   const param = options.param ?? "customer_id";
   const party = await readParty(principal.accountId, customerId);
   const visible = party && (hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
   const kindOk = party && (party.kind === "customer" || (options.allowProspect === true && party.kind === "prospect"));
-  if (!party || !visible || !kindOk) throw errors.validationFailed([referenceDetail(param, "is not a visible customer of this account.")]);
-  if (party.archived) throw errors.validationFailed([{ param, code: "archived", message: "is an archived customer." }]);
+  // An update that keeps its customer does not re-judge it: archived or reassigned since, it stays.
+  if (!party || (!options.unchanged && (!visible || !kindOk))) throw errors.validationFailed([referenceDetail(param, "is not a visible customer of this account.")]);
+  if (party.archived && !options.unchanged) throw errors.validationFailed([{ param, code: "archived", message: "is an archived customer." }]);
   return party;
 }
 
@@ -214,8 +220,8 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
       row = found.rows[0]!;
       locationId = row.locationId;
     }
-    if (restriction !== null && locationId !== restriction) {
-      details.push(referenceDetail(`lines[${spec.index}].${spec.ivlId === undefined ? "item_id" : "item_variation_location_id"}`, "is outside your location."));
+    if (!mayReachLocation(principal, locationId)) {
+      details.push(outsideLocationDetail(`lines[${spec.index}].${spec.ivlId === undefined ? "item_id" : "item_variation_location_id"}`));
       continue;
     }
     rows.set(spec.index, { locationId, ivlId: row?.ivlId });

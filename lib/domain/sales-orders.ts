@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, locationRestriction, type Principal } from "../auth/permissions.js";
+import { mayReachLocation, requireReachableLocation } from "./location-access.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../core/pagination.js";
@@ -110,12 +111,14 @@ function editBlockReason(principal: Principal, header: DocumentItem, lines: read
   return null;
 }
 
-/** Whether a location-restricted caller may pack the order: its location, or (without one) every line left to pack, is theirs. */
+/**
+ * Whether a location-restricted caller may pack the order: its location, or (without one) every
+ * line left to pack, is theirs. (The location rule already hides orders elsewhere; this keeps
+ * the reason exact should a visible order ever hold such a line.)
+ */
 function hasLocationAccess(principal: Principal, header: DocumentItem, lines: readonly SalesLine[], serviceItems: boolean): boolean {
-  const restriction = locationRestriction(principal);
-  if (restriction === null) return true;
-  if (header.locationId) return header.locationId === restriction;
-  return lines.every((line) => remainingToPack(line, serviceItems) === 0 || !line.locationId || line.locationId === restriction);
+  if (header.locationId) return mayReachLocation(principal, header.locationId);
+  return lines.every((line) => remainingToPack(line, serviceItems) === 0 || !line.locationId || mayReachLocation(principal, line.locationId));
 }
 
 function packBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
@@ -309,18 +312,18 @@ async function readOrderContext(
   principal: Principal,
   customerId: string,
   locationId: string | undefined,
-  options: { allowProspect?: boolean; defaultLocation?: boolean } = {},
+  options: { allowProspect?: boolean; defaultLocation?: boolean; customerUnchanged?: boolean; locationUnchanged?: boolean } = {},
 ): Promise<SalesContext> {
   const restriction = locationRestriction(principal);
   const wanted = locationId ?? (options.defaultLocation ? (restriction ?? undefined) : undefined);
   const [account, customer, location] = await Promise.all([
     accountSettings(principal.accountId),
-    readCustomer(principal, customerId, options),
+    readCustomer(principal, customerId, { allowProspect: options.allowProspect, unchanged: options.customerUnchanged }),
     wanted ? readLocation(principal.accountId, wanted) : Promise.resolve(undefined),
   ]);
-  if (wanted) {
+  if (wanted && !options.locationUnchanged) {
     if (!location?.active) throw errors.validationFailed([referenceDetail("location_id", "is not an active location of this account.")]);
-    if (restriction !== null && wanted !== restriction) throw errors.validationFailed([referenceDetail("location_id", "is outside your location.")]);
+    requireReachableLocation(principal, "location_id", wanted);
   }
   return { principal, account, customer, location: location as LocationItem | undefined };
 }
@@ -499,7 +502,10 @@ export async function updateSalesOrder(
       if ((customerChanges || locationChanges) && input.lines === undefined) {
         throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id or location_id changes." }]);
       }
-      const context = await readOrderContext(principal, input.customer_id ?? previous.partyId!, input.location_id ?? previous.locationId);
+      const context = await readOrderContext(principal, input.customer_id ?? previous.partyId!, input.location_id ?? previous.locationId, {
+        customerUnchanged: !customerChanges,
+        locationUnchanged: !locationChanges,
+      });
       let lines = tree.lines;
       if (input.lines !== undefined) {
         const kept = matchReplacementLines(tree.lines, input.lines, (line) => line.lineType !== "discount");

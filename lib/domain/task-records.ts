@@ -1,5 +1,5 @@
 import { hasPermission, hasScope, type Permission, type Principal } from "../auth/permissions.js";
-import { readDocumentHeaders } from "../db/documents.js";
+import { locationScopeOf, readDocumentHeaders, type LocationScoped } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
 import { readKits } from "../db/kits.js";
 import type { DocumentItem } from "../db/service.js";
@@ -32,6 +32,8 @@ export interface RecordSnapshot {
   number: string | number | null;
   /** The owner or assigned user, for kinds whose visibility depends on it. */
   ownerUserId?: string;
+  /** Documents: where the document is (`locationScopeOf`), for the location rule. */
+  locationScope?: string;
 }
 
 export interface TaskRecordResolver {
@@ -91,6 +93,7 @@ export interface StoredRecordLink {
   name?: string;
   number?: unknown;
   ownerUserId?: string;
+  locationScope?: string;
 }
 
 export type RecordPreview = { type: string; id: string; name: string; number: string | number | null } | { available: false };
@@ -102,7 +105,12 @@ export function presentRecord(principal: Principal, link: StoredRecordLink | und
   const resolver = resolvers.get(link.type as TaskRecordType);
   if (!resolver || link.state !== "resolved" || link.name === undefined) return unavailable;
   if (!hasScope(principal, RECORD_READ_SCOPES[link.type as TaskRecordType])) return unavailable;
-  const snapshot: RecordSnapshot = { name: link.name, number: (link.number as string | number | undefined) ?? null, ownerUserId: link.ownerUserId };
+  const snapshot: RecordSnapshot = {
+    name: link.name,
+    number: (link.number as string | number | undefined) ?? null,
+    ownerUserId: link.ownerUserId,
+    locationScope: link.locationScope,
+  };
   if (!resolver.canAccess(principal, snapshot)) return unavailable;
   return { type: link.type, id: link.id, name: snapshot.name, number: snapshot.number };
 }
@@ -143,6 +151,7 @@ export function storedLink(type: string, id: string, snapshot: RecordSnapshot | 
   if (snapshot === null) return { type, id, state: "gone" };
   const link: StoredRecordLink = { type, id, state: "resolved", name: snapshot.name, number: snapshot.number ?? undefined };
   if (snapshot.ownerUserId !== undefined) link.ownerUserId = snapshot.ownerUserId;
+  if (snapshot.locationScope !== undefined) link.locationScope = snapshot.locationScope;
   return link;
 }
 
@@ -202,10 +211,11 @@ const DOCUMENT_TYPES = {
   invoice: { permission: "invoices.list", label: "Invoice" },
 } as const satisfies Record<DocumentKind, { permission: Permission; label: string }>;
 
-const documentSnapshot = (header: Pick<DocumentItem, "kind" | "name" | "partyName" | "number" | "assignedUserId">): RecordSnapshot => ({
+const documentSnapshot = (header: Pick<DocumentItem, "kind" | "name" | "partyName" | "number" | "assignedUserId"> & LocationScoped): RecordSnapshot => ({
   name: header.name ?? header.partyName ?? `${DOCUMENT_TYPES[header.kind].label} ${header.number}`,
   number: header.number,
   ownerUserId: header.assignedUserId,
+  locationScope: locationScopeOf(header),
 });
 
 for (const kind of Object.keys(DOCUMENT_TYPES) as DocumentKind[]) {
@@ -216,7 +226,7 @@ for (const kind of Object.keys(DOCUMENT_TYPES) as DocumentKind[]) {
     },
     existsCheck: (tx, accountId, id) => tx.entities.document.check({ accountId, documentId: id }).where(({ kind: k }, { eq }) => eq(k, kind)).commit(),
     canAccess: (principal, snapshot) =>
-      hasPermission(principal, DOCUMENT_TYPES[kind].permission) && canSeeDocument(principal, { kind, assignedUserId: snapshot.ownerUserId ?? "" }),
+      hasPermission(principal, DOCUMENT_TYPES[kind].permission) && canSeeDocument(principal, { kind, assignedUserId: snapshot.ownerUserId ?? "", locationScope: snapshot.locationScope }),
     changeOf(entity, image, oldImage, removed) {
       if (entity !== "document" || image.kind !== kind) return undefined;
       const accountId = String(image.accountId);
@@ -225,7 +235,7 @@ for (const kind of Object.keys(DOCUMENT_TYPES) as DocumentKind[]) {
       const next = documentSnapshot(image as unknown as DocumentItem);
       if (oldImage) {
         const before = documentSnapshot(oldImage as unknown as DocumentItem);
-        if (before.name === next.name && before.ownerUserId === next.ownerUserId) return undefined;
+        if (before.name === next.name && before.ownerUserId === next.ownerUserId && before.locationScope === next.locationScope) return undefined;
       }
       return { accountId, id, snapshot: next };
     },

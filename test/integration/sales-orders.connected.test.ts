@@ -227,10 +227,10 @@ describe("connected: sales orders", () => {
     const rows = (await w.client.get(`/items/${w.item.id}/variations`, { include: "locations" })).body.data[0].locations;
     expect(rows.find((r: any) => r.location_id === branch.id)).toMatchObject({ quantity: 0, quantity_reserved: 5 });
     expectValidation(await createOrder(w, { location_id: w.location }, restricted), "location_id", "invalid_reference");
-    // The owner's order at Main is visible to the restricted user but not packable by them.
+    // The owner's order at Main is outside the restricted user's location boundary: missing to them.
     const main = (await createOrder(w, { location_id: w.location })).body;
-    expect((await restricted.get(`/sales-orders/${main.id}`)).body).toMatchObject({ can_pack: false, pack_block_reason: "location_restricted" });
-    expectError(await restricted.post(`/sales-orders/${main.id}/fulfillments`, { lines: [{ id: main.lines[0].id, quantity: 1 }] }), 403, "permission_denied");
+    expectError(await restricted.get(`/sales-orders/${main.id}`), 404, "resource_missing");
+    expectError(await restricted.post(`/sales-orders/${main.id}/fulfillments`, { lines: [{ id: main.lines[0].id, quantity: 1 }] }), 404, "resource_missing");
   });
 
   it("updates open orders without activity: partial, complete line replacement with reservations moved, If-Match", async () => {

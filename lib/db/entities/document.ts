@@ -37,6 +37,12 @@ export const documentEntity = () => new Entity({
     partyName: { type: "string" },
     partyKind: { type: ["customer", "prospect", "supplier"] as const },
     locationId: { type: "string" },
+    /**
+     * Where the document is, for the location rule (`lib/domain/location-access.ts`): the one
+     * location its header and lines name, `none`, or `several`; derived on every write
+     * (`addDocumentWrite`), so lists can keep a restricted user's documents in the Query.
+     */
+    locationScope: { type: "string" },
     /** Snapshots taken when the document was last written (detail responses read no other record). */
     locationName: { type: "string" },
     partyDetails: { type: "any" },

@@ -57,6 +57,8 @@ export const taskAttributes = {
       name: { type: "string" },
       number: { type: "any" },
       ownerUserId: { type: "string" },
+      /** Documents: where the document is, for the location rule. */
+      locationScope: { type: "string" },
     },
   },
   createdAt: { type: "string", required: true, readOnly: true },
