@@ -11,7 +11,7 @@ import type { DocumentItem, DocumentPaymentItem } from "../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../db/transactions.js";
 import type { PaymentBody } from "../schemas/documents.js";
 import { accountSettings, localToday, nextTimestamp, requireDocumentPermission, documentLock, visibleDocument } from "./documents.js";
-import { MINOR_UNITS_PER_UNIT, money, moneyFromMinor } from "./money.js";
+import { MINOR_UNITS_PER_UNIT, minorOf, money, moneyFromMinor } from "./money.js";
 import { newRevision, type RevisionPrefix } from "./revisions.js";
 
 /**
@@ -30,16 +30,33 @@ export interface PaymentPolicy {
   assertPayable?: (header: DocumentItem) => void;
   /** Other header fields that follow the amount paid (e.g. the invoice status). */
   afterPayment?: (header: DocumentItem) => Partial<DocumentItem>;
-  /**
-   * Throws when moving the amount paid by `deltaMinor` (ten-thousandths; negative for a refund
-   * or a deleted payment) is refused (e.g. an invoice paid beyond its total), by recording a
-   * payment or by deleting one.
-   */
-  assertAmount?: (header: DocumentItem, deltaMinor: number, action: "record" | "delete") => void;
+  /** The 409 code of a payment deletion that would take the amount paid outside 0 to the total. */
+  deleteNotAllowedCode: string;
   /** Other items the same transaction writes (e.g. the amount paid of an invoice's sales order). */
   addRelated?: (tx: TransactionBuilder, previous: DocumentItem, next: DocumentItem, deltaMinor: number) => void;
   /** The kind's payment resource. */
   present: (payment: DocumentPaymentItem) => Record<string, unknown>;
+}
+
+/**
+ * The bounds of the amount paid (architecture section 8): it stays from 0 to the document's
+ * total. A payment beyond what is due is 422 `exceeds_amount_due`, a refund beyond what was paid
+ * 422 `exceeds_amount_paid` (both on `amount`); a deletion that would leave the bounds is 409
+ * with the kind's code. Checked on the header the write is conditioned on, so parallel payments
+ * can never overshoot together.
+ */
+function assertWithinBounds(policy: PaymentPolicy, header: DocumentItem, deltaMinor: number, action: "record" | "delete"): void {
+  const after = header.amountPaidMinor + deltaMinor;
+  const total = minorOf(header.total);
+  if (after <= total && after >= 0) return;
+  if (action === "delete") {
+    throw errors.stateConflict(policy.deleteNotAllowedCode, `Deleting this payment would take the amount paid outside 0 to the ${policy.what} total.`);
+  }
+  const detail =
+    after > total
+      ? { param: "amount", code: "exceeds_amount_due", message: `is more than the amount due (${amountDue(header)}).` }
+      : { param: "amount", code: "exceeds_amount_paid", message: `refunds more than the amount paid (${amountPaid(header)}).` };
+  throw errors.invalidBody(detail.code, [detail]);
 }
 
 /** `amount_due` of a header: total - amount paid. */
@@ -81,7 +98,7 @@ export async function recordPayment(
   requireDocumentPermission(principal, policy.writePermission, `recording ${policy.what} payments`);
   const account = await accountSettings(principal.accountId);
   const amount = money(body.amount);
-  const amountMinor = new Decimal(amount).times(MINOR_UNITS_PER_UNIT).toNumber();
+  const amountMinor = minorOf(amount);
   const paymentDate = body.payment_date ?? localToday(principal, account);
   const payment: DocumentPaymentItem = {
     accountId: principal.accountId,
@@ -99,7 +116,7 @@ export async function recordPayment(
   return retrying(`record ${policy.what} payment`, async () => {
     const { header } = await visibleTree(principal, policy, documentId);
     policy.assertPayable?.(header);
-    policy.assertAmount?.(header, amountMinor, "record");
+    assertWithinBounds(policy, header, amountMinor, "record");
     let next = withAmountPaid(header, header.amountPaidMinor + amountMinor, paymentDate);
     next = { ...next, paymentCount: header.paymentCount + 1, revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
     next = { ...next, ...policy.afterPayment?.(next) };
@@ -129,7 +146,7 @@ export async function deletePayment(
     const payment = tree.payments.find((p) => p.paymentId === paymentId);
     if (!payment) throw errors.resourceMissing("payment", paymentId);
     const header = tree.header;
-    policy.assertAmount?.(header, -payment.amountMinor, "delete");
+    assertWithinBounds(policy, header, -payment.amountMinor, "delete");
     let next = withAmountPaid(header, header.amountPaidMinor - payment.amountMinor, payment.paymentDate ?? header.dateFullyPaid ?? "");
     next = { ...next, paymentCount: Math.max(0, header.paymentCount - 1), revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
     next = { ...next, ...policy.afterPayment?.(next) };

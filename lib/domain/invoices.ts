@@ -45,7 +45,6 @@ import {
   laterDate,
   lineChanges,
   lineSpecsOf,
-  minorOf,
   withCurrentValues,
   priceSalesLines,
   progressOf,
@@ -62,6 +61,7 @@ import {
   type SalesDraft,
   type SalesLine,
 } from "./sales-documents.js";
+import { minorOf } from "./money.js";
 import { partyOf } from "./party-details.js";
 import { SO_STATUS, lineCosts, sourceEstimateOf } from "./sales-orders.js";
 import { commitWithStock } from "./stock-holds.js";
@@ -731,19 +731,7 @@ export const INVOICE_PAYMENTS: PaymentPolicy = {
   assertPayable(header) {
     if (header.status === "cancelled") throw errors.stateConflict("invoice_payment_not_allowed", "A cancelled invoice takes no payments.");
   },
-  assertAmount(header, deltaMinor, action) {
-    const after = header.amountPaidMinor + deltaMinor;
-    const total = minorOf(header.total);
-    if (after <= total && after >= 0) return;
-    if (action === "delete") {
-      throw errors.stateConflict("invoice_payment_delete_not_allowed", "Deleting this payment would take the amount paid outside 0 to the invoice total.");
-    }
-    throw errors.validationFailed([
-      after > total
-        ? { param: "amount", code: "exceeds_amount_due", message: `is more than the amount due (${amountDue(header)}).` }
-        : { param: "amount", code: "exceeds_amount_paid", message: `refunds more than the amount paid (${amountPaid(header)}).` },
-    ]);
-  },
+  deleteNotAllowedCode: "invoice_payment_delete_not_allowed",
   afterPayment: (header) => paymentStatus(header),
   addRelated(tx, previous, next, deltaMinor) {
     // A linked invoice's payments are its sales order's too (`amount_paid`, `paid_percent`).

@@ -546,7 +546,6 @@ async function finishJournal(accountId: string, journalId: string): Promise<void
 export async function disassembleKit(principal: Principal, kitId: string, buildId: string) {
   requireModify(principal);
   const accountId = principal.accountId;
-  const restriction = locationRestriction(principal);
   const resource = { id: buildId, object: "kit_build" as const, kit_id: kitId, deleted: true as const };
   const missing = () => errors.resourceMissing("kit build", buildId);
   const [firstKit, firstBuild] = await Promise.all([readKit(accountId, kitId), readBuild(accountId, kitId, buildId)]);

@@ -16,6 +16,9 @@ export function rate(value: Decimal.Value): string {
 /** Money held as an exact integer of ten-thousandths (so DynamoDB can ADD it atomically). */
 export const MINOR_UNITS_PER_UNIT = 10_000;
 
+/** An amount as an exact integer of ten-thousandths (how amounts paid are stored and moved). */
+export const minorOf = (amount: string): number => new Decimal(amount).times(MINOR_UNITS_PER_UNIT).toNumber();
+
 export function moneyFromMinor(minor: number): string {
   return money(new Decimal(minor).div(MINOR_UNITS_PER_UNIT));
 }

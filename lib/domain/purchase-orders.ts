@@ -745,6 +745,7 @@ const PAYMENTS: PaymentPolicy = {
   revisionPrefix: "po",
   readPermission: "purchase_orders.list",
   writePermission: "purchase_orders.modify",
+  deleteNotAllowedCode: "purchase_order_payment_delete_not_allowed",
   present: presentPayment,
 };
 

@@ -19,7 +19,7 @@ import { defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf } from "./do
 import { addAssigneeCount, withEtag } from "./documents.js";
 import { StockRuleError, type LedgerSource, type StockChange } from "./inventory.js";
 import { addQuantities } from "./inventory-math.js";
-import { MINOR_UNITS_PER_UNIT, money, rate } from "./money.js";
+import { money, rate } from "./money.js";
 import { partyDetailsOf } from "./party-details.js";
 import { prepareStock, type RowIdOf } from "./stock-holds.js";
 
@@ -541,7 +541,6 @@ export async function withCurrentValues<L extends SalesLine>(
 }
 
 /** Money of a header as exact ten-thousandths (customer revenue moves by it). */
-export const minorOf = (amount: string): number => new Decimal(amount).times(MINOR_UNITS_PER_UNIT).toNumber();
 
 /** A new header's defaults (money zero, counters zero). */
 export function blankHeader(fields: Pick<DocumentItem, "accountId" | "documentId" | "kind" | "revision" | "status" | "statusId" | "assignedUserId">): DocumentItem {

@@ -13,7 +13,8 @@ import type { SalesOrderInvoiceBody } from "../schemas/sales-orders.js";
 import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocumentPermission, documentLock } from "./documents.js";
 import { addQuantities } from "./inventory-math.js";
 import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "./invoices.js";
-import { minorOf, progressOf, blankHeader, insertSalesDocument, withPercents, CustomerChangedError, type SalesLine } from "./sales-documents.js";
+import { minorOf } from "./money.js";
+import { progressOf, blankHeader, insertSalesDocument, withPercents, CustomerChangedError, type SalesLine } from "./sales-documents.js";
 import { MAX_ORDER_INVOICES, SO_STATUS, visibleSalesOrder } from "./sales-orders.js";
 import { etagOf, newRevision } from "./revisions.js";
 

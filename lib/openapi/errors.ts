@@ -92,6 +92,8 @@ const MEANINGS: Record<string, string> = {
   sync_scope_changed: "the user's permissions or the key's scopes changed since the cursor was issued: rebuild the copy with `start=now`",
   sync_cursor_expired: "the cursor's position is older than the retained history (90 days): rebuild with `start=now`",
   sync_full_refresh_required: "`since` is older than the retained history (90 days): rebuild with `start=now`",
+  exceeds_amount_due: "the payment is more than the amount due (`param`: `amount`); nothing was recorded",
+  exceeds_amount_paid: "the refund is more than the amount paid (`param`: `amount`); nothing was recorded",
   mobile_mutation_conflict: "the record changed since the revision given in `If-Match`: fetch it again and retry",
   route_not_found: "no route has this path",
   method_not_allowed: "the path exists but not with this method (`Allow` lists the methods it has)",

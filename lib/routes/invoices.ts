@@ -171,7 +171,7 @@ export const invoiceRoutes: RouteDefinition[] = [
     idempotency: "optional",
     request: { path: invoicePath, body: invoicePaymentBody },
     responses: { 201: invoicePayment },
-    errors: { 403: ["permission_denied"], 409: ["invoice_payment_not_allowed"] },
+    errors: { 403: ["permission_denied"], 409: ["invoice_payment_not_allowed"], 422: ["exceeds_amount_due", "exceeds_amount_paid"] },
     example: { body: { amount: "120.0000", reference: "Visa 4242", payment_date: "2026-11-23", card: { brand: "visa", last4: "4242" } } },
   }),
   route({

@@ -147,12 +147,13 @@ export const purchaseOrderRoutes: RouteDefinition[] = [
     path: `${one}/payments`,
     group: "purchase-orders",
     summary: "Record a manual payment (positive amount) or refund (negative amount)",
-    description: "Moves amount_paid, amount_due and date_fully_paid (set when nothing is due) in the same write. payment_date defaults to today in the user's time zone.",
+    description:
+      "Moves amount_paid, amount_due and date_fully_paid (set when nothing is due) in the same write. The amount paid stays between 0 and the total, under concurrency too: a payment above the amount due is 422 exceeds_amount_due, a refund above the amount paid 422 exceeds_amount_paid (both on amount). payment_date defaults to today in the user's time zone.",
     scopes: ["purchase_orders:write"],
     idempotency: "optional",
     request: { path: purchaseOrderPath, body: paymentBody },
     responses: { 201: purchaseOrderPayment },
-    errors: { 403: ["permission_denied"] },
+    errors: { 403: ["permission_denied"], 422: ["exceeds_amount_due", "exceeds_amount_paid"] },
     example: { body: { amount: "250.0000", reference: "Wire 2026-114", payment_date: "2026-11-23" } },
   }),
   route({
@@ -165,6 +166,6 @@ export const purchaseOrderRoutes: RouteDefinition[] = [
     idempotency: "optional",
     request: { path: purchaseOrderPaymentPath },
     responses: { 200: deletedPayment },
-    errors: { 403: ["permission_denied"] },
+    errors: { 403: ["permission_denied"], 409: ["purchase_order_payment_delete_not_allowed"] },
   }),
 ];

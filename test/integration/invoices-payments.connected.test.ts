@@ -45,11 +45,11 @@ describe("connected: invoice payments, packing and large invoices", () => {
     const rest = await w.client.post(`/invoices/${invoice.id}/payments`, { amount: 40, payment_date: "2026-11-21" });
     expect(rest.body).toMatchObject({ type: "payment", reference: null, card: null });
     expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 11, status: "Paid", amount_paid: "100.0000", amount_due: "0.0000", date_fully_paid: "2026-11-21" });
-    expectValidation(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "0.0001" }), "amount", "exceeds_amount_due");
+    expectError(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "0.0001" }), 422, "exceeds_amount_due", "amount");
     const refund = await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "-25", payment_date: "2026-11-22" });
     expect(refund.body).toMatchObject({ type: "refund", amount: "-25.0000" });
     expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 10, amount_paid: "75.0000", amount_due: "25.0000", date_fully_paid: null });
-    expectValidation(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "-75.0001" }), "amount", "exceeds_amount_paid");
+    expectError(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "-75.0001" }), 422, "exceeds_amount_paid", "amount");
     expectValidation(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: 0 }), "amount");
     expectValidation(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "5", card: { last4: "42" } }), "card.last4");
 
@@ -80,7 +80,7 @@ describe("connected: invoice payments, packing and large invoices", () => {
     const invoice = await hundred(w);
     const attempts = await Promise.all(Array.from({ length: 16 }, () => w.client.post(`/invoices/${invoice.id}/payments`, { amount: "10" })));
     expect(attempts.filter((r) => r.status === 201)).toHaveLength(10);
-    for (const refused of attempts.filter((r) => r.status !== 201)) expectValidation(refused, "amount", "exceeds_amount_due");
+    for (const refused of attempts.filter((r) => r.status !== 201)) expectError(refused, 422, "exceeds_amount_due", "amount");
     expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 11, amount_paid: "100.0000", amount_due: "0.0000" });
     expect((await w.client.get(`/invoices/${invoice.id}/payments`, { limit: 100 })).body.pagination.total_records).toBe(10);
   });
