@@ -21,6 +21,7 @@ import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "..
 import type { ContactWriteBody } from "../schemas/contacts.js";
 import { canSeeParty } from "./parties.js";
 import { nameSortKey } from "./ordering.js";
+import { sameRecord, UPDATED_AT } from "../core/records.js";
 
 const NOT_A_VISIBLE_RECORD = "is not a visible customer, prospect or supplier.";
 
@@ -225,6 +226,7 @@ export async function updateContact(
       const hidden = (previous.links ?? []).filter((l) => !canSeeParty(principal, l));
       next = { ...next, links: [...requested.links, ...hidden] };
     }
+    if (sameRecord(previous, next, UPDATED_AT)) return (await present(principal, [previous], requested?.parties))[0]!; // sent back as read: nothing to write
     let updatedAt = nowIso();
     if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
     next.updatedAt = updatedAt;

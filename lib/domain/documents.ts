@@ -1,7 +1,8 @@
 import { DateTime, IANAZone } from "luxon";
 import { hasPermission, type Permission, type Principal } from "../auth/permissions.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
-import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { canonicalJson, type IdempotencyCompletion } from "../core/idempotency.js";
+import { sameRecord } from "../core/records.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import { readAccount } from "../db/admin-store.js";
 import {
@@ -157,14 +158,17 @@ export function nextTimestamp(previous: string): string {
  * Complete line replacement (spec part 2: purchase orders, estimates, invoices, transfers): the
  * request's lines are the complete desired list; an `id` keeps that stored line's identity, no
  * `id` adds a line, a stored line left out is removed. Ids must belong to the document's active
- * non-discount lines and appear once (422 naming `lines[i].id`). Returns, per requested line,
+ * non-discount lines and appear once (422 naming `lines[i].id`); the list holds at most
+ * max(`createLimit`, the document's current line count) (`assertUpdateLineCount`). Returns, per requested line,
  * the stored line it updates (or undefined for a new line).
  */
 export function matchReplacementLines<L extends StoredLine>(
   stored: readonly L[],
   requested: readonly { id?: string | null }[],
+  createLimit: number,
   isReplaceable: (line: L) => boolean = () => true,
 ): (L | undefined)[] {
+  assertUpdateLineCount(requested.length, createLimit, stored);
   const byId = new Map(stored.filter(isReplaceable).map((line) => [line.id, line]));
   const seen = new Set<string>();
   const details: ValidationDetail[] = [];
@@ -179,6 +183,43 @@ export function matchReplacementLines<L extends StoredLine>(
   });
   if (details.length > 0) throw errors.validationFailed(details);
   return matched;
+}
+
+/**
+ * An update's `lines` may hold up to max(the kind's create limit, the document's current number
+ * of non-discount lines) (architecture section 8): a document converted from a 500-line estimate
+ * keeps every line editable. 422 `too_many` on `lines` beyond it.
+ */
+export function assertUpdateLineCount(requested: number, createLimit: number, stored: readonly StoredLine[]): void {
+  const current = stored.filter((line) => line.lineType !== "discount").length;
+  const limit = Math.max(createLimit, current);
+  if (requested > limit) {
+    throw errors.validationFailed([
+      { param: "lines", code: "too_many", message: `must have at most ${limit} entries (${createLimit}, or as many lines as the document holds when it holds more).` },
+    ]);
+  }
+}
+
+/**
+ * Rebuilt lines followed by the stored generated discount line: pricing then keeps its id (a
+ * replacement never carries it), so writing a document back as read changes no line id.
+ */
+export const withStoredDiscountLine = <L extends StoredLine>(rebuilt: readonly L[], stored: readonly L[]): L[] => [
+  ...rebuilt,
+  ...stored.filter((line) => line.lineType === "discount"),
+];
+
+/** Header attributes a write moves by itself (and `itemIds`, derived from the lines, an unordered set). */
+const BOOKKEEPING: ReadonlySet<string> = new Set(["revision", "updatedAt", "itemIds"]);
+
+/**
+ * Whether an update would store exactly what is stored (architecture section 8, "What you read
+ * you can write back ... changes nothing"): the header but for its revision and timestamp, and
+ * every line. The caller then answers the document as it is, writing nothing (revision,
+ * `updated_at`, stock and the change feed untouched).
+ */
+export function changesNothing(previous: DocumentItem, next: DocumentItem, storedLines: readonly StoredLine[], nextLines: readonly StoredLine[]): boolean {
+  return sameRecord(previous, next, BOOKKEEPING) && canonicalJson(storedLines) === canonicalJson(nextLines);
 }
 
 /** Parses `ids` (at most 50 comma-separated UUIDs) or throws 422 `invalid_query_parameter` on `ids`. */

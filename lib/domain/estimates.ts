@@ -24,7 +24,7 @@ import { writeTransaction, type Cancellation, type TransactionBuilder } from "..
 import type { EstimateCreateBody, EstimateLineBody, EstimateListQuery, EstimateUpdateBody } from "../schemas/estimates.js";
 import { customFieldWrite } from "./custom-field-values.js";
 import { mayReachLocation, outsideLocationDetail } from "./location-access.js";
-import { defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf, type ResolvedLineItem } from "./document-lines.js";
+import { inventoryLineName, isKeptUnitPrice, keptUnitCost, defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf, type ResolvedLineItem } from "./document-lines.js";
 import {
   accountSettings,
   accountToday,
@@ -39,6 +39,7 @@ import {
   withEtag,
   documentLock,
   visibleDocument,
+  changesNothing,
 } from "./documents.js";
 import {
   ESTIMATE_STATUS,
@@ -54,6 +55,7 @@ import {
 import { addQuantities } from "./inventory-math.js";
 import { money, rate } from "./money.js";
 import { assertRevision, etagOf, newRevision, parseIfMatch } from "./revisions.js";
+import { MAX_ESTIMATE_LINES } from "../schemas/estimates.js";
 
 /**
  * Estimates: spec part 2, sections 2.3, 3.3 and 4.3; architecture sections 4 (status ids, money,
@@ -195,7 +197,7 @@ function headerFields(input: EstimateCreateBody | EstimateUpdateBody): { set: Pa
 }
 
 /** Line rules that need no read: service lines name their own name and price; inventory lines take the item's name. */
-function lineShapeProblems(lines: readonly EstimateLineBody[], principal: Principal): Problem[] {
+function lineShapeProblems(lines: readonly EstimateLineBody[], principal: Principal, kept: readonly (EstimateLine | undefined)[]): Problem[] {
   const problems: Problem[] = [];
   const mayPrice = hasPermission(principal, "prices.modify");
   lines.forEach((line, index) => {
@@ -208,8 +210,8 @@ function lineShapeProblems(lines: readonly EstimateLineBody[], principal: Princi
       }
       return;
     }
-    if (line.name !== undefined) problems.push({ status: 422, param: at("name"), code: "invalid", message: "comes from the item on inventory lines." });
-    if (line.unit_price !== undefined && !mayPrice) {
+    // An inventory line's own price sent back as read needs no permission (it changes nothing).
+    if (line.unit_price !== undefined && !mayPrice && !isKeptUnitPrice(money(line.unit_price), line.item_id, kept[index])) {
       problems.push({ status: 403, param: at("unit_price"), code: "permission_denied", message: "Setting the price of an inventory line requires the prices.modify permission." });
     }
   });
@@ -281,11 +283,11 @@ function buildLines(
       ivlId: row?.ivlId,
       locationId: row?.locationId,
       locationName: row ? names.get(row.locationId) : undefined,
-      name: item.name,
+      name: (inventoryLineName(index, line.name, item, kept[index]) as { name: string }).name,
       description: line.description === undefined || line.description === null ? item.description : line.description || undefined,
       quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
       unitPrice: money(line.unit_price ?? defaultUnitPrice(item, variation)),
-      unitCost: money(defaultUnitCost(item, variation)),
+      unitCost: keptUnitCost(item.itemId, variation.variationId, kept[index]) ?? money(defaultUnitCost(item, variation)),
       unitId: item.unitId,
       unitName: item.unitName,
       sku: skuOf(item, variation),
@@ -380,14 +382,14 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
   const lineInput: readonly EstimateLineBody[] | undefined = input.lines;
   let kept: (EstimateLine | undefined)[] = [];
   if (lineInput) {
-    problems.push(...lineShapeProblems(lineInput, principal));
     if (request.mode === "update") {
       try {
-        kept = matchReplacementLines(request.tree.lines, lineInput, (line) => line.lineType !== "discount");
+        kept = matchReplacementLines(request.tree.lines, lineInput, MAX_ESTIMATE_LINES, (line) => line.lineType !== "discount");
       } catch (error) {
         problems.push(...problemsOf(error));
       }
     }
+    problems.push(...lineShapeProblems(lineInput, principal, kept));
   }
   let customFields: ReturnType<typeof customFieldWrite> | undefined;
   try {
@@ -413,6 +415,8 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
   for (const [index, found] of resolved ?? []) {
     if (found.item.sold) problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
     if (found.row && !mayReachLocation(principal, found.row.locationId)) problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));
+    const named = inventoryLineName(index, lineInput?.[index]?.name, found.item, kept[index]);
+    if ("detail" in named) problems.push(detailProblem(named.detail));
   }
 
   // Dates: issue_date defaults to the user's today; expiry_date to issue_date + the account's setting.
@@ -592,6 +596,8 @@ export async function updateEstimate(
       const { plan, problems } = await planEstimate(principal, { mode: "update", input, tree }, now, false);
       throwProblems(problems);
       const { header: next, lines, encoded, customer, customerChanged, references } = plan!;
+      // Sent back as read: nothing to write (revision and updated_at stay).
+      if (changesNothing(previous, next, tree.lines, lines)) return result(principal, previous, tree.lines, now);
       const response = result(principal, next, lines, now);
       const cancellation = await writeTransaction(
         (tx) => {

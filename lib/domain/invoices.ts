@@ -28,6 +28,8 @@ import {
   documentLock,
   visibleDocument,
   statusIdFilter,
+  withStoredDiscountLine,
+  changesNothing,
 } from "./documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "./fulfillments.js";
 import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
@@ -65,6 +67,7 @@ import { minorOf } from "./money.js";
 import { partyOf } from "./party-details.js";
 import { SO_STATUS, lineCosts, sourceEstimateOf } from "./sales-orders.js";
 import { commitWithStock } from "./stock-holds.js";
+import { MAX_SALES_LINES } from "../schemas/sales-documents.js";
 
 /**
  * Invoices: spec part 2, sections 2.5, 3.5 and 4.5; architecture sections 4 and 8.
@@ -498,13 +501,13 @@ export async function updateInvoice(
       const context: SalesContext = { principal, account, customer };
       let lines = tree.lines;
       if (input.lines !== undefined) {
-        const kept = matchReplacementLines(tree.lines, input.lines, (line) => line.lineType !== "discount");
+        const kept = matchReplacementLines(tree.lines, input.lines, MAX_SALES_LINES, (line) => line.lineType !== "discount");
         const keptIds = new Set(kept.flatMap((line) => (line ? [line.id] : [])));
         const dropped = tree.lines.find((line) => line.quantityPacked > 0 && !keptIds.has(line.id));
         if (dropped) {
           throw errors.validationFailed([{ param: "lines", code: "packed_line_removed", message: `the line ${dropped.id} has packed quantities and cannot be removed.` }]);
         }
-        lines = await buildSalesLines(context, lineSpecsOf(principal, input.lines, kept, "forbid"));
+        lines = withStoredDiscountLine(await buildSalesLines(context, lineSpecsOf(principal, input.lines, kept, "forbid")), tree.lines);
       }
       const { cleared, ...set } = salesHeaderFields(input, HEADER_MAP);
       const merged = { ...previous, ...set } as DocumentItem;
@@ -515,6 +518,8 @@ export async function updateInvoice(
       merged.revision = newRevision("inv");
       merged.updatedAt = nextTimestamp(previous.updatedAt);
       const { header: next, lines: priced } = deriveInvoice(merged, context, lines);
+      // Sent back as read: nothing to write (revision and updated_at stay).
+      if (changesNothing(previous, next, tree.lines, priced)) return invoiceResult(principal, previous, tree.lines);
       const changes = input.lines === undefined ? [] : mergeStockChanges([...invoiceStock(previous, tree.lines, -1), ...invoiceStock(next, priced, 1)]);
       let written: InvoiceResult | undefined;
       try {

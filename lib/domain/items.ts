@@ -30,6 +30,7 @@ import { StockRuleError, itemLockName, itemStock, postStockChanges, rowBalances 
 import { addQuantities, sumBalances, type Balances } from "./inventory-math.js";
 import { money } from "./money.js";
 import { nameSortKey } from "./ordering.js";
+import { sameRecord, UPDATED_AT } from "../core/records.js";
 
 /** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */
 
@@ -297,7 +298,9 @@ export async function updateItem(principal: Principal, itemId: string, input: It
     }
     const next = { ...previous, ...set } as ItemRecord;
     for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
-    const resource = presentItem(next, { principal, categoryNames: new Map(category ? [[category.categoryId, category.name]] : []) });
+    const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
+    if (sameRecord(previous, next, UPDATED_AT)) return presentItem(previous, { principal, categoryNames }); // sent back as read: nothing to write
+    const resource = presentItem(next, { principal, categoryNames });
     const result = await replaceItem(previous, { set, remove: changes.remove.filter((a) => !(a in set)) }, changes.references, { completion, body: resource });
     if (result.ok) return resource;
     if (result.references.length > 0) throw errors.validationFailed(result.references);

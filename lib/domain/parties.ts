@@ -24,6 +24,7 @@ import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "..
 import type { PartyKind, PartyWriteBody } from "../schemas/parties.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
 import { nameSortKey } from "./ordering.js";
+import { sameRecord, UPDATED_AT } from "../core/records.js";
 
 /** Customers, prospects and suppliers: spec part 1, sections 2.6, 3 and 4.4. */
 
@@ -211,6 +212,7 @@ export async function updateParty(
     if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
     const next = { ...previous, ...changes.set, updatedAt } as PartyItem;
     for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
+    if (sameRecord(previous, next, UPDATED_AT)) return presentParty(previous); // sent back as read: nothing to write
     const resource = presentParty(next);
     const result = await replaceParty(previous, { set: { ...changes.set, updatedAt }, remove: changes.remove }, changes.references, {
       completion,

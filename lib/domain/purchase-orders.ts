@@ -23,7 +23,7 @@ import type {
 import type { PaymentBody } from "../schemas/documents.js";
 import { customFieldWrite, presentCustomFieldValues } from "./custom-field-values.js";
 import { computeTotals } from "./document-totals.js";
-import { defaultUnitCost, resolveLineItems, skuOf, type ResolvedLineItem } from "./document-lines.js";
+import { inventoryLineName, defaultUnitCost, resolveLineItems, skuOf, type ResolvedLineItem } from "./document-lines.js";
 import { mayReachLocation, outsideLocationDetail } from "./location-access.js";
 import { amountDue, amountPaid, deletePayment, listPayments, recordPayment, type PaymentPolicy } from "./document-payments.js";
 import {
@@ -39,6 +39,8 @@ import {
   withEtag,
   documentLock,
   visibleDocument,
+  withStoredDiscountLine,
+  changesNothing,
 } from "./documents.js";
 import { StockRuleError, type StockChange } from "./inventory.js";
 import { addQuantities } from "./inventory-math.js";
@@ -46,6 +48,7 @@ import { money, rate } from "./money.js";
 import { partyDetailsOf, partyOf } from "./party-details.js";
 import { assertRevision, etagOf, newRevision, parseIfMatch } from "./revisions.js";
 import { commitWithStock, type RowIdOf } from "./stock-holds.js";
+import { MAX_PO_LINES } from "../schemas/purchase-orders.js";
 
 /**
  * Purchase orders: spec part 2, sections 2.1, 3.1 and 4.1; architecture sections 4 (status ids,
@@ -292,8 +295,6 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
       if (line.item_variation_location_id !== undefined) {
         details.push({ param: `lines[${index}].item_variation_location_id`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
       }
-    } else if (line.name !== undefined) {
-      details.push({ param: `lines[${index}].name`, code: "invalid", message: "comes from the item on inventory lines." });
     }
     const kept = previous[index];
     if (kept && kept.quantityReceived > 0 && (kept.itemId ?? null) !== (line.item_id ?? null)) {
@@ -307,6 +308,13 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
     input.flatMap((line, index) => (line.item_id === undefined ? [] : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id }])),
     { locationLabel: "order's" },
   );
+  const names = new Map<number, string>();
+  for (const [index, found] of resolved) {
+    const named = inventoryLineName(index, input[index]!.name, found.item, previous[index]);
+    if ("detail" in named) details.push(named.detail);
+    else names.set(index, named.name);
+  }
+  if (details.length > 0) throw errors.validationFailed(details);
   return input.map((line, index) => {
     const kept = previous[index];
     const taxRate = rate(line.tax_rate ?? context.supplier.taxRate1 ?? 0);
@@ -331,7 +339,7 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
       itemId: item.itemId,
       variationId: variation.variationId,
       ivlId: row?.ivlId,
-      name: item.name,
+      name: names.get(index)!,
       // "" clears the description; omitting it takes the item's current one.
       description: line.description === undefined || line.description === null ? item.description : line.description || undefined,
       quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
@@ -537,8 +545,8 @@ export async function updatePurchaseOrder(
       if (input.lines === undefined) {
         lines = tree.lines;
       } else {
-        const kept = matchReplacementLines(tree.lines, input.lines, (line) => line.lineType !== "discount");
-        lines = await buildLines(context, input.lines, kept);
+        const kept = matchReplacementLines(tree.lines, input.lines, MAX_PO_LINES, (line) => line.lineType !== "discount");
+        lines = withStoredDiscountLine(await buildLines(context, input.lines, kept), tree.lines);
       }
       const fields = headerFields(input);
       const { cleared, ...set } = fields;
@@ -558,6 +566,8 @@ export async function updatePurchaseOrder(
         priced.lines,
       );
       if (!next.issueDate) next.issueDate = previous.issueDate;
+      // Sent back as read: nothing to write (revision and updated_at stay).
+      if (changesNothing(previous, next, tree.lines, priced.lines)) return result(principal, previous, tree.lines);
       const response = result(principal, next, priced.lines);
       const cancellation = await writeTransaction((tx) => {
         addDocumentWrite(tx, { header: next, lines: priced.lines, previous, condition: (a, op) => op.eq!(a.status, "not_sent") });

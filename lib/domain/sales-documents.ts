@@ -15,7 +15,7 @@ import type { AccountItem, DocumentItem, LocationItem, PartyItem } from "../db/s
 import type { Cancellation, TransactionBuilder } from "../db/transactions.js";
 import type { SalesLineBody } from "../schemas/sales-documents.js";
 import { computeTotals } from "./document-totals.js";
-import { defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf } from "./document-lines.js";
+import { inventoryLineName, isKeptUnitPrice, keptUnitCost, defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf } from "./document-lines.js";
 import { addAssigneeCount, withEtag } from "./documents.js";
 import { StockRuleError, type LedgerSource, type StockChange } from "./inventory.js";
 import { addQuantities } from "./inventory-math.js";
@@ -114,6 +114,8 @@ export interface LineSpec {
   itemId?: string;
   ivlId?: number;
   name?: string;
+  /** A request's `name` on an inventory line: accepted only as read (`inventoryLineName`). */
+  sentName?: string;
   /** undefined or null: the item's description; "": none. */
   description?: string | null;
   quantity?: number;
@@ -148,13 +150,14 @@ export function lineSpecsOf(
       if (line.item_variation_location_id !== undefined) {
         details.push({ param: `lines[${index}].item_variation_location_id`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
       }
-    } else if (line.name !== undefined) {
-      details.push({ param: `lines[${index}].name`, code: "invalid", message: "comes from the item on inventory lines." });
     }
   });
   if (details.length > 0) throw errors.validationFailed(details);
+  // An inventory line's own price sent back as read needs no permission (it changes nothing).
+  const keepsPrice = (line: SalesLineBody, index: number) =>
+    line.item_id !== undefined && line.unit_price !== undefined && isKeptUnitPrice(money(line.unit_price), line.item_id, kept[index]);
   if (inventoryPrice === "forbid" && !mayPrice) {
-    const index = input.findIndex((line) => line.item_id !== undefined && line.unit_price !== undefined);
+    const index = input.findIndex((line, i) => line.item_id !== undefined && line.unit_price !== undefined && !keepsPrice(line, i));
     if (index >= 0) throw errors.permissionDenied(`lines[${index}].unit_price: setting the selling price of an inventory line requires the prices.modify permission.`);
   }
   return input.map((line, index) => ({
@@ -162,10 +165,11 @@ export function lineSpecsOf(
     kept: kept[index],
     itemId: line.item_id,
     ivlId: line.item_variation_location_id,
-    name: line.name,
+    name: line.item_id === undefined ? line.name : undefined,
+    sentName: line.item_id === undefined ? undefined : line.name,
     description: line.description,
     quantity: line.quantity,
-    unitPrice: line.unit_price === undefined || (line.item_id !== undefined && !mayPrice) ? undefined : money(line.unit_price),
+    unitPrice: line.unit_price === undefined || (line.item_id !== undefined && !mayPrice && !keepsPrice(line, index)) ? undefined : money(line.unit_price),
     taxRate: line.tax_rate === undefined ? undefined : rate(line.tax_rate),
     tax2Rate: line.tax_2_rate === undefined ? undefined : rate(line.tax_2_rate),
   }));
@@ -232,6 +236,11 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     (await Promise.all(locationIds.map((id) => (id === context.location?.locationId ? context.location : readLocation(principal.accountId, id))))).flatMap((l) => (l ? [[l.locationId, l] as const] : [])),
   );
   for (const spec of specs) {
+    const found = resolved.get(spec.index);
+    if (found && spec.sentName !== undefined) {
+      const named = inventoryLineName(spec.index, spec.sentName, found.item, spec.kept);
+      if ("detail" in named) details.push(named.detail);
+    }
     const row = rows.get(spec.index);
     if (row && !locations.get(row.locationId)?.active) {
       details.push(referenceDetail(`lines[${spec.index}].${spec.ivlId === undefined ? "item_id" : "item_variation_location_id"}`, "is stocked at a location that is not active."));
@@ -278,12 +287,12 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
       locationId: row.locationId,
       locationName: locations.get(row.locationId)?.name,
       ...(unique ? { unique: true } : {}),
-      name: spec.name ?? item.name,
+      name: spec.name ?? (inventoryLineName(spec.index, spec.sentName, item, kept) as { name: string }).name,
       // "" clears the description; omitting it takes the item's current one.
       description: spec.description === undefined || spec.description === null ? item.description : spec.description || undefined,
       quantity: unique ? 1 : (spec.quantity ?? 1),
       unitPrice: spec.unitPrice ?? money(defaultUnitPrice(item, variation)),
-      unitCost: spec.unitCost ?? money(defaultUnitCost(item, variation)),
+      unitCost: spec.unitCost ?? keptUnitCost(item.itemId, variation.variationId, kept) ?? money(defaultUnitCost(item, variation)),
       unitId: item.unitId,
       unitName: item.unitName,
       sku: skuOf(item, variation),

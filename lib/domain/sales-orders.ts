@@ -30,6 +30,8 @@ import {
   documentLock,
   visibleDocument,
   statusIdFilter,
+  withStoredDiscountLine,
+  changesNothing,
 } from "./documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "./fulfillments.js";
 import { mergeStockChanges } from "./inventory.js";
@@ -65,6 +67,7 @@ import {
 } from "./sales-documents.js";
 import { partyOf } from "./party-details.js";
 import { commitWithStock } from "./stock-holds.js";
+import { MAX_SALES_LINES } from "../schemas/sales-documents.js";
 
 /**
  * Sales orders: spec part 2, sections 2.4, 3.4 and 4.4; architecture sections 4 (status ids,
@@ -498,18 +501,20 @@ export async function updateSalesOrder(
       assertRevision(ifMatch, previous.revision);
       assertEditable(tree, "updated");
       const customerChanges = input.customer_id !== undefined && input.customer_id !== previous.partyId;
-      const locationChanges = input.location_id !== undefined && input.location_id !== previous.locationId;
+      // null: no location (as GET shows an order that has none).
+      const locationId = input.location_id === undefined ? previous.locationId : (input.location_id ?? undefined);
+      const locationChanges = locationId !== previous.locationId;
       if ((customerChanges || locationChanges) && input.lines === undefined) {
         throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id or location_id changes." }]);
       }
-      const context = await readOrderContext(principal, input.customer_id ?? previous.partyId!, input.location_id ?? previous.locationId, {
+      const context = await readOrderContext(principal, input.customer_id ?? previous.partyId!, locationId, {
         customerUnchanged: !customerChanges,
         locationUnchanged: !locationChanges,
       });
       let lines = tree.lines;
       if (input.lines !== undefined) {
-        const kept = matchReplacementLines(tree.lines, input.lines, (line) => line.lineType !== "discount");
-        lines = await buildSalesLines(context, lineSpecsOf(principal, input.lines, kept, "ignore"));
+        const kept = matchReplacementLines(tree.lines, input.lines, MAX_SALES_LINES, (line) => line.lineType !== "discount");
+        lines = withStoredDiscountLine(await buildSalesLines(context, lineSpecsOf(principal, input.lines, kept, "ignore")), tree.lines);
       }
       const { cleared, ...set } = salesHeaderFields(input, HEADER_MAP);
       const merged = { ...previous, ...set } as DocumentItem;
@@ -521,6 +526,8 @@ export async function updateSalesOrder(
       merged.updatedAt = nextTimestamp(previous.updatedAt);
       assertDates(merged);
       const { header: next, lines: priced } = deriveOrder(merged, context, lines);
+      // Sent back as read: nothing to write (revision and updated_at stay).
+      if (changesNothing(previous, next, tree.lines, priced)) return result(principal, previous, tree.lines);
       const changes = mergeStockChanges([...reservations(tree.lines, -1), ...reservations(priced, 1)]);
       const references: Reference[] = [...(customFields?.references ?? [])];
       if (context.location) references.push({ param: "location_id", kind: "location", id: context.location.locationId });

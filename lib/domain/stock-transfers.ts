@@ -32,10 +32,12 @@ import {
   documentLock,
   visibleDocument,
   statusIdFilter,
+  changesNothing,
 } from "./documents.js";
 import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
 import { newRevision } from "./revisions.js";
 import { commitWithStock } from "./stock-holds.js";
+import { MAX_TRANSFER_LINES } from "../schemas/stock-transfers.js";
 
 /**
  * Stock transfers: spec part 2, sections 2.2, 3.2 and 4.2; architecture sections 4 (status ids)
@@ -348,12 +350,14 @@ export async function updateStockTransfer(principal: Principal, id: string, inpu
       if (previous.status === "transferred") throw errors.stateConflict("stock_transfer_update_not_allowed", "A transferred stock transfer cannot be updated.");
       let lines = tree.lines;
       if (input.lines !== undefined) {
-        const kept = matchReplacementLines(tree.lines, input.lines);
+        const kept = matchReplacementLines(tree.lines, input.lines, MAX_TRANSFER_LINES);
         lines = await buildLines(principal, previous.originLocationId!, input.lines, kept);
       }
       let next = shippingChanges({ ...previous, revision: newRevision("st"), updatedAt: nextTimestamp(previous.updatedAt) }, input);
       if (input.issue_date !== undefined) next.issueDate = input.issue_date;
       next = derive(next, lines);
+      // Sent back as read: nothing to write (updated_at stays).
+      if (changesNothing(previous, next, tree.lines, lines)) return presentStockTransfer(previous, tree.lines);
       const changes = previous.status === "in_transit" && input.lines !== undefined ? inTransitDifference(previous, tree.lines, lines) : [];
       try {
         const { cancellation } = await commitWithStock({

@@ -25,15 +25,25 @@ export const requiredText = (max: number) => z.string().trim().min(1).max(max).r
 /** An optional string of at most `max` characters; null is accepted as "not given". */
 export const optionalText = (max: number) => text(max).nullish();
 
-/** A calendar date `YYYY-MM-DD` that exists. */
+/** Whether `YYYY-MM-DD` is a real calendar date from 0001-01-01 (architecture section 8, "Dates"). */
+export function isCalendarDate(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value.startsWith("0000")) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+}
+
+/** A calendar date `YYYY-MM-DD` that exists, from 0001-01-01 (a year 0000 date is refused). */
 export const isoDate = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
-  .refine((value) => {
-    const date = new Date(`${value}T00:00:00Z`);
-    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
-  }, "must be a real calendar date")
+  .refine(isCalendarDate, "must be a real calendar date from 0001-01-01")
   .meta({ format: "date", example: "2026-11-23" });
+
+/**
+ * An optional field whose GET shows `null` when unset (a service line's `item_id`): `null` is
+ * accepted and means "not given", so a record read back is accepted as it was read.
+ */
+export const nullMeansAbsent = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value): z.output<T> | undefined => value ?? undefined);
 
 /** Money and rates: at most 12 integer digits and 4 decimals (architecture section 4, money). */
 export const DECIMAL_INTEGER_DIGITS = 12;

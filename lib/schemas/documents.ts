@@ -4,6 +4,23 @@ import { isoDate, pageQuery, signedMoneyInput, text, uuid } from "./common.js";
 
 /** Building blocks shared by the document schemas (spec part 2). */
 
+/**
+ * The most lines any document can hold: an estimate's create limit (spec part 1, section 8), which
+ * a sales order or invoice converted from it keeps. An update's `lines` may hold up to the larger
+ * of the kind's create limit and the document's current line count (architecture section 8,
+ * "What you read you can write back"); the schema bounds it here, the service per document.
+ */
+export const MAX_DOCUMENT_LINES = 500;
+
+/** The `lines` of an update: 1 to max(`createLimit`, the document's current line count). */
+export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number, description: string) =>
+  z
+    .array(line)
+    .min(1)
+    .max(MAX_DOCUMENT_LINES)
+    .optional()
+    .meta({ description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate).` });
+
 /** A four-decimal money string in responses. */
 export const moneyOut = z.string().regex(/^-?\d+\.\d{4}$/).meta({ description: "Money: four decimals", example: "12.5000" });
 /** A three-decimal percentage in responses. */

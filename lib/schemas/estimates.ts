@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
+import { nullMeansAbsent, isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
 import { customFieldValuesIn, customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, rateOut, timestampOut } from "./documents.js";
 
 /** Estimates (spec part 2, sections 2.3, 3.3 and 4.3). */
@@ -12,14 +12,12 @@ export const MAX_ESTIMATE_LINES = 500;
 export const MAX_ESTIMATE_CUSTOM_FIELDS = 25;
 
 const lineFields = {
-  item_id: uuid.optional().meta({ description: "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit for a service line." }),
-  item_variation_location_id: z
-    .int()
-    .min(1)
-    .max(2_147_483_647)
-    .optional()
+  item_id: nullMeansAbsent(uuid).meta({ description: "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line." }),
+  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647))
     .meta({ description: "A stock row of the item; required for items with several variations." }),
-  name: requiredText(255).optional().meta({ description: "Service lines (required there); inventory lines take the item's name." }),
+  name: nullMeansAbsent(requiredText(255)).meta({
+    description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  }),
   description: optionalText(4000).meta({ description: "Service lines; inventory lines default to the item's description (\"\" clears it)." }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_price: moneyInput

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
+import { nullMeansAbsent, isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
 import {
   customFieldValuesIn,
   customFieldValuesOut,
@@ -11,6 +11,7 @@ import {
   partyOut,
   rateOut,
   timestampOut,
+  updateLinesOf,
 } from "./documents.js";
 
 /** Purchase orders (spec part 2, sections 2.1, 3.1 and 4.1). */
@@ -18,14 +19,12 @@ import {
 export const MAX_PO_LINES = 100;
 
 const lineFields = {
-  item_id: uuid.optional().meta({ description: "Inventory lines: an active item of the account. Omit for a service line." }),
-  item_variation_location_id: z
-    .int()
-    .min(1)
-    .max(2_147_483_647)
-    .optional()
+  item_id: nullMeansAbsent(uuid).meta({ description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line." }),
+  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647))
     .meta({ description: "The item's stock row at the order's location; required for items with several variations." }),
-  name: requiredText(255).optional().meta({ description: "Service lines (required there); inventory lines take the item's name." }),
+  name: nullMeansAbsent(requiredText(255)).meta({
+    description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  }),
   description: optionalText(4000).meta({ description: "Inventory lines default to the item's description; \"\" clears it." }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_cost: moneyInput.optional().meta({ description: "Required for service lines; inventory lines default to the item's unit cost." }),
@@ -70,12 +69,11 @@ export const purchaseOrderUpdateBody = z
   .strictObject({
     supplier_id: uuid.optional().meta({ description: "Changing it requires `lines` in the same request" }),
     location_id: uuid.optional().meta({ description: "Changing it requires `lines` in the same request" }),
-    lines: z
-      .array(purchaseOrderLineUpdate)
-      .min(1)
-      .max(MAX_PO_LINES)
-      .optional()
-      .meta({ description: "The complete desired list of non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed." }),
+    lines: updateLinesOf(
+      purchaseOrderLineUpdate,
+      MAX_PO_LINES,
+      "The complete desired list of non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed.",
+    ),
     ...headerFields,
   })
   .meta({ id: "PurchaseOrderUpdate" });

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { isoDate, moneyInput, optionalText, percentInput, quantityInput, requiredText, text, uuid } from "./common.js";
-import { customFieldValuesIn, dateOut, moneyOut, nullableText, rateOut, timestampOut } from "./documents.js";
+import { nullMeansAbsent, isoDate, moneyInput, optionalText, percentInput, quantityInput, requiredText, text, uuid } from "./common.js";
+import { customFieldValuesIn, dateOut, moneyOut, nullableText, rateOut, timestampOut, updateLinesOf } from "./documents.js";
 
 /**
  * Building blocks shared by sales orders and invoices (spec part 2, sections 2.4, 2.5, 4.4, 4.5):
@@ -11,17 +11,15 @@ import { customFieldValuesIn, dateOut, moneyOut, nullableText, rateOut, timestam
 export const MAX_SALES_LINES = 100;
 
 const lineFields = {
-  item_id: uuid.optional().meta({ description: "Inventory lines: an active item of the account. Omit for a service line." }),
-  item_variation_location_id: z
-    .int()
-    .min(1)
-    .max(2_147_483_647)
-    .optional()
+  item_id: nullMeansAbsent(uuid).meta({ description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line." }),
+  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647))
     .meta({
       description:
         "The stock row the line sells from (required for items with several variations). Without it: the item's row at the order's location, else at the user's location, else at the item's default location, else its only row.",
     }),
-  name: requiredText(255).optional().meta({ description: "Service lines (required there); inventory lines take the item's name." }),
+  name: nullMeansAbsent(requiredText(255)).meta({
+    description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  }),
   description: optionalText(4000).meta({ description: "Inventory lines default to the item's description; \"\" clears it." }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_price: moneyInput.optional().meta({ description: "Required for service lines; see the route for inventory lines." }),
@@ -52,15 +50,11 @@ export const salesHeaderFields = {
 
 /** The lines of a create (1 to 100) and of an update (the complete desired list). */
 export const createLines = z.array(salesLineInput).min(1).max(MAX_SALES_LINES);
-export const updateLines = z
-  .array(salesLineUpdate)
-  .min(1)
-  .max(MAX_SALES_LINES)
-  .optional()
-  .meta({
-    description:
-      "The complete desired list of non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed; do not submit the generated discount line (use discount_percent).",
-  });
+export const updateLines = updateLinesOf(
+  salesLineUpdate,
+  MAX_SALES_LINES,
+  "The complete desired list of non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed; do not submit the generated discount line (use discount_percent).",
+);
 
 // ---------------------------------------------------------------------------------------------
 // Packing and shipping

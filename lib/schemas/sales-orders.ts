@@ -36,7 +36,7 @@ export const salesOrderUpdateBody = z
     customer_id: uuid.optional().meta({ description: "Changing it requires `lines` in the same request" }),
     lines: updateLines,
     ...orderFields,
-    location_id: uuid.optional().meta({ description: "Changing it requires `lines` in the same request" }),
+    location_id: uuid.nullish().meta({ description: "Changing it (null: no location) requires `lines` in the same request" }),
   })
   .meta({ id: "SalesOrderUpdate" });
 export type SalesOrderUpdateBody = z.infer<typeof salesOrderUpdateBody>;
