@@ -1,5 +1,6 @@
 import { localEnv, applyLocalEnvironment } from "../local/env.js";
 import { startDynamoLocal, freePort, portAnswers, type DynamoLocal } from "../local/dynamodb.js";
+import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_SETTING_DESCRIPTIONS } from "../../lib/auth/permissions.js";
 
 /**
  * Operator CLI (architecture section 7): `npm run -s admin -- <group> <action> [--flags]`.
@@ -12,6 +13,7 @@ import { startDynamoLocal, freePort, portAnswers, type DynamoLocal } from "../lo
  * - It talks to DYNAMODB_ENDPOINT, or to the local stack's DynamoDB on DYNAMODB_PORT; when
  *   nothing listens there it starts DynamoDB Local on DATA_DIR for the duration of the
  *   command. DYNAMODB_ENDPOINT=aws uses the real DynamoDB with the default AWS credentials.
+ * - `scopes` and `permissions` describe what keys and users may do, without any database.
  */
 type Admin = typeof import("../../lib/domain/admin.js");
 type Result = Record<string, unknown>;
@@ -92,7 +94,37 @@ interface Command {
   flags: readonly string[];
   /** Checks the flags (throwing UsageError) and returns what to run against the database. */
   prepare: (flags: Flags) => Action;
+  /** False for commands that read no database (none is contacted or started). */
+  database?: false;
+  /** The human-readable output, when the generic `key: value` listing does not suit. */
+  print?: (result: Result) => string;
 }
+
+/** A name column and a wrapped description column (for terminals about 100 characters wide). */
+function describedTable(heading: [string, string], rows: readonly { name: string; description: string }[]): string {
+  const width = Math.max(heading[0].length, ...rows.map((row) => row.name.length));
+  const textWidth = Math.max(40, 100 - width - 2);
+  const lines = [`${heading[0].padEnd(width)}  ${heading[1]}`];
+  for (const row of rows) {
+    // Words, keeping a `code span` whole.
+    const words = row.description.split(" ").reduce<string[]>((all, word) => {
+      const last = all.length - 1;
+      if (last >= 0 && (all[last]!.split("`").length - 1) % 2 === 1) all[last] += ` ${word}`;
+      else all.push(word);
+      return all;
+    }, []);
+    const wrapped: string[] = [];
+    for (const word of words) {
+      const last = wrapped.length - 1;
+      if (last >= 0 && wrapped[last]!.length + 1 + word.length <= textWidth) wrapped[last] += ` ${word}`;
+      else wrapped.push(word);
+    }
+    wrapped.forEach((text, i) => lines.push(`${(i === 0 ? row.name : "").padEnd(width)}  ${text}`));
+  }
+  return lines.join("\n");
+}
+
+type Described = { name: string; description: string }[];
 
 const KEY_ID = /^key_[0-9a-f]{32}$/;
 
@@ -189,7 +221,7 @@ const COMMANDS: readonly Command[] = [
   {
     name: "user list",
     synopsis: "--account ID",
-    summary: "Lists the users of an account, oldest first.",
+    summary: "Lists the users of an account, oldest first, with the permissions each holds (an owner: every permission).",
     output: '{"users":[{"user_id","name","email","role","status","permissions","location_id","created_at"}]}',
     flags: ["account"],
     prepare: (f) => {
@@ -367,6 +399,42 @@ const COMMANDS: readonly Command[] = [
       return async (admin) => ({ ...(await admin.createKit(input)) });
     },
   },
+  {
+    name: "scopes",
+    synopsis: "",
+    summary: "Lists every API key scope and what it lets a key call (no database needed).",
+    output: '{"scopes":[{"name","description"}]}',
+    flags: [],
+    database: false,
+    prepare: () => async () => ({ scopes: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })) }),
+    print: (result) =>
+      [
+        describedTable(["scope", "what it lets a key do"], result.scopes as Described),
+        "",
+        "A key created with --scopes all (the default) holds every scope.",
+        "A key also needs its user's permissions (see: permissions).",
+      ].join("\n"),
+  },
+  {
+    name: "permissions",
+    synopsis: "",
+    summary: "Lists every user permission and the user settings that limit a user, with what each grants (no database needed).",
+    output: '{"permissions":[{"name","description"}],"user_settings":[{"name","description"}]}',
+    flags: [],
+    database: false,
+    prepare: () => async () => ({
+      permissions: PERMISSIONS.map((name) => ({ name, description: PERMISSION_DESCRIPTIONS[name] })),
+      user_settings: Object.entries(USER_SETTING_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
+    }),
+    print: (result) =>
+      [
+        describedTable(["permission", "what it grants"], result.permissions as Described),
+        "",
+        describedTable(["user setting", "what it does"], result.user_settings as Described),
+        "",
+        "An API key also needs the route's scope (see: scopes).",
+      ].join("\n"),
+  },
 ];
 
 const GROUPS = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0]!))];
@@ -432,8 +500,10 @@ function parseArgs(argv: string[]): Parsed {
   return { words, values, json, help };
 }
 
+const wordsOf = (command: Command) => command.name.split(" ").length;
+
 function findCommand(words: string[]): Command | undefined {
-  return COMMANDS.find((c) => c.name === words.slice(0, 2).join(" "));
+  return COMMANDS.find((c) => c.name === words.slice(0, wordsOf(c)).join(" "));
 }
 
 /** Help for what the words name: a command, a group's commands, or everything. */
@@ -454,7 +524,7 @@ function resolveCommand(parsed: Parsed): Command {
     const known = GROUPS.includes(words[0]!) ? ` ${words[0]} takes: ${COMMANDS.filter((c) => c.name.startsWith(`${words[0]} `)).map((c) => c.name.split(" ")[1]).join(", ")}.` : "";
     throw new UsageError(`Unknown command: ${words.join(" ")}.${known}`);
   }
-  if (words.length > 2) throw new UsageError(`Unexpected argument: ${words[2]}.`);
+  if (words.length > wordsOf(command)) throw new UsageError(`Unexpected argument: ${words[wordsOf(command)]}.`);
   for (const name of values.keys()) {
     if (!command.flags.includes(name)) throw new UsageError(`Unknown option --${name} for ${command.name} (see ${command.name} --help).`);
   }
@@ -527,9 +597,13 @@ function messageOf(error: unknown): string {
   return message;
 }
 
-function printResult(result: Result, json: boolean): void {
+function printResult(command: Command, result: Result, json: boolean): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  if (command.print) {
+    process.stdout.write(`${command.print(result)}\n`);
     return;
   }
   for (const [key, value] of Object.entries(result)) {
@@ -593,6 +667,10 @@ async function main(): Promise<number> {
     return fail(error instanceof admin.AdminError ? new UsageError(error.message) : error, admin);
   }
 
+  if (command.database === false) {
+    printResult(command, await action(admin), json);
+    return 0;
+  }
   let local: DynamoLocal | undefined;
   try {
     local = await connect();
@@ -609,7 +687,7 @@ async function main(): Promise<number> {
         client.destroy();
       }
     }
-    printResult(await action(admin), json);
+    printResult(command, await action(admin), json);
     return 0;
   } catch (error) {
     return fail(error, admin);
