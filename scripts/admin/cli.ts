@@ -1,5 +1,6 @@
 import { localEnv, applyLocalEnvironment } from "../local/env.js";
-import { startDynamoLocal, freePort, portAnswers, type DynamoLocal } from "../local/dynamodb.js";
+import { startDynamoLocal, freePort, portAnswers } from "../local/dynamodb.js";
+import { acquireDataDirLock, liveDataDirLock, type DataDirLockInfo } from "../local/data-dir-lock.js";
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_SETTING_DESCRIPTIONS } from "../../lib/auth/permissions.js";
 
 /**
@@ -10,9 +11,12 @@ import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_
  * - With --json it prints exactly one JSON object on stdout: the result, `{"help": ...}` for
  *   --help, or `{"error": {"code", "message"}}` with a non-zero exit code (2 for argument
  *   errors, 1 otherwise).
- * - It talks to DYNAMODB_ENDPOINT, or to the local stack's DynamoDB on DYNAMODB_PORT; when
- *   nothing listens there it starts DynamoDB Local on DATA_DIR for the duration of the
- *   command. DYNAMODB_ENDPOINT=aws uses the real DynamoDB with the default AWS credentials.
+ * - It talks to DYNAMODB_ENDPOINT, else to a DynamoDB on DYNAMODB_PORT when it is set and
+ *   answers, else to the DynamoDB of the local stack that has DATA_DIR open (its lock, see
+ *   `data-dir-lock.ts`), else to one on DYNAMODB_PORT (8000); with none of these it starts
+ *   DynamoDB Local on DATA_DIR, under the same lock, for the duration of the command. It never
+ *   opens a DATA_DIR another live process has locked. DYNAMODB_ENDPOINT=aws uses the real
+ *   DynamoDB with the default AWS credentials.
  * - `scopes` and `permissions` describe what keys and users may do, without any database.
  */
 type Admin = typeof import("../../lib/domain/admin.js");
@@ -452,7 +456,8 @@ function overview(): string {
     "  --help   show a command's options",
     "",
     "`npm run -s admin -- <command> --help` shows the command's options. It uses DYNAMODB_ENDPOINT,",
-    "else the local stack's DynamoDB on DYNAMODB_PORT (8000), else starts DynamoDB Local on DATA_DIR.",
+    "else DYNAMODB_PORT when set, else the DynamoDB of the local stack running on DATA_DIR, else",
+    "DYNAMODB_PORT 8000, else starts DynamoDB Local on DATA_DIR (never while something else has it open).",
   ].join("\n");
 }
 
@@ -531,7 +536,28 @@ function resolveCommand(parsed: Parsed): Command {
   return command;
 }
 
-async function connect(): Promise<DynamoLocal | undefined> {
+/** What connect() started for this command, stopped when it ends. */
+interface OwnDatabase {
+  stop: () => Promise<void>;
+}
+
+/** The DynamoDB of the process that holds DATA_DIR's lock, or why it cannot be used. */
+async function useLockHolder(dataDir: string, held: DataDirLockInfo): Promise<void> {
+  if (held.holder === "admin CLI") {
+    throw new DatabaseUnavailable(
+      `Another admin command (pid ${held.pid}) has DATA_DIR ${dataDir} open with its own DynamoDB Local; run this one again when it has finished.`,
+    );
+  }
+  if (!(await portAnswers(held.dynamodb_port))) {
+    throw new DatabaseUnavailable(
+      `The local stack (npm start, pid ${held.pid}) has DATA_DIR ${dataDir} open, but its DynamoDB Local on port ${held.dynamodb_port} does not answer ` +
+        "(still starting?). Run the command again once it prints `listening on`, or stop it; a second DynamoDB Local on its data would break it.",
+    );
+  }
+  applyLocalEnvironment(`http://127.0.0.1:${held.dynamodb_port}`);
+}
+
+async function connect(): Promise<OwnDatabase | undefined> {
   const configured = process.env.DYNAMODB_ENDPOINT;
   if (configured === "aws") {
     delete process.env.DYNAMODB_ENDPOINT;
@@ -541,19 +567,43 @@ async function connect(): Promise<DynamoLocal | undefined> {
     applyLocalEnvironment(configured);
     return undefined;
   }
+  const portIsSet = process.env.DYNAMODB_PORT !== undefined;
   const port = localEnv.dynamoPort();
-  if (await portAnswers(port)) {
+  if (portIsSet && (await portAnswers(port))) {
     applyLocalEnvironment(`http://127.0.0.1:${port}`);
     return undefined;
   }
-  if (localEnv.dataDir() === "memory") {
+  const dataDir = localEnv.dataDir();
+  const held = dataDir === "memory" ? undefined : liveDataDirLock(dataDir);
+  if (held) {
+    await useLockHolder(dataDir, held);
+    return undefined;
+  }
+  if (!portIsSet && (await portAnswers(port))) {
+    applyLocalEnvironment(`http://127.0.0.1:${port}`);
+    return undefined;
+  }
+  if (dataDir === "memory") {
     throw new DatabaseUnavailable(`No DynamoDB listens on port ${port}; start the local stack (npm start) first, or set DYNAMODB_PORT.`);
   }
+  const dynamoPort = await freePort();
+  const claimed = acquireDataDirLock(dataDir, { holder: "admin CLI", dynamodb_port: dynamoPort });
+  if ("heldBy" in claimed) {
+    // A stack started on DATA_DIR since the check above.
+    await useLockHolder(dataDir, claimed.heldBy);
+    return undefined;
+  }
   try {
-    const local = await startDynamoLocal({ port: await freePort(), dataDir: localEnv.dataDir() });
+    const local = await startDynamoLocal({ port: dynamoPort, dataDir });
     applyLocalEnvironment(local.endpoint);
-    return local;
+    return {
+      stop: async () => {
+        await local.stop();
+        claimed.lock.release();
+      },
+    };
   } catch (error) {
+    claimed.lock.release();
     throw new DatabaseUnavailable((error as Error).message);
   }
 }
@@ -671,7 +721,7 @@ async function main(): Promise<number> {
     printResult(command, await action(admin), json);
     return 0;
   }
-  let local: DynamoLocal | undefined;
+  let local: OwnDatabase | undefined;
   try {
     local = await connect();
     const { ensureTable } = await import("../../lib/db/create-table.js");
