@@ -626,7 +626,7 @@ function errorCode(error: unknown, admin: Admin | undefined): { code: string; ex
   if (admin && error instanceof admin.AdminError) return { code: /^No such /.test(error.message) ? "not_found" : "invalid_input", exit: 1 };
   const name = (error as Error)?.name ?? "";
   const cause = (error as { code?: string })?.code ?? "";
-  if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND/.test(`${cause} ${(error as Error)?.message}`) || name === "TimeoutError") {
+  if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|Region is missing/.test(`${cause} ${(error as Error)?.message}`) || name === "TimeoutError") {
     return { code: "database_unavailable", exit: 1 };
   }
   // Against AWS: a wrong table or region, or no credentials, is the database being unreachable.
@@ -644,6 +644,7 @@ function messageOf(error: unknown): string {
   if (name === "ResourceNotFoundException") return `${message}: no table ${table} in region ${region}; set TABLE_NAME to the stack's TableName output and AWS_REGION to its region.`;
   if (name === "CredentialsProviderError") return `${message}: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).`;
   if (name === "UnrecognizedClientException" || name === "AccessDeniedException") return `${message}: the AWS credentials are invalid or lack access to table ${table} in ${region}.`;
+  if (/Region is missing/.test(message)) return "No AWS region is set (the AWS SDK says: Region is missing): set AWS_REGION to the stack's region.";
   return message;
 }
 

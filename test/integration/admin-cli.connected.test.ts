@@ -284,6 +284,50 @@ describe("admin CLI: help and argument errors", () => {
   );
 });
 
+describe("admin CLI: against AWS (DYNAMODB_ENDPOINT=aws)", () => {
+  const home = mkdtempSync(join(tmpdir(), "admin-cli-home-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  /** Every way the AWS SDK could find credentials, hidden: an empty home, no variables, no instance metadata. */
+  const noCredentials = {
+    DYNAMODB_ENDPOINT: "aws",
+    TABLE_NAME: "InventoryApi-Table",
+    HOME: home,
+    AWS_EC2_METADATA_DISABLED: "true",
+    ...Object.fromEntries(
+      [
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_CONFIG_FILE",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_DEFAULT_REGION",
+      ].map((name) => [name, undefined]),
+    ),
+  };
+
+  it(
+    "without credentials, or without a region, answers database_unavailable (exit 1) saying what to set",
+    async () => {
+      const [credentials, region] = await Promise.all([
+        cliWithEnv({ ...noCredentials, AWS_REGION: "eu-west-1" }, "account", "list", "--json"),
+        cliWithEnv({ ...noCredentials, AWS_REGION: undefined }, "account", "list", "--json"),
+      ]);
+      expect(credentials.code).toBe(1);
+      expect(failed(credentials, "database_unavailable").error.message).toBe(
+        "Could not load credentials from any providers: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).",
+      );
+      expect(region.code).toBe(1);
+      expect(failed(region, "database_unavailable").error.message).toBe("No AWS region is set (the AWS SDK says: Region is missing): set AWS_REGION to the stack's region.");
+    },
+    CLI_TIMEOUT,
+  );
+});
+
 describe("admin CLI: listing and locations", () => {
   it(
     "account list, user list --account and key list --user show ids, names, scopes, status and dates, never a key or its hash",
