@@ -345,6 +345,17 @@ export class InventoryApiStack extends Stack {
     // Not KMS-encrypted: notifications carry alarm names and states only, and CloudWatch cannot
     // publish to a topic under the AWS-managed SNS key.
     this.alarmTopic = new Topic(this, "AlarmTopic", { displayName: `${id} alarms`, enforceSSL: true });
+    // enforceSSL gives the topic a policy of its own, which replaces SNS's default one: without
+    // this statement nothing allows CloudWatch to publish, and every alarm would reach no one.
+    this.alarmTopic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: "AllowCloudWatchAlarmsOfThisAccount",
+        principals: [new ServicePrincipal("cloudwatch.amazonaws.com")],
+        actions: ["sns:Publish"],
+        resources: [this.alarmTopic.topicArn],
+        conditions: { StringEquals: { "aws:SourceAccount": this.account } },
+      }),
+    );
     const hasEmail = new CfnCondition(this, "HasAlarmEmail", { expression: Fn.conditionNot(Fn.conditionEquals(alarmEmail.valueAsString, "")) });
     const subscription = new Subscription(this, "AlarmEmailSubscription", {
       topic: this.alarmTopic,

@@ -26,6 +26,52 @@ export const PERMISSIONS = [
 
 export type Permission = (typeof PERMISSIONS)[number];
 
+/**
+ * What each permission grants, as operators read it (`npm run admin -- permissions`, the README
+ * table, which a test keeps identical). Derived from the checks in lib/domain; keep in step.
+ */
+export const PERMISSION_DESCRIPTIONS: Readonly<Record<Permission, string>> = {
+  "records.view_all":
+    "See and change every customer, prospect, supplier and contact, and every purchase order, estimate, sales order and invoice of the account. Without it a user sees only the customers, prospects and suppliers they created, the contacts linked to those, and the documents assigned to them (anything else is 404, and a document can name only a customer or supplier they see). Stock transfers are account-wide either way. Needed to sync estimates, invoices, purchase orders and sales orders.",
+  "accounts.manage": "List contacts (`GET /contacts`). Reading, creating and changing one contact needs no permission.",
+  "inventory.list":
+    "Read items, their variations and adjustments, units, kits and kit builds; sync items; see items and kits linked to tasks. Locations, zones and item categories need no permission to read.",
+  "inventory.manage": "Read stock transfers and see them linked to tasks; every stock-transfer change needs it too, with `inventory.modify`.",
+  "inventory.modify":
+    "Create, change and delete items and adjust their stock; create and change item categories, locations and zones; build and disassemble kits; with `inventory.manage`, create, change, send, receive and delete stock transfers.",
+  "costs.view":
+    "See unit costs: an item's `cost`, a variation's `unit_cost_override`, and the `shipping_cost` and line `unit_cost` and `total_cost` of estimates, sales orders and invoices (without it these keys are left out). Sending `cost`, `unit_cost_override` or `shipping_cost` without it is 403 `permission_denied`. Purchase-order unit costs are always shown.",
+  "prices.modify":
+    "Set `unit_price` on inventory lines: without it that is 403 `permission_denied` on estimates and invoices, and ignored on sales orders (the item's price applies). Service lines always take the `unit_price` given.",
+  "estimates.list": "Read estimates and see them linked to tasks; needed to decline one; with `records.view_all`, sync estimates.",
+  "estimates.modify":
+    "Create, change, preview, decline and delete estimates; convert them (into an invoice also needs `invoices.modify`, into a sales order `sales_orders.list` and `sales_orders.modify`).",
+  "invoices.list": "Read invoices, their payments and packing lists, and see them linked to tasks; with `sales_orders.list`, a sales order's invoices; with `records.view_all`, sync invoices.",
+  "invoices.modify":
+    "Create, change, send, cancel and delete invoices; record and delete their payments; pack and ship them (with `invoices.list`); invoice a sales order (with `sales_orders.modify`); convert an estimate into an invoice (with `estimates.modify`).",
+  "sales_orders.list":
+    "Read sales orders and their packing lists, and see them linked to tasks; with `invoices.list`, their invoices; needed to convert an estimate into a sales order; with `records.view_all`, sync sales orders.",
+  "sales_orders.modify":
+    "Create, change and delete sales orders; pack and ship them (with `sales_orders.list`); invoice them (with `invoices.modify`); convert an estimate into a sales order (with `estimates.modify` and `sales_orders.list`).",
+  "purchase_orders.list": "Read purchase orders and their payments, and see them linked to tasks; with `records.view_all`, sync purchase orders.",
+  "purchase_orders.modify": "Create, change, send and receive purchase orders; record and delete their payments.",
+  "tasks.manage_all":
+    "See and change every task of the account (others see the tasks assigned to them or created by them); list and count tasks with `scope=all` or `scope=recovery`.",
+  "tasks.assign": "Assign a task to another user (on create or update); `GET /tasks/assignees` lists every active user instead of only the caller.",
+};
+
+/**
+ * The user settings besides permissions that limit what a user may do (architecture section 4),
+ * described for operators beside the permissions (same readers as PERMISSION_DESCRIPTIONS).
+ */
+export const USER_SETTING_DESCRIPTIONS: Readonly<Record<"role" | "assigned_location_id" | "status" | "time_zone", string>> = {
+  role: "`owner`: every permission and every location, whatever was granted (`user list` shows every permission); `staff` (the default): only the permissions granted.",
+  assigned_location_id:
+    "A staff user assigned to a location (`--location`) works in it alone: `GET /locations` lists only it and other locations' zones are 404; no location can be created; item and kit quantities count only its stock and only its adjustments and kit builds are listed; adjustments, kit builds and disassembly, the stock rows of sales-order and invoice lines, and the `location_id` of sales and purchase orders must be there; sales orders elsewhere cannot be packed; `GET /sync` is 403 `sync_permission_denied`. Estimates and stock transfers are not limited by it.",
+  status: "`inactive`: every key of the user is refused (401) until the user is `active` again.",
+  time_zone: "The zone of the user's \"today\" (documents' default dates) and of task deadlines with `time_zone_mode: mine`; unset, the account's zone applies.",
+};
+
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);
 }
@@ -74,6 +120,53 @@ export const SCOPES = [
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * What each scope lets a key call (the route table's `scopes`, plus the read scopes that task
+ * record links and sync check), as operators read it (`npm run admin -- scopes`, the README
+ * table, which a test keeps identical). A key also needs its user's permissions.
+ */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
+  "items:read": "Read locations, zones, item categories, items (variations, adjustments) and units; link items to tasks; sync items.",
+  "items:write": "Create and change locations, zones, item categories and items; delete items; adjust stock (`POST /items/{id}/adjustments`).",
+  "customers:read": "Read customers; link customers to tasks.",
+  "customers:write": "Create and change customers (`POST`, `PATCH`, `PUT /customers`).",
+  "customers:delete": "Delete customers.",
+  "prospects:read": "Read prospects; link prospects to tasks.",
+  "prospects:write": "Create and change prospects (`POST`, `PATCH`, `PUT /prospects`).",
+  "prospects:delete": "Delete prospects.",
+  "suppliers:read": "Read suppliers; link suppliers to tasks.",
+  "suppliers:write": "Create and change suppliers (`POST`, `PATCH`, `PUT /suppliers`).",
+  "suppliers:delete": "Delete suppliers.",
+  "contacts:read": "Read contacts.",
+  "contacts:write": "Create and change contacts.",
+  "estimates:read": "Read estimates; link estimates to tasks; sync estimates.",
+  "estimates:write": "Create and change estimates, and preview them (`POST /estimates/preview`, `POST /estimates/{id}/preview`).",
+  "estimates:convert": "Convert an estimate into an invoice (`POST /estimates/{id}/convert-to-invoice`).",
+  "estimates:convert_to_sales_order": "Convert an estimate into a sales order (`POST /estimates/{id}/convert-to-sales-order`).",
+  "estimates:decline": "Decline estimates (`POST /estimates/{id}/decline`).",
+  "estimates:delete": "Delete estimates.",
+  "invoices:read": "Read invoices, their payments and packing lists; with `sales_orders:read`, a sales order's invoices; link invoices to tasks; sync invoices.",
+  "invoices:write": "Create, change, send, cancel and delete invoices; record and delete their payments; with `sales_orders:write`, invoice a sales order (`POST /sales-orders/{id}/invoices`).",
+  "invoices:pack": "Pack invoices and ship their packing lists (`POST /invoices/{id}/fulfillments`, `.../ship`).",
+  "sales_orders:read": "Read sales orders and their packing lists; with `invoices:read`, their invoices; link sales orders to tasks; sync sales orders.",
+  "sales_orders:write": "Create, change and delete sales orders; with `invoices:write`, invoice them.",
+  "sales_orders:pack": "Pack sales orders and ship their packing lists (`POST /sales-orders/{id}/fulfillments`, `.../ship`).",
+  "purchase_orders:read": "Read purchase orders and their payments; link purchase orders to tasks; sync purchase orders.",
+  "purchase_orders:write": "Create and change purchase orders; record and delete their payments.",
+  "purchase_orders:send": "Send purchase orders (`POST /purchase-orders/{id}/send`).",
+  "purchase_orders:receive": "Receive purchase orders (`POST /purchase-orders/{id}/receive`).",
+  "stock_transfers:read": "Read stock transfers; link stock transfers to tasks.",
+  "stock_transfers:write": "Create and change stock transfers.",
+  "stock_transfers:send": "Send stock transfers (`POST /stock-transfers/{id}/send`).",
+  "stock_transfers:receive": "Receive stock transfers (`POST /stock-transfers/{id}/receive`).",
+  "stock_transfers:delete": "Delete stock transfers.",
+  "tasks:read": "Read tasks, their activity, stats, assignees and the caller's reminders; reconcile (`POST /tasks/reconcile`).",
+  "tasks:write": "Create and change tasks; act on the caller's reminders (`POST /tasks/reminders/{id}/read`, `dismiss`, `snooze`, `complete`).",
+  "kits:read": "Read kits and their builds; link kits to tasks.",
+  "kits:build": "Build kits (`POST /kits/{id}/builds`).",
+  "kits:disassemble": "Disassemble kit builds (`DELETE /kits/{id}/builds/{build_id}`).",
+};
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);

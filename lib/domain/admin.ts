@@ -3,7 +3,7 @@ import { IANAZone } from "luxon";
 import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../db/admin-store.js";
 import { locationCreateBody } from "../schemas/locations.js";
 import { mintApiKey } from "../auth/api-keys.js";
-import { isPermission, isScope, PERMISSIONS } from "../auth/permissions.js";
+import { isPermission, isScope, PERMISSIONS, SCOPES } from "../auth/permissions.js";
 import {
   findApiKeyById,
   insertReferenceData,
@@ -49,6 +49,13 @@ function checkPermissions(permissions: readonly string[]): void {
   if (unknown.length > 0) {
     throw new AdminError(`Unknown permission(s): ${unknown.join(", ")}. Known: ${PERMISSIONS.join(", ")}.`);
   }
+}
+
+/** Scopes for a key: known ones, or `all`; the error lists every valid scope. */
+function checkScopes(scopes: readonly string[]): void {
+  const unknown = scopes.filter((scope) => scope !== "all" && !isScope(scope));
+  if (unknown.length > 0) throw new AdminError(`Unknown scope(s): ${unknown.join(", ")}. Known: ${SCOPES.join(", ")}, or all (every scope).`);
+  if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
 }
 
 function newKeyRecord(user: UserItem, name: string | undefined, scopes: string[], expiresAt: string | undefined) {
@@ -221,9 +228,7 @@ export async function createKey(input: {
   expiresAt?: string;
 }): Promise<{ key_id: string; api_key: string }> {
   const scopes = input.scopes === undefined || input.scopes === "all" ? ["all"] : input.scopes;
-  const unknown = scopes.filter((scope) => scope !== "all" && !isScope(scope));
-  if (unknown.length > 0) throw new AdminError(`Unknown scope(s): ${unknown.join(", ")}.`);
-  if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
+  checkScopes(scopes);
   let expiresAt: string | undefined;
   if (input.expiresAt !== undefined) {
     const time = Date.parse(input.expiresAt);
@@ -376,11 +381,7 @@ export const operatorInputChecks = {
   timeZone: (zone: string): void => checkTimeZone(zone),
   currency: (currency: string): void => checkCurrency(currency),
   permissions: (permissions: readonly string[]): void => checkPermissions(permissions),
-  scopes: (scopes: readonly string[]): void => {
-    const unknown = scopes.filter((scope) => scope !== "all" && !isScope(scope));
-    if (unknown.length > 0) throw new AdminError(`Unknown scope(s): ${unknown.join(", ")}.`);
-    if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
-  },
+  scopes: (scopes: readonly string[]): void => checkScopes(scopes),
   expiresAt: (value: string): void => {
     if (Number.isNaN(Date.parse(value)) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new AdminError(`--expires-at must be an ISO 8601 time: ${value}.`);
   },
@@ -415,6 +416,11 @@ export async function listAccounts(): Promise<AccountSummary[]> {
     .map((a) => ({ account_id: a.accountId, name: a.name, time_zone: a.timeZone, currency: a.currency, created_at: a.createdAt }));
 }
 
+/**
+ * A user as the operator sees them: `permissions` and `location_id` are what the user
+ * effectively holds (an owner holds every permission and no location restriction, whatever is
+ * stored), as authentication decides them.
+ */
 export interface UserSummary {
   user_id: string;
   name: string;
@@ -426,7 +432,7 @@ export interface UserSummary {
   created_at: string;
 }
 
-/** The users of an account, oldest first. */
+/** The users of an account, oldest first, with their effective permissions and location. */
 export async function listUsers(accountId: string): Promise<UserSummary[]> {
   if (!(await readAccount(accountId))) throw new AdminError(`No such account: ${accountId}.`);
   const users = await readUsersOfAccount(accountId);
@@ -438,8 +444,8 @@ export async function listUsers(accountId: string): Promise<UserSummary[]> {
       email: u.email ?? null,
       role: u.role,
       status: u.status,
-      permissions: [...(u.permissions ?? [])].sort(),
-      location_id: u.assignedLocationId ?? null,
+      permissions: u.role === "owner" ? [...PERMISSIONS].sort() : [...(u.permissions ?? [])].filter(isPermission).sort(),
+      location_id: u.role === "owner" ? null : (u.assignedLocationId ?? null),
       created_at: u.createdAt,
     }));
 }

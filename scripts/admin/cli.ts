@@ -1,5 +1,7 @@
 import { localEnv, applyLocalEnvironment } from "../local/env.js";
-import { startDynamoLocal, freePort, portAnswers, type DynamoLocal } from "../local/dynamodb.js";
+import { startDynamoLocal, freePort, portAnswers } from "../local/dynamodb.js";
+import { acquireDataDirLock, liveDataDirLock, type DataDirLockInfo } from "../local/data-dir-lock.js";
+import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_SETTING_DESCRIPTIONS } from "../../lib/auth/permissions.js";
 
 /**
  * Operator CLI (architecture section 7): `npm run -s admin -- <group> <action> [--flags]`.
@@ -9,9 +11,13 @@ import { startDynamoLocal, freePort, portAnswers, type DynamoLocal } from "../lo
  * - With --json it prints exactly one JSON object on stdout: the result, `{"help": ...}` for
  *   --help, or `{"error": {"code", "message"}}` with a non-zero exit code (2 for argument
  *   errors, 1 otherwise).
- * - It talks to DYNAMODB_ENDPOINT, or to the local stack's DynamoDB on DYNAMODB_PORT; when
- *   nothing listens there it starts DynamoDB Local on DATA_DIR for the duration of the
- *   command. DYNAMODB_ENDPOINT=aws uses the real DynamoDB with the default AWS credentials.
+ * - It talks to DYNAMODB_ENDPOINT, else to a DynamoDB on DYNAMODB_PORT when it is set and
+ *   answers, else to the DynamoDB of the local stack that has DATA_DIR open (its lock, see
+ *   `data-dir-lock.ts`), else to one on DYNAMODB_PORT (8000); with none of these it starts
+ *   DynamoDB Local on DATA_DIR, under the same lock, for the duration of the command. It never
+ *   opens a DATA_DIR another live process has locked. DYNAMODB_ENDPOINT=aws uses the real
+ *   DynamoDB with the default AWS credentials.
+ * - `scopes` and `permissions` describe what keys and users may do, without any database.
  */
 type Admin = typeof import("../../lib/domain/admin.js");
 type Result = Record<string, unknown>;
@@ -92,7 +98,37 @@ interface Command {
   flags: readonly string[];
   /** Checks the flags (throwing UsageError) and returns what to run against the database. */
   prepare: (flags: Flags) => Action;
+  /** False for commands that read no database (none is contacted or started). */
+  database?: false;
+  /** The human-readable output, when the generic `key: value` listing does not suit. */
+  print?: (result: Result) => string;
 }
+
+/** A name column and a wrapped description column (for terminals about 100 characters wide). */
+function describedTable(heading: [string, string], rows: readonly { name: string; description: string }[]): string {
+  const width = Math.max(heading[0].length, ...rows.map((row) => row.name.length));
+  const textWidth = Math.max(40, 100 - width - 2);
+  const lines = [`${heading[0].padEnd(width)}  ${heading[1]}`];
+  for (const row of rows) {
+    // Words, keeping a `code span` whole.
+    const words = row.description.split(" ").reduce<string[]>((all, word) => {
+      const last = all.length - 1;
+      if (last >= 0 && (all[last]!.split("`").length - 1) % 2 === 1) all[last] += ` ${word}`;
+      else all.push(word);
+      return all;
+    }, []);
+    const wrapped: string[] = [];
+    for (const word of words) {
+      const last = wrapped.length - 1;
+      if (last >= 0 && wrapped[last]!.length + 1 + word.length <= textWidth) wrapped[last] += ` ${word}`;
+      else wrapped.push(word);
+    }
+    wrapped.forEach((text, i) => lines.push(`${(i === 0 ? row.name : "").padEnd(width)}  ${text}`));
+  }
+  return lines.join("\n");
+}
+
+type Described = { name: string; description: string }[];
 
 const KEY_ID = /^key_[0-9a-f]{32}$/;
 
@@ -189,7 +225,7 @@ const COMMANDS: readonly Command[] = [
   {
     name: "user list",
     synopsis: "--account ID",
-    summary: "Lists the users of an account, oldest first.",
+    summary: "Lists the users of an account, oldest first, with the permissions each holds (an owner: every permission).",
     output: '{"users":[{"user_id","name","email","role","status","permissions","location_id","created_at"}]}',
     flags: ["account"],
     prepare: (f) => {
@@ -367,6 +403,42 @@ const COMMANDS: readonly Command[] = [
       return async (admin) => ({ ...(await admin.createKit(input)) });
     },
   },
+  {
+    name: "scopes",
+    synopsis: "",
+    summary: "Lists every API key scope and what it lets a key call (no database needed).",
+    output: '{"scopes":[{"name","description"}]}',
+    flags: [],
+    database: false,
+    prepare: () => async () => ({ scopes: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })) }),
+    print: (result) =>
+      [
+        describedTable(["scope", "what it lets a key do"], result.scopes as Described),
+        "",
+        "A key created with --scopes all (the default) holds every scope.",
+        "A key also needs its user's permissions (see: permissions).",
+      ].join("\n"),
+  },
+  {
+    name: "permissions",
+    synopsis: "",
+    summary: "Lists every user permission and the user settings that limit a user, with what each grants (no database needed).",
+    output: '{"permissions":[{"name","description"}],"user_settings":[{"name","description"}]}',
+    flags: [],
+    database: false,
+    prepare: () => async () => ({
+      permissions: PERMISSIONS.map((name) => ({ name, description: PERMISSION_DESCRIPTIONS[name] })),
+      user_settings: Object.entries(USER_SETTING_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
+    }),
+    print: (result) =>
+      [
+        describedTable(["permission", "what it grants"], result.permissions as Described),
+        "",
+        describedTable(["user setting", "what it does"], result.user_settings as Described),
+        "",
+        "An API key also needs the route's scope (see: scopes).",
+      ].join("\n"),
+  },
 ];
 
 const GROUPS = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0]!))];
@@ -384,7 +456,8 @@ function overview(): string {
     "  --help   show a command's options",
     "",
     "`npm run -s admin -- <command> --help` shows the command's options. It uses DYNAMODB_ENDPOINT,",
-    "else the local stack's DynamoDB on DYNAMODB_PORT (8000), else starts DynamoDB Local on DATA_DIR.",
+    "else DYNAMODB_PORT when set, else the DynamoDB of the local stack running on DATA_DIR, else",
+    "DYNAMODB_PORT 8000, else starts DynamoDB Local on DATA_DIR (never while something else has it open).",
   ].join("\n");
 }
 
@@ -432,8 +505,10 @@ function parseArgs(argv: string[]): Parsed {
   return { words, values, json, help };
 }
 
+const wordsOf = (command: Command) => command.name.split(" ").length;
+
 function findCommand(words: string[]): Command | undefined {
-  return COMMANDS.find((c) => c.name === words.slice(0, 2).join(" "));
+  return COMMANDS.find((c) => c.name === words.slice(0, wordsOf(c)).join(" "));
 }
 
 /** Help for what the words name: a command, a group's commands, or everything. */
@@ -454,14 +529,35 @@ function resolveCommand(parsed: Parsed): Command {
     const known = GROUPS.includes(words[0]!) ? ` ${words[0]} takes: ${COMMANDS.filter((c) => c.name.startsWith(`${words[0]} `)).map((c) => c.name.split(" ")[1]).join(", ")}.` : "";
     throw new UsageError(`Unknown command: ${words.join(" ")}.${known}`);
   }
-  if (words.length > 2) throw new UsageError(`Unexpected argument: ${words[2]}.`);
+  if (words.length > wordsOf(command)) throw new UsageError(`Unexpected argument: ${words[wordsOf(command)]}.`);
   for (const name of values.keys()) {
     if (!command.flags.includes(name)) throw new UsageError(`Unknown option --${name} for ${command.name} (see ${command.name} --help).`);
   }
   return command;
 }
 
-async function connect(): Promise<DynamoLocal | undefined> {
+/** What connect() started for this command, stopped when it ends. */
+interface OwnDatabase {
+  stop: () => Promise<void>;
+}
+
+/** The DynamoDB of the process that holds DATA_DIR's lock, or why it cannot be used. */
+async function useLockHolder(dataDir: string, held: DataDirLockInfo): Promise<void> {
+  if (held.holder === "admin CLI") {
+    throw new DatabaseUnavailable(
+      `Another admin command (pid ${held.pid}) has DATA_DIR ${dataDir} open with its own DynamoDB Local; run this one again when it has finished.`,
+    );
+  }
+  if (!(await portAnswers(held.dynamodb_port))) {
+    throw new DatabaseUnavailable(
+      `The local stack (npm start, pid ${held.pid}) has DATA_DIR ${dataDir} open, but its DynamoDB Local on port ${held.dynamodb_port} does not answer ` +
+        "(still starting?). Run the command again once it prints `listening on`, or stop it; a second DynamoDB Local on its data would break it.",
+    );
+  }
+  applyLocalEnvironment(`http://127.0.0.1:${held.dynamodb_port}`);
+}
+
+async function connect(): Promise<OwnDatabase | undefined> {
   const configured = process.env.DYNAMODB_ENDPOINT;
   if (configured === "aws") {
     delete process.env.DYNAMODB_ENDPOINT;
@@ -471,19 +567,43 @@ async function connect(): Promise<DynamoLocal | undefined> {
     applyLocalEnvironment(configured);
     return undefined;
   }
+  const portIsSet = process.env.DYNAMODB_PORT !== undefined;
   const port = localEnv.dynamoPort();
-  if (await portAnswers(port)) {
+  if (portIsSet && (await portAnswers(port))) {
     applyLocalEnvironment(`http://127.0.0.1:${port}`);
     return undefined;
   }
-  if (localEnv.dataDir() === "memory") {
+  const dataDir = localEnv.dataDir();
+  const held = dataDir === "memory" ? undefined : liveDataDirLock(dataDir);
+  if (held) {
+    await useLockHolder(dataDir, held);
+    return undefined;
+  }
+  if (!portIsSet && (await portAnswers(port))) {
+    applyLocalEnvironment(`http://127.0.0.1:${port}`);
+    return undefined;
+  }
+  if (dataDir === "memory") {
     throw new DatabaseUnavailable(`No DynamoDB listens on port ${port}; start the local stack (npm start) first, or set DYNAMODB_PORT.`);
   }
+  const dynamoPort = await freePort();
+  const claimed = acquireDataDirLock(dataDir, { holder: "admin CLI", dynamodb_port: dynamoPort });
+  if ("heldBy" in claimed) {
+    // A stack started on DATA_DIR since the check above.
+    await useLockHolder(dataDir, claimed.heldBy);
+    return undefined;
+  }
   try {
-    const local = await startDynamoLocal({ port: await freePort(), dataDir: localEnv.dataDir() });
+    const local = await startDynamoLocal({ port: dynamoPort, dataDir });
     applyLocalEnvironment(local.endpoint);
-    return local;
+    return {
+      stop: async () => {
+        await local.stop();
+        claimed.lock.release();
+      },
+    };
   } catch (error) {
+    claimed.lock.release();
     throw new DatabaseUnavailable((error as Error).message);
   }
 }
@@ -506,7 +626,7 @@ function errorCode(error: unknown, admin: Admin | undefined): { code: string; ex
   if (admin && error instanceof admin.AdminError) return { code: /^No such /.test(error.message) ? "not_found" : "invalid_input", exit: 1 };
   const name = (error as Error)?.name ?? "";
   const cause = (error as { code?: string })?.code ?? "";
-  if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND/.test(`${cause} ${(error as Error)?.message}`) || name === "TimeoutError") {
+  if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|Region is missing/.test(`${cause} ${(error as Error)?.message}`) || name === "TimeoutError") {
     return { code: "database_unavailable", exit: 1 };
   }
   // Against AWS: a wrong table or region, or no credentials, is the database being unreachable.
@@ -524,12 +644,17 @@ function messageOf(error: unknown): string {
   if (name === "ResourceNotFoundException") return `${message}: no table ${table} in region ${region}; set TABLE_NAME to the stack's TableName output and AWS_REGION to its region.`;
   if (name === "CredentialsProviderError") return `${message}: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).`;
   if (name === "UnrecognizedClientException" || name === "AccessDeniedException") return `${message}: the AWS credentials are invalid or lack access to table ${table} in ${region}.`;
+  if (/Region is missing/.test(message)) return "No AWS region is set (the AWS SDK says: Region is missing): set AWS_REGION to the stack's region.";
   return message;
 }
 
-function printResult(result: Result, json: boolean): void {
+function printResult(command: Command, result: Result, json: boolean): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  if (command.print) {
+    process.stdout.write(`${command.print(result)}\n`);
     return;
   }
   for (const [key, value] of Object.entries(result)) {
@@ -593,7 +718,11 @@ async function main(): Promise<number> {
     return fail(error instanceof admin.AdminError ? new UsageError(error.message) : error, admin);
   }
 
-  let local: DynamoLocal | undefined;
+  if (command.database === false) {
+    printResult(command, await action(admin), json);
+    return 0;
+  }
+  let local: OwnDatabase | undefined;
   try {
     local = await connect();
     const { ensureTable } = await import("../../lib/db/create-table.js");
@@ -609,7 +738,7 @@ async function main(): Promise<number> {
         client.destroy();
       }
     }
-    printResult(await action(admin), json);
+    printResult(command, await action(admin), json);
     return 0;
   } catch (error) {
     return fail(error, admin);

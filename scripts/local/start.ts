@@ -2,11 +2,13 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { localEnv, applyLocalEnvironment } from "./env.js";
 import { portProblem, startDynamoLocal, type DynamoLocal } from "./dynamodb.js";
+import { acquireDataDirLock, type DataDirLockInfo } from "./data-dir-lock.js";
 
 /**
  * `npm start`: DynamoDB Local (or DYNAMODB_ENDPOINT), the table, the stream poller, the demo
  * seed on an empty database, and the API on http://127.0.0.1:$PORT/api/v3. Ctrl-C (or
- * SIGTERM), even during start-up, stops everything, Java included.
+ * SIGTERM), even during start-up, stops everything, Java included. DATA_DIR is locked
+ * (`data-dir-lock.ts`) from before DynamoDB Local starts until everything has stopped.
  */
 class StartError extends Error {}
 
@@ -52,10 +54,7 @@ function parsePort(variable: "PORT" | "DYNAMODB_PORT", value: number): number {
 }
 
 /** Refuses ports something else holds, before Java starts: never serve another process's database. */
-async function checkPorts(external: boolean): Promise<{ port: number; dynamoPort: number }> {
-  const port = parsePort("PORT", localEnv.port());
-  const dynamoPort = parsePort("DYNAMODB_PORT", localEnv.dynamoPort());
-  if (!external && port === dynamoPort) throw new StartError(`PORT and DYNAMODB_PORT are both ${port}; choose two different ports.`);
+async function checkPorts(external: boolean, port: number, dynamoPort: number): Promise<void> {
   const problems: string[] = [];
   if (!external) {
     const problem = await portProblem(dynamoPort);
@@ -72,7 +71,29 @@ async function checkPorts(external: boolean): Promise<{ port: number; dynamoPort
     problems.push(`PORT ${port} is ${problem} (perhaps a local stack already running). Stop it, or choose another port: PORT=${port === 3000 ? 3001 : port + 1} npm start.`);
   }
   if (problems.length > 0) throw new StartError(problems.join("\n"));
-  return { port, dynamoPort };
+}
+
+function dataDirInUse(dataDir: string, held: DataDirLockInfo): string {
+  if (held.holder === "admin CLI") {
+    return `DATA_DIR ${dataDir} is in use by an admin command (npm run admin, pid ${held.pid}) that opened it with its own DynamoDB Local; start again when it has finished.`;
+  }
+  return (
+    `DATA_DIR ${dataDir} is in use by another local stack (npm start, pid ${held.pid}; API on port ${held.port}, DynamoDB Local on port ${held.dynamodb_port}). ` +
+    `Use that one, or stop it first (Ctrl-C in its terminal, or kill ${held.pid}). ` +
+    `To run a second stack, give it its own data and ports: DATA_DIR=.local/other PORT=${held.port === 3001 ? 3002 : 3001} DYNAMODB_PORT=${held.dynamodb_port === 8001 ? 8002 : 8001} npm start.`
+  );
+}
+
+/**
+ * Claims DATA_DIR before anything opens it: a second DynamoDB Local on the same files would
+ * break the first stack. Released last, once DynamoDB Local has stopped.
+ */
+function lockDataDir(port: number, dynamoPort: number): void {
+  const dataDir = localEnv.dataDir();
+  if (dataDir === "memory") return;
+  const result = acquireDataDirLock(dataDir, { holder: "npm start", dynamodb_port: dynamoPort, port });
+  if ("heldBy" in result) throw new StartError(dataDirInUse(dataDir, result.heldBy));
+  running.push({ name: "data directory lock", stop: async () => result.lock.release() });
 }
 
 /**
@@ -102,7 +123,11 @@ function saveKeys(path: string, demo: { account_id: string; user_id: string; api
 
 async function main(): Promise<void> {
   const external = process.env.DYNAMODB_ENDPOINT;
-  const { port, dynamoPort } = await checkPorts(Boolean(external));
+  const port = parsePort("PORT", localEnv.port());
+  const dynamoPort = parsePort("DYNAMODB_PORT", localEnv.dynamoPort());
+  if (!external && port === dynamoPort) throw new StartError(`PORT and DYNAMODB_PORT are both ${port}; choose two different ports.`);
+  if (!external) lockDataDir(port, dynamoPort);
+  await checkPorts(Boolean(external), port, dynamoPort);
 
   let dynamo: DynamoLocal | undefined;
   if (external) {
@@ -129,6 +154,7 @@ async function main(): Promise<void> {
   await ensureTable(createDynamoClient(), tableName());
 
   if (localEnv.seed() === "demo" && (await tableIsEmpty())) {
+    console.log("seeding demo data...");
     const { seedDemo } = await import("./seed.js");
     const demo = await seedDemo();
     if (stopping) return;

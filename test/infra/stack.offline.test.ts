@@ -200,6 +200,28 @@ describe("infrastructure", () => {
     expect(template.toJSON().Conditions.HasAlarmEmail).toEqual({ "Fn::Not": [{ "Fn::Equals": [{ Ref: "AlarmEmail" }, ""] }] });
   });
 
+  it("lets CloudWatch alarms of this account (and only they) publish to the alarm topic, and refuses publishing over plain HTTP", () => {
+    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0]!;
+    const policies = Object.values(template.findResources("AWS::SNS::TopicPolicy")) as Resource[];
+    expect(policies).toHaveLength(1);
+    expect(policies[0]!.Properties.Topics).toEqual([{ Ref: topicId }]);
+    const statements = policies[0]!.Properties.PolicyDocument.Statement as Record<string, unknown>[];
+    expect(statements).toContainEqual({
+      Sid: "AllowCloudWatchAlarmsOfThisAccount",
+      Effect: "Allow",
+      Principal: { Service: "cloudwatch.amazonaws.com" },
+      Action: "sns:Publish",
+      Resource: { Ref: topicId },
+      Condition: { StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } } },
+    });
+    // The enforceSSL statement stays: publishing over plain HTTP is denied to everyone.
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: "Deny", Principal: "*", Action: "sns:Publish", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+    );
+    // Nothing else is allowed, to anyone.
+    expect(statements.filter((statement) => statement.Effect === "Allow")).toHaveLength(1);
+  });
+
   it("gives each function one least-privilege policy derived from the route table", () => {
     for (const group of ENDPOINT_GROUPS) {
       const statements = statementsOf(template, `${pascal(group)}Function`);

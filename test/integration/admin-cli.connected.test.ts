@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../lib/auth/api-keys.js";
+import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_SETTING_DESCRIPTIONS } from "../../lib/auth/permissions.js";
 import { readAccount } from "../../lib/db/admin-store.js";
 import { revokeKey } from "../../lib/domain/admin.js";
 import { freePort } from "../../scripts/local/dynamodb.js";
@@ -218,6 +219,8 @@ const COMMAND_NAMES = [
   "unit create",
   "item create",
   "kit create",
+  "scopes",
+  "permissions",
 ];
 
 describe("admin CLI: help and argument errors", () => {
@@ -281,6 +284,50 @@ describe("admin CLI: help and argument errors", () => {
   );
 });
 
+describe("admin CLI: against AWS (DYNAMODB_ENDPOINT=aws)", () => {
+  const home = mkdtempSync(join(tmpdir(), "admin-cli-home-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  /** Every way the AWS SDK could find credentials, hidden: an empty home, no variables, no instance metadata. */
+  const noCredentials = {
+    DYNAMODB_ENDPOINT: "aws",
+    TABLE_NAME: "InventoryApi-Table",
+    HOME: home,
+    AWS_EC2_METADATA_DISABLED: "true",
+    ...Object.fromEntries(
+      [
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_CONFIG_FILE",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_DEFAULT_REGION",
+      ].map((name) => [name, undefined]),
+    ),
+  };
+
+  it(
+    "without credentials, or without a region, answers database_unavailable (exit 1) saying what to set",
+    async () => {
+      const [credentials, region] = await Promise.all([
+        cliWithEnv({ ...noCredentials, AWS_REGION: "eu-west-1" }, "account", "list", "--json"),
+        cliWithEnv({ ...noCredentials, AWS_REGION: undefined }, "account", "list", "--json"),
+      ]);
+      expect(credentials.code).toBe(1);
+      expect(failed(credentials, "database_unavailable").error.message).toBe(
+        "Could not load credentials from any providers: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).",
+      );
+      expect(region.code).toBe(1);
+      expect(failed(region, "database_unavailable").error.message).toBe("No AWS region is set (the AWS SDK says: Region is missing): set AWS_REGION to the stack's region.");
+    },
+    CLI_TIMEOUT,
+  );
+});
+
 describe("admin CLI: listing and locations", () => {
   it(
     "account list, user list --account and key list --user show ids, names, scopes, status and dates, never a key or its hash",
@@ -322,7 +369,23 @@ describe("admin CLI: listing and locations", () => {
         location_id: null,
         created_at: expect.any(String),
       });
-      expect(people.find((u) => u.user_id === account.ownerUserId)).toMatchObject({ role: "owner" });
+      // An owner holds every permission (and no location), whatever is stored for them.
+      expect(people.find((u) => u.user_id === account.ownerUserId)).toEqual({
+        user_id: account.ownerUserId,
+        name: "Owner",
+        email: null,
+        role: "owner",
+        status: "active",
+        permissions: [...PERMISSIONS].sort(),
+        location_id: null,
+        created_at: expect.any(String),
+      });
+      const usersText = await cli("user", "list", "--account", account.accountId);
+      expect(usersText.code, usersText.stderr).toBe(0);
+      const textLines = usersText.stdout.split("\n");
+      expect(textLines[0]).toBe("users: 2");
+      expect(textLines.find((line) => line.includes(`user_id=${account.ownerUserId}`))).toContain(`  role=owner  status=active  permissions=${[...PERMISSIONS].sort().join(",")}  created_at=`);
+      expect(textLines.find((line) => line.includes(`user_id=${clerk.userId}`))).toContain("  role=staff  status=active  permissions=inventory.list,inventory.modify  created_at=");
 
       const listedKeys = succeeded(keys).keys as Record<string, unknown>[];
       expect(listedKeys.map((k) => [k.key_id, k.status])).toEqual(
@@ -380,6 +443,67 @@ describe("admin CLI: listing and locations", () => {
 
       expect(failed(tooLong, "invalid_arguments").error.message).toMatch(/--short-name/);
       expect(failed(noAccount, "not_found").error.message).toMatch(/No such account/);
+    },
+    CLI_TIMEOUT,
+  );
+});
+
+/** The rows of a `scopes` / `permissions` table: a name, then its description wrapped on indented lines. */
+function tableRows(text: string): [string, string][] {
+  const rows: [string, string][] = [];
+  for (const line of text.split("\n")) {
+    const match = /^(\S+)\s{2,}(.*)$/.exec(line);
+    if (match) rows.push([match[1]!, match[2]!]);
+    else if (/^\s+\S/.test(line) && rows.length > 0) rows[rows.length - 1]![1] += ` ${line.trim()}`;
+  }
+  return rows;
+}
+
+describe("admin CLI: scopes and permissions", () => {
+  it(
+    "scopes and permissions print every description of lib/auth/permissions.ts (--json: one object; else a table), with no database at all",
+    async () => {
+      // Nothing answers here: a command that contacted a database would fail.
+      const unreachable = { DYNAMODB_ENDPOINT: `http://127.0.0.1:${await freePort()}` };
+      const [scopesJson, permissionsJson, scopesText, permissionsText] = await Promise.all([
+        cliWithEnv(unreachable, "scopes", "--json"),
+        cliWithEnv(unreachable, "permissions", "--json"),
+        cliWithEnv(unreachable, "scopes"),
+        cliWithEnv(unreachable, "permissions"),
+      ]);
+      const scopes = SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] }));
+      const permissions = PERMISSIONS.map((name) => ({ name, description: PERMISSION_DESCRIPTIONS[name] }));
+      const settings = Object.entries(USER_SETTING_DESCRIPTIONS).map(([name, description]) => ({ name, description }));
+      expect(succeeded(scopesJson)).toEqual({ scopes });
+      expect(succeeded(permissionsJson)).toEqual({ permissions, user_settings: settings });
+
+      expect(scopesText.code, scopesText.stderr).toBe(0);
+      expect(scopesText.stdout.split("\n")[0]).toMatch(/^scope {2,}what it lets a key do$/);
+      expect(tableRows(scopesText.stdout).slice(1, 1 + scopes.length)).toEqual(scopes.map((s) => [s.name, s.description]));
+      expect(scopesText.stdout).toContain("A key created with --scopes all (the default) holds every scope.");
+      expect(permissionsText.code, permissionsText.stderr).toBe(0);
+      const rows = tableRows(permissionsText.stdout);
+      expect(rows[0]).toEqual(["permission", "what it grants"]);
+      expect(rows.slice(1, 1 + permissions.length)).toEqual(permissions.map((p) => [p.name, p.description]));
+      expect(permissionsText.stdout).toMatch(/\nuser setting {2,}what it does\n/);
+      expect(rows.slice(-settings.length)).toEqual(settings.map((p) => [p.name, p.description]));
+      for (const line of [...scopesText.stdout.split("\n"), ...permissionsText.stdout.split("\n")]) expect(line.length, line).toBeLessThanOrEqual(100);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "an unknown scope or permission is refused before any database is contacted, with the list of valid ones",
+    async () => {
+      const unreachable = { DYNAMODB_ENDPOINT: `http://127.0.0.1:${await freePort()}` };
+      const [scope, permission] = await Promise.all([
+        cliWithEnv(unreachable, "key", "create", "--user", randomUUID(), "--scopes", "items:read,bad", "--json"),
+        cliWithEnv(unreachable, "user", "update", "--user", randomUUID(), "--permissions", "magic.cast", "--json"),
+      ]);
+      expect(scope.code).toBe(2);
+      expect(failed(scope, "invalid_arguments").error.message).toBe(`Unknown scope(s): bad. Known: ${SCOPES.join(", ")}, or all (every scope).`);
+      expect(permission.code).toBe(2);
+      expect(failed(permission, "invalid_arguments").error.message).toBe(`Unknown permission(s): magic.cast. Known: ${PERMISSIONS.join(", ")}.`);
     },
     CLI_TIMEOUT,
   );

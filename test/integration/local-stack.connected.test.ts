@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, connect, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, portAnswers } from "../../scripts/local/dynamodb.js";
 import { startApiServer } from "../../scripts/local/server.js";
 import { newAccount } from "../support/fixtures.js";
+import { exitOf, javaOnPort, spawnStack, startLocalStack, stopStack as stop, waitFor } from "../support/local-stack.js";
 
 /**
  * `npm start` as a new user runs it: its own DynamoDB Local (on 127.0.0.1 only), the printed
@@ -16,89 +17,6 @@ import { newAccount } from "../support/fixtures.js";
  * The local server's own robustness (malformed paths, bodies over 1 MB, `/health`) is checked
  * in-process against the suite's DynamoDB Local, through real HTTP.
  */
-const ROOT = join(import.meta.dirname, "..", "..");
-const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  url: string;
-  apiKey: string | undefined;
-  staffKey: string | undefined;
-}
-
-function stackEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
-  delete childEnv.DYNAMODB_ENDPOINT;
-  delete childEnv.TABLE_NAME;
-  delete childEnv.LOG_LEVEL;
-  return childEnv as NodeJS.ProcessEnv;
-}
-
-/** Every stack a test started: one a failed test left running is stopped after the file. */
-const spawned: ChildProcess[] = [];
-afterAll(async () => {
-  const running = spawned.filter((child) => child.exitCode === null && child.signalCode === null);
-  await Promise.all(running.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))));
-});
-
-/** Spawns `npm start` itself, or (faster) the script it runs. */
-function spawnStack(env: Record<string, string>, via: "npm" | "node"): { child: ChildProcess; output: () => string } {
-  const child =
-    via === "npm"
-      ? spawn(NPM, ["start"], { cwd: ROOT, env: stackEnv(env), stdio: ["ignore", "pipe", "pipe"] })
-      : spawn(process.execPath, ["--import", "tsx", "scripts/local/start.ts"], { cwd: ROOT, env: stackEnv(env), stdio: ["ignore", "pipe", "pipe"] });
-  spawned.push(child);
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += String(chunk)));
-  child.stderr!.on("data", (chunk) => (output += String(chunk)));
-  return { child, output: () => output };
-}
-
-async function startLocalStack(env: Record<string, string>, via: "npm" | "node" = "node"): Promise<Started> {
-  const { child, output } = spawnStack(env, via);
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not become ready:\n${output()}`)), 60_000);
-    const check = () => {
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/api\/v3/.exec(output());
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on("data", check);
-    child.once("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output()}`)));
-  });
-  const apiKey = /Demo API key: (isk_live_\w+)/.exec(output())?.[1];
-  const staffKey = /Staff API key [^:]*: (isk_live_\w+)/.exec(output())?.[1];
-  return { child, output, url, apiKey, staffKey };
-}
-
-function exitOf(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-}
-
-async function stop(started: Started, signal: NodeJS.Signals = "SIGINT"): Promise<number | null> {
-  const exited = exitOf(started.child);
-  started.child.kill(signal);
-  return exited;
-}
-
-/** Java processes running DynamoDB Local on this port. */
-function javaOnPort(port: number): string[] {
-  const processes = execFileSync("ps", ["-eww", "-o", "pid=,args="], { encoding: "utf8" });
-  return processes.split("\n").filter((line) => /java/.test(line) && /DynamoDB/.test(line) && new RegExp(`-port ${port}(\\s|$)`).test(line));
-}
-
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return check();
-}
 
 /** The local addresses listening on a TCP port, from /proc/net (Linux), or undefined elsewhere. */
 function listeningAddresses(port: number): string[] | undefined {
@@ -147,6 +65,10 @@ describe("npm start", () => {
     const env = { PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: dataDir };
     const first = await startLocalStack(env);
     expect(first.apiKey).toMatch(/^isk_live_[0-9A-Za-z]{40}$/);
+    // The slow seed step is announced before it runs.
+    const seeding = first.output().indexOf("seeding demo data...\n");
+    expect(seeding, first.output()).toBeGreaterThan(first.output().indexOf("DynamoDB Local on http://127.0.0.1:"));
+    expect(seeding).toBeLessThan(first.output().indexOf("Created demo account "));
 
     // DynamoDB Local listens on the loopback interface only (with a JDK; with a JRE it says it cannot).
     const addresses = listeningAddresses(dynamoPort);
@@ -206,13 +128,14 @@ describe("npm start", () => {
       body: JSON.stringify({ name: "Logged widget" }),
     });
     expect(item.status).toBe(201);
-    expect(await eventually(() => /"message":"stream batch".*"changes":[1-9]/.test(first.output()))).toBe(true);
+    await waitFor("a stream batch line with changes", () => /"message":"stream batch".*"changes":[1-9]/.test(first.output()));
     expect(idleStreamBatchLines(first.output())).toEqual([]);
     expect(await stop(first)).toBe(0);
     expect(await portAnswers(dynamoPort)).toBe(false);
 
     const second = await startLocalStack(env);
     expect(second.apiKey).toBeUndefined();
+    expect(second.output()).not.toContain("seeding demo data...");
     expect(readFileSync(keysFile, "utf8")).toBe(saved);
     const again = await fetch(`${second.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
     expect(again.status).toBe(200);
@@ -238,8 +161,8 @@ describe("npm start", () => {
     const exited = new Promise<string>((resolve) => started.child.once("exit", (code, signal) => resolve(`${code ?? signal}`)));
     started.child.kill("SIGTERM"); // to npm itself, as a process manager would
     expect(await exited).toMatch(/^(0|1|143|SIGTERM)$/);
-    expect(await eventually(() => javaOnPort(dynamoPort).length === 0), `Java left behind:\n${javaOnPort(dynamoPort).join("\n")}`).toBe(true);
-    expect(await eventually(async () => !(await portAnswers(dynamoPort)))).toBe(true);
+    await waitFor(`DynamoDB Local on port ${dynamoPort} to stop`, () => javaOnPort(dynamoPort).length === 0);
+    await waitFor(`port ${dynamoPort} to close`, async () => !(await portAnswers(dynamoPort)));
     expect(started.output()).toContain("stopping");
   }, 120_000);
 
