@@ -71,7 +71,8 @@ export function presentItem(item: ItemRecord, ctx: PresentContext): Record<strin
     unit_name: orNull(item.unitName),
     price: orNull(item.price),
   };
-  if (hasPermission(ctx.principal, "costs.view")) out.cost = orNull(item.cost);
+  // Always present (existing v3 clients reject an item without it): null without costs.view.
+  out.cost = hasPermission(ctx.principal, "costs.view") ? orNull(item.cost) : null;
   Object.assign(out, {
     quantity: totals.onHand,
     quantity_reserved: totals.reserved,
@@ -109,11 +110,17 @@ async function categoryNames(accountId: string, items: readonly ItemRecord[]): P
 const requireList = (principal: Principal) => requirePermission(principal, "inventory.list");
 const requireModify = (principal: Principal) => requirePermission(principal, "inventory.modify");
 
-function requireCostsView(principal: Principal, input: { cost?: unknown; variations?: { unit_cost_override?: unknown }[] }) {
-  const writesCost = input.cost !== undefined || (input.variations ?? []).some((v) => v.unit_cost_override !== undefined);
-  if (writesCost && !hasPermission(principal, "costs.view")) {
-    throw errors.permissionDenied("Writing unit costs requires the costs.view permission.");
-  }
+/**
+ * The unit-cost fields of a write (`cost`, a variation's `unit_cost_override`) need `costs.view`
+ * (403 `permission_denied`). A caller without it reads them as `null`, so `null` sent back
+ * means "as read" and is dropped: what it reads it can write back (architecture section 8).
+ */
+function withCostPermission<I extends { cost?: unknown; variations?: { unit_cost_override?: unknown }[] }>(principal: Principal, input: I): I {
+  if (hasPermission(principal, "costs.view")) return input;
+  const writesCost = (input.cost !== undefined && input.cost !== null) || (input.variations ?? []).some((v) => v.unit_cost_override !== undefined && v.unit_cost_override !== null);
+  if (writesCost) throw errors.permissionDenied("Writing unit costs requires the costs.view permission.");
+  const { cost: _hidden, ...rest } = input;
+  return { ...rest, ...(input.variations ? { variations: input.variations.map(({ unit_cost_override: _none, ...variation }) => variation) } : {}) } as I;
 }
 
 const moneyOrUndefined = (value: string | number | null | undefined) => (value === null || value === undefined ? undefined : money(value));
@@ -209,9 +216,9 @@ async function readReferences(accountId: string, input: { category_id?: string |
  * Creates an item numbered from the account's item sequence, with one base variation or the
  * variations given. `inventory_type` defaults from the category (else `quantity`).
  */
-export async function createItem(principal: Principal, input: ItemCreateBody, completion: IdempotencyCompletion | undefined) {
+export async function createItem(principal: Principal, body: ItemCreateBody, completion: IdempotencyCompletion | undefined) {
   requireModify(principal);
-  requireCostsView(principal, input);
+  const input = withCostPermission(principal, body);
   const { category, unitName } = await readReferences(principal.accountId, input);
   const changes = itemChanges(input, category, unitName);
   const inventoryType = input.inventory_type ?? category?.inventoryType ?? "quantity";
@@ -271,9 +278,9 @@ export async function getItem(principal: Principal, itemId: string) {
 }
 
 /** Updates the fields sent; `archived` archives or restores. */
-export async function updateItem(principal: Principal, itemId: string, input: ItemUpdateBody, completion: IdempotencyCompletion | undefined) {
+export async function updateItem(principal: Principal, itemId: string, body: ItemUpdateBody, completion: IdempotencyCompletion | undefined) {
   requireModify(principal);
-  requireCostsView(principal, input);
+  const input = withCostPermission(principal, body);
   const references = await readReferences(principal.accountId, input);
   return retrying("update item", async () => {
     const previous = await readItem(principal.accountId, itemId);
@@ -407,7 +414,8 @@ export function presentVariation(principal: Principal, variation: ItemVariationI
     barcode: orNull(variation.barcode),
     unit_price_override: orNull(variation.unitPriceOverride),
   };
-  if (hasPermission(principal, "costs.view")) out.unit_cost_override = orNull(variation.unitCostOverride);
+  // Always present, null without costs.view (as an item's `cost`).
+  out.unit_cost_override = hasPermission(principal, "costs.view") ? orNull(variation.unitCostOverride) : null;
   Object.assign(out, {
     quantity: totals.onHand,
     quantity_reserved: totals.reserved,

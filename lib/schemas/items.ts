@@ -15,7 +15,7 @@ export const variationInput = z.strictObject({
   sku: text255,
   barcode: text255,
   unit_price_override: moneyInput.nullish(),
-  unit_cost_override: moneyInput.nullish(),
+  unit_cost_override: moneyInput.nullish().meta({ description: "Unit cost override; needs the costs.view permission (else 403 permission_denied), except null" }),
 });
 
 const itemWritable = {
@@ -29,7 +29,7 @@ const itemWritable = {
   location_id: uuid.nullish(),
   unit_id: z.int().min(1).nullish(),
   price: moneyInput.nullish(),
-  cost: moneyInput.nullish(),
+  cost: moneyInput.nullish().meta({ description: "Unit cost; needs the costs.view permission (else 403 permission_denied). null clears it; without costs.view, null (as GET shows it) changes nothing" }),
   threshold: quantityInput({ min: 0, description: "Reorder level, at most 4 decimals" }).optional(),
   published: z.boolean().optional(),
   custom_field_values: z.array(customFieldValueInput).max(50).optional(),
@@ -75,7 +75,7 @@ export const itemResource = z
     unit_id: z.int().nullable(),
     unit_name: z.string().nullable(),
     price: z.string().nullable(),
-    cost: z.string().nullable().optional().meta({ description: "Omitted without the costs.view permission" }),
+    cost: z.string().nullable().meta({ description: "Four-decimal unit cost, or null: always null without the costs.view permission" }),
     quantity: z.number(),
     quantity_reserved: z.number(),
     quantity_incoming: z.number(),
@@ -136,7 +136,7 @@ export const variationResource = z
     sku: z.string().nullable(),
     barcode: z.string().nullable(),
     unit_price_override: z.string().nullable(),
-    unit_cost_override: z.string().nullable().optional(),
+    unit_cost_override: z.string().nullable().meta({ description: "Four-decimal unit cost override, or null: always null without the costs.view permission" }),
     quantity: z.number(),
     quantity_reserved: z.number(),
     quantity_incoming: z.number(),

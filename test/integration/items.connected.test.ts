@@ -54,7 +54,6 @@ const ITEM_KEYS = [
   "created_at",
   "updated_at",
 ];
-const ITEM_KEYS_WITHOUT_COST = ITEM_KEYS.filter((key) => key !== "cost");
 
 const VARIATION_KEYS = [
   "id",
@@ -231,28 +230,35 @@ describe("POST /items: the item record", () => {
     expect(list.body.data).toEqual([]);
   });
 
-  it("omits cost entirely for a user without costs.view (GET, list, own creates) and refuses it writing cost with 403", async () => {
+  it("shows cost and unit_cost_override as null to a user without costs.view (GET, list, variations, own creates), refuses writing a cost with 403 and takes null back", async () => {
     const { account, client } = await setup();
     const item = await createItem(client, { name: "Secret cost", price: "10", cost: "4" });
 
     const reader = api().withKey((await newUser(account, { permissions: ["inventory.list"] })).key);
     const read = await reader.get(`/items/${item.id}`);
     expect(read.status, read.text).toBe(200);
-    expect(Object.keys(read.body)).toEqual(ITEM_KEYS_WITHOUT_COST);
-    expect(read.body).not.toHaveProperty("cost");
+    // Existing v3 clients reject an item without the key: it is always there, null.
+    expect(Object.keys(read.body)).toEqual(ITEM_KEYS);
+    expect(read.body.cost).toBeNull();
     expect(read.body.price).toBe("10.0000");
     const list = await listItems(reader);
     expect(list.body.data).toHaveLength(1);
-    expect(Object.keys(list.body.data[0])).toEqual(ITEM_KEYS_WITHOUT_COST);
+    expect(Object.keys(list.body.data[0])).toEqual(ITEM_KEYS);
+    expect(list.body.data[0].cost).toBeNull();
     const variationList = await variations(reader, item.id);
-    expect(variationList.body.data[0]).not.toHaveProperty("unit_cost_override");
+    expect(variationList.body.data[0]).toHaveProperty("unit_cost_override", null);
 
-    const modifier = api().withKey((await newUser(account, { permissions: ["inventory.modify"] })).key);
+    const modifier = api().withKey((await newUser(account, { permissions: ["inventory.modify", "inventory.list"] })).key);
     expectError(await modifier.post("/items", { name: "With cost", cost: "1.00" }), 403, "permission_denied");
     expectError(await modifier.patch(`/items/${item.id}`, { cost: "2" }), 403, "permission_denied");
+    expectError(await modifier.post("/items", { name: "With override", variations: [{ values: { Size: "M" }, unit_cost_override: "1" }] }), 403, "permission_denied");
     const allowed = await modifier.post("/items", { name: "Without cost", price: "3" });
     expect(allowed.status, allowed.text).toBe(201);
-    expect(allowed.body).not.toHaveProperty("cost");
+    expect(allowed.body.cost).toBeNull();
+    // What it read it can write back: cost null (as shown) changes nothing.
+    const writtenBack = await modifier.patch(`/items/${item.id}`, { name: "Secret cost", cost: null });
+    expect(writtenBack.status, writtenBack.text).toBe(200);
+    expect(writtenBack.body.cost).toBeNull();
 
     // The refused writes changed nothing.
     expect((await getItem(client, item.id)).cost).toBe("4.0000");
