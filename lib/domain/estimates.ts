@@ -284,7 +284,7 @@ function buildLines(
       locationId: row?.locationId,
       locationName: row ? names.get(row.locationId) : undefined,
       name: (inventoryLineName(index, line.name, item, kept[index]) as { name: string }).name,
-      description: line.description === undefined || line.description === null ? item.description : line.description || undefined,
+      description: line.description === undefined ? item.description : line.description || undefined,
       quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
       unitPrice: money(line.unit_price ?? defaultUnitPrice(item, variation)),
       unitCost: keptUnitCost(item.itemId, variation.variationId, kept[index]) ?? money(defaultUnitCost(item, variation)),

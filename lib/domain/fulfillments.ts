@@ -16,6 +16,7 @@ import { accountSettings, localToday, nextTimestamp, orNull, requireDocumentPerm
 import { addQuantities } from "./inventory-math.js";
 import { newRevision } from "./revisions.js";
 import { isPackable, remainingToPack, type SalesLine } from "./sales-documents.js";
+import { withArticle } from "../core/text.js";
 
 /**
  * Packing lists (fulfillments) of sales orders and standalone invoices (spec part 2, sections
@@ -123,7 +124,7 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
         }
         if (!isPackable(line, serviceItems)) {
           const why = line.lineType === "discount" ? "discount lines are never packed" : "service lines are packed only with the account's packing-list service-item setting";
-          details.push({ param: `lines[${index}].id`, code: "not_packable", message: `is a ${line.lineType} line: ${why}.` });
+          details.push({ param: `lines[${index}].id`, code: "not_packable", message: `is ${withArticle(line.lineType)} line: ${why}.` });
           continue;
         }
         const remaining = remainingToPack(line, serviceItems);

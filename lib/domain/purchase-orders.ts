@@ -49,6 +49,7 @@ import { partyDetailsOf, partyOf } from "./party-details.js";
 import { assertRevision, etagOf, newRevision, parseIfMatch } from "./revisions.js";
 import { commitWithStock, type RowIdOf } from "./stock-holds.js";
 import { MAX_PO_LINES } from "../schemas/purchase-orders.js";
+import { withArticle } from "../core/text.js";
 
 /**
  * Purchase orders: spec part 2, sections 2.1, 3.1 and 4.1; architecture sections 4 (status ids,
@@ -340,8 +341,8 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
       variationId: variation.variationId,
       ivlId: row?.ivlId,
       name: names.get(index)!,
-      // "" clears the description; omitting it takes the item's current one.
-      description: line.description === undefined || line.description === null ? item.description : line.description || undefined,
+      // null or blank ("") clears the description; omitting it takes the item's current one.
+      description: line.description === undefined ? item.description : line.description || undefined,
       quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
       unitCost: money(line.unit_cost ?? defaultUnitCost(item, variation)),
       unitId: item.unitId,
@@ -687,7 +688,7 @@ export async function receivePurchaseOrder(principal: Principal, id: string, inp
       input.lines.forEach((entry, index) => {
         const line = byId.get(entry.line_id);
         if (!line) details.push(referenceDetail(`lines[${index}].line_id`, "is not a line of this purchase order."));
-        else if (line.lineType !== "inventory") details.push({ param: `lines[${index}].line_id`, code: "not_inventory", message: `is a ${line.lineType} line; only inventory lines are received.` });
+        else if (line.lineType !== "inventory") details.push({ param: `lines[${index}].line_id`, code: "not_inventory", message: `is ${withArticle(line.lineType)} line; only inventory lines are received.` });
         else {
           const remaining = addQuantities(line.quantity, -line.quantityReceived);
           if (new Decimal(entry.quantity).gt(remaining)) {

@@ -116,7 +116,7 @@ export interface LineSpec {
   name?: string;
   /** A request's `name` on an inventory line: accepted only as read (`inventoryLineName`). */
   sentName?: string;
-  /** undefined or null: the item's description; "": none. */
+  /** undefined: the item's description; null or "": none. */
   description?: string | null;
   quantity?: number;
   unitPrice?: string;
@@ -288,8 +288,8 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
       locationName: locations.get(row.locationId)?.name,
       ...(unique ? { unique: true } : {}),
       name: spec.name ?? (inventoryLineName(spec.index, spec.sentName, item, kept) as { name: string }).name,
-      // "" clears the description; omitting it takes the item's current one.
-      description: spec.description === undefined || spec.description === null ? item.description : spec.description || undefined,
+      // null or blank ("") clears the description; omitting it takes the item's current one.
+      description: spec.description === undefined ? item.description : spec.description || undefined,
       quantity: unique ? 1 : (spec.quantity ?? 1),
       unitPrice: spec.unitPrice ?? money(defaultUnitPrice(item, variation)),
       unitCost: spec.unitCost ?? keptUnitCost(item.itemId, variation.variationId, kept) ?? money(defaultUnitCost(item, variation)),
@@ -792,7 +792,7 @@ export const draftLineSpecs = (lines: readonly DraftLine[]): LineSpec[] =>
     itemId: line.itemId,
     ivlId: line.ivlId,
     name: line.name,
-    description: line.description ?? "",
+    description: line.description ?? null,
     quantity: line.quantity,
     unitPrice: money(line.unitPrice),
     unitCost: line.unitCost === undefined ? undefined : money(line.unitCost),

@@ -201,7 +201,7 @@ async function buildLines(principal: Principal, originId: string, input: readonl
       variationId: variation.variationId,
       ivlId: row.ivlId,
       name: item.name,
-      description: line.description === undefined || line.description === null ? item.description : line.description || undefined,
+      description: line.description === undefined ? item.description : line.description || undefined,
       variation: variationLabel(variation.values as Record<string, string>),
       quantity: item.inventoryType === "unique" ? 1 : line.quantity,
       unitId: item.unitId,

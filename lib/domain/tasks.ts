@@ -48,6 +48,7 @@ import {
   type TaskStatus,
 } from "./task-rules.js";
 import { tallyChanges, unreadCount, type TallyState } from "./task-tallies.js";
+import { kindWords, withArticle } from "../core/text.js";
 
 /**
  * Tasks and reminders: spec part 2, sections 2.6, 3.6 and 4.6; architecture section 8.
@@ -172,7 +173,7 @@ async function linkOf(principal: Principal, record: { type: TaskRecordType; id: 
   if (!resolverOf(record.type)) return storedLink(record.type, record.id, undefined);
   const found = await resolveRecords(principal, record.type, [record.id]);
   const snapshot = found.get(record.id);
-  if (!snapshot) throw errors.validationFailed([referenceDetail("record.id", `is not a ${record.type.replace("_", " ")} of this account that you can see.`)]);
+  if (!snapshot) throw errors.validationFailed([referenceDetail("record.id", `is not ${withArticle(kindWords(record.type))} of this account that you can see.`)]);
   return storedLink(record.type, record.id, snapshot);
 }
 
@@ -263,7 +264,7 @@ async function persist(
   const guards = (tx: Parameters<NonNullable<Parameters<typeof writeTask>[0]["guards"]>>[0]) => {
     if (newAssignee) addReferencingOp(tx, "assignee_user_id", activeUserCheck(tx, after.accountId, after.assigneeUserId), ASSIGNEE_MESSAGE);
     const check = newLink ? resolverOf(link.type)?.existsCheck : undefined;
-    if (check) addReferencingOp(tx, "record.id", check(tx, after.accountId, link!.id), `is not a ${link!.type.replace("_", " ")} of this account that you can see.`);
+    if (check) addReferencingOp(tx, "record.id", check(tx, after.accountId, link!.id), `is not ${withArticle(kindWords(link!.type))} of this account that you can see.`);
   };
   const result = await writeTask({ before, after, activity, reminder: reminderItem(after), removeReminder, users, account, guards }, outcome);
   if (Array.isArray(result)) throw errors.validationFailed(result);
@@ -482,7 +483,7 @@ async function checkRecordFilter(principal: Principal, type: TaskRecordType | un
   const scope = RECORD_READ_SCOPES[type];
   if (!hasScope(principal, scope)) throw errors.insufficientScope(scope);
   const visible = await resolveRecords(principal, type, [id]);
-  if (!visible.has(id)) throw errors.invalidQueryParameter("record_id", `record_id must name a ${type.replace("_", " ")} you can see.`);
+  if (!visible.has(id)) throw errors.invalidQueryParameter("record_id", `record_id must name ${withArticle(kindWords(type))} you can see.`);
   return { type, id };
 }
 

@@ -1,7 +1,7 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import { newDbUsage, withDbUsage } from "../db/metrics.js";
-import { routeKey, type RouteDefinition } from "../routes/define.js";
+import { pathPattern, routeKey, specificity, type RouteDefinition } from "../routes/define.js";
 import { errors, type ApiError } from "../core/errors.js";
 import { errorHandler } from "./middlewares/error-handler.js";
 import { jsonBody } from "./middlewares/json-body.js";
@@ -13,15 +13,28 @@ import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineReq
 /** What a request that matches no route of the group gets (default: 404 `route_not_found`). */
 export type UnmatchedRequest = (method: string, path: string) => ApiError | Promise<ApiError>;
 
+/**
+ * The methods of a more specific path than `route`'s that `path` literally is, if any: API
+ * Gateway sends `GET /estimates/preview` (a path only POST has) to `GET /estimates/{estimate_id}`,
+ * and that request is a wrong method on a known path, not a missing estimate.
+ */
+function literalPathMethods(patterns: readonly { route: RouteDefinition; pattern: RegExp }[], route: RouteDefinition, path: string): string[] {
+  const literal = patterns.filter((other) => specificity(other.route.path, route.path) < 0 && other.pattern.test(path));
+  return [...new Set(literal.map((other) => other.route.method))].sort();
+}
+
 /** Resolves the route from API Gateway's route key; `$default` and unknown keys are `unmatched`. */
 function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRequest): PipelineMiddleware {
   const byKey = new Map(routes.map((r) => [routeKey(r), r]));
+  const patterns = routes.map((r) => ({ route: r, pattern: pathPattern(r.path) }));
   const resolveRouteBefore = async (request: PipelineRequest): Promise<void> => {
     const route = byKey.get(request.event.routeKey);
-    if (!route) {
-      throw await unmatched(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
-    }
+    const method = request.event.requestContext?.http?.method ?? "";
+    const path = request.event.rawPath ?? "";
+    if (!route) throw await unmatched(method, path);
     request.internal.route = route;
+    const allowed = literalPathMethods(patterns, route, path);
+    if (allowed.length > 0) throw errors.methodNotAllowed(method, path, allowed);
   };
   return { before: resolveRouteBefore };
 }

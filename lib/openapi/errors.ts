@@ -14,7 +14,8 @@ import type { RouteDefinition } from "../routes/define.js";
  * - authenticated: 401 `authentication_required`, 429 `rate_limited` (public requests are not
  *   counted); with scopes: 403 `insufficient_scope`;
  * - path parameters: 404 `resource_missing`;
- * - a query schema that can refuse a value: 422 `invalid_query_parameter`;
+ * - a query schema: 400 `invalid_query_parameter` (malformed percent-encoding); one that can
+ *   refuse a value: 422 `invalid_query_parameter`;
  * - every route: 500 `internal_error`; writes (not GET): 503 `resource_busy`.
  * `route_not_found` (404) and `method_not_allowed` (405) belong to no route: they are what the
  * API answers for unknown paths and methods (documented once, in the document's description).
@@ -48,6 +49,8 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, string[]>
   // A route's own body code (e.g. invalid_invoice_pack) answers schema failures; reference checks still answer validation_failed.
   if (body) add(422, "validation_failed", ...(route.bodyErrorCode ? [route.bodyErrorCode] : []));
   if (route.protectedFields) add(422, route.protectedFields.code);
+  // A query that is not valid percent-encoding (400), a value the schema refuses (422).
+  if (query) add(400, "invalid_query_parameter");
   if (query && queryCanRefuse(query)) add(422, "invalid_query_parameter");
   if (route.authenticated) add(429, "rate_limited");
   add(500, "internal_error");

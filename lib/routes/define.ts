@@ -74,3 +74,22 @@ export const route = (definition: Omit<RouteDefinition, "authenticated"> & { aut
 
 /** API Gateway's route key of a route, e.g. `GET /api/v3/locations`. */
 export const routeKey = (definition: Pick<RouteDefinition, "method" | "path">): string => `${definition.method} ${definition.path}`;
+
+/**
+ * Which of two routes that match the same path API Gateway picks: at the first segment where
+ * they differ, a literal segment beats a `{param}` (`/tasks/stats` over `/tasks/{id}`).
+ * Negative when `a` is more specific.
+ */
+export function specificity(a: string, b: string): number {
+  const as = a.split("/");
+  const bs = b.split("/");
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    const aParam = as[i]!.startsWith("{");
+    const bParam = bs[i]!.startsWith("{");
+    if (aParam !== bParam) return aParam ? 1 : -1;
+  }
+  return as.length - bs.length; // a total order (paths of different lengths never match the same request)
+}
+
+/** The pattern of a route's path: each `{param}` one segment (captured in order). */
+export const pathPattern = (path: string): RegExp => new RegExp(`^${path.replace(/\{\w+\}/g, "([^/]+)")}$`);

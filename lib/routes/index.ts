@@ -1,6 +1,6 @@
 import { contactRoutes } from "./contacts.js";
 import { estimateRoutes } from "./estimates.js";
-import { API_PREFIX, routeKey, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
+import { API_PREFIX, pathPattern, routeKey, specificity, type EndpointGroup, type HttpMethod, type RouteDefinition } from "./define.js";
 import { itemCategoryRoutes } from "./item-categories.js";
 import { itemRoutes } from "./items.js";
 import { kitRoutes } from "./kits.js";
@@ -48,26 +48,10 @@ export function routesOfGroup(group: EndpointGroup): RouteDefinition[] {
   return ROUTES.filter((r) => r.group === group);
 }
 
-/**
- * Which of two routes that match the same path API Gateway picks: at the first segment where
- * they differ, a literal segment beats a `{param}` (`/tasks/stats` over `/tasks/{id}`).
- * Negative when `a` is more specific.
- */
-function specificity(a: string, b: string): number {
-  const as = a.split("/");
-  const bs = b.split("/");
-  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
-    const aParam = as[i]!.startsWith("{");
-    const bParam = bs[i]!.startsWith("{");
-    if (aParam !== bParam) return aParam ? 1 : -1;
-  }
-  return as.length - bs.length; // a total order (paths of different lengths never match the same request)
-}
-
 const compiled = ROUTES.map((r) => ({
   route: r,
   names: [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
-  pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, "([^/]+)")}$`),
+  pattern: pathPattern(r.path),
 })).sort((a, b) => specificity(a.route.path, b.route.path)); // stable: otherwise table order
 
 /** A path segment decoded as API Gateway decodes it; a malformed escape is kept as sent. */

@@ -22,8 +22,26 @@ const SAFE_TEXT_MESSAGE = "must not contain NUL characters or unpaired surrogate
 export const text = (max: number) => z.string().trim().max(max).regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
 /** A required, trimmed, non-empty string of at most `max` characters. */
 export const requiredText = (max: number) => z.string().trim().min(1).max(max).regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
-/** An optional string of at most `max` characters; null is accepted as "not given". */
-export const optionalText = (max: number) => text(max).nullish();
+/**
+ * Blank text, one rule for every resource (README, "Every route"): in an optional field, `""` or
+ * a string of only whitespace is `null`: it clears the field, which reads back as `null`. A
+ * required text field refuses it (422 `too_short`).
+ */
+const BLANK = /* @__PURE__ */ z
+  .string()
+  .regex(/^\s*$/)
+  .transform(() => null)
+  .meta({ id: "Blank", description: "Blank text (empty or only whitespace): the same as null, it clears the field." });
+
+/** An optional string of at most `max` characters, trimmed: `null` or blank clears it (reads back as null). */
+export const optionalText = (max: number) =>
+  text(max)
+    .nullish()
+    .transform((value) => (value === "" ? null : value))
+    .optional();
+
+/** An optional field of another format (an email, a URL, a date...): `null` or blank text clears it. */
+export const blankAsNull = <T extends z.ZodType>(schema: T) => z.union([schema.nullish(), BLANK]).optional();
 
 /** Whether `YYYY-MM-DD` is a real calendar date from 0001-01-01 (architecture section 8, "Dates"). */
 export function isCalendarDate(value: string): boolean {
@@ -43,7 +61,11 @@ export const isoDate = z
  * An optional field whose GET shows `null` when unset (a service line's `item_id`): `null` is
  * accepted and means "not given", so a record read back is accepted as it was read.
  */
-export const nullMeansAbsent = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value): z.output<T> | undefined => value ?? undefined);
+export const nullMeansAbsent = <T extends z.ZodType>(schema: T) =>
+  schema
+    .nullish()
+    .transform((value): z.output<T> | undefined => value ?? undefined)
+    .optional();
 
 /** Money and rates: at most 12 integer digits and 4 decimals (architecture section 4, money). */
 export const DECIMAL_INTEGER_DIGITS = 12;

@@ -1,11 +1,11 @@
 import * as z from "zod";
-import { QUERY_UUID, documentedAs, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid } from "./common.js";
+import { QUERY_UUID, documentedAs, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid, blankAsNull } from "./common.js";
 
 /** Contacts (spec part 1, sections 2.5 and 4.3). */
 export const MAX_CONTACT_LINKS = 20;
 
 const text255 = optionalText(255);
-const email = z.email().max(255).nullish().or(z.literal("").transform(() => null));
+const email = blankAsNull(z.email().max(255));
 
 const contactFields = {
   first_name: requiredText(255),

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { customFieldValueInput } from "./parties.js";
-import { isoDate, pageQuery, signedMoneyInput, text, uuid } from "./common.js";
+import { isoDate, pageQuery, signedMoneyInput, text, uuid, blankAsNull, optionalText } from "./common.js";
 
 /** Building blocks shared by the document schemas (spec part 2). */
 
@@ -51,8 +51,8 @@ export const paymentBody = z
     amount: signedMoneyInput
       .refine((value) => Number(value) !== 0, "must not be zero")
       .meta({ description: "Signed amount: positive records a payment, negative a refund; at most 12 integer digits and 4 decimals", example: "250.0000" }),
-    reference: text(255).nullish(),
-    payment_date: isoDate.nullish(),
+    reference: optionalText(255),
+    payment_date: blankAsNull(isoDate),
   })
   .meta({ id: "PaymentCreate" });
 export type PaymentBody = z.infer<typeof paymentBody>;

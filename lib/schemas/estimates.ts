@@ -18,7 +18,7 @@ const lineFields = {
   name: nullMeansAbsent(requiredText(255)).meta({
     description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
   }),
-  description: optionalText(4000).meta({ description: "Service lines; inventory lines default to the item's description (\"\" clears it)." }),
+  description: optionalText(4000).meta({ description: "Service lines; omitted on an inventory line, the item's description applies; null or \"\" clears it." }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_price: moneyInput
     .optional()

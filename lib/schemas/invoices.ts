@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, optionalText, text, uuid } from "./common.js";
+import { blankAsNull, isoDate, listEnvelope, optionalText, text, uuid } from "./common.js";
 import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, paymentBody, rateOut, timestampOut } from "./documents.js";
 import { createLines, invoiceFulfillment, lineCostsOut, linePricingOut, salesHeaderFields, sourceEstimateOut, updateLines } from "./sales-documents.js";
 
@@ -104,8 +104,8 @@ export const invoicePaymentBody = paymentBody
   .extend({
     card: z
       .strictObject({
-        brand: text(50).nullish(),
-        last4: z.string().regex(/^\d{4}$/, "must be 4 digits").nullish(),
+        brand: optionalText(50),
+        last4: blankAsNull(z.string().regex(/^\d{4}$/, "must be 4 digits")),
       })
       .nullish()
       .meta({ description: "The card the payment was taken with (brand and last four digits), if any" }),

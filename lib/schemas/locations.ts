@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { listEnvelope, optionalText, requiredText, uuid } from "./common.js";
+import { listEnvelope, optionalText, requiredText, uuid, blankAsNull } from "./common.js";
 
 export const locationResource = z
   .object({
@@ -37,7 +37,7 @@ export const locationCreateBody = z
     manager: optionalText(255),
     phone: optionalText(255),
     fax: optionalText(255),
-    email: z.email().max(255).nullish(),
+    email: blankAsNull(z.email().max(255)),
   })
   .meta({ id: "LocationCreate" });
 

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { calendarDate, isoDate, listEnvelope, optionalText, pageQuery, percentInput, requiredText, text, timestamp, uuid } from "./common.js";
+import { calendarDate, isoDate, listEnvelope, optionalText, pageQuery, percentInput, requiredText, text, timestamp, uuid, blankAsNull } from "./common.js";
 
 /** Customers, prospects and suppliers (spec part 1, sections 2.6 and 4.4). */
 export const PARTY_KINDS = ["customer", "prospect", "supplier"] as const;
@@ -27,12 +27,7 @@ const commonWritable = {
   office_email: text255,
   office_phone: text255,
   office_fax: text255,
-  url: z
-    .url({ protocol: /^https?$/, hostname: z.regexes.domain })
-    .max(255)
-    .nullish()
-    .or(z.literal("").transform(() => null))
-    .meta({ description: "http(s) URL, max 255" }),
+  url: blankAsNull(z.url({ protocol: /^https?$/, hostname: z.regexes.domain }).max(255)).meta({ description: "http(s) URL, max 255" }),
   billing_address_1: text255,
   billing_address_2: text255,
   billing_city: text255,
@@ -63,7 +58,7 @@ const customerProspectWritable = {
 const prospectWritable = {
   sale_opportunity: text255,
   closing_percentage: z.int().min(0).max(100).nullish(),
-  prospect_date: isoDate.nullish(),
+  prospect_date: blankAsNull(isoDate),
 };
 
 const writableShape = {

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { nullMeansAbsent, isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
+import { nullMeansAbsent, isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid, blankAsNull } from "./common.js";
 import {
   customFieldValuesIn,
   customFieldValuesOut,
@@ -25,7 +25,7 @@ const lineFields = {
   name: nullMeansAbsent(requiredText(255)).meta({
     description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
   }),
-  description: optionalText(4000).meta({ description: "Inventory lines default to the item's description; \"\" clears it." }),
+  description: optionalText(4000).meta({ description: "Omitted on an inventory line, the item's description applies; null or \"\" clears it." }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_cost: moneyInput.optional().meta({ description: "Required for service lines; inventory lines default to the item's unit cost." }),
   tax_rate: percentInput.optional().meta({ description: "0 to 100; defaults to the supplier's primary tax rate" }),
@@ -40,8 +40,8 @@ export const purchaseOrderLineUpdate = z
 const headerFields = {
   name: optionalText(255),
   issue_date: isoDate.optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
-  date_requested: isoDate.nullish(),
-  date_needed: isoDate.nullish(),
+  date_requested: blankAsNull(isoDate),
+  date_needed: blankAsNull(isoDate),
   requested_from: optionalText(255),
   attention: optionalText(255),
   shipping_address: optionalText(1000),

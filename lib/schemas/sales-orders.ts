@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, optionalText, quantityInput, uuid } from "./common.js";
+import { isoDate, listEnvelope, optionalText, quantityInput, uuid, blankAsNull } from "./common.js";
 import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, partyOut, rateOut, timestampOut } from "./documents.js";
 import {
   MAX_SALES_LINES,
@@ -18,7 +18,7 @@ import {
 const orderFields = {
   ...salesHeaderFields,
   location_id: uuid.optional().meta({ description: "An active location; must be the user's own location when the user is restricted to one (the default then)" }),
-  expiry_date: isoDate.nullish().meta({ description: "Not before issue_date" }),
+  expiry_date: blankAsNull(isoDate).meta({ description: "Not before issue_date" }),
   packing_list_note: optionalText(4000),
 };
 

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, optionalText, quantityInput, text, uuid } from "./common.js";
+import { isoDate, listEnvelope, optionalText, quantityInput, text, uuid, blankAsNull } from "./common.js";
 import { dateFilter, dateOut, documentListQuery, nullableText, timestampOut } from "./documents.js";
 
 /** Stock transfers (spec part 2, sections 2.2, 3.2 and 4.2). */
@@ -15,7 +15,7 @@ const lineFields = {
     .max(2_147_483_647)
     .optional()
     .meta({ description: "For variation items: a stock row of the item at the origin" }),
-  description: optionalText(4000).meta({ description: "Default: the item's description" }),
+  description: optionalText(4000).meta({ description: "Omitted, the item's description applies; null or \"\" clears it" }),
 };
 
 export const stockTransferLineInput = z.strictObject(lineFields).meta({ id: "StockTransferLineCreate" });
@@ -25,7 +25,7 @@ export const stockTransferLineUpdate = z
 export type StockTransferLineBody = z.infer<typeof stockTransferLineUpdate>;
 
 const shippingFields = {
-  estimated_arrival_date: isoDate.nullish().or(z.literal("").transform(() => null)).meta({ description: "YYYY-MM-DD; null or \"\" clears it" }),
+  estimated_arrival_date: blankAsNull(isoDate).meta({ description: "YYYY-MM-DD; null or \"\" clears it" }),
   shipping_provider: optionalText(255),
   shipping_tracking_code: optionalText(255),
 };

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { isoDate, optionalText, requiredText, text, uuid } from "./common.js";
+import { blankAsNull, isoDate, optionalText, requiredText, text, uuid } from "./common.js";
 import { canonicalTimeZone, DUE_TIME } from "../domain/task-deadlines.js";
 import { REMINDER_OPERATIONS, REMINDER_STATUSES, SNOOZE_MINUTES, TASK_ACTIONS, TASK_RECORD_TYPES, TASK_STATUSES } from "../domain/task-rules.js";
 
@@ -38,19 +38,16 @@ const writableFields = {
   assignee_user_id: uuid.meta({
     description: "An active user of the account (default: the caller). Assigning another user needs the tasks.assign permission.",
   }),
-  due_date: isoDate.nullable().meta({ description: "YYYY-MM-DD in the task's zone; null removes the deadline (and its time)." }),
-  due_time: dueTime.nullable().meta({ description: "HH:mm, requires due_date; null makes the deadline date-only." }),
+  due_date: blankAsNull(isoDate).meta({ description: "YYYY-MM-DD in the task's zone; null (or blank) removes the deadline (and its time)." }),
+  due_time: blankAsNull(dueTime).meta({ description: "HH:mm, requires due_date; null (or blank) makes the deadline date-only." }),
   time_zone: timeZone,
   time_zone_mode: z.enum(["mine", "assignee"]).meta({
     description:
       "Resolve the zone on the server: `mine` = the caller's zone, `assignee` = the assignee's; each falls back to the account's zone, then UTC. Cannot be combined with time_zone.",
   }),
-  reminder_at: z
-    .string()
-    .max(64)
-    .nullable()
+  reminder_at: blankAsNull(z.string().max(64))
     .meta({
-      description: "A future ISO 8601 timestamp with an explicit offset (Z or +hh:mm): schedules a reminder for the assignee; null removes the reminder.",
+      description: "A future ISO 8601 timestamp with an explicit offset (Z or +hh:mm): schedules a reminder for the assignee; null (or blank) removes the reminder.",
       example: "2026-11-23T09:00:00+01:00",
     }),
   record: recordReference.nullable().meta({ description: "The linked record `{type, id}`, or null to unlink." }),

@@ -60,7 +60,13 @@ describe("authentication: credential format (spec 5.1, 5.3)", () => {
     const account = await newAccount();
     expectUnauthenticated(await listLocationsWith(`Basic ${account.ownerKey}`));
     expectUnauthenticated(await listLocationsWith(`Token ${account.ownerKey}`));
-    expectUnauthenticated(await listLocationsWith(account.ownerKey));
+    const bare = await listLocationsWith(account.ownerKey);
+    expectUnauthenticated(bare);
+    // The message names what is wrong: the scheme, not the key.
+    expect(bare.body.error.message).toBe("The Authorization header is missing its scheme. Send Authorization: Bearer <API_KEY>.");
+    expect((await listLocationsWith(`Token ${account.ownerKey}`)).body.error.message).toMatch(/^The Authorization scheme Token is not supported/);
+    expect((await listLocationsWith("Bearer")).body.error.message).toMatch(/no API key after Bearer/);
+    expect((await listLocationsWith(`Bearer ${account.ownerKey.slice(0, -1)}`)).body.error.message).toBe("The API key is malformed.");
     // The same key with the right scheme works, so only the scheme was wrong.
     expect((await listLocationsWith(`Bearer ${account.ownerKey}`)).status).toBe(200);
   });

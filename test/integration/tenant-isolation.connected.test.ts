@@ -53,7 +53,7 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const build = await post(`/kits/${kit}/builds`, { location_id: location, quantity: 1 });
   const syncCursor = (await client.get("/sync", { start: "now", resources: "item" })).body.cursor as string;
   const destination = await post("/locations", { name: `${name} 2`, short_name: "SEC2" });
-  const purchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] });
+  const purchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2, unit_cost: "3.0000" }] });
   const sentPurchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] });
   const sent = await client.post(`/purchase-orders/${sentPurchaseOrder}/send`, {});
   if (sent.status !== 200) throw new Error(`send: ${sent.status} ${sent.text}`);

@@ -18,7 +18,18 @@ export function authentication(): PipelineMiddleware {
     const header = request.event.headers?.authorization;
     if (!header) throw errors.authenticationRequired("No API key provided. Send Authorization: Bearer <API_KEY>.");
     const match = /^Bearer +(\S+)\s*$/i.exec(header);
-    const parsed = match ? parseApiKey(match[1]!) : undefined;
+    if (!match) {
+      // Name what is wrong with the header itself: a bare key lacks its scheme.
+      const scheme = /^(\S+)(\s|$)/.exec(header.trim())?.[1] ?? "";
+      throw errors.authenticationRequired(
+        /^Bearer$/i.test(scheme)
+          ? "The Authorization header has no API key after Bearer. Send Authorization: Bearer <API_KEY>."
+          : /^[a-z]+_(live|test)_/i.test(scheme) || !/\s/.test(header.trim())
+            ? "The Authorization header is missing its scheme. Send Authorization: Bearer <API_KEY>."
+            : `The Authorization scheme ${scheme.slice(0, 20)} is not supported. Send Authorization: Bearer <API_KEY>.`,
+      );
+    }
+    const parsed = parseApiKey(match[1]!);
     if (!parsed) throw errors.authenticationRequired("The API key is malformed.");
 
     const nowMs = Date.now();

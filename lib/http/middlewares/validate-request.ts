@@ -47,6 +47,33 @@ function refuseProtectedFields(route: RouteDefinition, body: unknown): void {
  * 422 with the route's code (e.g. `unsupported_estimate_field`); a bad body is 422
  * `validation_failed` with one detail per field.
  */
+/** One query component decoded (`+` is a space), or undefined when it is not valid percent-encoded UTF-8. */
+function decodeQueryComponent(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The raw query must be valid percent-encoding of UTF-8 (`?q=%E0%A4%A` is not): else 400
+ * `invalid_query_parameter` naming the parameter, rather than a search for replacement
+ * characters (a lenient decoder would turn the broken escape into U+FFFD).
+ */
+function assertQueryEncoding(raw: string | undefined): void {
+  for (const pair of (raw ?? "").split("&")) {
+    if (pair === "") continue;
+    const separator = pair.indexOf("=");
+    const rawName = separator < 0 ? pair : pair.slice(0, separator);
+    const name = decodeQueryComponent(rawName);
+    if (name === undefined || decodeQueryComponent(separator < 0 ? "" : pair.slice(separator + 1)) === undefined) {
+      const shown = name ?? rawName;
+      throw errors.invalidQueryParameter(shown, `Query parameter ${shown} is not valid percent-encoding (escapes must spell UTF-8, e.g. %C3%A9).`, 400);
+    }
+  }
+}
+
 export function validateRequest(): PipelineMiddleware {
   const validateRequestBefore = (request: PipelineRequest): void => {
     const route = request.internal.route;
@@ -62,6 +89,7 @@ export function validateRequest(): PipelineMiddleware {
 
     let query: Record<string, unknown> = request.event.queryStringParameters ?? {};
     if (querySchema) {
+      assertQueryEncoding(request.event.rawQueryString);
       const result = querySchema.safeParse(query);
       if (!result.success) {
         const detail = toValidationDetails(result.error, query)[0]!;

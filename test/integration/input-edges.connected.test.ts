@@ -1,0 +1,139 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { useApiServer, type ApiClient } from "../support/api.js";
+import { expectError, expectValidation } from "../support/assertions.js";
+import { idempotencyKey, newAccount } from "../support/fixtures.js";
+import { newItem } from "../support/sales.js";
+
+/**
+ * Input edges (issue 18, point 5), through HTTP: year 0000 dates, a query that is not valid
+ * percent-encoding, a known path with another method behind a path parameter, the one rule for
+ * blank text (an optional field's "" or whitespace is null: it clears the field; a required
+ * field refuses it), and messages that read right ("an invoice").
+ */
+const api = useApiServer();
+
+async function owner(): Promise<ApiClient> {
+  return api().withKey((await newAccount()).ownerKey);
+}
+
+async function created(response: Promise<{ status: number; text: string; body: any }>): Promise<any> {
+  const answer = await response;
+  expect(answer.status, answer.text).toBe(201);
+  return answer.body;
+}
+
+describe("connected: input edges", () => {
+  it("refuses a year-0000 date with 422 on the field, in bodies and queries, and stores nothing", async () => {
+    const client = await owner();
+    expectValidation(await client.post("/prospects", { name: "Year zero", prospect_date: "0000-01-01" }), "prospect_date");
+    expectError(await client.get("/invoices", { issue_date_from: "0000-12-31" }), 422, "invalid_query_parameter", "issue_date_from");
+    expect((await client.get("/prospects")).body.data).toEqual([]);
+    const earliest = await created(client.post("/prospects", { name: "Year one", prospect_date: "0001-01-01" }));
+    expect(earliest.prospect_date).toBe("0001-01-01");
+  });
+
+  it("answers a query that is not valid percent-encoding with 400 invalid_query_parameter naming the parameter", async () => {
+    const client = await owner();
+    const broken = await fetch(`${client.baseUrl}/api/v3/items?q=%E0%A4%A`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    expect(broken.status).toBe(400);
+    const body = (await broken.json()) as any;
+    expect(body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_query_parameter", param: "q" });
+    const brokenName = await fetch(`${client.baseUrl}/api/v3/items?%ZZ=1`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    expect(brokenName.status).toBe(400);
+    // Valid escapes (UTF-8, + as space) still search.
+    const fine = await fetch(`${client.baseUrl}/api/v3/items?q=caf%C3%A9+au+lait`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    expect(fine.status).toBe(200);
+  });
+
+  it("answers a wrong method on a literal path that a path parameter would match with 405 and Allow", async () => {
+    const client = await owner();
+    for (const [path, allow] of [
+      ["/estimates/preview", "POST"],
+      ["/tasks/reconcile", "POST"],
+    ] as const) {
+      const response = await client.get(path);
+      expectError(response, 405, "method_not_allowed");
+      expect(response.headers.get("allow"), path).toBe(allow);
+    }
+    expect((await client.get("/tasks/reconcile")).headers.get("cache-control")).toBe("no-store");
+    // A real id is still a missing estimate.
+    expectError(await client.get(`/estimates/${randomUUID()}`), 404, "resource_missing");
+  });
+
+  it("treats blank text in an optional field as null on every resource: it clears the field and reads back as null", async () => {
+    const client = await owner();
+    const customer = await created(client.post("/customers", { name: "Blank test", office_phone: "+1 555 0100", url: "https://a.test", billing_city: "Springfield" }));
+    const cleared = await client.patch(`/customers/${customer.id}`, { office_phone: "", url: "   ", billing_city: " \t " });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body).toMatchObject({ office_phone: null, url: null, billing_city: null });
+    expectValidation(await client.patch(`/customers/${customer.id}`, { name: "   " }), "name");
+
+    const contact = await created(client.post("/contacts", { first_name: "Ann", last_name: "  ", email_1: "", job_title: "" }));
+    expect(contact).toMatchObject({ last_name: null, email_1: null, job_title: null });
+
+    const location = await created(client.post("/locations", { name: "Blank Yard", short_name: "BY", city: " ", email: "" }, { idempotencyKey: idempotencyKey() }));
+    const zone = await created(client.post(`/locations/${location.id}/zones`, { name: "Shelf", short_name: "S", description: "  " }, { idempotencyKey: idempotencyKey() }));
+    expect(zone.description).toBeNull();
+
+    const item = await newItem(client, location.id, { stock: 5, body: { description: "Blue", sku: " " } });
+    expect(item).toMatchObject({ sku: null });
+    expect((await client.patch(`/items/${item.id}`, { description: "" })).body.description).toBeNull();
+    expect((await client.patch(`/items/${item.id}`, { description: "Blue" })).body.description).toBe("Blue");
+
+    const task = await created(
+      client.post("/tasks", { title: "Blank fields", description: "", due_date: "", due_time: "", reminder_at: "" }, { idempotencyKey: idempotencyKey() }),
+    );
+    expect(task).toMatchObject({ description: null, due_date: null, due_time: null, reminder: null });
+    const described = await client.patch(`/tasks/${task.id}`, { version: task.version, description: "Call back" }, { idempotencyKey: idempotencyKey() });
+    expect(described.body.description).toBe("Call back");
+    const blanked = await client.patch(`/tasks/${task.id}`, { version: described.body.version, description: " " }, { idempotencyKey: idempotencyKey() });
+    expect(blanked.body.description).toBeNull();
+    expectValidation(await client.post("/tasks", { title: "  " }, { idempotencyKey: idempotencyKey() }), "title");
+
+    const supplier = await created(client.post("/suppliers", { name: "Supply Co" }));
+    const order = await created(
+      client.post("/purchase-orders", {
+        supplier_id: supplier.id,
+        location_id: location.id,
+        lines: [{ item_id: item.id, quantity: 1, description: "" }],
+        attention: " ",
+        date_needed: "",
+      }),
+    );
+    expect(order).toMatchObject({ attention: null, date_needed: null });
+    // A line description: blank or null clears it; omitted, the item's description applies.
+    expect(order.lines[0].description).toBeNull();
+    const relined = await client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: order.lines[0].id, item_id: item.id, quantity: 1 }] });
+    expect(relined.body.lines[0].description).toBe("Blue");
+    const nulled = await client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: order.lines[0].id, item_id: item.id, quantity: 1, description: null }] });
+    expect(nulled.body.lines[0].description).toBeNull();
+
+    const transfer = await created(
+      client.post("/stock-transfers", {
+        origin_location_id: location.id,
+        destination_location_id: (await created(client.post("/locations", { name: "Other", short_name: "O" }, { idempotencyKey: idempotencyKey() }))).id,
+        estimated_arrival_date: "2030-01-01",
+        lines: [{ item_id: item.id, quantity: 1 }],
+      }),
+    );
+    expect((await client.patch(`/stock-transfers/${transfer.id}`, { estimated_arrival_date: "  ", shipping_provider: "" })).body).toMatchObject({
+      estimated_arrival_date: null,
+      shipping_provider: null,
+    });
+  });
+
+  it("writes messages with the right article ('an invoice', 'an estimate', 'an item')", async () => {
+    const client = await owner();
+    for (const [type, words] of [
+      ["invoice", "an invoice"],
+      ["estimate", "an estimate"],
+      ["item", "an item"],
+      ["sales_order", "a sales order"],
+    ] as const) {
+      const response = await client.post("/tasks", { title: "Linked", record: { type, id: randomUUID() } }, { idempotencyKey: idempotencyKey() });
+      expectValidation(response, "record.id");
+      expect(response.body.error.message, type).toBe(`record.id: is not ${words} of this account that you can see.`);
+    }
+  });
+});
