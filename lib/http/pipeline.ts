@@ -16,8 +16,14 @@ export type UnmatchedRequest = (method: string, path: string) => ApiError | Prom
 /** Resolves the route from API Gateway's route key; `$default` and unknown keys are `unmatched`. */
 function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRequest): PipelineMiddleware {
   const byKey = new Map(routes.map((r) => [routeKey(r), r]));
+  // A route with `trailingSlash` serves its path with one trailing slash too, should API Gateway send that to `$default`.
+  const slashed = (event: HttpEvent) => {
+    const path = event.rawPath ?? "";
+    const route = path.length > 1 && path.endsWith("/") ? byKey.get(`${event.requestContext?.http?.method ?? ""} ${path.slice(0, -1)}`) : undefined;
+    return route?.trailingSlash ? route : undefined;
+  };
   const resolveRouteBefore = async (request: PipelineRequest): Promise<void> => {
-    const route = byKey.get(request.event.routeKey);
+    const route = byKey.get(request.event.routeKey) ?? slashed(request.event);
     if (!route) {
       throw await unmatched(request.event.requestContext?.http?.method ?? "", request.event.rawPath ?? "");
     }

@@ -67,7 +67,8 @@ function specificity(a: string, b: string): number {
 const compiled = ROUTES.map((r) => ({
   route: r,
   names: [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
-  pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, "([^/]+)")}$`),
+  // A route with `trailingSlash` also matches its path with one trailing slash.
+  pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, "([^/]+)")}${r.trailingSlash ? "/?" : ""}$`),
 })).sort((a, b) => specificity(a.route.path, b.route.path)); // stable: otherwise table order
 
 /** A path segment decoded as API Gateway decodes it; a malformed escape is kept as sent. */
