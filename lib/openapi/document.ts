@@ -284,7 +284,7 @@ Authenticate with \`Authorization: Bearer isk_live_...\`. Every response carries
 
 Each operation names the API key **scopes** it needs (403 \`insufficient_scope\` without one) and the user **permissions** every call of it needs (403 \`permission_denied\` without one); an operation's description says when some inputs need more.
 
-Requests that match no operation: an unknown path is 404 \`route_not_found\` (${meaningOf(404, "route_not_found")}); a known path with a method it does not have is 405 \`method_not_allowed\` with an \`Allow\` header (see the \`RouteNotFound\` and \`MethodNotAllowed\` responses under components).
+Requests that match no operation: an unknown path is 404 \`route_not_found\` (${meaningOf(404, "route_not_found")}); a known path with a method it does not have is 405 \`method_not_allowed\` with an \`Allow\` header (the \`RouteNotFound\` and \`MethodNotAllowed\` responses under components, named by \`x-unmatched-responses\`).
 
 \`GET ${API_PREFIX}\` links this document and its HTML rendering.`;
 
@@ -366,6 +366,8 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
     servers: [{ url: "/" }],
     tags: groups.map((name) => ({ name, description: GROUP_DESCRIPTIONS[name] ?? name })),
     paths,
+    // What a request that matches no operation gets, by status.
+    "x-unmatched-responses": { 404: ref("responses", "RouteNotFound"), 405: ref("responses", "MethodNotAllowed") },
     components: {
       securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key: isk_live_ followed by 40 letters and digits." } },
       headers: Object.fromEntries(Object.entries(HEADERS).filter(([name]) => usedHeaders.has(name))),
@@ -376,8 +378,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
   };
 
   // Only what something references: schemas only other components use count when those are kept.
-  const keep = referenced(document.paths, new Set());
-  for (const name of Object.keys(unmatched)) keep.add(`responses/${name}`);
+  const keep = referenced({ ...document, components: undefined }, new Set());
   for (let size = -1; size !== keep.size; ) {
     size = keep.size;
     for (const name of [...keep]) {
