@@ -340,10 +340,9 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
   for (const { route, operation, parameters: list, success, errors } of built) {
     const responses: Record<string, unknown> = { ...success };
     for (const error of errors) responses[String(error.status)] = sharedResponses.refOf(error);
-    const ordered: Record<string, unknown> = { operationId: operation.operationId, summary: operation.summary, description: operation.description, tags: operation.tags };
-    if (list.length > 0) ordered.parameters = list.map(sharedParameters.refOf);
-    Object.assign(ordered, operation, { responses });
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = ordered;
+    const { operationId, summary, description, tags, ...rest } = operation;
+    const parameters = list.length > 0 ? { parameters: list.map(sharedParameters.refOf) } : {};
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = { operationId, summary, description, tags, ...parameters, ...rest, responses };
   }
 
   const unmatched = {
