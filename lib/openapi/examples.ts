@@ -91,6 +91,11 @@ const TEXTS: Record<string, string> = {
   next_cursor: "v1.eyJwIjoiMjAyNi0xMS0yM1QwOTozMDowMFoifQ.3q2-7w",
   variation_name: "Size: M",
   user_name: "Ann Lee",
+  due_date: "2030-11-27",
+  created_at: "2026-11-23T09:30:00.000Z",
+  updated_at: "2026-11-23T09:30:00.000Z",
+  last_built_at: "2026-11-23T09:30:00.000Z",
+  changed_fields: "title",
 };
 
 /** Money amounts by property name (four decimals, as responses show money). */
@@ -296,7 +301,8 @@ function objectOf(schema: JsonSchema, context: Context): Record<string, unknown>
     // Keys constrained by a format or pattern (ids) get an example of their own; free keys are a label.
     const names = schema.propertyNames as JsonSchema | undefined;
     const key = names && (names.format !== undefined || names.pattern !== undefined || names.$ref !== undefined) ? valueOf(names, context) : undefined;
-    if (value !== undefined) out[typeof key === "string" ? key : "Size"] = typeof key !== "string" && typeof value === "string" ? "M" : value;
+    // A free label maps to a value ("Size": "M"); an id to a name (a user's id to "Ann Lee").
+    if (value !== undefined) out[typeof key === "string" ? key : "Size"] = typeof value === "string" ? (typeof key === "string" ? TEXTS.user_name : "M") : value;
   }
   return out;
 }
