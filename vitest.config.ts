@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { INTEGRATION_TEST_TIMEOUT_MS } from "./test/support/timeouts.js";
 
 /**
  * Two projects: `unit` (offline: pure logic and real middy() pipelines, never Java) and
@@ -35,7 +36,7 @@ export default defineConfig({
           include: ["test/integration/**/*.connected.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
           setupFiles: ["test/support/connect.ts"],
-          testTimeout: 30_000,
+          testTimeout: INTEGRATION_TEST_TIMEOUT_MS,
           hookTimeout: 60_000,
         },
       },

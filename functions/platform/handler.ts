@@ -23,8 +23,8 @@ export const handler = createPublicHandler(
   {
     getApiIndex: async () => ok({ object: "api", version: "v3", links: { openapi: `${API_PREFIX}/openapi.json`, docs: `${API_PREFIX}/docs` } }),
     getOpenApiDocument: async () => ok(await openApiDocument()),
-    getApiReference: async () =>
-      document(referencePage(), "text/html; charset=utf-8", {
+    getApiReference: async (req) =>
+      document(referencePage(req.path), "text/html; charset=utf-8", {
         "Content-Security-Policy": REFERENCE_CSP,
         "Cache-Control": "no-cache",
         "X-Content-Type-Options": "nosniff",

@@ -27,8 +27,14 @@ function literalPathMethods(patterns: readonly { route: RouteDefinition; pattern
 function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRequest): PipelineMiddleware {
   const byKey = new Map(routes.map((r) => [routeKey(r), r]));
   const patterns = routes.map((r) => ({ route: r, pattern: pathPattern(r.path) }));
+  // A route with `trailingSlash` serves its path with one trailing slash too, should API Gateway send that to `$default`.
+  const slashed = (event: HttpEvent) => {
+    const path = event.rawPath ?? "";
+    const route = path.length > 1 && path.endsWith("/") ? byKey.get(`${event.requestContext?.http?.method ?? ""} ${path.slice(0, -1)}`) : undefined;
+    return route?.trailingSlash ? route : undefined;
+  };
   const resolveRouteBefore = async (request: PipelineRequest): Promise<void> => {
-    const route = byKey.get(request.event.routeKey);
+    const route = byKey.get(request.event.routeKey) ?? slashed(request.event);
     const method = request.event.requestContext?.http?.method ?? "";
     const path = request.event.rawPath ?? "";
     if (!route) throw await unmatched(method, path);

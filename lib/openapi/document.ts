@@ -2,6 +2,7 @@ import * as z from "zod";
 import { errorBody } from "../schemas/common.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../routes/index.js";
 import { describeErrorResponse, errorCodesOf, errorTypeOf, meaningOf } from "./errors.js";
+import { errorExample, exampleOf, parameterExample } from "./examples.js";
 
 /**
  * Builds the OpenAPI 3.1 document from the route table and its zod schemas: nothing about
@@ -10,6 +11,12 @@ import { describeErrorResponse, errorCodesOf, errorTypeOf, meaningOf } from "./e
  * per error status whose schema constrains `error.code` (and `error.type`) to the codes that
  * route can answer (`./errors.ts` derives them from the route's shape and its `errors`
  * field), with the headers each response carries.
+ *
+ * What several operations share is written once and referenced: schemas
+ * (`components.schemas`), error responses with the same status, codes and headers
+ * (`components.responses`), parameters with the same definition (`components.parameters`)
+ * and response headers (`components.headers`). The document holds no component nothing
+ * references, and every response and parameter has an example (`./examples.ts`).
  */
 type JsonSchema = Record<string, unknown>;
 
@@ -33,30 +40,29 @@ function schemaOf(schema: z.ZodType, io: "input" | "output", components: Record<
   return rewriteRefs(generated) as JsonSchema;
 }
 
-const ref = (kind: "schemas" | "headers" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const ref = (kind: "schemas" | "headers" | "responses" | "parameters", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
 /** Response headers (components.headers); `required` says the header is always present. */
 const HEADERS: Record<string, JsonSchema> = {
-  "X-Request-Id": { description: "Identifies the request in the API's logs; quote it when reporting a problem.", required: true, schema: { type: "string" } },
-  "RateLimit-Limit": { description: "Requests allowed per window for this API key.", required: true, schema: { type: "integer", minimum: 1 } },
-  "RateLimit-Remaining": { description: "Requests left in the current window.", required: true, schema: { type: "integer", minimum: 0 } },
-  "RateLimit-Reset": { description: "Seconds until the window resets (never an epoch).", required: true, schema: { type: "integer", minimum: 1, maximum: 60 } },
-  "Retry-After": { description: "Whole seconds to wait before retrying.", required: true, schema: { type: "integer", minimum: 1 } },
+  "X-Request-Id": { description: "Identifies the request in the API's logs; quote it when reporting a problem.", required: true, schema: { type: "string", example: "0b6f3c2e-4f3a-4d2b-9b51-2f0f3b8f6a11" } },
+  "RateLimit-Limit": { description: "Requests allowed per window for this API key.", required: true, schema: { type: "integer", minimum: 1, example: 120 } },
+  "RateLimit-Remaining": { description: "Requests left in the current window.", required: true, schema: { type: "integer", minimum: 0, example: 119 } },
+  "RateLimit-Reset": { description: "Seconds until the window resets (never an epoch).", required: true, schema: { type: "integer", minimum: 1, maximum: 60, example: 42 } },
+  "Retry-After": { description: "Whole seconds to wait before retrying.", required: true, schema: { type: "integer", minimum: 1, example: 1 } },
   "WWW-Authenticate": { description: "The authentication scheme: `Bearer`.", required: true, schema: { type: "string", enum: ["Bearer"] } },
   "Idempotent-Replayed": {
     description: "`true` when this response is the stored outcome of an earlier request with the same `Idempotency-Key` (absent otherwise).",
     required: false,
     schema: { type: "string", enum: ["true"] },
   },
-  ETag: { description: "The record's revision; send it back in `If-Match`.", required: true, schema: { type: "string" } },
+  ETag: { description: "The record's revision; send it back in `If-Match`.", required: true, schema: { type: "string", example: '"inv_0mf3k2q1a9c4e1b2d3f4a5b6"' } },
   Location: { description: "URL of the created record.", required: true, schema: { type: "string" } },
-  Allow: { description: "The methods the path has, comma-separated.", required: true, schema: { type: "string" } },
+  Allow: { description: "The methods the path has, comma-separated.", required: true, schema: { type: "string", example: "GET, POST" } },
   "Content-Security-Policy": { description: "The page may load nothing but this API's own resources.", required: true, schema: { type: "string" } },
-  "Cache-Control": { description: "How long the response may be cached.", required: true, schema: { type: "string" } },
+  "Cache-Control": { description: "How long the response may be cached.", required: true, schema: { type: "string", example: "no-store" } },
 };
 
 const COMMON_HEADERS = ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
-const headersOf = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, ref("headers", name)]));
 
 /** Statuses answered before a route's handler runs: an idempotent outcome is never one of them. */
 const BEFORE_HANDLER = new Set([400, 401, 413, 429]);
@@ -74,8 +80,32 @@ function errorSchema(status: number, codes: readonly string[]): JsonSchema {
   };
 }
 
-function parameters(route: RouteDefinition, components: Record<string, JsonSchema>): unknown[] {
-  const list: unknown[] = [];
+/** Header parameters the routes share (components.parameters), by the route fact they document. */
+const HEADER_PARAMETERS: Record<string, JsonSchema> = {
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "1 to 255 visible ASCII characters. A retry with the same key and body within 300 s replays the original response with `Idempotent-Replayed: true`; the same key with other data is 409 `idempotency_key_reused`.",
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+    example: "order-7781-create-1",
+  },
+  IfMatch: {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description:
+      "The record's current revision: its `ETag` (quoted, or `W/` weak) or the bare `revision`. The write happens only while the record is still at that revision, else 409 `mobile_mutation_conflict` and nothing changes; `*` or blank means any revision.",
+    schema: { type: "string", maxLength: 255 },
+    example: '"est_0mf3k2q1a9c4e1b2d3f4a5b6"',
+  },
+};
+HEADER_PARAMETERS.IdempotencyKeyRequired = { ...HEADER_PARAMETERS.IdempotencyKey, required: true, description: `Required on this operation (else 400 \`idempotency_key_required\`). ${HEADER_PARAMETERS.IdempotencyKey!.description}` };
+HEADER_PARAMETERS.IfMatchRequired = { ...HEADER_PARAMETERS.IfMatch, required: true, description: `Required on this operation (else 428). ${HEADER_PARAMETERS.IfMatch!.description}` };
+
+function parameters(route: RouteDefinition, components: Record<string, JsonSchema>): JsonSchema[] {
+  const list: JsonSchema[] = [];
   for (const [location, schema] of [
     ["path", route.request.path],
     ["query", route.request.query],
@@ -86,64 +116,175 @@ function parameters(route: RouteDefinition, components: Record<string, JsonSchem
       const documented = generated["x-parameter"] as { schema: JsonSchema; explode?: false } | undefined;
       const { description, ...rest } = generated;
       delete rest["x-parameter"];
-      const parameter: Record<string, unknown> = {
+      const parameter: JsonSchema = {
         name,
         in: location,
         required: location === "path" || !(field as z.ZodType).safeParse(undefined).success,
       };
       if (typeof description === "string") parameter.description = description;
-      const example = location === "query" ? route.example?.query?.[name] : undefined;
-      if (example !== undefined) parameter.example = example;
       if (documented?.explode === false) Object.assign(parameter, { style: "form", explode: false });
       parameter.schema = documented ? documented.schema : rest;
+      const example = parameterExample(parameter.schema as JsonSchema, location === "query" ? route.example?.query?.[name] : undefined, documented?.explode === false);
+      if (example !== undefined) parameter.example = example;
       list.push(parameter);
     }
   }
-  if (route.idempotency !== "none") {
-    list.push({
-      name: "Idempotency-Key",
-      in: "header",
-      required: route.idempotency === "required",
-      description:
-        "1 to 255 visible ASCII characters. A retry with the same key and body within 300 s replays the original response with `Idempotent-Replayed: true`; the same key with other data is 409 `idempotency_key_reused`.",
-      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
-    });
-  }
+  if (route.idempotency !== "none") list.push(ref("parameters", route.idempotency === "required" ? "IdempotencyKeyRequired" : "IdempotencyKey"));
+  if (route.ifMatch) list.push(ref("parameters", route.ifMatch === "required" ? "IfMatchRequired" : "IfMatch"));
   return list;
 }
 
-function responses(route: RouteDefinition, components: Record<string, JsonSchema>): Record<string, unknown> {
+interface ErrorResponse {
+  status: number;
+  codes: readonly string[];
+  replayable: boolean;
+  noStore: boolean;
+  body: JsonSchema;
+}
+
+function successResponses(route: RouteDefinition, components: Record<string, JsonSchema>, usedHeaders: Set<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const mediaType = route.produces ?? "application/json";
   for (const [status, schema] of Object.entries(route.responses)) {
     const names = [...COMMON_HEADERS, ...(route.idempotency !== "none" ? ["Idempotent-Replayed"] : []), ...(route.headers ?? [])];
     out[status] = {
       description: route.summary,
-      headers: headersOf(names),
+      headers: headersOf(names, usedHeaders),
       content: { [mediaType]: { schema: schemaOf(schema, "output", components) } },
     };
   }
+  return out;
+}
+
+function errorResponses(route: RouteDefinition, usedHeaders: Set<string>): ErrorResponse[] {
+  const out: ErrorResponse[] = [];
   for (const [status, codes] of errorCodesOf(route)) {
     const names = [...COMMON_HEADERS];
     if (status === 401) names.push("WWW-Authenticate");
     if (status === 429 || status === 503) names.push("Retry-After");
-    if (route.idempotency !== "none" && status < 500 && !BEFORE_HANDLER.has(status)) names.push("Idempotent-Replayed");
+    const replayable = route.idempotency !== "none" && status < 500 && !BEFORE_HANDLER.has(status);
+    if (replayable) names.push("Idempotent-Replayed");
     // Routes that declare `noStore` send `Cache-Control: no-store` on errors too.
-    if (route.noStore) names.push("Cache-Control");
-    out[String(status)] = {
-      description: describeErrorResponse(status, codes),
-      headers: headersOf(names),
-      content: { "application/json": { schema: errorSchema(status, codes) } },
-    };
+    const noStore = route.noStore === true;
+    if (noStore) names.push("Cache-Control");
+    out.push({
+      status,
+      codes,
+      replayable,
+      noStore,
+      body: {
+        description: describeErrorResponse(status, codes),
+        headers: headersOf(names, usedHeaders),
+        content: { "application/json": { schema: errorSchema(status, codes), example: errorExample(status, codes) } },
+      },
+    });
   }
   return out;
+}
+
+function headersOf(names: readonly string[], used: Set<string>): Record<string, unknown> {
+  for (const name of names) used.add(name);
+  return Object.fromEntries(names.map((name) => [name, ref("headers", name)]));
+}
+
+/** Component names of error responses: the status's title, a number per code set (by first use), and the header variants. */
+const RESPONSE_TITLES: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthenticated",
+  403: "Forbidden",
+  404: "NotFound",
+  409: "Conflict",
+  413: "RequestTooLarge",
+  422: "Unprocessable",
+  428: "PreconditionRequired",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "Busy",
+};
+
+/**
+ * The error responses several operations share become components: one per status, code set
+ * and header set (`Forbidden2Replayable`: the second code set of 403, with
+ * `Idempotent-Replayed`). A response only one operation has stays inline.
+ */
+function shareErrorResponses(all: ErrorResponse[][]): { components: Record<string, unknown>; refOf: (response: ErrorResponse) => unknown } {
+  const keyOf = (r: ErrorResponse) => JSON.stringify(r.body);
+  const uses = new Map<string, number>();
+  for (const responses of all) for (const r of responses) uses.set(keyOf(r), (uses.get(keyOf(r)) ?? 0) + 1);
+  const codeSets = new Map<number, string[]>();
+  const names = new Map<string, string>();
+  const components: Record<string, unknown> = {};
+  for (const responses of all) {
+    for (const r of responses) {
+      const key = keyOf(r);
+      if ((uses.get(key) ?? 0) < 2 || names.has(key)) continue;
+      const sets = codeSets.get(r.status) ?? [];
+      const codes = r.codes.join(",");
+      if (!sets.includes(codes)) sets.push(codes);
+      codeSets.set(r.status, sets);
+      const index = sets.indexOf(codes) + 1;
+      const name = `${RESPONSE_TITLES[r.status] ?? `Status${r.status}`}${index > 1 ? index : ""}${r.replayable ? "Replayable" : ""}${r.noStore ? "NoStore" : ""}`;
+      names.set(key, name);
+      components[name] = r.body;
+    }
+  }
+  return { components, refOf: (r) => (names.has(keyOf(r)) ? ref("responses", names.get(keyOf(r))!) : r.body) };
+}
+
+/**
+ * Path and query parameters several operations define alike become components, named
+ * `{in}.{name}` (the most used definition of that name) or `{in}.{name}.{operationId}` (another
+ * definition, by the first operation that has it). A parameter only one operation has stays inline.
+ */
+function shareParameters(all: { operationId: string; parameters: JsonSchema[] }[]): { components: Record<string, JsonSchema>; refOf: (parameter: JsonSchema) => unknown } {
+  const variants = new Map<string, { key: string; uses: number; first: string; parameter: JsonSchema }[]>();
+  for (const { operationId, parameters } of all) {
+    for (const parameter of parameters) {
+      if (typeof parameter.$ref === "string") continue;
+      const base = `${parameter.in}.${parameter.name}`;
+      const key = JSON.stringify(parameter);
+      const list = variants.get(base) ?? [];
+      const found = list.find((v) => v.key === key);
+      if (found) found.uses += 1;
+      else list.push({ key, uses: 1, first: operationId, parameter });
+      variants.set(base, list);
+    }
+  }
+  const names = new Map<string, string>();
+  const components: Record<string, JsonSchema> = {};
+  for (const [base, list] of variants) {
+    const shared = list.filter((v) => v.uses > 1).sort((a, b) => b.uses - a.uses);
+    shared.forEach((variant, i) => {
+      const name = i === 0 ? base : `${base}.${variant.first}`;
+      names.set(variant.key, name);
+      components[name] = variant.parameter;
+    });
+  }
+  return {
+    components,
+    refOf: (parameter) => {
+      const name = typeof parameter.$ref === "string" ? undefined : names.get(JSON.stringify(parameter));
+      return name ? ref("parameters", name) : parameter;
+    },
+  };
+}
+
+/** What each operation needs, generated from the route table: its scopes and permissions. */
+function accessOf(route: RouteDefinition): string {
+  if (!route.authenticated) return "**Access:** public (no API key).";
+  const list = (names: readonly string[]) => names.map((name) => `\`${name}\``).join(", ");
+  const scopes = route.scopes.length > 0 ? `**Scopes:** ${list(route.scopes)}.` : "**Scopes:** none beyond those its description names.";
+  const permissions = route.permissions?.length ? `**Permissions:** ${list(route.permissions)}.` : "**Permissions:** none required of every caller.";
+  return `${scopes} ${permissions}`;
 }
 
 const DESCRIPTION = `Multi-account inventory and sales management (spec: API v3).
 
 Authenticate with \`Authorization: Bearer isk_live_...\`. Every response carries \`X-Request-Id\` and \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` (seconds); errors have the shape \`{error: {type, code, message, param?, details?}}\`, and each operation lists, per status, every \`code\` it can answer.
 
-Requests that match no operation: an unknown path is 404 \`route_not_found\` (${meaningOf(404, "route_not_found")}); a known path with a method it does not have is 405 \`method_not_allowed\` with an \`Allow\` header (see the \`RouteNotFound\` and \`MethodNotAllowed\` responses under components).
+Each operation names the API key **scopes** it needs (403 \`insufficient_scope\` without one) and the user **permissions** every call of it needs (403 \`permission_denied\` without one); an operation's description says when some inputs need more.
+
+Requests that match no operation: an unknown path is 404 \`route_not_found\` (${meaningOf(404, "route_not_found")}); a known path with a method it does not have is 405 \`method_not_allowed\` with an \`Allow\` header (the \`RouteNotFound\` and \`MethodNotAllowed\` responses under components, named by \`x-unmatched-responses\`).
 
 \`GET ${API_PREFIX}\` links this document and its HTML rendering.`;
 
@@ -158,53 +299,107 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   sync: "Incremental change feed (spec part 1, section 4.7).",
 };
 
+/** Every `$ref` target in a node, as `kind/name`. */
+function referenced(node: unknown, into: Set<string>): Set<string> {
+  if (Array.isArray(node)) node.forEach((n) => referenced(n, into));
+  else if (node && typeof node === "object") {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$ref" && typeof value === "string") into.add(value.replace("#/components/", ""));
+      else referenced(value, into);
+    }
+  }
+  return into;
+}
+
 export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES): Record<string, unknown> {
   const components: Record<string, JsonSchema> = {};
-  const paths: Record<string, Record<string, unknown>> = {};
+  const usedHeaders = new Set<string>();
   schemaOf(errorBody, "output", components);
 
-  for (const route of routes) {
+  const built = routes.map((route) => {
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
-      description: route.description,
+      description: route.description ? `${route.description}\n\n${accessOf(route)}` : accessOf(route),
       tags: [route.group],
-      parameters: parameters(route, components),
-      responses: responses(route, components),
     };
     if (route.scopes.length > 0) operation["x-required-scopes"] = route.scopes;
+    if (route.permissions?.length) operation["x-required-permissions"] = route.permissions;
     operation.security = route.authenticated ? [{ apiKey: [] }] : [];
     if (route.request.body) {
       const content: Record<string, unknown> = { schema: schemaOf(route.request.body, "input", components) };
       if (route.example?.body !== undefined) content.example = route.example.body;
       operation.requestBody = { required: true, content: { "application/json": content } };
     }
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+    return { route, operation, parameters: parameters(route, components), success: successResponses(route, components, usedHeaders), errors: errorResponses(route, usedHeaders) };
+  });
+
+  const sharedResponses = shareErrorResponses(built.map((b) => b.errors));
+  const sharedParameters = shareParameters(built.map((b) => ({ operationId: b.route.operationId, parameters: b.parameters })));
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const { route, operation, parameters: list, success, errors } of built) {
+    const responses: Record<string, unknown> = { ...success };
+    for (const error of errors) responses[String(error.status)] = sharedResponses.refOf(error);
+    const { operationId, summary, description, tags, ...rest } = operation;
+    const parameters = list.length > 0 ? { parameters: list.map(sharedParameters.refOf) } : {};
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = { operationId, summary, description, tags, ...parameters, ...rest, responses };
   }
 
+  const unmatched = {
+    RouteNotFound: {
+      description: "No operation has this path: 404 `route_not_found`.",
+      headers: headersOf(COMMON_HEADERS, usedHeaders),
+      content: { "application/json": { schema: errorSchema(404, ["route_not_found"]), example: errorExample(404, ["route_not_found"]) } },
+    },
+    MethodNotAllowed: {
+      description: "The path exists, but not with this method: 405 `method_not_allowed`; `Allow` lists the path's methods.",
+      headers: headersOf([...COMMON_HEADERS, "Allow"], usedHeaders),
+      content: { "application/json": { schema: errorSchema(405, ["method_not_allowed"]), example: errorExample(405, ["method_not_allowed"]) } },
+    },
+  };
+
   const groups = [...new Set(routes.map((route) => route.group))];
-  return {
+  const document: Record<string, any> = {
     openapi: "3.1.0",
     info: { title: "Inventory and Sales Management API", version: "3.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     tags: groups.map((name) => ({ name, description: GROUP_DESCRIPTIONS[name] ?? name })),
+    paths,
+    // What a request that matches no operation gets, by status.
+    "x-unmatched-responses": { 404: ref("responses", "RouteNotFound"), 405: ref("responses", "MethodNotAllowed") },
     components: {
       securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key: isk_live_ followed by 40 letters and digits." } },
-      headers: HEADERS,
-      responses: {
-        RouteNotFound: {
-          description: "No operation has this path: 404 `route_not_found`.",
-          headers: headersOf(COMMON_HEADERS),
-          content: { "application/json": { schema: errorSchema(404, ["route_not_found"]) } },
-        },
-        MethodNotAllowed: {
-          description: "The path exists, but not with this method: 405 `method_not_allowed`; `Allow` lists the path's methods.",
-          headers: headersOf([...COMMON_HEADERS, "Allow"]),
-          content: { "application/json": { schema: errorSchema(405, ["method_not_allowed"]) } },
-        },
-      },
+      headers: Object.fromEntries(Object.entries(HEADERS).filter(([name]) => usedHeaders.has(name))),
+      parameters: { ...HEADER_PARAMETERS, ...sharedParameters.components },
+      responses: { ...unmatched, ...sharedResponses.components },
       schemas: components,
     },
-    paths,
   };
+
+  // Only what something references: schemas only other components use count when those are kept.
+  const keep = referenced({ ...document, components: undefined }, new Set());
+  for (let size = -1; size !== keep.size; ) {
+    size = keep.size;
+    for (const name of [...keep]) {
+      const [kind, key] = name.split("/") as [string, string];
+      referenced(document.components[kind]?.[key], keep);
+    }
+  }
+  for (const kind of ["parameters", "responses", "schemas"] as const) {
+    for (const name of Object.keys(document.components[kind])) if (!keep.has(`${kind}/${name}`)) delete document.components[kind][name];
+  }
+
+  // An example on every success response: on the component its schema names (shared by the
+  // operations that answer it), else on the response itself.
+  for (const { route, success } of built) {
+    const path = route.path.replace(/\{\w+\}/g, "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e");
+    for (const response of Object.values(success) as { content: Record<string, { schema: JsonSchema; example?: unknown }> }[]) {
+      for (const media of Object.values(response.content)) {
+        const name = typeof media.schema.$ref === "string" ? media.schema.$ref.replace("#/components/schemas/", "") : undefined;
+        if (name && components[name]) components[name].example ??= exampleOf(components[name], components, { name, path });
+        else media.example = exampleOf(media.schema, components, { path });
+      }
+    }
+  }
+  return document;
 }

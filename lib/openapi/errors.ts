@@ -12,7 +12,8 @@ import type { RouteDefinition } from "../routes/define.js";
  * - idempotency `required`: 400 `idempotency_key_required`; any idempotency: 400
  *   `invalid_idempotency_key`, 409 `idempotency_key_reused` and `idempotency_in_progress`;
  * - authenticated: 401 `authentication_required`, 429 `rate_limited` (public requests are not
- *   counted); with scopes: 403 `insufficient_scope`;
+ *   counted); with scopes: 403 `insufficient_scope`; with `permissions`: 403 `permission_denied`;
+ * - `ifMatch`: 409 `mobile_mutation_conflict` (a stale `If-Match`);
  * - path parameters: 404 `resource_missing`;
  * - a query schema: 400 `invalid_query_parameter` (malformed percent-encoding); one that can
  *   refuse a value: 422 `invalid_query_parameter`;
@@ -43,8 +44,10 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, string[]>
   if (route.idempotency !== "none") add(400, "invalid_idempotency_key");
   if (route.authenticated) add(401, "authentication_required");
   if (route.authenticated && route.scopes.length > 0) add(403, "insufficient_scope");
+  if (route.authenticated && (route.permissions ?? []).length > 0) add(403, "permission_denied");
   if (path && Object.keys(path.shape).length > 0) add(404, "resource_missing");
   if (route.idempotency !== "none") add(409, "idempotency_key_reused", "idempotency_in_progress");
+  if (route.ifMatch) add(409, "mobile_mutation_conflict");
   if (body) add(413, "request_too_large");
   // A route's own body code (e.g. invalid_invoice_pack) answers schema failures; reference checks still answer validation_failed.
   if (body) add(422, "validation_failed", ...(route.bodyErrorCode ? [route.bodyErrorCode] : []));

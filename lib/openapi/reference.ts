@@ -18,12 +18,14 @@ export const RENDERER_SOURCE = "redoc/bundles/redoc.standalone.js";
  * Only this origin: scripts, the document (fetch), images and fonts. Styles: Redoc (through
  * styled-components) writes its CSS into `<style>` elements at run time, which no policy can
  * allow by source, so `style-src` also has 'unsafe-inline' (styles only; inline scripts stay
- * forbidden). Search is off (`disable-search`): Redoc runs it in a worker built from a blob:
- * URL, which 'self' does not cover.
+ * forbidden). Search runs in a worker that Redoc's own script builds from a `blob:` URL:
+ * `worker-src blob:` allows exactly that (a blob: URL can only be made by a script the page
+ * already runs, and scripts come from this origin only).
  */
 export const REFERENCE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
+  "worker-src blob:",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "font-src 'self'",
@@ -33,8 +35,24 @@ export const REFERENCE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** The page. Relative URLs: it works under whatever prefix serves `/api/v3`. */
-export function referencePage(): string {
+/**
+ * Redoc's options (attributes of its element). Search is on (its index is built in a worker,
+ * off the page's thread). `native-scrollbars`: the menu scrolls natively instead of through
+ * Redoc's scrollbar script, which measures the whole rendered page on start-up (a large part
+ * of the first render of a document this size). Redoc 2 has no lazy rendering: every
+ * operation is rendered at once, which is why the document's size matters.
+ */
+const REDOC_OPTIONS = 'native-scrollbars="true" path-in-middle-panel="true" hide-download-button="false"';
+
+/**
+ * The page. Relative URLs, so it works under whatever prefix serves `/api/v3`, at
+ * `/api/v3/docs` and at `/api/v3/docs/` alike: from the latter the document is one level up
+ * and the script beside it.
+ */
+export function referencePage(requestPath = ""): string {
+  const slash = requestPath.endsWith("/");
+  const spec = slash ? "../openapi.json" : "openapi.json";
+  const script = slash ? RENDERER_FILE : `docs/${RENDERER_FILE}`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -44,8 +62,8 @@ export function referencePage(): string {
 <link rel="icon" href="data:,">
 </head>
 <body>
-<redoc spec-url="openapi.json" disable-search="true" hide-download-button="false" path-in-middle-panel="true"></redoc>
-<script src="docs/${RENDERER_FILE}"></script>
+<redoc spec-url="${spec}" ${REDOC_OPTIONS}></redoc>
+<script src="${script}"></script>
 </body>
 </html>
 `;

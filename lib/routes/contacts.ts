@@ -17,11 +17,12 @@ export const contactRoutes: RouteDefinition[] = [
     group: "contacts",
     summary: "List contacts ordered by name",
     description:
-      "Requires the account-management permission. Users without records.view_all see only contacts linked to records they own.",
+      "Users without records.view_all see only contacts linked to records they own.",
     scopes: ["contacts:read"],
+    permissions: ["accounts.manage"],
     idempotency: "none",
     request: { query: contactListQuery },
-    errors: { 403: ["permission_denied"], 422: ["invalid_query_parameter"] },
+    errors: { 422: ["invalid_query_parameter"] },
     responses: { 200: contactList },
   }),
   route({

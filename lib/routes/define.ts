@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import type { Permission } from "../auth/permissions.js";
 import type { UnsupportedFieldCode } from "../core/errors.js";
 
 /**
@@ -30,6 +31,15 @@ export interface RouteDefinition {
   description?: string;
   /** Scopes required of the API key (all of them); empty for public routes. */
   scopes: readonly string[];
+  /**
+   * User permissions the route ALWAYS requires (all of them; architecture section 4): a user
+   * lacking one is 403 `permission_denied`, checked by the route's domain function. Permissions
+   * needed only for some inputs (e.g. `costs.view` to write a cost) are not listed here: they
+   * are prose in `description` and a `permission_denied` in `errors`. The OpenAPI document
+   * derives the 403 `permission_denied` and names these in the operation's description; the
+   * contract test calls the route as a user lacking each of them.
+   */
+  permissions?: readonly Permission[];
   /** False only for public documents such as the OpenAPI file. */
   authenticated: boolean;
   idempotency: IdempotencyMode;
@@ -45,6 +55,17 @@ export interface RouteDefinition {
    * derived: see `lib/openapi/errors.ts`), by HTTP status. Documented as an enum per status.
    */
   errors?: Partial<Record<number, readonly string[]>>;
+  /**
+   * Whether the route honours `If-Match` (the record's ETag or revision; a stale one is 409
+   * `mobile_mutation_conflict`): `optional` makes the write conditional when sent, `required`
+   * refuses a request without it (428). Documented as a header parameter.
+   */
+  ifMatch?: "optional" | "required";
+  /**
+   * The route also answers at its path with one trailing slash (`/api/v3/docs/`), as API
+   * Gateway routes it: the route key stays the path without the slash.
+   */
+  trailingSlash?: boolean;
   /** A documented example request: the body (and query) a client would send. */
   example?: { body?: unknown; query?: Record<string, string> };
   /** Response headers the route sets on success beyond the common ones (e.g. `ETag`). */
@@ -91,5 +112,5 @@ export function specificity(a: string, b: string): number {
   return as.length - bs.length; // a total order (paths of different lengths never match the same request)
 }
 
-/** The pattern of a route's path: each `{param}` one segment (captured in order). */
-export const pathPattern = (path: string): RegExp => new RegExp(`^${path.replace(/\{\w+\}/g, "([^/]+)")}$`);
+/** The pattern of a route's path: each `{param}` one segment (captured in order); `trailingSlash` allows one at the end. */
+export const pathPattern = (path: string, trailingSlash = false): RegExp => new RegExp(`^${path.replace(/\{\w+\}/g, "([^/]+)")}${trailingSlash ? "/?" : ""}$`);

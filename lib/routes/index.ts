@@ -51,7 +51,8 @@ export function routesOfGroup(group: EndpointGroup): RouteDefinition[] {
 const compiled = ROUTES.map((r) => ({
   route: r,
   names: [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
-  pattern: pathPattern(r.path),
+  // A route with `trailingSlash` also matches its path with one trailing slash.
+  pattern: pathPattern(r.path, r.trailingSlash),
 })).sort((a, b) => specificity(a.route.path, b.route.path)); // stable: otherwise table order
 
 /** A path segment decoded as API Gateway decodes it; a malformed escape is kept as sent. */

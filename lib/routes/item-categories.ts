@@ -39,11 +39,11 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/item-categories`,
     group: "item-categories",
     summary: "Create an item category",
-    description: "Requires the inventory-modify permission. `parent_id` must name a top-level category of the account.",
+    description: "`parent_id` must name a top-level category of the account.",
     scopes: ["items:write"],
+    permissions: ["inventory.modify"],
     idempotency: "optional",
     request: { body: itemCategoryCreateBody },
-    errors: { 403: ["permission_denied"] },
     example: {
       body: {
         name: "Electronics",
@@ -60,11 +60,11 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     group: "item-categories",
     summary: "Update an item category",
     description:
-      "Fields sent replace the stored ones; `custom_fields`, when sent, is the complete desired list. Requires the inventory-modify permission.",
+      "Fields sent replace the stored ones; `custom_fields`, when sent, is the complete desired list.",
     scopes: ["items:write"],
+    permissions: ["inventory.modify"],
     idempotency: "optional",
     request: { path: itemCategoryPath, body: itemCategoryUpdateBody },
-    errors: { 403: ["permission_denied"] },
     example: { body: { name: "Consumer Electronics" } },
     responses: { 200: itemCategoryResource },
   }),

@@ -37,7 +37,7 @@ export const platformRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/docs`,
     group: "platform",
     summary: "The HTML API reference, rendered from the OpenAPI document",
-    description: "Served with a Content-Security-Policy that lets the page load nothing but this API's own resources (no CDN).",
+    description: `Served with a Content-Security-Policy that lets the page load nothing but this API's own resources (no CDN). Also at \`${API_PREFIX}/docs/\` (trailing slash).`,
     scopes: [],
     authenticated: false,
     idempotency: "none",
@@ -45,6 +45,7 @@ export const platformRoutes: RouteDefinition[] = [
     responses: { 200: htmlPage },
     produces: "text/html; charset=utf-8",
     headers: ["Content-Security-Policy", "Cache-Control"],
+    trailingSlash: true,
   }),
   route({
     operationId: "getApiReferenceScript",

@@ -12,7 +12,7 @@ export { QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented
  */
 
 /** A UUID, normalised to lower case (ids are stored lower case; any casing names the same record). */
-export const uuid = z.uuid().toLowerCase().meta({ description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" });
+export const uuid = z.uuid().toLowerCase().meta({ id: "Uuid", description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" });
 
 /** Text without NUL characters or unpaired UTF-16 surrogates (neither can be stored or shown). */
 export const SAFE_TEXT = /^[^\u0000\uD800-\uDFFF]*$/u;
@@ -71,6 +71,8 @@ export const nullMeansAbsent = <T extends z.ZodType>(schema: T) =>
 export const DECIMAL_INTEGER_DIGITS = 12;
 export const DECIMAL_PLACES = 4;
 const DECIMAL_TEXT = /^-?\d{1,12}(\.\d{1,4})?$/;
+/** The text of a decimal that may not be negative: no sign (so the document's pattern refuses `-1` too). */
+const UNSIGNED_DECIMAL_TEXT = /^\d{1,12}(\.\d{1,4})?$/;
 const DECIMAL_LIMIT = 10 ** DECIMAL_INTEGER_DIGITS;
 
 function decimalOf(value: number | string): Decimal | undefined {
@@ -86,39 +88,41 @@ function decimalOf(value: number | string): Decimal | undefined {
  * A decimal amount in a request: a JSON number or a numeric string, at most 12 integer digits
  * and 4 decimals (`1e300` or a 500,000-digit string are refused, never rounded), within
  * [min, max]. Money and rates alike; responses format money with four decimals and rates with
- * three.
+ * three. With `min` 0 or more the text has no sign (`-0` and `-1.0000` are refused by the
+ * pattern itself, as the document shows).
  */
-export function decimalInput(options: { min?: number; max?: number; description: string; example?: string }) {
+export function decimalInput(options: { min?: number; max?: number; description: string; example?: string; id?: string }) {
   const min = options.min ?? -(DECIMAL_LIMIT - 0.0001);
   const max = options.max ?? DECIMAL_LIMIT - 0.0001;
+  const textPattern = min >= 0 ? UNSIGNED_DECIMAL_TEXT : DECIMAL_TEXT;
   return z
-    .union([z.number().min(min).max(max), z.string().max(DECIMAL_INTEGER_DIGITS + DECIMAL_PLACES + 2).regex(DECIMAL_TEXT, "must be a decimal number")])
+    .union([z.number().min(min).max(max), z.string().max(DECIMAL_INTEGER_DIGITS + DECIMAL_PLACES + 2).regex(textPattern, "must be a decimal number")])
     .refine((value) => {
       const decimal = decimalOf(value);
       return decimal !== undefined && decimal.gte(min) && decimal.lte(max);
     }, `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${DECIMAL_PLACES} decimals`)
-    .meta({ description: options.description, example: options.example });
+    .meta({ ...(options.id ? { id: options.id } : {}), description: options.description, example: options.example });
 }
 
 // `@__PURE__`: a bundle that uses none of these leaves them out (nothing built at import).
 /** Money in a request that may not be negative (prices, costs, fees). */
-export const moneyInput = /* @__PURE__ */ decimalInput({ min: 0, description: "Amount, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" });
+export const moneyInput = /* @__PURE__ */ decimalInput({ id: "MoneyInput", min: 0, description: "Amount, not negative, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" });
 /** Signed money in a request (payments: negative is a refund). */
-export const signedMoneyInput = /* @__PURE__ */ decimalInput({ description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" });
+export const signedMoneyInput = /* @__PURE__ */ decimalInput({ id: "SignedMoneyInput", description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" });
 /** A percentage or tax rate in a request: 0 to 100, at most 4 decimals. */
-export const percentInput = /* @__PURE__ */ decimalInput({ min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" });
+export const percentInput = /* @__PURE__ */ decimalInput({ id: "PercentInput", min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" });
 
 /** Quantities: at most 4 decimals and below a billion units. */
 export const MAX_QUANTITY = 999_999_999;
+/**
+ * A quantity in a request. `positive`: above zero (`exclusiveMinimum: 0` in the document);
+ * `nonZero`: signed but never zero (`not: {const: 0}`); `min`: the lowest accepted value.
+ */
 export function quantityInput(options: { min?: number; positive?: boolean; nonZero?: boolean; description?: string } = {}) {
-  let schema = z
-    .number()
-    .min(options.min ?? -MAX_QUANTITY)
-    .max(MAX_QUANTITY)
-    .refine((value) => new Decimal(value).decimalPlaces() <= DECIMAL_PLACES, `must have at most ${DECIMAL_PLACES} decimals`);
-  if (options.positive) schema = schema.refine((value) => value > 0, "must be positive");
+  const base = options.positive ? z.number().gt(0, "must be positive") : z.number().min(options.min ?? -MAX_QUANTITY);
+  let schema = base.max(MAX_QUANTITY).refine((value) => new Decimal(value).decimalPlaces() <= DECIMAL_PLACES, `must have at most ${DECIMAL_PLACES} decimals`);
   if (options.nonZero) schema = schema.refine((value) => value !== 0, "must not be zero");
-  return schema.meta({ description: options.description ?? `Quantity, at most ${DECIMAL_PLACES} decimals` });
+  return schema.meta({ description: options.description ?? `Quantity, at most ${DECIMAL_PLACES} decimals`, ...(options.nonZero ? { not: { const: 0 } } : {}) });
 }
 
 const integerText = z.string().regex(/^[-+]?\d{1,9}$/, "must be an integer");
@@ -143,7 +147,7 @@ export const pageQuery = z.object({
 });
 
 /** An ISO 8601 timestamp in a response (UTC, milliseconds). */
-export const timestamp = z.string().meta({ format: "date-time", description: "ISO 8601 timestamp (UTC)", example: "2026-11-23T09:30:00.000Z" });
+export const timestamp = z.string().meta({ id: "Timestamp", format: "date-time", description: "ISO 8601 timestamp (UTC)", example: "2026-11-23T09:30:00.000Z" });
 /** A calendar date `YYYY-MM-DD` in a response. */
 export const calendarDate = z.string().meta({ format: "date", example: "2026-11-23" });
 
@@ -171,10 +175,10 @@ export function listEnvelope<T extends z.ZodType>(item: T, id: string) {
       has_more: z.boolean(),
       data: z.array(item),
       pagination: z.object({
-        page: z.int(),
-        per_page: z.int(),
-        total_pages: z.int(),
-        total_records: z.int(),
+        page: z.int().min(1),
+        per_page: z.int().min(0),
+        total_pages: z.int().min(0),
+        total_records: z.int().min(0),
       }),
     })
     .meta({ id });

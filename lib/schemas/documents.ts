@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { customFieldValueInput } from "./parties.js";
-import { isoDate, pageQuery, signedMoneyInput, text, uuid, blankAsNull, optionalText } from "./common.js";
+import { QUERY_UUID, blankAsNull, documentedAs, isoDate, optionalText, pageQuery, signedMoneyInput, text, uuid } from "./common.js";
 
 /** Building blocks shared by the document schemas (spec part 2). */
 
@@ -22,9 +22,9 @@ export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number,
     .meta({ description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate).` });
 
 /** A four-decimal money string in responses. */
-export const moneyOut = z.string().regex(/^-?\d+\.\d{4}$/).meta({ description: "Money: four decimals", example: "12.5000" });
+export const moneyOut = z.string().regex(/^-?\d+\.\d{4}$/).meta({ id: "Money", description: "Money: four decimals", example: "12.5000" });
 /** A three-decimal percentage in responses. */
-export const rateOut = z.string().regex(/^-?\d+\.\d{3}$/).meta({ description: "Percent: three decimals", example: "8.250" });
+export const rateOut = z.string().regex(/^-?\d+\.\d{3}$/).meta({ id: "Rate", description: "Percent: three decimals", example: "8.250" });
 export const dateOut = z.string().nullable().meta({ format: "date", description: "YYYY-MM-DD" });
 export const timestampOut = z.string().nullable().meta({ format: "date-time" });
 export const nullableText = z.string().nullable();
@@ -57,22 +57,49 @@ export const paymentBody = z
   .meta({ id: "PaymentCreate" });
 export type PaymentBody = z.infer<typeof paymentBody>;
 
+/** The status ids of each document kind, with their names (architecture section 4). */
+export const STATUS_IDS = {
+  estimate: { 5: "Open", 6: "Closed", 7: "Declined", 8: "Expired" },
+  invoice: { 9: "Sent", 10: "Partially Paid", 11: "Paid", 12: "Cancelled" },
+  purchase_order: { 21: "Not Sent", 22: "Sent", 23: "Partially Received", 24: "Received" },
+  stock_transfer: { 26: "Pending", 27: "In Transit", 28: "Transferred" },
+  sales_order: { 29: "Open", 30: "Closed", 31: "Cancelled" },
+} as const;
+export type StatusKind = keyof typeof STATUS_IDS;
+const statusIdsOf = (kind: StatusKind) => Object.keys(STATUS_IDS[kind]).map(Number);
+const statusNames = (kind: StatusKind) => Object.entries(STATUS_IDS[kind]).map(([id, name]) => `${id} ${name}`).join(", ");
+
+/** A document's `status_id` in responses: one of its kind's ids. */
+export const statusIdOut = (kind: StatusKind, description = statusNames(kind)) =>
+  z
+    .int()
+    .min(Math.min(...statusIdsOf(kind)))
+    .max(Math.max(...statusIdsOf(kind)))
+    .meta({ description, enum: statusIdsOf(kind) });
+
+/** The `status_id` filter of a kind's list: one of its ids (another is 422 invalid_query_parameter). */
+export const statusIdQuery = (kind: StatusKind) =>
+  z
+    .string()
+    .regex(/^\d{1,3}$/, "must be an integer")
+    .refine((value) => statusIdsOf(kind).includes(Number(value)), `must be one of ${statusIdsOf(kind).join(", ")}`)
+    .optional()
+    .meta({ description: `Only documents with this status: ${statusNames(kind)}.`, ...documentedAs({ schema: { type: "integer", enum: statusIdsOf(kind) } }) });
+
 /** Date-range filters of document lists. */
 export const dateFilter = (description: string) => isoDate.optional().meta({ description, format: "date" });
 
-/** Query of a document list: paging, `ids`, `q`. */
+/** Query of a document list: paging, `ids`, `q` (each kind adds its `status_id` and filters). */
 export const documentListQuery = pageQuery.extend({
   ids: z
     .string()
     .max(50 * 37)
     .optional()
-    .meta({ description: "Up to 50 comma-separated UUIDs: every visible existing one, in one response (an absent id no longer exists or is not visible)." }),
+    .meta({
+      description: "Up to 50 comma-separated UUIDs: every visible existing one, in one response (an absent id no longer exists or is not visible).",
+      ...documentedAs({ schema: { type: "array", items: QUERY_UUID, minItems: 1, maxItems: 50 }, explode: false }),
+    }),
   q: text(255).optional(),
-  status_id: z
-    .string()
-    .regex(/^\d{1,3}$/, "must be an integer")
-    .optional()
-    .meta({ description: "Only documents with this status id (integer)." }),
 });
 
 export const documentPath = (name: string) => z.object({ [name]: uuid });

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { nullMeansAbsent, isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
-import { customFieldValuesIn, customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, rateOut, timestampOut } from "./documents.js";
+import { isoDate, listEnvelope, moneyInput, nullMeansAbsent, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
+import { customFieldValuesIn, customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
 
 /** Estimates (spec part 2, sections 2.3, 3.3 and 4.3). */
 
@@ -138,19 +138,19 @@ export const estimateLine = z
     id: uuid.nullable().meta({ description: "Null only in previews, for lines not stored yet" }),
     object: z.literal("estimate_line"),
     item_id: z.string().nullable(),
-    item_variation_location_id: z.int().nullable(),
+    item_variation_location_id: z.int().min(1).nullable(),
     line_type: z.enum(["inventory", "service", "discount"]),
     name: z.string(),
     description: nullableText,
     quantity: z.number(),
-    unit_id: z.int().nullable(),
+    unit_id: z.int().min(1).nullable(),
     unit_name: nullableText,
     sku: nullableText,
     variation_values: z.record(z.string(), z.string()),
-    variation_number: z.int().nullable(),
+    variation_number: z.int().min(1).nullable(),
     location_name: nullableText,
     thumbnail_url: nullableText,
-    position: z.int().meta({ description: "Zero-based, in stored order" }),
+    position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
     unit_price: moneyOut,
     unit_cost: moneyOut.nullable().optional().meta({ description: "Omitted without the costs.view permission; null on the discount line" }),
     total_cost: moneyOut.nullable().optional().meta({ description: "quantity x unit_cost; omitted without costs.view; null on the discount line" }),
@@ -170,14 +170,14 @@ const STATUSES = ["Open", "Closed", "Declined", "Expired"] as const;
 const estimateShape = {
   id: uuid.nullable().meta({ description: "Null only in previews of a new estimate" }),
   object: z.literal("estimate"),
-  estimate_number: z.int().nullable().meta({ description: "Null only in previews of a new estimate" }),
+  estimate_number: z.int().min(1).nullable().meta({ description: "Null only in previews of a new estimate" }),
   custom_estimate_number: nullableText,
   name: nullableText,
   customer_id: uuid,
   customer_name: z.string(),
   customer_kind: z.enum(["customer", "prospect"]).nullable(),
   salesperson_id: z.string(),
-  status_id: z.int().meta({ description: "5 Open, 6 Closed (converted), 7 Declined, 8 Expired (an Open estimate whose expiry_date has passed in the account's time zone)" }),
+  status_id: statusIdOut("estimate", "5 Open, 6 Closed (converted), 7 Declined, 8 Expired (an Open estimate whose expiry_date has passed in the account's time zone)"),
   status: z.enum(STATUSES).nullable(),
   issue_date: dateOut,
   expiry_date: dateOut,
@@ -203,7 +203,7 @@ const estimateShape = {
   created_at: timestampOut,
   updated_at: timestampOut,
   converted_document: z
-    .object({ id: uuid, kind: z.enum(["invoice", "sales_order"]), number: z.int() })
+    .object({ id: uuid, kind: z.enum(["invoice", "sales_order"]), number: z.int().min(1) })
     .nullable()
     .meta({ description: "The invoice or sales order this estimate was converted into, or null" }),
 };
@@ -228,6 +228,7 @@ export const estimatePreview = z
 export const deletedEstimate = z.object({ id: uuid, object: z.literal("estimate"), deleted: z.literal(true) }).meta({ id: "DeletedEstimate" });
 
 export const estimateListQuery = documentListQuery.extend({
+  status_id: statusIdQuery("estimate"),
   customer_id: uuid.optional(),
   issue_date_from: dateFilter("Issue date on or after (inclusive)"),
   issue_date_to: dateFilter("Issue date on or before (inclusive)"),

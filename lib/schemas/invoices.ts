@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { blankAsNull, isoDate, listEnvelope, optionalText, text, uuid } from "./common.js";
-import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, paymentBody, rateOut, timestampOut } from "./documents.js";
+import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, paymentBody, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
 import { createLines, invoiceFulfillment, lineCostsOut, linePricingOut, salesHeaderFields, sourceEstimateOut, updateLines } from "./sales-documents.js";
 
 /** Invoices (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */
@@ -118,7 +118,7 @@ export const invoiceLine = z
     id: uuid,
     object: z.literal("invoice_line"),
     item_id: z.string().nullable(),
-    item_variation_location_id: z.int().nullable(),
+    item_variation_location_id: z.int().min(1).nullable(),
     name: nullableText,
     description: nullableText,
     quantity: z.number(),
@@ -129,7 +129,7 @@ export const invoiceLine = z
     unit_name: nullableText.meta({ description: "`discount` on discount lines" }),
     sku: nullableText,
     variation_values: z.record(z.string(), z.string()),
-    variation_number: z.int().nullable(),
+    variation_number: z.int().min(1).nullable(),
     location_name: nullableText,
     thumbnail_url: nullableText,
     ...lineCostsOut,
@@ -141,13 +141,13 @@ const STATUSES = ["Sent", "Partially Paid", "Paid", "Cancelled"] as const;
 const headShape = {
   id: uuid,
   object: z.literal("invoice"),
-  invoice_number: z.int(),
+  invoice_number: z.int().min(1),
   custom_invoice_number: nullableText,
   name: nullableText,
   customer_id: uuid,
   customer_name: z.string(),
   salesperson_id: z.string(),
-  status_id: z.int().meta({ description: "9 Sent (unpaid), 10 Partially Paid, 11 Paid, 12 Cancelled" }),
+  status_id: statusIdOut("invoice", "9 Sent (unpaid), 10 Partially Paid, 11 Paid, 12 Cancelled"),
   status: z.enum(STATUSES).nullable(),
   issue_date: dateOut,
   expiry_date: dateOut,
@@ -183,7 +183,7 @@ export const invoiceListEntry = z
     ...headShape,
     custom_field_values: customFieldValuesOut,
     source_estimate: sourceEstimateOut,
-    shipped_percent: z.int().nullable(),
+    shipped_percent: z.int().min(0).max(100).nullable(),
     created_at: timestampOut,
     updated_at: timestampOut,
   })
@@ -203,12 +203,12 @@ export const invoiceResource = z
     custom_field_values: customFieldValuesOut,
     source_estimate: sourceEstimateOut,
     source_sales_order: z
-      .object({ id: uuid, sales_order_number: z.int(), packed_percent: z.number().nullable(), shipped_percent: z.number().nullable() })
+      .object({ id: uuid, sales_order_number: z.int().min(1), packed_percent: z.number().nullable(), shipped_percent: z.number().nullable() })
       .nullable(),
     fulfillment_authority: z.enum(["invoice", "sales_order"]),
     fulfillment_sales_order_id: z.string().nullable(),
     packed_percent: z.number().meta({ description: "Linked invoices: the sales order's percentage" }),
-    shipped_percent: z.int().nullable(),
+    shipped_percent: z.int().min(0).max(100).nullable(),
     can_pack: z.boolean(),
     pack_block_reason: z
       .enum(["packing_managed_by_sales_order", "packing_lists_disabled", "invoice_cancelled", "nothing_remaining_to_pack", "permission_denied"])
@@ -238,6 +238,7 @@ export const invoicePaymentList = listEnvelope(invoicePayment, "InvoicePaymentLi
 export const deletedInvoice = z.object({ id: uuid, object: z.literal("invoice"), deleted: z.literal(true) }).meta({ id: "DeletedInvoice" });
 
 export const invoiceListQuery = documentListQuery.extend({
+  status_id: statusIdQuery("invoice"),
   customer_id: uuid.optional(),
   issue_date_from: dateFilter("Issue date on or after (inclusive)"),
   issue_date_to: dateFilter("Issue date on or before (inclusive)"),

@@ -5,7 +5,7 @@ export const customFieldDefinition = z
   .object({
     id: z.string(),
     name: z.string(),
-    display_order: z.int(),
+    display_order: z.int().min(0),
     display_on_inventory_list: z.boolean(),
     publish_on_documents: z.boolean(),
   })

@@ -61,7 +61,7 @@ export const itemResource = z
   .object({
     id: uuid,
     object: z.literal("item"),
-    item_number: z.int(),
+    item_number: z.int().min(1),
     name: z.string(),
     description: z.string().nullable(),
     sku: z.string().nullable(),
@@ -70,9 +70,9 @@ export const itemResource = z
     category_id: uuid.nullable(),
     category_name: z.string().nullable(),
     inventory_type: z.enum(["quantity", "unique"]),
-    status_id: z.int().meta({ description: "1 active, 2 sold, 3 archived" }),
+    status_id: z.int().min(1).max(3).meta({ description: "1 active, 2 sold, 3 archived", enum: [1, 2, 3] }),
     location_id: uuid.nullable(),
-    unit_id: z.int().nullable(),
+    unit_id: z.int().min(1).nullable(),
     unit_name: z.string().nullable(),
     price: z.string().nullable(),
     cost: z.string().nullable().meta({ description: "Four-decimal unit cost, or null: always null without the costs.view permission" }),
@@ -82,7 +82,7 @@ export const itemResource = z
     quantity_available: z.number(),
     in_transit: z.number(),
     threshold: z.number(),
-    variation_count: z.int(),
+    variation_count: z.int().min(0),
     archived: z.boolean(),
     published: z.boolean(),
     sold: z.boolean(),
@@ -116,7 +116,7 @@ export const itemPath = z.object({ id: uuid });
 export const variationLocation = z
   .object({
     object: z.literal("item_variation_location"),
-    item_variation_location_id: z.int(),
+    item_variation_location_id: z.int().min(1),
     location_id: uuid,
     zone_id: uuid.nullable(),
     quantity: z.number(),
@@ -131,7 +131,7 @@ export const variationResource = z
     id: uuid,
     object: z.literal("item_variation"),
     item_id: uuid,
-    variation_number: z.int(),
+    variation_number: z.int().min(1),
     values: z.record(z.string(), z.string()),
     sku: z.string().nullable(),
     barcode: z.string().nullable(),
@@ -141,7 +141,7 @@ export const variationResource = z
     quantity_reserved: z.number(),
     quantity_incoming: z.number(),
     in_transit: z.number(),
-    location_count: z.int(),
+    location_count: z.int().min(0),
     locations: z.array(variationLocation).optional().meta({ description: "With include=locations" }),
   })
   .meta({ id: "ItemVariation" });
@@ -168,7 +168,7 @@ export const adjustmentResource = z
     object: z.literal("inventory_adjustment"),
     item_id: uuid,
     item_variation_id: uuid,
-    item_variation_location_id: z.int(),
+    item_variation_location_id: z.int().min(1),
     location_id: uuid,
     quantity: z.number(),
     quantity_after: z.number().meta({ description: "On hand at this item-variation-location after the adjustment" }),
@@ -179,7 +179,7 @@ export const adjustmentResource = z
   .meta({ id: "InventoryAdjustment" });
 export const adjustmentList = listEnvelope(adjustmentResource, "InventoryAdjustmentList");
 
-export const unitResource = z.object({ object: z.literal("unit"), unit_id: z.int(), name: z.string() }).meta({ id: "Unit" });
+export const unitResource = z.object({ object: z.literal("unit"), unit_id: z.int().min(1), name: z.string() }).meta({ id: "Unit" });
 export const unitList = listEnvelope(unitResource, "UnitList");
 
 export const deletedItem = z.object({ id: uuid, object: z.literal("item"), deleted: z.literal(true) }).meta({ id: "DeletedItem" });

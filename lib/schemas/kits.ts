@@ -32,16 +32,16 @@ export const kitComponentResource = z
     sku: z.string().nullable().meta({ description: "The selected variation's SKU when a variation is selected, else the item's." }),
     barcode: z.string().nullable().meta({ description: "The selected variation's barcode when a variation is selected, else the item's." }),
     quantity: z.number().meta({ description: "Quantity per kit." }),
-    position: z.int().meta({ description: "Ordering weight: components are listed by position." }),
+    position: z.int().min(0).meta({ description: "Ordering weight: components are listed by position." }),
   })
   .meta({ id: "KitComponent" });
 
 const kitFields = {
   id: uuid,
   object: z.literal("kit"),
-  kit_number: z.int().meta({ description: "From the account's kit sequence (assigned when an operator defines the kit)." }),
+  kit_number: z.int().min(1).meta({ description: "From the account's kit sequence (assigned when an operator defines the kit)." }),
   item_id: uuid.meta({ description: "The assembled item." }),
-  item_number: z.int(),
+  item_number: z.int().min(1),
   name: z.string().meta({ description: "The assembled item's name." }),
   description: z.string().nullable(),
   sku: z.string().nullable(),
@@ -49,7 +49,7 @@ const kitFields = {
   category_id: z.string().nullable(),
   category_name: z.string().nullable(),
   quantity: z.number().meta({ description: "Assembled-item quantity on hand over the locations the caller sees." }),
-  pieces: z.int().meta({ description: "Number of component lines." }),
+  pieces: z.int().min(0).meta({ description: "Number of component lines." }),
   assembly_method: z.enum(["manual", "automatic"]).meta({
     description: "`automatic`: when a build of another kit needs this kit's item and it is short at the location, the shortfall is assembled first.",
   }),
@@ -78,7 +78,7 @@ export const kitBuildResource = z
       description: "`manual` for builds requested through the API; `automatic` for a nested build assembled for a parent kit's build.",
     }),
     parent_kit: z
-      .object({ id: uuid, kit_number: z.int() })
+      .object({ id: uuid, kit_number: z.int().min(1) })
       .nullable()
       .meta({ description: "The kit whose build needed this nested automatic build; null for requested builds." }),
     user: z.object({ id: uuid, name: z.string().nullable() }),

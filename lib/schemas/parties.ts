@@ -88,7 +88,7 @@ export function partyResource(kind: PartyKind) {
   const shape: Record<string, z.ZodType> = {
     id: uuid,
     object: z.literal(kind),
-    customer_number: z.int(),
+    customer_number: z.int().min(1),
     name: z.string(),
     office_email: nullableText,
     office_phone: nullableText,
@@ -108,7 +108,7 @@ export function partyResource(kind: PartyKind) {
     shipping_country: nullableText,
   };
   if (kind !== "supplier") shape.vat_number = nullableText;
-  shape.document_count = z.int();
+  shape.document_count = z.int().min(0);
   if (kind === "customer") {
     shape.last_invoice_date = calendarDate.nullable();
     shape.lifetime_revenue_total = nullableText;
@@ -121,7 +121,7 @@ export function partyResource(kind: PartyKind) {
   shape.updated_at = timestamp;
   if (kind === "prospect") {
     shape.sale_opportunity = nullableText;
-    shape.closing_percentage = z.int();
+    shape.closing_percentage = z.int().min(0).max(100);
     shape.prospect_date = calendarDate.nullable();
   }
   return z.object(shape).meta({ id: titles[kind] });

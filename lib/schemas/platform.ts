@@ -14,6 +14,9 @@ export const apiIndex = z
   })
   .meta({ id: "ApiIndex" });
 
-export const openApiDocument = z.record(z.string(), z.unknown()).meta({ description: "An OpenAPI 3.1 document" });
-export const htmlPage = z.string().meta({ description: "An HTML page" });
-export const javascript = z.string().meta({ description: "A JavaScript file" });
+export const openApiDocument = z.record(z.string(), z.unknown()).meta({
+  description: "An OpenAPI 3.1 document",
+  example: { openapi: "3.1.0", info: { title: "Inventory and Sales Management API", version: "3.0.0" }, paths: { "/api/v3/locations": { get: { operationId: "listLocations" } } } },
+});
+export const htmlPage = z.string().meta({ description: "An HTML page", example: '<!doctype html>\n<html lang="en">\n<head><title>Inventory and Sales Management API v3 reference</title></head>\n<body><redoc spec-url="openapi.json"></redoc><script src="docs/redoc.standalone.js"></script></body>\n</html>' });
+export const javascript = z.string().meta({ description: "A JavaScript file", example: "/*! For license information please see redoc.standalone.js.LICENSE.txt */\n!function(e,t){...}(this,(()=>{...}));" });

@@ -88,7 +88,7 @@ export const shipBody = z
 export type ShipBody = z.infer<typeof shipBody>;
 
 const fulfillmentTail = {
-  packing_list_number: z.int(),
+  packing_list_number: z.int().min(1),
   status: z.enum(["packed", "shipped"]),
   units_packed: z.number(),
   shipped_date: dateOut,
@@ -130,13 +130,13 @@ export const invoiceFulfillment = z
 
 /** `{id, estimate_number}` of the estimate a document was converted from, or null. */
 export const sourceEstimateOut = z
-  .object({ id: uuid, estimate_number: z.int() })
+  .object({ id: uuid, estimate_number: z.int().min(1) })
   .nullable()
   .meta({ id: "SourceEstimate", description: "The estimate this document was converted from, or null" });
 
 /** Line fields both kinds show after their own quantities (spec 2.4 and 2.5). */
 export const linePricingOut = {
-  unit_id: z.int().nullable(),
+  unit_id: z.int().min(1).nullable(),
   unit_price: moneyOut,
   discount_percent: rateOut,
   discounted_unit_price: moneyOut.nullable(),

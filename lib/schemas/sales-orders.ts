@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, optionalText, quantityInput, uuid, blankAsNull } from "./common.js";
-import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, partyOut, rateOut, timestampOut } from "./documents.js";
+import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, uuid } from "./common.js";
+import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, partyOut, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
 import {
   MAX_SALES_LINES,
   createLines,
@@ -63,7 +63,7 @@ export const salesOrderLine = z
     id: uuid,
     object: z.literal("sales_order_line"),
     item_id: z.string().nullable(),
-    item_variation_location_id: z.int().nullable(),
+    item_variation_location_id: z.int().min(1).nullable(),
     name: nullableText,
     description: nullableText,
     quantity: z.number(),
@@ -72,12 +72,12 @@ export const salesOrderLine = z
     quantity_shipped: z.number(),
     quantity_remaining_to_pack: z.number().meta({ description: "0 for service lines when the packing-list service-item setting is off, always 0 for discount lines" }),
     ...linePricingOut,
-    position: z.int().meta({ description: "Zero-based, in stored order" }),
+    position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
     line_type: z.enum(["inventory", "service", "discount"]),
     unit_name: nullableText,
     sku: nullableText,
     variation_values: z.record(z.string(), z.string()),
-    variation_number: z.int().nullable(),
+    variation_number: z.int().min(1).nullable(),
     location_name: nullableText,
     thumbnail_url: nullableText,
     ...lineCostsOut,
@@ -87,13 +87,13 @@ export const salesOrderLine = z
 const listShape = {
   id: uuid,
   object: z.literal("sales_order"),
-  sales_order_number: z.int(),
+  sales_order_number: z.int().min(1),
   name: nullableText,
   customer_id: uuid,
   customer_name: nullableText,
   salesperson_id: z.string(),
   location_id: z.string().nullable(),
-  status_id: z.int().meta({ description: "29 Open, 30 Closed (fully invoiced), 31 Cancelled" }),
+  status_id: statusIdOut("sales_order", "29 Open, 30 Closed (fully invoiced), 31 Cancelled"),
   status: z.enum(["Open", "Closed", "Cancelled"]).nullable(),
   issue_date: dateOut,
   expiry_date: dateOut,
@@ -118,7 +118,7 @@ const listShape = {
   paid_percent: percentOut,
   packed_percent: percentOut,
   shipped_percent: percentOut,
-  invoice_count: z.int(),
+  invoice_count: z.int().min(0),
   source_estimate: sourceEstimateOut,
 };
 
@@ -156,6 +156,7 @@ export const salesOrderFulfillmentList = listEnvelope(salesOrderFulfillment, "Sa
 export const deletedSalesOrder = z.object({ id: uuid, object: z.literal("sales_order"), deleted: z.literal(true) }).meta({ id: "DeletedSalesOrder" });
 
 export const salesOrderListQuery = documentListQuery.extend({
+  status_id: statusIdQuery("sales_order"),
   customer_id: uuid.optional(),
   location_id: uuid.optional(),
   assigned_user_id: uuid.optional().meta({ description: "Only orders of this salesperson (never widens the caller's visibility)" }),

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { isoDate, listEnvelope, optionalText, quantityInput, text, uuid, blankAsNull } from "./common.js";
-import { dateFilter, dateOut, documentListQuery, nullableText, timestampOut } from "./documents.js";
+import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, text, uuid } from "./common.js";
+import { dateFilter, dateOut, documentListQuery, nullableText, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
 
 /** Stock transfers (spec part 2, sections 2.2, 3.2 and 4.2). */
 
@@ -71,21 +71,21 @@ export const stockTransferLine = z
     id: uuid,
     object: z.literal("stock_transfer_line"),
     item_id: uuid,
-    item_variation_location_id: z.int(),
+    item_variation_location_id: z.int().min(1),
     name: z.string(),
     description: nullableText,
     variation: nullableText.meta({ description: "The variation's values for display, e.g. \"Size: M, Colour: Red\"" }),
     quantity: z.number(),
-    unit_id: z.int().nullable(),
+    unit_id: z.int().min(1).nullable(),
   })
   .meta({ id: "StockTransferLine" });
 
 const shape = {
   id: uuid,
   object: z.literal("stock_transfer"),
-  stock_transfer_number: z.int(),
+  stock_transfer_number: z.int().min(1),
   assigned_user_id: z.string().nullable(),
-  status_id: z.int().meta({ description: "26 Pending, 27 In Transit, 28 Transferred" }),
+  status_id: statusIdOut("stock_transfer"),
   status: z.enum(["Pending", "In Transit", "Transferred"]).nullable(),
   origin_location: locationRef,
   destination_location: locationRef,
@@ -107,6 +107,7 @@ export const deletedStockTransfer = z
   .meta({ id: "DeletedStockTransfer" });
 
 export const stockTransferListQuery = documentListQuery.extend({
+  status_id: statusIdQuery("stock_transfer"),
   q: text(255).optional().meta({ description: "The exact transfer number, or part of the tracking code" }),
   assigned_user_id: uuid.optional(),
   origin_location_id: uuid.optional(),

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { blankAsNull, isoDate, optionalText, requiredText, text, uuid } from "./common.js";
+import { blankAsNull, documentedAs, isoDate, optionalText, requiredText, text, uuid } from "./common.js";
 import { canonicalTimeZone, DUE_TIME } from "../domain/task-deadlines.js";
 import { REMINDER_OPERATIONS, REMINDER_STATUSES, SNOOZE_MINUTES, TASK_ACTIONS, TASK_RECORD_TYPES, TASK_STATUSES } from "../domain/task-rules.js";
 
@@ -116,7 +116,9 @@ export const reconcileBody = z
   .meta({ id: "TaskReconcileRequest" });
 export type ReconcileBody = z.infer<typeof reconcileBody>;
 
-const integerText = (description: string) => z.string().regex(/^\d{1,10}$/, "must be a positive integer").meta({ description });
+/** A query integer (up to 10 digits; the service checks the range and answers 422 outside it), documented with that range. */
+const integerText = (description: string, range: { minimum: number; maximum: number; default?: number }) =>
+  z.string().regex(/^\d{1,10}$/, "must be a positive integer").meta({ description, ...documentedAs({ schema: { type: "integer", ...range } }) });
 
 /** record_type is matched case-insensitively and echoed in lower case. */
 const recordTypeQuery = z
@@ -134,11 +136,14 @@ export const taskListQuery = z.object({
   }),
   assignee: uuid.optional().meta({ description: "Only tasks assigned to this user (within the scope)." }),
   q: text(100).optional().meta({ description: "Case-insensitive search in titles, up to 100 characters." }),
-  record_type: recordTypeQuery.meta({ description: "With record_id: only tasks linked to this record (needs its read scope and visibility)." }),
+  record_type: recordTypeQuery.meta({
+    description: "With record_id: only tasks linked to this record (needs its read scope and visibility). Matched case-insensitively.",
+    ...documentedAs({ schema: { type: "string", enum: [...TASK_RECORD_TYPES] } }),
+  }),
   record_id: uuid.optional().meta({ description: "With record_type: the linked record." }),
   due_from: isoDate.optional().meta({ description: "Stored due date on or after (YYYY-MM-DD)." }),
   due_to: isoDate.optional().meta({ description: "Stored due date on or before (YYYY-MM-DD)." }),
-  limit: integerText("1 to 100, default 40.").optional(),
+  limit: integerText(`1 to 100, default ${DEFAULT_TASK_LIMIT}.`, { minimum: 1, maximum: 100, default: DEFAULT_TASK_LIMIT }).optional(),
   cursor: z.string().max(1000).optional().meta({ description: "next_cursor of the previous page (same filters)." }),
 });
 
@@ -149,7 +154,7 @@ export const taskStatsQuery = z.object({
 });
 
 export const activityQuery = z.object({
-  before_version: integerText("Events of versions below this one (the previous page's next_before_version).").optional(),
+  before_version: integerText("Events of versions below this one (the previous page's next_before_version).", { minimum: 1, maximum: 9_999_999_999 }).optional(),
 });
 
 export const inboxQuery = z.object({
@@ -173,7 +178,7 @@ export const taskAssignee = z
 export const taskReminder = z
   .object({
     id: uuid,
-    generation: z.int().meta({ description: "Occurrence number: 1, then +1 for each snooze, new reminder_at or reassignment." }),
+    generation: z.int().min(1).meta({ description: "Occurrence number: 1, then +1 for each snooze, new reminder_at or reassignment." }),
     status: z.enum(REMINDER_STATUSES).meta({ description: "scheduled; delivered once scheduled_at has passed; then read, dismissed or completed." }),
     scheduled_at: timestamp,
     read_at: timestamp.nullable(),
@@ -186,7 +191,7 @@ export const taskRecordPreview = z
       type: recordType,
       id: uuid,
       name: z.string(),
-      number: z.union([z.int(), z.string()]).nullable().meta({ description: "The record's number as the record shows it." }),
+      number: z.union([z.int().min(1), z.string()]).nullable().meta({ description: "The record's number as the record shows it." }),
     }),
     z.object({ available: z.literal(false) }).meta({ description: "The link exists but the record is not accessible to the caller (or no longer exists); its former name and id are withheld." }),
   ])
@@ -226,7 +231,7 @@ export const taskList = z
 export const taskActivityEvent = z
   .object({
     object: z.literal("task_activity"),
-    version: z.int(),
+    version: z.int().min(1),
     action: z.enum(["created", "updated", "completed", "cancelled", "reopened", "reminder_snoozed"]),
     actor: uuid.meta({ description: "The user who made the change." }),
     timestamp,
@@ -238,7 +243,7 @@ export const taskActivityList = z
   .object({
     object: z.literal("list"),
     data: z.array(taskActivityEvent),
-    next_before_version: z.int().nullable().meta({ description: "Pass as before_version for the next page; null at the end." }),
+    next_before_version: z.int().min(1).nullable().meta({ description: "Pass as before_version for the next page; null at the end." }),
   })
   .meta({ id: "TaskActivityList" });
 
@@ -248,11 +253,11 @@ export const taskStats = z
     scope: z.enum(["mine", "all", "recovery"]),
     record_type: recordType.nullable(),
     record_id: uuid.nullable(),
-    open: z.int(),
-    completed: z.int(),
-    overdue: z.int().meta({ description: "Open tasks past overdue_at." }),
-    current_week: z.int().meta({ description: "Open tasks whose due date falls in the current week (Monday to Sunday) of their own zone." }),
-    task_badge_count: z.int().meta({ description: "Open tasks assigned to the caller that are due today (in their zone) or overdue; independent of scope and filters." }),
+    open: z.int().min(0),
+    completed: z.int().min(0),
+    overdue: z.int().min(0).meta({ description: "Open tasks past overdue_at." }),
+    current_week: z.int().min(0).meta({ description: "Open tasks whose due date falls in the current week (Monday to Sunday) of their own zone." }),
+    task_badge_count: z.int().min(0).meta({ description: "Open tasks assigned to the caller that are due today (in their zone) or overdue; independent of scope and filters." }),
   })
   .meta({ id: "TaskStats" });
 
@@ -274,7 +279,7 @@ export const reminderEntry = z
   .object({
     id: uuid,
     object: z.literal("task_reminder"),
-    generation: z.int(),
+    generation: z.int().min(1),
     status: z.enum(REMINDER_STATUSES),
     scheduled_at: timestamp,
     read_at: timestamp.nullable(),
@@ -283,7 +288,7 @@ export const reminderEntry = z
         id: uuid,
         title: z.string(),
         status: z.enum(TASK_STATUSES),
-        version: z.int(),
+        version: z.int().min(1),
         due_date: z.string().nullable(),
         due_time: z.string().nullable(),
         due_at: timestamp.nullable(),
@@ -297,7 +302,7 @@ export const reminderInbox = z
   .object({
     object: z.literal("list"),
     data: z.array(reminderEntry),
-    unread_count: z.int().meta({ description: "The caller's delivered reminders not yet read, dismissed or completed." }),
+    unread_count: z.int().min(0).meta({ description: "The caller's delivered reminders not yet read, dismissed or completed." }),
     next_cursor: z.string().nullable(),
   })
   .meta({ id: "TaskReminderInbox" });

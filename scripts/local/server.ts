@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ApiError, errors } from "../../lib/core/errors.js";
 import type { Context } from "aws-lambda";
-import { matchRoute, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
+import { matchRoute, noStoreAtPath, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
+import { unattributedRateLimitHeaders } from "../../lib/http/middlewares/rate-limit.js";
 import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
 
 /**
@@ -16,8 +17,6 @@ import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
 type LambdaHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 /** The API's documented request body limit (API Gateway's own is 10 MB). */
 const MAX_BODY_BYTES = 1024 * 1024;
-/** Bodies up to API Gateway's limit are read to the end before the 413; larger ones are cut. */
-const DISCARD_LIMIT_BYTES = 10 * 1024 * 1024;
 
 const loaded = new Map<EndpointGroup, Promise<LambdaHandler>>();
 function handlerOf(group: EndpointGroup): Promise<LambdaHandler> {
@@ -47,29 +46,27 @@ function lambdaContext(group: string, requestId: string): Context {
   };
 }
 
-/** A request body over the API's documented limit (1 MB). */
+/** A request body over the API's documented limit (1 MB), read to its end. */
 class BodyTooLarge extends Error {
-  /** True when the connection must be closed instead of reading the rest of the body. */
-  constructor(readonly abandon: boolean) {
+  constructor() {
     super("body too large");
   }
 }
 
 /**
- * Reads the body. Over 1 MB it keeps reading (discarding) to the end so the client sees the
- * 413, up to API Gateway's own 10 MB; beyond that the connection is abandoned.
+ * Reads the body. One over 1 MB is still read to its end (what is past 1 MB is discarded, so
+ * memory stays bounded) before the 413 is sent: a client that sends its whole body before it
+ * reads the answer (most do) then gets the 413, never a connection reset, whatever the size.
+ * Node's `requestTimeout` (300 s) bounds a body that never ends.
  */
 async function readBody(request: IncomingMessage): Promise<Buffer> {
-  const declared = Number(request.headers["content-length"] ?? 0);
-  if (declared > DISCARD_LIMIT_BYTES) throw new BodyTooLarge(true);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > DISCARD_LIMIT_BYTES) throw new BodyTooLarge(true);
     if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
   }
-  if (size > MAX_BODY_BYTES) throw new BodyTooLarge(false);
+  if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
   return Buffer.concat(chunks);
 }
 
@@ -148,7 +145,26 @@ function sendError(response: ServerResponse, error: ApiError, requestId: string,
   sendJson(response, error.statusCode, error.toBody(), { "X-Request-Id": requestId, ...headers });
 }
 
-const requestTooLarge = () => errors.requestTooLarge(MAX_BODY_BYTES);
+/**
+ * The 413 the local server answers itself, with the headers every API response carries (the
+ * request id, `RateLimit-*` with the full quota: no key was read) and `Cache-Control: no-store`
+ * where the path's routes declare `noStore` (under /tasks), as the document promises.
+ */
+function sendTooLarge(request: IncomingMessage, response: ServerResponse, requestId: string): void {
+  let path: string | undefined;
+  try {
+    path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+  } catch {
+    path = undefined; // no URL at all: no route, no path rules
+  }
+  const matched = path === undefined ? undefined : matchPath((request.method ?? "GET").toUpperCase(), path);
+  const noStore = matched ? matched.route.noStore === true : path !== undefined && noStoreAtPath(path);
+  sendError(response, errors.requestTooLarge(MAX_BODY_BYTES), requestId, {
+    ...unattributedRateLimitHeaders(),
+    ...(noStore ? { "Cache-Control": "no-store" } : {}),
+    Connection: "close",
+  });
+}
 
 /**
  * `GET /health`, the local server's own route (not an API route): 200 when DynamoDB answers
@@ -175,8 +191,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, options
       response.destroy(); // the client went away mid-body: nobody to answer
       return;
     }
-    sendError(response, requestTooLarge(), requestId, { Connection: "close" });
-    if (error.abandon) response.once("finish", () => request.destroy());
+    sendTooLarge(request, response, requestId);
     return;
   }
   try {

@@ -56,6 +56,15 @@ describe("offline: the platform function's bundle", () => {
 
     const page = invoke("GET", "/api/v3/docs", "GET /api/v3/docs");
     expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<redoc spec-url="openapi.json"');
+
+    // With a trailing slash, however API Gateway routes it (to the route, or to $default): the same page, its URLs one level down.
+    for (const routeKey of ["GET /api/v3/docs", "$default"]) {
+      const slashed = invoke("GET", "/api/v3/docs/", routeKey);
+      expect(slashed.statusCode, routeKey).toBe(200);
+      expect(slashed.body, routeKey).toContain('<redoc spec-url="../openapi.json"');
+      expect(slashed.body, routeKey).toContain('<script src="redoc.standalone.js"></script>');
+    }
     expect(page.headers["Content-Type"]).toBe("text/html; charset=utf-8");
     expect(page.headers["Content-Security-Policy"]).toContain("default-src 'none'");
 

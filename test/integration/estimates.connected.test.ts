@@ -363,7 +363,8 @@ describe("connected: estimates", () => {
     expect(await ids({ status_id: 7 })).toEqual([second.id]);
     expect(await ids({ status_id: 5 })).toEqual([third.id, first.id]);
     expect(await ids({ status_id: 6 })).toEqual([]);
-    expect(await ids({ status_id: 99 })).toEqual([]);
+    // A status id no estimate can have is refused, as the document's enum says (5-8).
+    expectError(await w.client.get("/estimates", { status_id: 99 }), 422, "invalid_query_parameter", "status_id");
     expect(await ids({ customer_id: zeta.id })).toEqual([third.id]);
     expect(await ids({ q: "zeta" })).toEqual([third.id]);
     expect(await ids({ q: "est-77" })).toEqual([first.id]);

@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
+import { PERMISSIONS, type Permission } from "../../lib/auth/permissions.js";
 import { createCustomField, createCustomerLabel, createKit, createPricingTier } from "../../lib/domain/admin.js";
 import { buildOpenApiDocument } from "../../lib/openapi/document.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
-import { idempotencyKey, newAccount } from "../support/fixtures.js";
+import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
 
 /**
  * The OpenAPI document is a contract: for EVERY route of the route table, its documented
@@ -15,6 +16,10 @@ import { idempotencyKey, newAccount } from "../support/fixtures.js";
  * no Idempotency-Key...), and each response must be one the document promises for that
  * operation: a documented status, every required documented header present (and valid), and
  * a body that validates against the documented schema (JSON Schema 2020-12, with formats).
+ * Every operation is also called by restricted users: one lacking each permission the route
+ * table says it always needs (403 `permission_denied`), and one with no permission at all
+ * (whatever it answers must be documented); every operation with a body gets one over 1 MB
+ * (413), and every one that honours `If-Match` a stale one (409).
  *
  * Derived from the route table: a new route is covered without touching this file, unless
  * its request names something this file cannot build; then the test fails and says what to
@@ -28,6 +33,7 @@ type Json = Record<string, any>;
 const doc = buildOpenApiDocument() as Json;
 
 interface Tenant {
+  account: TestAccount;
   client: ApiClient;
   ids: Record<string, string>;
 }
@@ -211,8 +217,19 @@ function build(route: RouteDefinition): Built {
   return { path: pathOf(route), query: route.example?.query, body: exampleBody(route), fresh, prepare: prepare ? () => (prepared ??= prepare(tenant)) : undefined };
 }
 
-async function send(route: RouteDefinition, built: Built, options: { key?: string | null; idempotencyKey?: string; raw?: string; method?: string } = {}): Promise<TestResponse> {
-  const client = options.key === null ? api() : tenant.client;
+interface SendOptions {
+  /** null: no API key; otherwise the tenant's owner unless `client` says who calls. */
+  key?: string | null;
+  client?: ApiClient;
+  idempotencyKey?: string;
+  raw?: string;
+  method?: string;
+  /** Request headers over the route's own (HEADERS); null leaves one out. */
+  headers?: Record<string, string | null>;
+}
+
+async function send(route: RouteDefinition, built: Built, options: SendOptions = {}): Promise<TestResponse> {
+  const client = options.key === null ? api() : (options.client ?? tenant.client);
   let path = built.path;
   if (built.prepare) path = pathOf(route, await built.prepare());
   if (built.fresh) {
@@ -221,7 +238,11 @@ async function send(route: RouteDefinition, built: Built, options: { key?: strin
     path = path.replace(/[^/]+$/, created.body.id as string);
   }
   const key = options.idempotencyKey ?? (route.idempotency === "none" ? undefined : idempotencyKey());
-  const headers = await HEADERS[route.operationId]?.(tenant, path);
+  const headers: Record<string, string> = { ...(await HEADERS[route.operationId]?.(tenant, path)) };
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (value === null) delete headers[name];
+    else headers[name] = value;
+  }
   return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, { query: built.query, idempotencyKey: key, raw: options.raw, headers });
 }
 
@@ -281,8 +302,8 @@ function expectDocumented(label: string, response: TestResponse, responses: Reco
 }
 
 const operationOf = (route: RouteDefinition): Json => doc.paths[route.path][route.method.toLowerCase()];
-/** What the API answers for requests that match no operation (components.responses), by status. */
-const UNMATCHED: Record<string, Json> = { 404: doc.components.responses.RouteNotFound, 405: doc.components.responses.MethodNotAllowed };
+/** What the API answers for requests that match no operation (the document's `x-unmatched-responses`), by status. */
+const UNMATCHED: Record<string, Json> = doc["x-unmatched-responses"];
 function expectContract(route: RouteDefinition, label: string, response: TestResponse): void {
   expectDocumented(`${route.operationId} (${label})`, response, operationOf(route).responses);
 }
@@ -357,6 +378,7 @@ beforeAll(async () => {
   const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000" });
   const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.line, quantity: 1 }] });
   tenant = {
+    account,
     client,
     ids: {
       location,
@@ -425,6 +447,24 @@ describe("OpenAPI contract: every route answers what its document says", () => {
 
   it.each(ROUTES.map((route) => [route.operationId, route] as const))("%s: its example succeeds, its failures are documented", async (_id, route) => {
     const built = build(route);
+    let failures = 0;
+    const failing = async (label: string, response: Promise<TestResponse>, status: number, code: string) => {
+      const answered = await response;
+      expect(answered.status, `${route.operationId} (${label}): ${answered.text.slice(0, 300)}`).toBe(status);
+      expect(answered.body?.error?.code, `${route.operationId} (${label})`).toBe(code);
+      expectContract(route, label, answered);
+      failures += 1;
+    };
+
+    // If-Match, before the example changes the record's state: a stale revision changes nothing.
+    if (route.ifMatch) {
+      await failing("a stale If-Match", send(route, built, { headers: { "if-match": '"stale-revision"' } }), 409, "mobile_mutation_conflict");
+      if (route.ifMatch === "required") {
+        const code = route.errors?.[428]?.[0];
+        expect(code, `${route.operationId} requires If-Match: its errors name the 428 code`).toBeDefined();
+        await failing("no If-Match", send(route, built, { headers: { "if-match": null } }), 428, code!);
+      }
+    }
 
     // The documented example.
     const key = route.idempotency === "none" ? undefined : idempotencyKey();
@@ -439,15 +479,6 @@ describe("OpenAPI contract: every route answers what its document says", () => {
       expect(replay.headers.get("idempotent-replayed"), `${route.operationId} replay`).toBe("true");
       expectContract(route, "replay", replay);
     }
-
-    let failures = 0;
-    const failing = async (label: string, response: Promise<TestResponse>, status: number, code: string) => {
-      const answered = await response;
-      expect(answered.status, `${route.operationId} (${label}): ${answered.text.slice(0, 300)}`).toBe(status);
-      expect(answered.body?.error?.code, `${route.operationId} (${label})`).toBe(code);
-      expectContract(route, label, answered);
-      failures += 1;
-    };
 
     if (route.authenticated) await failing("no API key", send(route, built, { key: null }), 401, "authentication_required");
     if (route.idempotency === "required") {
@@ -464,6 +495,7 @@ describe("OpenAPI contract: every route answers what its document says", () => {
       // A route may name its own code for a body its schema refuses (e.g. invalid_invoice_pack); the document says which.
       await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, route.protectedFields?.code ?? route.bodyErrorCode ?? "validation_failed");
       await failing("a body that is not JSON", send(route, built, { raw: "{" }), 400, "invalid_json");
+      await failing("a body over 1 MB", send(route, built, { raw: OVERSIZED_BODY }), 413, "request_too_large");
     }
     if (route.request.query) {
       const refused = refusedQuery(route);
@@ -486,6 +518,50 @@ describe("OpenAPI contract: every route answers what its document says", () => {
     expect(response.status).toBe(404);
     expectDocumented("unknown path", response, UNMATCHED);
   });
+});
+
+/** A JSON body just over the documented 1 MB limit. */
+const OVERSIZED_BODY = JSON.stringify({ name: "x".repeat(1024 * 1024) });
+
+/** Staff users of the tenant (every scope), made once each: one lacking exactly one permission, one with none. */
+const restricted = new Map<string, Promise<ApiClient>>();
+function userWithout(permissions: readonly Permission[] | "all"): Promise<ApiClient> {
+  const key = permissions === "all" ? "none" : [...permissions].sort().join(",");
+  let client = restricted.get(key);
+  if (!client) {
+    const granted = permissions === "all" ? [] : PERMISSIONS.filter((p) => !permissions.includes(p));
+    client = newUser(tenant.account, { permissions: [...granted], scopes: "all" }).then((user) => api().withKey(user.key));
+    restricted.set(key, client);
+  }
+  return client;
+}
+
+describe("OpenAPI contract: restricted users get what the document says", () => {
+  const needing = ROUTES.flatMap((route) => (route.permissions ?? []).map((permission) => [`${route.operationId} without ${permission}`, route, permission] as const));
+
+  it("the route table names the permissions of every operation that needs one (kits included)", () => {
+    expect(needing.length).toBeGreaterThan(80);
+    for (const id of ["listKits", "getKit", "listKitBuilds", "createKitBuild", "deleteKitBuild"]) expect(ROUTES.find((r) => r.operationId === id)!.permissions?.length, id).toBe(1);
+  });
+
+  it.each(needing)("%s: 403 permission_denied, as documented", async (_label, route, permission) => {
+    const response = await send(route, build(route), { client: await userWithout([permission]) });
+    expect(response.status, `${route.operationId} as a user without ${permission}: ${response.text.slice(0, 300)}`).toBe(403);
+    expect(response.body.error.code, `${route.operationId} as a user without ${permission}`).toBe("permission_denied");
+    expectContract(route, `a user without ${permission}`, response);
+  });
+
+  it.each(ROUTES.filter((route) => route.authenticated).map((route) => [route.operationId, route] as const))(
+    "%s as a user with no permission: a documented answer (403 permission_denied exactly when the route table says it needs one)",
+    async (_id, route) => {
+      const response = await send(route, build(route), { client: await userWithout("all") });
+      expectContract(route, "a user with no permission", response);
+      if (route.permissions?.length) {
+        expect(response.status, `${route.operationId}: ${response.text.slice(0, 300)}`).toBe(403);
+        expect(response.body.error.code, route.operationId).toBe("permission_denied");
+      }
+    },
+  );
 });
 
 /** A query value the route's query schema refuses (422 invalid_query_parameter), if any. */

@@ -1,13 +1,24 @@
+import { readFileSync } from "node:fs";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
+import { ESTIMATE_STATUS } from "../../lib/domain/estimate-model.js";
+import { INVOICE_STATUS } from "../../lib/domain/invoices.js";
+import { SO_STATUS } from "../../lib/domain/sales-orders.js";
 import { buildOpenApiDocument } from "../../lib/openapi/document.js";
 import { errorCodesOf } from "../../lib/openapi/errors.js";
-import { ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
+import { ENDPOINT_GROUPS, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
+import { STATUS_IDS, type StatusKind } from "../../lib/schemas/documents.js";
+import { estimateListQuery } from "../../lib/schemas/estimates.js";
+import { moneyInput, percentInput, signedMoneyInput } from "../../lib/schemas/common.js";
 
 /** The OpenAPI 3.1 document is generated from the route table (architecture section 2). */
+type Parameter = { name: string; in: string; required?: boolean; schema?: Record<string, any>; style?: string; explode?: boolean; example?: unknown; $ref?: string };
 type Operation = {
   operationId: string;
-  parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Record<string, any>; style?: string; explode?: boolean }>;
+  description?: string;
+  parameters?: Parameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema: unknown }> };
   responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: any }> }>;
   security?: unknown[];
@@ -15,12 +26,32 @@ type Operation = {
 type Doc = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+  components: {
+    schemas: Record<string, any>;
+    securitySchemes: Record<string, unknown>;
+    responses: Record<string, any>;
+    parameters: Record<string, Parameter>;
+    headers: Record<string, any>;
+  };
 };
 
 let built: Doc | undefined;
 /** The document, built once for the checks that only read it. */
 const document = () => (built ??= buildOpenApiDocument() as unknown as Doc);
+
+/** A `$ref` (`#/components/...`) resolved in the document; anything else as it is. */
+function deref<T>(node: T): T {
+  const target = (node as { $ref?: string }).$ref;
+  if (typeof target !== "string") return node;
+  return target
+    .slice(2)
+    .split("/")
+    .reduce((at: any, part) => at?.[part], document()) as T;
+}
+/** An operation's parameters with references resolved. */
+const parametersOf = (operation: Operation): Parameter[] => (operation.parameters ?? []).map(deref);
+/** An operation's responses with references resolved. */
+const responsesOf = (operation: Operation) => Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => [status, deref(response)]));
 
 describe("offline: OpenAPI document", () => {
   it("validates as OpenAPI 3.1", async () => {
@@ -64,9 +95,7 @@ describe("offline: OpenAPI document", () => {
     expect(required.length).toBeGreaterThan(0);
     const doc = document();
     for (const route of required) {
-      const header = doc.paths[route.path]![route.method.toLowerCase()]!.parameters?.find(
-        (p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key",
-      );
+      const header = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!).find((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
       expect(header, route.operationId).toBeDefined();
       expect(header!.required, route.operationId).toBe(true);
       expect(header!.schema).toMatchObject({ type: "string", minLength: 1, maxLength: 255 });
@@ -76,9 +105,7 @@ describe("offline: OpenAPI document", () => {
   it("optional-idempotency routes document an optional header, and the others none", () => {
     const doc = document();
     for (const route of ROUTES) {
-      const header = doc.paths[route.path]![route.method.toLowerCase()]!.parameters?.find(
-        (p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key",
-      );
+      const header = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!).find((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
       if (route.idempotency === "optional") {
         expect(header, route.operationId).toBeDefined();
         expect(header!.required, route.operationId).toBe(false);
@@ -92,7 +119,7 @@ describe("offline: OpenAPI document", () => {
     const doc = document();
     for (const route of ROUTES) {
       const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-      const parameters = doc.paths[route.path]![route.method.toLowerCase()]!.parameters ?? [];
+      const parameters = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!);
       for (const name of names) {
         expect(parameters.find((p) => p.in === "path" && p.name === name), `${route.operationId} ${name}`).toMatchObject({ required: true });
       }
@@ -125,7 +152,7 @@ describe("offline: OpenAPI document", () => {
     walk(doc);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) {
-      const match = /^#\/components\/(schemas|headers|responses)\/(.+)$/.exec(ref);
+      const match = /^#\/components\/(schemas|headers|responses|parameters)\/(.+)$/.exec(ref);
       expect(match, ref).not.toBeNull();
       const [, kind, name] = match!;
       expect((doc.components as unknown as Record<string, Record<string, unknown>>)[kind!]![name!], ref).toBeDefined();
@@ -139,15 +166,15 @@ describe("offline: OpenAPI document", () => {
   });
 
   it.each(ROUTES.map((r) => [r.operationId, r] as const))("%s: every error status it can answer, error.code an enum of exactly its codes", (_id, route) => {
-    const operation = operationOf(route);
+    const responses = responsesOf(operationOf(route));
     const codes = errorCodesOf(route);
-    const documented = Object.keys(operation.responses).filter((status) => Number(status) >= 400);
+    const documented = Object.keys(responses).filter((status) => Number(status) >= 400);
     expect(documented.sort()).toEqual([...codes.keys()].map(String).sort());
     for (const [status, list] of codes) {
-      const narrowed = operation.responses[String(status)]!.content!["application/json"]!.schema.allOf[1].properties.error.properties;
+      const narrowed = responses[String(status)]!.content!["application/json"]!.schema.allOf[1].properties.error.properties;
       expect(narrowed.code.enum, `${route.operationId} ${status}`).toEqual(list);
       expect(narrowed.type.enum, `${route.operationId} ${status}`).toEqual([status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "api_error" : "invalid_request_error"]);
-      expect(operation.responses[String(status)]!.description).toContain(list[0]!);
+      expect(responses[String(status)]!.description).toContain(list[0]!);
     }
   });
 
@@ -197,7 +224,7 @@ describe("offline: OpenAPI document", () => {
     expect(doc.components.headers["X-Request-Id"]!.required).toBe(true);
     expect(doc.components.headers["Idempotent-Replayed"]!.required).toBe(false);
     for (const route of ROUTES) {
-      for (const [status, response] of Object.entries(operationOf(route).responses)) {
+      for (const [status, response] of Object.entries(responsesOf(operationOf(route)))) {
         const names = Object.keys(response.headers ?? {});
         for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) expect(names, `${route.operationId} ${status}`).toContain(name);
         expect(names.includes("WWW-Authenticate"), `${route.operationId} ${status}`).toBe(status === "401");
@@ -213,7 +240,7 @@ describe("offline: OpenAPI document", () => {
   it("each 400 says what makes that route answer 400", () => {
     const descriptions = new Map<string, string>();
     for (const route of ROUTES) {
-      const response = operationOf(route).responses["400"];
+      const response = responsesOf(operationOf(route))["400"];
       if (response) descriptions.set(route.operationId, response.description);
     }
     expect(descriptions.get("createLocation")).toContain("idempotency_key_required");
@@ -225,7 +252,7 @@ describe("offline: OpenAPI document", () => {
   });
 
   it("types query parameters: page and limit integers with defaults, sync parameters, ids as a comma-separated UUID list, query ids as UUIDs", () => {
-    const parameter = (operationId: string, name: string) => operationOf(byId(operationId)).parameters!.find((p) => p.name === name)!;
+    const parameter = (operationId: string, name: string) => parametersOf(operationOf(byId(operationId))).find((p) => p.name === name)!;
     expect(parameter("listLocations", "page").schema).toMatchObject({ type: "integer", default: 1 });
     expect(parameter("listLocations", "limit").schema).toMatchObject({ type: "integer", default: 20 });
     expect(parameter("listLocations", "limit").schema).not.toHaveProperty("pattern");
@@ -241,21 +268,22 @@ describe("offline: OpenAPI document", () => {
     expect(parent.test("3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e")).toBe(true);
     expect(parent.test("roots")).toBe(false);
     expect(parameter("listItems", "include_sold").schema).toMatchObject({ type: "boolean" });
-    for (const route of ROUTES) for (const p of operationOf(route).parameters ?? []) expect(p.schema, `${route.operationId} ${p.name}`).not.toHaveProperty("x-parameter");
+    for (const route of ROUTES) for (const p of parametersOf(operationOf(route))) expect(p.schema, `${route.operationId} ${p.name}`).not.toHaveProperty("x-parameter");
   });
 
   it("formats: date-time timestamps, YYYY-MM-DD dates, UUID ids, unique contact links", () => {
     const schemas = document().components.schemas as Record<string, { properties: Record<string, any> }>;
-    const nullable = (schema: any) => schema.anyOf?.find((s: any) => s.type !== "null") ?? schema;
-    expect(schemas.Customer!.properties.created_at).toMatchObject({ format: "date-time" });
+    const nullable = (schema: any) => deref(schema.anyOf?.find((s: any) => s.type !== "null") ?? schema);
+    expect(deref(schemas.Customer!.properties.created_at)).toMatchObject({ format: "date-time" });
     expect(nullable(schemas.Customer!.properties.last_invoice_date)).toMatchObject({ format: "date" });
     expect(nullable(schemas.Prospect!.properties.prospect_date)).toMatchObject({ format: "date" });
     expect(schemas.ProspectCreate!.properties.prospect_date.anyOf[0]).toMatchObject({ format: "date" });
     expect(nullable(schemas.Contact!.properties.updated_at)).toMatchObject({ format: "date-time" });
-    expect(schemas.InventoryAdjustment!.properties.id).toMatchObject({ format: "uuid" });
-    expect(schemas.InventoryAdjustment!.properties.created_at).toMatchObject({ format: "date-time" });
+    expect(deref(schemas.InventoryAdjustment!.properties.id)).toMatchObject({ format: "uuid" });
+    expect(deref(schemas.InventoryAdjustment!.properties.created_at)).toMatchObject({ format: "date-time" });
     expect(nullable(schemas.Customer!.properties.owner_user_id)).toMatchObject({ format: "uuid" });
-    expect(schemas.ContactCreate!.properties.account_record_ids).toMatchObject({ uniqueItems: true, items: { format: "uuid" } });
+    expect(schemas.ContactCreate!.properties.account_record_ids).toMatchObject({ uniqueItems: true });
+    expect(deref(schemas.ContactCreate!.properties.account_record_ids.items)).toMatchObject({ format: "uuid" });
     expect(schemas.ContactUpdate!.properties.account_record_ids).toMatchObject({ uniqueItems: true });
   });
 
@@ -264,6 +292,10 @@ describe("offline: OpenAPI document", () => {
     expect(doc.info.description).toContain("route_not_found");
     expect(doc.info.description).toContain("method_not_allowed");
     expect(Object.keys(doc.components.responses.MethodNotAllowed.headers)).toContain("Allow");
+    expect((doc as unknown as Record<string, unknown>)["x-unmatched-responses"]).toEqual({
+      404: { $ref: "#/components/responses/RouteNotFound" },
+      405: { $ref: "#/components/responses/MethodNotAllowed" },
+    });
   });
 });
 
@@ -276,3 +308,224 @@ function byId(operationId: string): RouteDefinition {
 function operationOf(route: RouteDefinition): Operation {
   return document().paths[route.path]![route.method.toLowerCase()]!;
 }
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+/** Validates values against schemas of the document (JSON Schema 2020-12 with formats), component references included. */
+function schemaValidator() {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const shared = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(shared);
+    if (!node || typeof node !== "object") return node;
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" ? v.replace("#/components/schemas/", "openapi.json#/$defs/") : shared(v)]));
+  };
+  ajv.addSchema({ $id: "openapi.json", $defs: shared(document().components.schemas) as Record<string, unknown> });
+  const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+  return (schema: unknown, value: unknown): string | undefined => {
+    const key = JSON.stringify(schema);
+    let validate = compiled.get(key);
+    if (!validate) {
+      const target = (schema as { $ref?: string }).$ref;
+      validate = (target ? ajv.getSchema(target.replace("#/components/schemas/", "openapi.json#/$defs/")) : undefined) ?? ajv.compile(shared(schema) as Record<string, unknown>);
+      compiled.set(key, validate);
+    }
+    return validate(value) ? undefined : ajv.errorsText(validate.errors);
+  };
+}
+
+describe("offline: OpenAPI document, the whole truth and small", () => {
+  it("is at most half its former size (1,102,128 bytes minified): at most 551,000 bytes", () => {
+    const size = Buffer.byteLength(JSON.stringify(buildOpenApiDocument()));
+    expect(size).toBeLessThanOrEqual(551_000);
+  });
+
+  it("holds no component that nothing references (from outside components, directly or through other components)", () => {
+    const doc = document() as unknown as Record<string, unknown> & { components: Record<string, Record<string, unknown>> };
+    const reached = new Set<string>();
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === "object") {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === "$ref" && typeof value === "string") {
+            const name = value.replace("#/components/", "");
+            if (!reached.has(name)) {
+              reached.add(name);
+              const [kind, component] = name.split("/") as [string, string];
+              walk(doc.components[kind]?.[component]);
+            }
+          } else walk(value);
+        }
+      }
+    };
+    walk({ ...doc, components: undefined });
+    const unused: string[] = [];
+    for (const kind of ["schemas", "responses", "parameters", "headers"]) {
+      for (const name of Object.keys(doc.components[kind] ?? {})) if (!reached.has(`${kind}/${name}`)) unused.push(`${kind}/${name}`);
+    }
+    expect(unused).toEqual([]);
+    expect(reached).toContain("responses/RouteNotFound");
+    expect(reached).toContain("responses/MethodNotAllowed");
+  });
+
+  it("shares what repeats: error responses, parameters and building-block schemas are components", () => {
+    const doc = document();
+    expect(Object.keys(doc.components.responses).length).toBeGreaterThan(20);
+    expect(Object.keys(doc.components.parameters)).toEqual(expect.arrayContaining(["IdempotencyKey", "IdempotencyKeyRequired", "IfMatch", "IfMatchRequired", "query.page", "query.limit"]));
+    for (const name of ["Uuid", "Money", "MoneyInput", "Timestamp", "Error"]) expect(doc.components.schemas[name], name).toBeDefined();
+    // Customers, prospects and suppliers: one record path is a few KB, its schemas referenced.
+    for (const path of ["/api/v3/customers/{id}", "/api/v3/prospects/{id}", "/api/v3/suppliers/{id}"]) {
+      expect(JSON.stringify(doc.paths[path]).length, path).toBeLessThan(9_000);
+    }
+    // Each error response an operation shares with another is a reference.
+    const inline = new Map<string, string[]>();
+    for (const route of ROUTES) {
+      for (const [status, response] of Object.entries(operationOf(route).responses)) {
+        if (Number(status) < 400 || (response as { $ref?: string }).$ref) continue;
+        const key = JSON.stringify(response);
+        inline.set(key, [...(inline.get(key) ?? []), route.operationId]);
+      }
+    }
+    expect([...inline.values()].filter((ids) => ids.length > 1)).toEqual([]);
+  });
+
+  it("every response has an example, and every example validates against its own schema", () => {
+    const doc = document();
+    const check = schemaValidator();
+    const problems: string[] = [];
+    const expectValid = (label: string, schema: unknown, example: unknown) => {
+      if (example === undefined) problems.push(`${label}: no example`);
+      else {
+        const error = check(schema, example);
+        if (error) problems.push(`${label}: ${error}`);
+      }
+    };
+    for (const route of ROUTES) {
+      const operation = operationOf(route);
+      for (const [status, response] of Object.entries(responsesOf(operation))) {
+        for (const [mediaType, media] of Object.entries(response.content ?? {}) as [string, { schema: any; example?: unknown }][]) {
+          const example = media.example ?? deref(media.schema).example;
+          if (mediaType.startsWith("application/json")) expectValid(`${route.operationId} ${status}`, media.schema, example);
+          else if (typeof example !== "string" || example.length === 0) problems.push(`${route.operationId} ${status}: no ${mediaType} example`);
+        }
+      }
+      const body = operation.requestBody?.content["application/json"] as { schema: unknown; example?: unknown } | undefined;
+      if (body) expectValid(`${route.operationId} request body`, body.schema, body.example);
+      for (const parameter of parametersOf(operation)) if (parameter.example !== undefined) expectValid(`${route.operationId} ${parameter.name}`, parameter.schema, parameter.example);
+    }
+    for (const [name, schema] of Object.entries(doc.components.schemas)) if (schema.example !== undefined) expectValid(`components.schemas.${name}`, { $ref: `#/components/schemas/${name}` }, schema.example);
+    for (const [name, response] of Object.entries(doc.components.responses)) expectValid(`components.responses.${name}`, response.content["application/json"].schema, response.content["application/json"].example);
+    expect(problems).toEqual([]);
+  });
+
+  it("examples read like records: no invented negative numbers, documents numbered from 1, query examples typed as their parameters", () => {
+    const text = JSON.stringify(document());
+    expect(text).not.toContain("-9007199254740991");
+    const invoice = document().components.schemas.Invoice.example;
+    expect(invoice.invoice_number).toBeGreaterThanOrEqual(1);
+    expect(invoice.status_id).toBeGreaterThanOrEqual(9);
+    const resources = parametersOf(operationOf(byId("sync"))).find((p) => p.name === "resources")!;
+    expect(resources).toMatchObject({ style: "form", explode: false, schema: { type: "array" }, example: ["item"] });
+  });
+
+  it("each operation's description names its scopes and the permissions every call needs, from the route table", () => {
+    for (const route of ROUTES) {
+      const { description = "" } = operationOf(route);
+      if (!route.authenticated) {
+        expect(description, route.operationId).toContain("public");
+        continue;
+      }
+      for (const scope of route.scopes) expect(description, route.operationId).toContain(`\`${scope}\``);
+      for (const permission of route.permissions ?? []) expect(description, route.operationId).toContain(`\`${permission}\``);
+      expect(description, route.operationId).toContain("**Permissions:**");
+    }
+  });
+
+  it("a route that always needs a permission documents 403 permission_denied: the kit operations too", () => {
+    for (const route of ROUTES) {
+      if (!route.permissions?.length) continue;
+      const codes = responsesOf(operationOf(route))["403"]!.content!["application/json"]!.schema.allOf[1].properties.error.properties.code.enum;
+      expect(codes, route.operationId).toContain("permission_denied");
+    }
+    expect(byId("listKits").permissions).toEqual(["inventory.list"]);
+    expect(byId("getKit").permissions).toEqual(["inventory.list"]);
+    expect(byId("listKitBuilds").permissions).toEqual(["inventory.list"]);
+    expect(byId("createKitBuild").permissions).toEqual(["inventory.modify"]);
+    expect(byId("deleteKitBuild").permissions).toEqual(["inventory.modify"]);
+  });
+
+  it("documents If-Match on exactly the operations whose handlers read it", () => {
+    const reading = new Set<string>();
+    for (const group of ENDPOINT_GROUPS) {
+      let current: string | undefined;
+      for (const line of readFileSync(new URL(`../../functions/${group}/handler.ts`, import.meta.url), "utf8").split("\n")) {
+        current = /^ {2}(\w+): async/.exec(line)?.[1] ?? current;
+        if (current && line.includes('headers["if-match"]')) reading.add(current);
+      }
+    }
+    expect(reading.size).toBe(7);
+    expect(ROUTES.filter((r) => r.ifMatch).map((r) => r.operationId).sort()).toEqual([...reading].sort());
+    for (const route of ROUTES) {
+      const header = parametersOf(operationOf(route)).find((p) => p.in === "header" && p.name === "If-Match");
+      if (!route.ifMatch) expect(header, route.operationId).toBeUndefined();
+      else expect(header, route.operationId).toMatchObject({ required: route.ifMatch === "required", schema: { type: "string" } });
+      if (route.ifMatch) expect(errorCodesOf(route).get(409), route.operationId).toContain("mobile_mutation_conflict");
+    }
+    expect(byId("previewEstimateChanges").ifMatch).toBe("required");
+  });
+
+  it("money that may not be negative refuses a sign in the document as on the server; signed money accepts one", () => {
+    const doc = document();
+    const textPattern = (name: string) => new RegExp(doc.components.schemas[name].anyOf.find((s: any) => s.type === "string").pattern);
+    for (const name of ["MoneyInput", "PercentInput"]) {
+      for (const text of ["-1.0000", "-0", "-12.5"]) expect(textPattern(name).test(text), `${name} ${text}`).toBe(false);
+      expect(textPattern(name).test("12.5000"), name).toBe(true);
+    }
+    expect(textPattern("SignedMoneyInput").test("-1.0000")).toBe(true);
+    expect(moneyInput.safeParse("-1.0000").success).toBe(false);
+    expect(percentInput.safeParse("-0").success).toBe(false);
+    expect(signedMoneyInput.safeParse("-1.0000").success).toBe(true);
+    expect(moneyInput.safeParse("0").success).toBe(true);
+  });
+
+  it("positive quantities are exclusiveMinimum 0, a signed adjustment is documented non-zero", () => {
+    const schemas = document().components.schemas;
+    expect(schemas.KitBuildCreate.properties.quantity).toMatchObject({ type: "number", exclusiveMinimum: 0 });
+    expect(schemas.InventoryAdjustmentCreate.properties.quantity).toMatchObject({ type: "number", not: { const: 0 } });
+    const check = schemaValidator();
+    expect(check({ $ref: "#/components/schemas/KitBuildCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: 0 })).toBeDefined();
+    expect(check({ $ref: "#/components/schemas/InventoryAdjustmentCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: 0 })).toBeDefined();
+    expect(check({ $ref: "#/components/schemas/InventoryAdjustmentCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: -2 })).toBeUndefined();
+  });
+
+  it("status ids are closed sets: list filters and responses enumerate their kind's ids (those the domain uses), other filter values are refused", () => {
+    expect(Object.keys(STATUS_IDS.invoice).map(Number)).toEqual(Object.values(INVOICE_STATUS).map((s) => s.id));
+    expect(Object.keys(STATUS_IDS.sales_order).map(Number)).toEqual(Object.values(SO_STATUS).map((s) => s.id));
+    expect(Object.keys(STATUS_IDS.estimate).map(Number)).toEqual(Object.values(ESTIMATE_STATUS).map((s) => s.id));
+    const lists: Record<StatusKind, [string, string]> = {
+      estimate: ["listEstimates", "Estimate"],
+      invoice: ["listInvoices", "Invoice"],
+      purchase_order: ["listPurchaseOrders", "PurchaseOrder"],
+      stock_transfer: ["listStockTransfers", "StockTransfer"],
+      sales_order: ["listSalesOrders", "SalesOrder"],
+    };
+    for (const [kind, [operationId, schema]] of Object.entries(lists) as [StatusKind, [string, string]][]) {
+      const ids = Object.keys(STATUS_IDS[kind]).map(Number);
+      const filter = parametersOf(operationOf(byId(operationId))).find((p) => p.name === "status_id")!;
+      expect(filter.schema, operationId).toEqual({ type: "integer", enum: ids });
+      expect(document().components.schemas[schema].properties.status_id, schema).toMatchObject({ type: "integer", enum: ids });
+    }
+    expect(document().components.schemas.Item.properties.status_id).toMatchObject({ enum: [1, 2, 3] });
+    expect(estimateListQuery.safeParse({ status_id: "5" }).success).toBe(true);
+    for (const other of ["9", "0", "99"]) expect(estimateListQuery.safeParse({ status_id: other }).success, other).toBe(false);
+  });
+
+  it("task list limit and activity before_version are integers with their ranges; record_type an enum", () => {
+    const parameter = (operationId: string, name: string) => parametersOf(operationOf(byId(operationId))).find((p) => p.name === name)!;
+    expect(parameter("listTasks", "limit").schema).toEqual({ type: "integer", minimum: 1, maximum: 100, default: 40 });
+    expect(parameter("listTaskActivity", "before_version").schema).toMatchObject({ type: "integer", minimum: 1 });
+    expect(parameter("listTasks", "record_type").schema).toMatchObject({ type: "string", enum: expect.arrayContaining(["customer", "invoice", "kit"]) });
+    expect(parameter("listInvoices", "ids")).toMatchObject({ style: "form", explode: false, schema: { type: "array", maxItems: 50 } });
+  });
+});
+

@@ -23,6 +23,13 @@ describe("offline: route matching", () => {
     expect(matchRoute("GET", `/api/v3/tasks/${id}`)?.pathParameters).toEqual({ id });
   });
 
+  it("only a route that says so (the HTML reference) also answers with a trailing slash", () => {
+    expect(matchRoute("GET", "/api/v3/docs/")?.route.operationId).toBe("getApiReference");
+    expect(matchRoute("GET", "/api/v3/docs")?.route.operationId).toBe("getApiReference");
+    expect(matchRoute("GET", "/api/v3/locations/")).toBeUndefined();
+    expect(matchRoute("GET", "/api/v3/docs//")).toBeUndefined();
+  });
+
   it("a literal path serves only its own methods (PATCH /tasks/stats is the {id} route, as in API Gateway)", () => {
     expect(matchRoute("PATCH", "/api/v3/tasks/stats")?.route.operationId).toBe("updateTask");
     expect(methodsAtPath("/api/v3/tasks/stats")).toEqual(["GET", "PATCH"]);

@@ -3,7 +3,7 @@ import { buildOpenApiDocument } from "../../lib/openapi/document.js";
 import { routesOfGroup } from "../../lib/routes/index.js";
 
 type Response = { headers?: Record<string, unknown> };
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, Response> }>>; components: { schemas: Record<string, any> } };
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, Response & { $ref?: string }> }>>; components: { schemas: Record<string, any>; responses: Record<string, Response> } };
 
 /** The tasks group in the OpenAPI document (spec part 2, section 4.6). */
 describe("offline: tasks in the OpenAPI document", () => {
@@ -24,7 +24,9 @@ describe("offline: tasks in the OpenAPI document", () => {
   it("documents Cache-Control: no-store on every response of the group, errors included", () => {
     for (const route of routes) {
       const responses = doc.paths[route.path]![route.method.toLowerCase()]!.responses;
-      for (const [status, response] of Object.entries(responses)) {
+      for (const [status, entry] of Object.entries(responses)) {
+        // A response several operations share is a component (components.responses).
+        const response = entry.$ref ? doc.components.responses[entry.$ref.replace("#/components/responses/", "")]! : entry;
         expect(response.headers?.["Cache-Control"], `${route.operationId} ${status}`).toBeDefined();
       }
     }

@@ -48,6 +48,19 @@ export function rateLimitHeaders(request: PipelineRequest): Record<string, strin
     remaining: Math.max(0, limit - (counted?.count ?? 0)),
     reset: secondsToReset(),
   };
+  return formatRateLimit(state);
+}
+
+/**
+ * The `RateLimit-*` headers of an answer given before any key is read (the local server's own
+ * 413 for a body over the limit): the full quota, as for every unattributed request.
+ */
+export function unattributedRateLimitHeaders(): Record<string, string> {
+  const limit = configuredLimit();
+  return formatRateLimit({ limit, remaining: limit, reset: secondsToReset() });
+}
+
+function formatRateLimit(state: { limit: number; remaining: number; reset: number }): Record<string, string> {
   return {
     "RateLimit-Limit": String(state.limit),
     "RateLimit-Remaining": String(state.remaining),
