@@ -247,7 +247,7 @@ describe("offline: OpenAPI document", () => {
     expect(descriptions.get("createItem")).not.toContain("idempotency_key_required");
     expect(descriptions.get("sync")).toContain("sync_cursor_invalid");
     expect(descriptions.get("sync")).not.toContain("invalid_json");
-    expect(descriptions.has("listLocations")).toBe(false); // nothing makes it 400
+    expect(descriptions.get("listLocations")).toContain("invalid_query_parameter"); // a query that is not valid percent-encoding
     expect(new Set([descriptions.get("createLocation"), descriptions.get("createItem"), descriptions.get("sync")]).size).toBe(3);
   });
 
@@ -277,7 +277,11 @@ describe("offline: OpenAPI document", () => {
     expect(deref(schemas.Customer!.properties.created_at)).toMatchObject({ format: "date-time" });
     expect(nullable(schemas.Customer!.properties.last_invoice_date)).toMatchObject({ format: "date" });
     expect(nullable(schemas.Prospect!.properties.prospect_date)).toMatchObject({ format: "date" });
-    expect(schemas.ProspectCreate!.properties.prospect_date.anyOf[0]).toMatchObject({ format: "date" });
+    // An optional date: a date, null, or blank text (the same as null).
+    expect(schemas.ProspectCreate!.properties.prospect_date.anyOf).toEqual([
+      { anyOf: [expect.objectContaining({ format: "date" }), { type: "null" }] },
+      { $ref: "#/components/schemas/Blank" },
+    ]);
     expect(nullable(schemas.Contact!.properties.updated_at)).toMatchObject({ format: "date-time" });
     expect(deref(schemas.InventoryAdjustment!.properties.id)).toMatchObject({ format: "uuid" });
     expect(deref(schemas.InventoryAdjustment!.properties.created_at)).toMatchObject({ format: "date-time" });
