@@ -15,8 +15,15 @@ import { scaledToTimeout } from "../support/timeouts.js";
  * Chromium is required: `.ci/run` installs it; without it this test fails (never skips).
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-/** The first render of the operations list may take this long at the suite's test timeout (30 s); scaled with it. */
+/**
+ * The first render of the operations list may take this long on a quiet machine: measured as
+ * the page's main-thread CPU time (Chromium's `ThreadTime`), which other processes on a busy
+ * machine barely move, where wall-clock time would (the suite runs files in parallel). Scaled
+ * with the test timeout, as every time limit of the suite.
+ */
 const RENDER_BUDGET_MS = 8_000;
+/** Wall-clock limit of a first render, however busy the machine (scaled with the test timeout). */
+const RENDER_WALL_LIMIT_MS = 25_000;
 const api = useApiServer();
 
 let context: BrowserContext | undefined;
@@ -53,6 +60,8 @@ interface Opened {
   problems: string[];
   /** Milliseconds from navigation to the rendered operations list. */
   elapsed: number;
+  /** Main-thread CPU milliseconds of the page over the same span. */
+  mainThreadMs: number;
 }
 
 /** Opens a path of the API in a new tab and waits, at most `limitMs`, for the operations list; says what timed out. */
@@ -65,6 +74,10 @@ async function openReference(path: string, limitMs: number): Promise<Opened> {
     if (message.type() === "error") problems.push(message.text());
   });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  const cdp = await context!.newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const threadTime = async () => (await cdp.send("Performance.getMetrics")).metrics.find((metric) => metric.name === "ThreadTime")?.value ?? 0;
+  const threadBefore = await threadTime();
   const started = Date.now();
   const response = await page.goto(`${api().baseUrl}${path}`, { timeout: limitMs });
   expect(response?.status(), path).toBe(200);
@@ -76,7 +89,8 @@ async function openReference(path: string, limitMs: number): Promise<Opened> {
       `Timed out: ${path} did not render its operations list (${SUMMARIES.length} summaries) within ${limitMs} ms in Chromium. Requests so far: ${requested.join(", ")}. Page errors: ${problems.join("; ") || "none"}.`,
     );
   }
-  return { page, requested, problems, elapsed: Date.now() - started };
+  const elapsed = Date.now() - started;
+  return { page, requested, problems, elapsed, mainThreadMs: Math.round(((await threadTime()) - threadBefore) * 1000) };
 }
 
 /** Every request stays on the API's own host; the page's script and document come from where they should. */
@@ -90,11 +104,14 @@ function expectOwnRequests({ requested, problems }: Opened): void {
 }
 
 describe("GET /api/v3/docs in Chromium", () => {
-  it(`renders the operations list within ${RENDER_BUDGET_MS / 1000} s (scaled by the test timeout), every request to the API itself and no CSP violation`, async ({ task }) => {
+  it(`renders the operations list within ${RENDER_BUDGET_MS / 1000} s of the page's main thread (scaled by the test timeout), every request to the API itself and no CSP violation`, async ({ task }) => {
     for (const summary of SUMMARIES) expect(ROUTES.some((r) => r.summary === summary), summary).toBe(true);
     const budget = scaledToTimeout(RENDER_BUDGET_MS, task.timeout);
-    const opened = await openReference("/api/v3/docs", budget);
-    expect(opened.elapsed, `first render of the operations list took ${opened.elapsed} ms; the budget is ${budget} ms`).toBeLessThanOrEqual(budget);
+    const opened = await openReference("/api/v3/docs", scaledToTimeout(RENDER_WALL_LIMIT_MS, task.timeout));
+    expect(
+      opened.mainThreadMs,
+      `first render of the operations list took ${opened.mainThreadMs} ms of the page's main thread (${opened.elapsed} ms by the clock); the budget is ${budget} ms`,
+    ).toBeLessThanOrEqual(budget);
     // Error codes of an operation are rendered too (its 409 response lists the sync codes).
     await opened.page.waitForFunction(shown, ["sync_full_refresh_required"], { timeout: 5_000 }).catch((error: unknown) => {
       throw new Error(`Timed out: the sync operation's 409 codes were not rendered within 5 s (${String(error)})`);
