@@ -27,7 +27,7 @@ const one = `${base}/{invoice_id}`;
 const SAMPLE_CUSTOMER = "00000000-0000-4000-8000-000000000012";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000031";
-const visibility = "Users without records.view_all see only the invoices whose salesperson they are; others are 404 resource_missing.";
+const visibility = "Users without records.view_all see only the invoices whose salesperson they are; others are 404 resource_missing. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
 const protectedFieldsNote = `Fields the service controls (${UNSUPPORTED_INVOICE_FIELDS.fields.join(", ")}), and any other field the body does not define, are 422 unsupported_invoice_field.`;
 
 /** Endpoint group `invoices` (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */

@@ -22,7 +22,7 @@ const SAMPLE_SUPPLIER = "00000000-0000-4000-8000-000000000011";
 const SAMPLE_LOCATION = "00000000-0000-4000-8000-000000000001";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000031";
-const visibility = "Users without records.view_all see only the purchase orders assigned to them; others are 404.";
+const visibility = "Users without records.view_all see only the purchase orders assigned to them; others are 404. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
 
 /** Endpoint group `purchase-orders` (spec part 2, sections 2.1, 3.1 and 4.1; architecture section 8 for payments). */
 export const purchaseOrderRoutes: RouteDefinition[] = [

@@ -21,7 +21,7 @@ const SAMPLE_CUSTOMER = "00000000-0000-4000-8000-000000000012";
 const SAMPLE_LOCATION = "00000000-0000-4000-8000-000000000001";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000031";
-const visibility = "Users without records.view_all see only the sales orders whose salesperson they are; others are 404 resource_missing.";
+const visibility = "Users without records.view_all see only the sales orders whose salesperson they are; others are 404 resource_missing. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
 
 /** Endpoint group `sales-orders` (spec part 2, sections 2.4, 3.4 and 4.4; architecture section 8). */
 export const salesOrderRoutes: RouteDefinition[] = [

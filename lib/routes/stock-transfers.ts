@@ -16,7 +16,7 @@ const one = `${base}/{stock_transfer_id}`;
 const SAMPLE_ORIGIN = "00000000-0000-4000-8000-000000000001";
 const SAMPLE_DESTINATION = "00000000-0000-4000-8000-000000000002";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
-const visibility = "Visibility is account-wide.";
+const visibility = "Visibility is account-wide: neither the assigned user nor a user's assigned location limits it (spec part 2, 4.2).";
 
 /** Endpoint group `stock-transfers` (spec part 2, sections 2.2, 3.2 and 4.2). */
 export const stockTransferRoutes: RouteDefinition[] = [
