@@ -284,6 +284,8 @@ Authenticate with \`Authorization: Bearer isk_live_...\`. Every response carries
 
 Each operation names the API key **scopes** it needs (403 \`insufficient_scope\` without one) and the user **permissions** every call of it needs (403 \`permission_denied\` without one); an operation's description says when some inputs need more.
 
+Rules every write shares: in an optional field, blank text (\`""\` or only whitespace) is the same as \`null\` and clears the field (a required text field refuses it); a record's GET body, without the fields the service controls, is accepted by its PATCH and changes nothing (a write that changes nothing writes nothing); dates are real calendar dates from \`0001-01-01\`. A user assigned to a location sees and acts on documents and stock at that location only: others are 404 \`resource_missing\`, a body naming another location 422 on that field (stock transfers are account-wide).
+
 Requests that match no operation: an unknown path is 404 \`route_not_found\` (${meaningOf(404, "route_not_found")}); a known path with a method it does not have is 405 \`method_not_allowed\` with an \`Allow\` header (the \`RouteNotFound\` and \`MethodNotAllowed\` responses under components, named by \`x-unmatched-responses\`).
 
 \`GET ${API_PREFIX}\` links this document and its HTML rendering.`;
