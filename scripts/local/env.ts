@@ -1,3 +1,7 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
 /** The local stack's environment (architecture section 7), with its defaults. */
 export const localEnv = {
   port: () => Number.parseInt(process.env.PORT ?? "3000", 10),
@@ -15,8 +19,27 @@ export function applyLocalEnvironment(endpoint: string): void {
   process.env.RATE_LIMIT_PER_MINUTE = localEnv.rateLimitPerMinute();
   process.env.AWS_REGION ??= "local";
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
-  // Sync cursors are signed with a secret generated once and kept with the local data.
-  if (!process.env.SYNC_CURSOR_SECRET && localEnv.dataDir() !== "memory") {
-    process.env.SYNC_CURSOR_SECRET_FILE ??= `${localEnv.dataDir()}/sync-cursor-secret`;
+  // Sync cursors are signed with a secret generated once and kept with the local data (in
+  // memory: one per start). Made here, once, so every API worker process signs alike.
+  if (!process.env.SYNC_CURSOR_SECRET) {
+    if (localEnv.dataDir() === "memory") process.env.SYNC_CURSOR_SECRET = randomBytes(32).toString("base64url");
+    else {
+      const file = (process.env.SYNC_CURSOR_SECRET_FILE ??= `${localEnv.dataDir()}/sync-cursor-secret`);
+      if (!existsSync(file)) {
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600 });
+      }
+    }
   }
+}
+
+/**
+ * `API_PROCESSES`: how many worker processes serve the API (default 1: the handlers run in the
+ * main process). Each serves one request at a time, as Lambda does.
+ */
+export function apiProcesses(): number {
+  const raw = process.env.API_PROCESSES ?? "1";
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > 64) throw new Error(`API_PROCESSES must be a whole number from 1 to 64, not ${JSON.stringify(raw)}.`);
+  return value;
 }

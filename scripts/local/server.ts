@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ApiError, errors } from "../../lib/core/errors.js";
-import type { Context } from "aws-lambda";
 import { matchRoute, noStoreAtPath, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
 import { unattributedRateLimitHeaders } from "../../lib/http/middlewares/rate-limit.js";
-import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
+import type { HttpEvent } from "../../lib/http/types.js";
+import { invokeHandler } from "./handlers.js";
+import { startWorkerPool, type WorkerPool } from "./worker-pool.js";
 
 /**
  * The local API Gateway: turns each HTTP request into an HTTP API payload 2.0 event, picks
@@ -14,37 +15,8 @@ import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
  * request is answered in the API's error shape; the process keeps serving. It also answers
  * `GET /health` itself.
  */
-type LambdaHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 /** The API's documented request body limit (API Gateway's own is 10 MB). */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-const loaded = new Map<EndpointGroup, Promise<LambdaHandler>>();
-function handlerOf(group: EndpointGroup): Promise<LambdaHandler> {
-  let pending = loaded.get(group);
-  if (!pending) {
-    pending = import(`../../functions/${group}/handler.ts`).then((module: { handler: LambdaHandler }) => module.handler);
-    loaded.set(group, pending);
-  }
-  return pending;
-}
-
-function lambdaContext(group: string, requestId: string): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: `local-${group}`,
-    functionVersion: "$LATEST",
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:local-${group}`,
-    memoryLimitInMB: "1024",
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/local-${group}`,
-    logStreamName: "local",
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
 
 /** A request body over the API's documented limit (1 MB), read to its end. */
 class BodyTooLarge extends Error {
@@ -181,7 +153,13 @@ async function health(response: ServerResponse, dynamo: () => DynamoDBClient, ta
   sendJson(response, ok ? 200 : 503, { status: ok ? "ok" : "unavailable", dynamodb }, { "Cache-Control": "no-store" });
 }
 
-async function serve(request: IncomingMessage, response: ServerResponse, options: Required<ApiServerOptions>, dynamo: () => DynamoDBClient): Promise<void> {
+async function serve(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: Required<Omit<ApiServerOptions, "processes">>,
+  dynamo: () => DynamoDBClient,
+  pool: WorkerPool | undefined,
+): Promise<void> {
   const requestId = randomUUID();
   let body: Buffer;
   try {
@@ -200,8 +178,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, options
       return;
     }
     const { event, group } = toHttpEvent(request, body, requestId);
-    const handler = await handlerOf(group);
-    const result = await handler(event, lambdaContext(group, requestId));
+    const result = pool ? await pool.invoke(group, event, requestId) : await invokeHandler(group, event, requestId);
     if (response.headersSent) return;
     response.writeHead(result.statusCode, result.headers);
     response.end(result.body ?? "");
@@ -217,11 +194,19 @@ export interface ApiServerOptions {
   dynamoEndpoint?: string;
   /** Table `/health` checks (default TABLE_NAME). */
   tableName?: string;
+  /**
+   * API worker processes (`API_PROCESSES`): 1 (the default) runs the handlers in this process;
+   * more runs them in that many worker processes, one request at a time each, as Lambda does.
+   */
+  processes?: number;
 }
 
 /** Starts the local API on 127.0.0.1:`port` (0 picks a free port). */
 export async function startApiServer(port: number, options: ApiServerOptions = {}): Promise<{ server: Server; port: number; url: string }> {
-  const resolved: Required<ApiServerOptions> = {
+  const processes = options.processes ?? 1;
+  if (!Number.isInteger(processes) || processes < 1 || processes > 64) throw new Error(`API processes must be a whole number from 1 to 64, not ${processes}.`);
+  const pool = processes > 1 ? await startWorkerPool(processes) : undefined;
+  const resolved: Required<Omit<ApiServerOptions, "processes">> = {
     dynamoEndpoint: options.dynamoEndpoint ?? process.env.DYNAMODB_ENDPOINT ?? "",
     tableName: options.tableName ?? process.env.TABLE_NAME ?? "inventory-api-local",
   };
@@ -233,18 +218,26 @@ export async function startApiServer(port: number, options: ApiServerOptions = {
       maxAttempts: 1,
     }));
   const server = createServer((request, response) => {
-    serve(request, response, resolved, dynamo).catch((error: unknown) => {
+    serve(request, response, resolved, dynamo, pool).catch((error: unknown) => {
       process.stderr.write(`local server: ${(error as Error)?.stack ?? String(error)}\n`);
       if (!response.headersSent) sendError(response, errors.internal(error), randomUUID());
       else response.destroy();
     });
   });
   server.keepAliveTimeout = 5000;
-  server.on("close", () => client?.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
+  server.on("close", () => {
+    client?.destroy();
+    void pool?.close();
   });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => resolve());
+    });
+  } catch (error) {
+    await pool?.close();
+    throw error;
+  }
   const address = server.address();
   const actualPort = typeof address === "object" && address ? address.port : port;
   return { server, port: actualPort, url: `http://127.0.0.1:${actualPort}` };

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { localEnv, applyLocalEnvironment } from "./env.js";
+import { apiProcesses, localEnv, applyLocalEnvironment } from "./env.js";
 import { portProblem, startDynamoLocal, type DynamoLocal } from "./dynamodb.js";
 import { acquireDataDirLock, type DataDirLockInfo } from "./data-dir-lock.js";
 
@@ -125,6 +125,12 @@ async function main(): Promise<void> {
   const external = process.env.DYNAMODB_ENDPOINT;
   const port = parsePort("PORT", localEnv.port());
   const dynamoPort = parsePort("DYNAMODB_PORT", localEnv.dynamoPort());
+  let processes: number;
+  try {
+    processes = apiProcesses();
+  } catch (error) {
+    throw new StartError((error as Error).message);
+  }
   if (!external && port === dynamoPort) throw new StartError(`PORT and DYNAMODB_PORT are both ${port}; choose two different ports.`);
   if (!external) lockDataDir(port, dynamoPort);
   await checkPorts(Boolean(external), port, dynamoPort);
@@ -185,16 +191,17 @@ async function main(): Promise<void> {
   if (stopping) return;
 
   const { startApiServer } = await import("./server.js");
-  const api = await startApiServer(port);
+  const api = await startApiServer(port, { processes });
   running.push({
     name: "API server",
     stop: async () => {
-      api.server.close();
+      const closed = new Promise((resolve) => api.server.close(resolve));
       api.server.closeAllConnections();
+      await closed; // its API worker processes, if any, with it
     },
   });
   if (stopping) return;
-  console.log(`listening on ${api.url}/api/v3`);
+  console.log(`listening on ${api.url}/api/v3${processes > 1 ? ` (${processes} API worker processes, one request at a time each, as Lambda runs it)` : ""}`);
 }
 
 main().catch(async (error: Error) => {

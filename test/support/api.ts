@@ -64,13 +64,14 @@ export class ApiClient {
 
 /**
  * Starts the local API server (the same handlers AWS runs) for one test file and returns a
- * getter for its base URL.
+ * getter for its base URL. `processes` > 1 serves it through that many worker processes, one
+ * request at a time each, as Lambda runs it (no shared memory between requests).
  */
-export function useApiServer(): () => ApiClient {
+export function useApiServer(options: { processes?: number } = {}): () => ApiClient {
   let server: Server | undefined;
   let baseUrl = "";
   beforeAll(async () => {
-    const started = await startApiServer(0);
+    const started = await startApiServer(0, { processes: options.processes });
     server = started.server;
     baseUrl = started.url;
   });
