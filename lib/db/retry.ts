@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ContentionError } from "../core/errors.js";
 import { currentDbUsage } from "./metrics.js";
+import { takeTurns, type HeldTurns } from "./turns.js";
 
 /**
  * THE retry policy of every optimistic write (sequences, conditioned updates, the ledger, the
@@ -43,30 +44,60 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * of one process on the same names run one at a time: a process serving many requests (the
  * local stack, a container) then queues its own writers instead of letting them collide in
  * DynamoDB, where every lost race costs a transaction. Between processes (Lambda runs one
- * request per container) the conditions and the backoff still decide.
+ * request per container) a writer that lost a race takes its turns (`lib/db/turns.ts`): it
+ * waits in line for the record or sequence instead of resending its transaction after a
+ * backoff, and its next attempt (`afterWait`) knows that what it learnt before is stale. The
+ * write's own conditions decide correctness either way.
  */
+/** What an attempt may want to know of the ones before it. */
+export interface AttemptContext {
+  /** This attempt is the first after waiting for turns: what earlier attempts learnt is stale. */
+  afterWait: boolean;
+}
+
 export async function retrying<T>(
   operation: string,
-  attempt: (attemptNumber: number) => Promise<Attempt<T>>,
+  attempt: (attemptNumber: number, context: AttemptContext) => Promise<Attempt<T>>,
   policy: RetryPolicy = CONTENTION_POLICY,
   contended: readonly string[] = [],
 ): Promise<T> {
   const deadline = currentDbUsage()?.deadline;
-  for (let n = 0; n < policy.attempts; n++) {
-    if (n > 0) {
-      const delay = backoffDelay(n, policy);
-      // Never outlive the request: give up (nothing was written) while there is time to say so.
-      if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(operation, n);
-      await sleep(delay);
+  // Turns across processes (lib/db/turns.ts), taken after a lost race: from then on this writer
+  // waits in line instead of colliding, and a lost race means one that barged in (short pause).
+  let turns: HeldTurns | undefined;
+  let afterWait = false;
+  try {
+    for (let n = 0; n < policy.attempts; n++) {
+      if (n > 0 && !afterWait) {
+        const delay = turns ? backoffDelay(1, IN_TURN_POLICY) : backoffDelay(n, policy);
+        // Never outlive the request: give up (nothing was written) while there is time to say so.
+        if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(operation, n);
+        await sleep(delay);
+      }
+      const context: AttemptContext = { afterWait };
+      afterWait = false;
+      const run = () => (turns ? holdingTurns.run(true, () => attempt(n, context)) : attempt(n, context));
+      const result = contended.length === 0 ? await run() : await oneAtATime(contended, () => {
+        if (deadline !== undefined && Date.now() > deadline) throw new ContentionError(operation, n);
+        return run();
+      });
+      if (result !== RETRY) return result as T;
+      if (contended.length > 0 && !turns && !holdingTurns.getStore()) {
+        turns = await takeTurns(contended, deadline, operation);
+        afterWait = true;
+      }
     }
-    const result = contended.length === 0 ? await attempt(n) : await oneAtATime(contended, () => {
-      if (deadline !== undefined && Date.now() > deadline) throw new ContentionError(operation, n);
-      return attempt(n);
-    });
-    if (result !== RETRY) return result as T;
+    throw new ContentionError(operation, policy.attempts);
+  } finally {
+    await turns?.release();
   }
-  throw new ContentionError(operation, policy.attempts);
 }
+
+/** A writer holding its turns lost a race only to one that barged in: it tries again at once. */
+const IN_TURN_POLICY: RetryPolicy = { attempts: 60, baseMs: 2, capMs: 10 };
+
+/** Set while an attempt runs with turns held: a nested write then takes no turns of its own. */
+const holdingTurns = new AsyncLocalStorage<true>();
 
 const tails = new Map<string, Promise<void>>();
 

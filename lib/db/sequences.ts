@@ -133,8 +133,10 @@ export async function allocateNumber(
   const attribute = definitionOf(name).attribute;
   let known: number | undefined;
   const counterItem = `${definitionOf(name).entity}:${accountId}${definitionOf(name).entity === "sequence" ? `:${name}` : ""}`;
-  return retrying(`next ${name} number`, async (attempt) => {
-    // An eventually consistent read is right almost always; the condition catches the rest.
+  return retrying(`next ${name} number`, async (attempt, { afterWait }) => {
+    // An eventually consistent read is right almost always; the condition catches the rest. After
+    // waiting for its turn, what a lost race told this writer is stale: read it again.
+    if (afterWait) known = undefined;
     const current = known ?? (await readSequence(accountId, name, attempt > 0));
     const number = current + 1;
     const cancellation = await write(number, (tx, add) => claimNumbers(tx, accountId, name, current, number, add, limit));

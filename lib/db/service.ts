@@ -33,6 +33,7 @@ import { customFieldEntity } from "./entities/custom-field.js";
 import { customerLabelEntity } from "./entities/customer-label.js";
 import { pricingTierEntity } from "./entities/pricing-tier.js";
 import { sequenceEntity } from "./entities/sequence.js";
+import { turnEntity } from "./entities/turn.js";
 import { documentEntity } from "./entities/document.js";
 import { documentLinesEntity } from "./entities/document-lines.js";
 import { documentPaymentEntity } from "./entities/document-payment.js";
@@ -89,6 +90,7 @@ const ENTITY_FACTORIES = {
   taskAccountTally: taskAccountTallyEntity,
   idempotencyPart: idempotencyPartEntity,
   fulfillment: fulfillmentEntity,
+  turn: turnEntity,
 };
 
 /** Every entity of the table, by the name the code uses for it (`db().entities.<name>`). */

@@ -22,6 +22,8 @@ export const PLATFORM_ENTITIES = [
   "ownercounters",
   "inventorycounters",
   "sequence",
+  // The queues of contended writers (lib/db/turns.ts): every contended write moves one.
+  "turn",
   "itemreference",
   // Task tallies move with every task write.
   "tasktally",

@@ -1,0 +1,92 @@
+import { applyLocalEnvironment } from "../local/env.js";
+import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+
+/**
+ * `npm run bench:contention`: contention as Lambda runs it (issue 19). For each number of API
+ * worker processes (`PROCESSES`, default `1,4,8`; each serves one request at a time, sharing
+ * nothing but DynamoDB Local), fires `REQUESTS` (default 100) simultaneous writes of ONE
+ * sequence or record and prints, per scenario: how many answered 201, the 503s, the total time
+ * and the p50 / p99 latency seen by the client. Scenarios: invoice creates of one account
+ * (its number sequence), one-line invoices of one stocked item (sequence and stock row), and
+ * payments of one invoice (one document). Figures of one machine, to compare with each other.
+ */
+const REQUESTS = Number.parseInt(process.env.REQUESTS ?? "100", 10);
+const PROCESSES = (process.env.PROCESSES ?? "1,4,8").split(",").map((n) => Number.parseInt(n, 10));
+
+interface Outcome {
+  status: number;
+  ms: number;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+async function main(): Promise<void> {
+  const dynamo = await startDynamoLocal({ port: await freePort(), dataDir: "memory" });
+  applyLocalEnvironment(dynamo.endpoint);
+  process.env.RATE_LIMIT_PER_MINUTE = "1000000";
+  process.env.LOG_LEVEL = "ERROR";
+  const rows: string[][] = [];
+  try {
+    const { ensureTable } = await import("../../lib/db/create-table.js");
+    const { createDynamoClient } = await import("../../lib/db/client.js");
+    const { tableName } = await import("../../lib/db/table.js");
+    await ensureTable(createDynamoClient(), tableName());
+    const { createAccount } = await import("../../lib/domain/admin.js");
+    const { startApiServer } = await import("../local/server.js");
+    for (const processes of PROCESSES) {
+      const account = await createAccount({ name: `Contention ${processes}` });
+      const api = await startApiServer(0, { processes });
+      const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json", "idempotency-key": "" };
+      const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any; ms: number }> => {
+        const started = Date.now();
+        const { "idempotency-key": _none, ...plain } = headers;
+        const response = await fetch(`${api.url}/api/v3${path}`, { method, headers: plain, body: body === undefined ? undefined : JSON.stringify(body) });
+        return { status: response.status, body: await response.json(), ms: Date.now() - started };
+      };
+      const customer = (await call("POST", "/customers", { name: "Buyer" })).body.id as string;
+      const location = (await fetch(`${api.url}/api/v3/locations`, { method: "POST", headers: { ...headers, "idempotency-key": `bench-${processes}` }, body: JSON.stringify({ name: "Main", short_name: "MAIN" }) }).then((r) => r.json())) as { id: string };
+      const item = (await call("POST", "/items", { name: "Widget", price: "10" })).body.id as string;
+      await call("POST", `/items/${item}/adjustments`, { location_id: location.id, quantity: REQUESTS * 2 });
+      const invoice = (await call("POST", "/invoices", { customer_id: customer, lines: [{ name: "Service", unit_price: String(REQUESTS * 10), tax_rate: 0, tax_2_rate: 0 }] })).body.id as string;
+      // Warm every worker (each loads its handler modules on first use, as a cold Lambda does).
+      await Promise.all(Array.from({ length: processes * 2 }, () => call("GET", `/invoices/${invoice}`)));
+
+      const scenarios: [string, () => Promise<{ status: number; ms: number }>][] = [
+        ["invoice creates, one account", () => call("POST", "/invoices", { customer_id: customer, lines: [{ name: "Service", unit_price: "1" }] })],
+        ["one-line invoices, one item", () => call("POST", "/invoices", { customer_id: customer, lines: [{ item_id: item, quantity: 1 }] })],
+        ["payments, one invoice", () => call("POST", `/invoices/${invoice}/payments`, { amount: "1.00" })],
+      ];
+      for (const [name, request] of scenarios) {
+        const started = Date.now();
+        const outcomes: Outcome[] = await Promise.all(Array.from({ length: REQUESTS }, request));
+        const total = Date.now() - started;
+        const ok = outcomes.filter((o) => o.status === 201).length;
+        const busy = outcomes.filter((o) => o.status === 503).length;
+        const latencies = outcomes.map((o) => o.ms);
+        rows.push([String(processes), name, `${ok}/${REQUESTS}`, String(busy), String(total), String(percentile(latencies, 50)), String(percentile(latencies, 99))]);
+        process.stderr.write(`${processes} process(es), ${name}: ${ok}/${REQUESTS} in ${total} ms\n`);
+      }
+      api.server.closeAllConnections();
+      await new Promise((resolve) => api.server.close(resolve));
+    }
+  } finally {
+    await dynamo.stop();
+  }
+  const header = ["processes", "scenario", "201", "503", "total ms", "p50 ms", "p99 ms"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  console.log(`${REQUESTS} simultaneous requests per scenario, each process serving one at a time (as Lambda does):`);
+  console.log(line(header));
+  for (const row of rows) console.log(line(row));
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
