@@ -4,8 +4,7 @@ import { ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
 import { changeOf, compactChanges, type RecordChange } from "../../lib/sync/changes.js";
 import { writeMarkers } from "../../lib/db/sync.js";
 import { applyDocumentReferences } from "../../lib/db/documents.js";
-import { applyJournal } from "../../lib/domain/inventory.js";
-import { sweepExpiredHolds } from "../../lib/domain/stock-holds.js";
+import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory.js";
 import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../../lib/domain/task-links.js";
 import { errorFields, log } from "../../lib/core/log.js";
 
@@ -18,15 +17,15 @@ import { errorFields, log } from "../../lib/core/log.js";
  *   Reprocessing a batch (a Lambda retry) only writes fresher markers for the same records.
  * - Stock journals written as `pending` are applied here too: if the request that wrote one
  *   was interrupted, this finishes it (each chunk applies exactly once).
- * - On its schedule (an EventBridge event instead of stream records) it releases stock holds
- *   whose writer died before binding them (`sweepExpiredHolds`).
+ * - On its schedule (an EventBridge event instead of stream records) it settles stock holds
+ *   whose writer died (`sweepExpiredHolds`): folds those bound, releases the others.
  * - Task snapshots: a change of a user or of a record tasks link rewrites the snapshots the
  *   tasks keep of them (lib/domain/task-links.ts; idempotent).
  * A failure returns the first record of the batch as failed, so Lambda retries the batch.
  */
 export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Promise<DynamoDBBatchResponse> {
   if (!("Records" in event)) {
-    // The schedule (every minute): release stock holds whose writer died before binding them.
+    // The schedule (every minute): settle stock holds whose writer died (lease run out).
     await sweepExpiredHolds();
     return { batchItemFailures: [] };
   }

@@ -64,8 +64,11 @@ export interface LedgerWrite {
     /** A unique item's status bucket moves (sold or returned): counted on `InventoryCounters`, conditioned on `archived` as read. */
     statusMove?: { from: string; to: string; archived: boolean };
   }[];
-  /** `before`: the balances the row held when read (absent for a new row). */
-  rows: { row: StockRowItem; isNew: boolean; before?: { onHand: number; reserved: number; incoming: number; inTransit: number } }[];
+  /**
+   * `before`: the balances the row held when read (absent for a new row). `remove`: delete the
+   * row (a row a released hold created, never moved).
+   */
+  rows: { row: StockRowItem; isNew: boolean; before?: { onHand: number; reserved: number; incoming: number; inTransit: number }; remove?: boolean }[];
   history: StockHistoryItem[];
   /** The row sequence before and after, when rows are created. */
   sequence?: { from: number; to: number };
@@ -84,9 +87,13 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
   const e = tx.entities;
   const statusCounts: Record<string, number> = {};
   for (const change of write.items) {
+    const { pendingJournals, ...set } = change.set ?? {};
+    // An item's pending journals are a map; the last one leaving removes the attribute.
+    const clearsPending = pendingJournals !== undefined && Object.keys(pendingJournals as object).length === 0;
     let update = e.item
       .patch({ accountId: write.accountId, itemId: change.itemId })
-      .set({ ...change.set, stock: change.stock, stockVersion: change.expectedVersion + 1 });
+      .set({ ...set, ...(pendingJournals === undefined || clearsPending ? {} : { pendingJournals }), stock: change.stock, stockVersion: change.expectedVersion + 1 });
+    if (clearsPending) update = update.remove(["pendingJournals"]) as never;
     if (change.add) update = update.add(change.add);
     const move = change.statusMove;
     if (move) {
@@ -103,9 +110,17 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
     );
   }
   const moved = Object.keys(statusCounts).length > 0;
-  for (const { row, isNew, before } of write.rows) {
+  const balancesAsRead = (before: NonNullable<LedgerWrite["rows"][number]["before"]>) =>
+    ({ onHand, reserved, incoming, inTransit }: Record<"onHand" | "reserved" | "incoming" | "inTransit", never>, { eq }: { eq: (a: never, b: number) => string }) =>
+      [eq(onHand, before.onHand), eq(reserved, before.reserved), eq(incoming, before.incoming), eq(inTransit, before.inTransit)].join(" AND ");
+  for (const { row, isNew, before, remove } of write.rows) {
     if (isNew || !before) {
       tx.add(`${LEDGER_LABEL_PREFIX}row`, e.stockRow.create(row).commit());
+      continue;
+    }
+    if (remove) {
+      const key = { accountId: row.accountId, itemId: row.itemId, variationId: row.variationId, locationId: row.locationId };
+      tx.add(`${LEDGER_LABEL_PREFIX}row`, e.stockRow.delete(key).where(balancesAsRead(before) as never).commit());
       continue;
     }
     // The row must still hold the balances the plan started from (however it was read).
@@ -113,9 +128,7 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
       `${LEDGER_LABEL_PREFIX}row`,
       e.stockRow
         .put(row)
-        .where(({ onHand, reserved, incoming, inTransit }, { eq }) =>
-          [eq(onHand, before.onHand), eq(reserved, before.reserved), eq(incoming, before.incoming), eq(inTransit, before.inTransit)].join(" AND "),
-        )
+        .where(balancesAsRead(before) as never)
         .commit(),
     );
   }
@@ -161,27 +174,51 @@ export async function readJournal(accountId: string, journalId: string): Promise
 export const CHUNK_MARK_LABEL = "journal chunk";
 
 /**
- * Adds the item that marks a journal chunk applied (`forward`, while the journal is pending)
- * or reverted (`revert`, while it is releasing, and only a chunk that was applied): it fails
- * when the chunk was marked already, so each application and each reversal happens once.
+ * What a chunk mark records: `forward` a chunk applied (or, for a hold, its deltas written as
+ * pending) while the journal is pending; `fold` a bound hold's chunk folded into the balances;
+ * `revert` an applied chunk undone (or its pending deltas removed) while the journal is releasing.
  */
-export function addChunkMark(tx: TransactionBuilder, accountId: string, journalId: string, chunk: number, direction: "forward" | "revert" = "forward"): void {
+export type ChunkStep = "forward" | "fold" | "revert";
+
+/**
+ * Adds the item that marks a journal chunk's step done, in the step's own transaction: it fails
+ * when the step was marked already (or the journal is no longer in the step's status), so each
+ * step of each chunk happens once.
+ */
+export function addChunkMark(tx: TransactionBuilder, accountId: string, journalId: string, chunk: number, step: ChunkStep = "forward"): void {
   const journal = tx.entities.stockJournal.patch({ accountId, journalId });
   tx.add(
     CHUNK_MARK_LABEL,
-    direction === "forward"
+    step === "forward"
       ? journal
           .add({ appliedChunks: [chunk] })
           .where(({ appliedChunks, status }, { notContains, eq }) => `${notContains(appliedChunks, chunk)} AND ${eq(status, "pending")}`)
           .commit()
-      : journal
-          .add({ revertedChunks: [chunk] })
-          .where(
-            ({ appliedChunks, revertedChunks, status }, { contains, notContains, eq }) =>
-              `${contains(appliedChunks, chunk)} AND ${notContains(revertedChunks, chunk)} AND ${eq(status, "releasing")}`,
-          )
-          .commit(),
+      : step === "fold"
+        ? journal
+            .add({ foldedChunks: [chunk] })
+            .where(({ foldedChunks, status }, { notContains, eq }) => `${notContains(foldedChunks, chunk)} AND ${eq(status, "bound")}`)
+            .commit()
+        : journal
+            .add({ revertedChunks: [chunk] })
+            .where(
+              ({ appliedChunks, revertedChunks, status }, { contains, notContains, eq }) =>
+                `${contains(appliedChunks, chunk)} AND ${notContains(revertedChunks, chunk)} AND ${eq(status, "releasing")}`,
+            )
+            .commit(),
   );
+}
+
+/** What a reader needs of a journal to resolve its pending deltas. */
+export type JournalState = Pick<StockJournalItem, "journalId" | "status" | "mode" | "leaseUntil">;
+
+/** The status of several journals (one BatchGetItem per 100), without their changes. */
+export async function readJournalStates(accountId: string, journalIds: readonly string[]): Promise<JournalState[]> {
+  if (journalIds.length === 0) return [];
+  const { data } = await db()
+    .entities.stockJournal.get(journalIds.map((journalId) => ({ accountId, journalId })))
+    .go({ consistent: true, attributes: ["journalId", "status", "mode", "leaseUntil"] });
+  return data as JournalState[];
 }
 
 /** The open-holds index keys of a hold journal leasing until `leaseUntil` (epoch ms). */
@@ -202,7 +239,7 @@ export async function moveJournalStatus(
   extra: { failure?: string } = {},
 ): Promise<boolean> {
   let update = db().entities.stockJournal.patch({ accountId, journalId }).set({ status: to, updatedAt: new Date().toISOString(), ...extra });
-  if (to === "bound" || to === "released" || to === "applied") update = update.remove(["openHoldsPk", "openHoldsSk"]) as never;
+  if (to === "released" || to === "applied") update = update.remove(["openHoldsPk", "openHoldsSk"]) as never;
   try {
     await update.where(({ status }, { eq }) => from.map((f) => eq(status, f)).join(" OR ")).go({ response: "none" });
     return true;
@@ -215,14 +252,16 @@ export async function moveJournalStatus(
 /** The label of a hold's binding item in its document's transaction. */
 export const HOLD_BIND_LABEL = "stock hold";
 
-/** Adds the item that binds a held journal to the document committing with it (held -> bound). */
+/**
+ * Adds the item that binds a held journal to the document committing with it (held -> bound):
+ * the hold's commit point. It stays in the open-holds index until it is folded (applied).
+ */
 export function addHoldBinding(tx: TransactionBuilder, accountId: string, journalId: string): void {
   tx.add(
     HOLD_BIND_LABEL,
     tx.entities.stockJournal
       .patch({ accountId, journalId })
       .set({ status: "bound", updatedAt: new Date().toISOString() })
-      .remove(["openHoldsPk", "openHoldsSk"])
       .where(({ status }, { eq }) => eq(status, "held"))
       .commit(),
   );

@@ -6,32 +6,40 @@ import {
   commitLedgerWrite,
   insertJournal,
   isLedgerFailure,
+  moveJournalStatus,
+  queryExpiredHolds,
   openHoldKeys,
   markJournalApplied,
   readInventorySequence,
+  readItemTree,
   readItemsAndRows,
   readJournal,
+  readJournalStates,
   rowKeyOf,
+  type ChunkStep,
+  type ItemTree,
   type LedgerWrite,
 } from "../db/inventory.js";
-import { bucketOf } from "../db/items.js";
 import { nowIso } from "../db/keys.js";
-import type { ItemRecord, StockHistoryItem, StockJournalItem, StockRowItem } from "../db/service.js";
+import type { ItemRecord, StockJournalItem, StockRowItem } from "../db/service.js";
 import { RETRY, retrying } from "../db/retry.js";
 import { Cancellation, type TransactionBuilder } from "../db/transactions.js";
+import { ContentionError } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { log } from "../core/log.js";
 import {
-  BALANCE_FIELDS,
-  QUANTITY_PLACES,
-  ZERO_BALANCES,
-  addQuantities,
-  applyDeltas,
-  hasQuantityPrecision,
-  movingAverageCost,
-  sumBalances,
-  type BalanceDeltas,
-  type Balances,
-} from "./inventory-math.js";
+  StockRuleError,
+  chunkIndexes,
+  pendingJournalsOf,
+  pendingOf,
+  planHold,
+  planLedgerWrite,
+  planRelease,
+  reservationsOf,
+  type LedgerSource,
+  type StockChange,
+} from "./ledger-plan.js";
+import { BALANCE_FIELDS, type Balances } from "./inventory-math.js";
 
 /**
  * THE inventory ledger: the only code that moves stock (architecture section 5). Every change
@@ -48,227 +56,157 @@ import {
  *   applier is interrupted and run again (`applyJournal`).
  */
 
-export interface StockChange {
-  itemId: string;
-  variationId: string;
-  locationId: string;
-  deltas: BalanceDeltas;
-  /** Zone for a row created by this change. */
-  zoneId?: string;
-  /**
-   * Unit cost of the units moved (four-decimal string), recorded on the history entry; for an
-   * on-hand increase (a receipt), the item's moving average cost takes it in as well (unless the
-   * writer sets the average itself, as a kit build does).
-   */
-  unitCost?: string;
-  /**
-   * Unique items only: the item's `sold` status after this change (an invoice that takes the
-   * unit sells it: true; a reversal that gives it back: false). The item's status count
-   * (`items_<archived><sold>`) moves in the same write. Ignored for quantity items.
-   */
-  sold?: boolean;
-}
-
-export interface LedgerSource {
-  /** What caused the change: `adjustment`, `purchase_order`, `stock_transfer`, `kit_build`, ... */
-  sourceType: string;
-  sourceId?: string;
-  userId?: string;
-  reason?: string;
-}
-
-/** A rule of the ledger that a change would break (mapped to 422 by the caller). */
-export class StockRuleError extends Error {
-  constructor(
-    readonly changeIndex: number,
-    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item" | "no_effect",
-    message: string,
-  ) {
-    super(message);
-    this.name = "StockRuleError";
-  }
-}
-
-export function rowBalances(row: StockRowItem | undefined): Balances {
-  return row ? { onHand: row.onHand, reserved: row.reserved, incoming: row.incoming, inTransit: row.inTransit } : { ...ZERO_BALANCES };
-}
-
-/** The per-location sums stored on an item, as balances. */
-export function itemStock(item: Pick<ItemRecord, "stock">): Record<string, Balances> {
-  return (item.stock ?? {}) as Record<string, Balances>;
-}
-
-export interface PlanInput {
-  accountId: string;
-  journalId: string;
-  /** History entries get ids `${journalId}:${firstEntryIndex + i}`. */
-  firstEntryIndex?: number;
-  source: LedgerSource;
-  at: string;
-  changes: readonly StockChange[];
-  items: ReadonlyMap<string, ItemRecord>;
-  rows: ReadonlyMap<string, StockRowItem>;
-  /** The row sequence now (new rows take the following numbers). */
-  sequence: number;
-  /** Item-level counters the same write moves (e.g. `adjustmentCount`). */
-  itemAdds?: ReadonlyMap<string, { adjustmentCount?: number }>;
-  /** Refuse a unique item with more than one unit (default true). */
-  enforceUnique?: boolean;
-}
-
-/**
- * Plans a ledger write: applies the changes in order to the current balances, refuses any
- * balance below zero and any unique item with more than one unit on hand, creates missing
- * rows with the next sequence numbers, and produces one history entry per change.
- */
-export function planLedgerWrite(input: PlanInput): LedgerWrite {
-  const rows = new Map<string, LedgerWrite["rows"][number]>();
-  const history: StockHistoryItem[] = [];
-  let sequence = input.sequence;
-  const touchedItems = new Set<string>();
-
-  input.changes.forEach((change, index) => {
-    // A change below the stored precision would record history without moving any balance.
-    const deltas = BALANCE_FIELDS.map((field) => change.deltas[field] ?? 0);
-    if (deltas.every((delta) => delta === 0) || deltas.some((delta) => !hasQuantityPrecision(delta))) {
-      throw new StockRuleError(index, "no_effect", `A stock change must move a balance by at least ${10 ** -QUANTITY_PLACES}, in steps of ${10 ** -QUANTITY_PLACES}.`);
-    }
-    const item = input.items.get(change.itemId);
-    if (!item) throw new StockRuleError(index, "unknown_item", `No such item: ${change.itemId}.`);
-    touchedItems.add(change.itemId);
-    const key = rowKeyOf(change);
-    let entry = rows.get(key);
-    if (!entry) {
-      const existing = input.rows.get(key);
-      entry = existing
-        ? { row: { ...existing }, isNew: false, before: rowBalances(existing) }
-        : {
-            row: {
-              accountId: input.accountId,
-              itemId: change.itemId,
-              variationId: change.variationId,
-              locationId: change.locationId,
-              ivlId: ++sequence,
-              zoneId: change.zoneId,
-              ...ZERO_BALANCES,
-              createdAt: input.at,
-              updatedAt: input.at,
-            },
-            isNew: true,
-          };
-      rows.set(key, entry);
-    }
-    const after = applyDeltas(rowBalances(entry.row), change.deltas);
-    for (const field of BALANCE_FIELDS) {
-      if (after[field] < 0) {
-        throw new StockRuleError(index, "negative_balance", `The change would take ${field} at this location below zero (to ${after[field]}).`);
-      }
-    }
-    Object.assign(entry.row, after, { updatedAt: input.at });
-    history.push({
-      accountId: input.accountId,
-      itemId: change.itemId,
-      sourceType: input.source.sourceType,
-      entryId: `${input.journalId}:${(input.firstEntryIndex ?? 0) + index}`,
-      at: input.at,
-      sourceId: input.source.sourceId,
-      journalId: input.journalId,
-      variationId: change.variationId,
-      locationId: change.locationId,
-      ivlId: entry.row.ivlId,
-      userId: input.source.userId,
-      reason: input.source.reason,
-      onHandDelta: change.deltas.onHand ?? 0,
-      reservedDelta: change.deltas.reserved ?? 0,
-      incomingDelta: change.deltas.incoming ?? 0,
-      inTransitDelta: change.deltas.inTransit ?? 0,
-      onHandAfter: after.onHand,
-      reservedAfter: after.reserved,
-      incomingAfter: after.incoming,
-      inTransitAfter: after.inTransit,
-      ...(change.unitCost === undefined ? {} : { unitCost: change.unitCost }),
-    });
-  });
-
-  const items = [...touchedItems].map((itemId) => {
-    const item = input.items.get(itemId)!;
-    const stock = { ...itemStock(item) };
-    // A location's sum moves by exactly what its written rows moved.
-    for (const { row } of rows.values()) {
-      if (row.itemId !== itemId) continue;
-      const before = rowBalances(input.rows.get(rowKeyOf(row)));
-      const after = rowBalances(row);
-      stock[row.locationId] = applyDeltas(stock[row.locationId] ?? ZERO_BALANCES, {
-        onHand: addQuantities(after.onHand, -before.onHand),
-        reserved: addQuantities(after.reserved, -before.reserved),
-        incoming: addQuantities(after.incoming, -before.incoming),
-        inTransit: addQuantities(after.inTransit, -before.inTransit),
-      });
-    }
-    if (item.inventoryType === "unique" && input.enforceUnique !== false) {
-      const total = sumBalances(Object.values(stock)).onHand;
-      if (total > 1) {
-        const index = input.changes.findIndex((c) => c.itemId === itemId);
-        throw new StockRuleError(index, "unique_quantity", "A unique item can have at most one unit on hand.");
-      }
-    }
-    // Valuation: each costed receipt moves the item's average cost, in change order, over
-    // the item's on-hand stock at all locations just before it.
-    let averageCost = item.averageCost;
-    let onHandBefore = sumBalances(Object.values(itemStock(item))).onHand;
-    let valued = false;
-    for (const change of input.changes) {
-      if (change.itemId !== itemId) continue;
-      const received = change.deltas.onHand ?? 0;
-      if (change.unitCost !== undefined && received > 0) {
-        averageCost = movingAverageCost(onHandBefore, averageCost, received, change.unitCost);
-        valued = true;
-      }
-      onHandBefore = addQuantities(onHandBefore, received);
-    }
-    const set: Partial<ItemRecord> | undefined = valued ? { averageCost } : undefined;
-    // A sale (or its reversal) of a unique item moves its sold status and status count.
-    const soldAfter = [...input.changes].reverse().find((change) => change.itemId === itemId && change.sold !== undefined)?.sold;
-    let statusMove: LedgerWrite["items"][number]["statusMove"];
-    if (item.inventoryType === "unique" && soldAfter !== undefined && soldAfter !== item.sold) {
-      statusMove = { from: bucketOf(item), to: bucketOf({ archived: item.archived, sold: soldAfter }), archived: item.archived };
-      return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set: { ...set, sold: soldAfter, updatedAt: input.at }, statusMove };
-    }
-    return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set };
-  });
-
-  return {
-    accountId: input.accountId,
-    items,
-    rows: [...rows.values()],
-    history,
-    sequence: sequence > input.sequence ? { from: input.sequence, to: sequence } : undefined,
-  };
-}
-
 export interface LedgerState {
   items: Map<string, ItemRecord>;
   rows: Map<string, StockRowItem>;
+  /** What live holds reserve on the rows (see `reservationsOf`). */
+  reserved?: Map<string, Balances>;
+  heldUnits?: Map<string, number>;
+  /** The live holds met (neither committed nor released). */
+  live?: Set<string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pending deltas: how every reader and writer resolves a hold against its commit point.
+
+/** The holds whose pending deltas appear on these items and rows (less `except`). */
+function pendingJournalIds(items: Iterable<ItemRecord>, rows: Iterable<StockRowItem>, except?: string): string[] {
+  const ids = new Set<string>();
+  for (const item of items) for (const id of Object.keys(pendingJournalsOf(item))) ids.add(id);
+  for (const row of rows) {
+    for (const id of Object.keys(pendingOf(row))) ids.add(id);
+    if (row.heldBy) ids.add(row.heldBy);
+  }
+  if (except) ids.delete(except);
+  return [...ids];
+}
+
+/**
+ * Resolves the holds pending on `items` and `rows` against their commit point: a bound
+ * (committed) hold is folded into the balances now, and one whose writer died (lease passed)
+ * or that is being released is released now; both answer `"settled"` (read again). Otherwise
+ * it answers the live holds: not committed, so invisible to readers, and reserving stock
+ * against other writers. Costs nothing when nothing is pending.
+ */
+export async function settlePending(
+  accountId: string,
+  items: Iterable<ItemRecord>,
+  rows: Iterable<StockRowItem>,
+  except?: string,
+): Promise<"settled" | Set<string>> {
+  const ids = pendingJournalIds(items, rows, except);
+  const live = new Set<string>();
+  if (ids.length === 0) return live;
+  let settled = false;
+  for (const journal of await readJournalStates(accountId, ids)) {
+    if (journal.status === "bound") {
+      await foldHold(accountId, journal.journalId);
+      settled = true;
+    } else if (journal.status === "releasing" || ((journal.status === "pending" || journal.status === "held") && (journal.leaseUntil ?? 0) <= Date.now())) {
+      await releaseHold(accountId, journal.journalId);
+      settled = true;
+    } else if (journal.status === "pending" || journal.status === "held") {
+      live.add(journal.journalId);
+    }
+  }
+  return settled ? "settled" : live;
+}
+
+/**
+ * Reads through `read` until nothing it returned is pending on a committed (or dead) hold,
+ * so that a reader sees every write whole or not at all. Returns what was read and the live
+ * holds in it (`visibleRows` hides rows only they created).
+ */
+export async function readSettled<T>(
+  accountId: string,
+  read: () => Promise<T>,
+  stockOf: (value: T) => { items?: Iterable<ItemRecord>; rows?: Iterable<StockRowItem> },
+): Promise<{ value: T; live: Set<string> }> {
+  for (let round = 0; round < SETTLE_ROUNDS; round++) {
+    const value = await read();
+    const { items = [], rows = [] } = stockOf(value);
+    const live = await settlePending(accountId, items, rows);
+    if (live !== "settled") return { value, live };
+  }
+  throw new ContentionError("stock settle", SETTLE_ROUNDS);
+}
+
+/** Reads that keep meeting newly committed holds give up after this many rounds. */
+const SETTLE_ROUNDS = 10;
+
+/** Item records as readers see them: read again after folding any committed hold on them. */
+export async function readSettledItems<T extends ItemRecord | undefined>(accountId: string, read: () => Promise<T[]>): Promise<T[]> {
+  const { value } = await readSettled(accountId, read, (items) => ({ items: items.filter((item): item is NonNullable<T> => item !== undefined) }));
+  return value;
+}
+
+/** An item with its variations and stock rows as readers see them (one Query, unless a hold is met). */
+export async function readSettledItemTree(accountId: string, itemId: string): Promise<ItemTree> {
+  const { value, live } = await readSettled(accountId, () => readItemTree(accountId, itemId), (tree) => ({ items: tree.item ? [tree.item] : [], rows: tree.rows }));
+  return { ...value, rows: visibleRows(value.rows, live) };
+}
+
+/** Rows as readers see them: a row that only a live (uncommitted) hold created is not there yet. */
+export function visibleRows<T extends StockRowItem>(rows: readonly T[], live: ReadonlySet<string>): T[] {
+  return rows.filter((row) => !(row.heldBy && live.has(row.heldBy) && BALANCE_FIELDS.every((field) => row[field] === 0)));
 }
 
 /**
  * Reads what a set of changes needs: the items and the rows they touch (one BatchGetItem
- * each, unless the caller already holds them), and the row sequence only when a change
- * creates a row.
+ * each, unless the caller already holds them), settled (`settlePending`: committed holds
+ * folded, dead ones released) unless `except` names the hold being written, with what live
+ * holds reserve; and the row sequence only when a change creates a row.
  */
-async function readState(accountId: string, changes: readonly StockChange[], known?: LedgerState): Promise<LedgerState & { sequence: number }> {
-  const state: LedgerState =
-    known ??
-    (await readItemsAndRows(
-      accountId,
-      changes.map((c) => c.itemId),
-      [...new Map(changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()],
-    ).then(({ items, rows }) => ({
-      items: new Map(items.map((item) => [item.itemId, item])),
-      rows: new Map(rows.map((row) => [rowKeyOf(row), row])),
-    })));
+async function readState(
+  accountId: string,
+  changes: readonly StockChange[],
+  options: { known?: LedgerState; hold?: string; settle?: boolean } = {},
+): Promise<LedgerState & { sequence: number }> {
+  const rowKeys = [...new Map(changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()];
+  const read = async (): Promise<LedgerState> => {
+    const { items, rows } = await readItemsAndRows(accountId, changes.map((c) => c.itemId), rowKeys);
+    return { items: new Map(items.map((item) => [item.itemId, item])), rows: new Map(rows.map((row) => [rowKeyOf(row), row])) };
+  };
+  let state = options.known;
+  let live = new Set<string>();
+  for (let round = 0; options.settle !== false; round++) {
+    state ??= await read();
+    const found = await settlePending(accountId, state.items.values(), state.rows.values(), options.hold);
+    if (found !== "settled") {
+      live = found;
+      break;
+    }
+    if (round + 1 >= SETTLE_ROUNDS) throw new ContentionError("stock settle", SETTLE_ROUNDS);
+    state = undefined;
+  }
+  state ??= await read();
   const createsRows = changes.some((change) => !state.rows.has(rowKeyOf(change)));
-  return { ...state, sequence: createsRows ? await readInventorySequence(accountId) : 0 };
+  return { ...state, ...reservationsOf(state.rows.values(), state.items, live), live, sequence: createsRows ? await readInventorySequence(accountId) : 0 };
+}
+
+/** How long a writer refused only for stock a live hold reserves waits for that hold to end (a hold's lease). */
+const HOLD_WAIT_MS = 20_000;
+
+/**
+ * A writer whose change breaks a rule only because live holds reserve the stock waits for
+ * them to commit or be released (their writers are seconds from either) and plans again;
+ * answers false when there is nothing to wait for (the refusal stands).
+ */
+async function waitForReservingHolds(accountId: string, error: unknown, state: LedgerState, changes: readonly StockChange[]): Promise<boolean> {
+  if (!(error instanceof StockRuleError) || !state.live?.size) return false;
+  const change = changes[error.changeIndex];
+  const reserves = change && state.reserved?.get(rowKeyOf(change));
+  const holdsUnits = change && (state.heldUnits?.get(change.itemId) ?? 0) > 0;
+  if (!(reserves && BALANCE_FIELDS.some((field) => reserves[field] < 0)) && !holdsUnits) return false;
+  const deadline = Date.now() + HOLD_WAIT_MS;
+  while (Date.now() < deadline) {
+    const states = await readJournalStates(accountId, [...state.live]);
+    // Ended, or its writer died (a lease that ran out): plan again, settling it.
+    const live = states.filter((journal) => (journal.status === "pending" || journal.status === "held") && (journal.leaseUntil ?? 0) > Date.now());
+    if (live.length === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
 }
 
 /** Changes that fit in one transaction with room for a caller's own items. */
@@ -300,16 +238,22 @@ export async function postStockChanges(options: {
   if (options.changes.length > MAX_INLINE_CHANGES) throw new Error("Too many changes for one transaction: use postJournal.");
   const journalId = randomUUID();
   return retrying("stock change", async (attempt) => {
-    const state = await readState(options.accountId, options.changes, attempt === 0 ? options.known : undefined);
-    const write = planLedgerWrite({
-      accountId: options.accountId,
-      journalId,
-      source: options.source,
-      at: nowIso(),
-      changes: options.changes,
-      itemAdds: options.itemAdds,
-      ...state,
-    });
+    const state = await readState(options.accountId, options.changes, { known: attempt === 0 ? options.known : undefined });
+    let write: LedgerWrite;
+    try {
+      write = planLedgerWrite({
+        accountId: options.accountId,
+        journalId,
+        source: options.source,
+        at: nowIso(),
+        changes: options.changes,
+        itemAdds: options.itemAdds,
+        ...state,
+      });
+    } catch (error) {
+      if (await waitForReservingHolds(options.accountId, error, state, options.changes)) return RETRY;
+      throw error;
+    }
     const cancellation = await commitLedgerWrite(write, (tx) => options.extra?.(tx, write), options.respond?.(write));
     if (!cancellation) return { write };
     const own = cancellation.reasons.filter((reason) => !isLedgerFailure(reason.label));
@@ -383,133 +327,115 @@ export async function applyJournal(accountId: string, journalId: string, options
   return "applied";
 }
 
-/**
- * Splits a journal's changes into chunks that each fit one transaction (`maxOps` items: one
- * per item, per row and per history entry, plus the row sequence and the chunk mark).
- * All changes of an item stay in one chunk, so an item's version moves once per journal,
- * unless that item alone exceeds a transaction: then its changes fill chunks of their own
- * (each chunk reads the item afresh). Deterministic: chunk `i` always holds the same changes,
- * which is what makes "applied" per chunk exact.
- */
-export function chunkIndexes(changes: readonly StockChange[], maxOps = 80): number[][] {
-  const FIXED = 2; // row sequence + chunk mark
-  const byItem = new Map<string, number[]>();
-  changes.forEach((change, index) => byItem.set(change.itemId, [...(byItem.get(change.itemId) ?? []), index]));
-  const cost = (indexes: readonly number[]) => {
-    const items = new Set(indexes.map((i) => changes[i]!.itemId)).size;
-    const rows = new Set(indexes.map((i) => rowKeyOf(changes[i]!))).size;
-    return items + rows + indexes.length;
-  };
-  const chunks: number[][] = [];
-  let current: number[] = [];
-  for (const indexes of byItem.values()) {
-    if (FIXED + cost(indexes) > maxOps) {
-      // One item too large for a transaction: fill chunks with its changes alone, in order.
-      if (current.length > 0) chunks.push(current);
-      current = [];
-      for (const index of indexes) {
-        if (current.length > 0 && FIXED + cost([...current, index]) > maxOps) {
-          chunks.push(current);
-          current = [];
-        }
-        current.push(index);
-      }
-      chunks.push(current);
-      current = [];
-      continue;
-    }
-    if (current.length > 0 && FIXED + cost([...current, ...indexes]) > maxOps) {
-      chunks.push(current);
-      current = [];
-    }
-    current.push(...indexes);
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-}
 
 /**
- * Applies one chunk of a journal (`forward`), or undoes one applied chunk (`revert`: the same
- * changes with opposite signs; history entries numbered after the journal's own), exactly
- * once: the chunk's transaction carries the chunk's mark. A rule the chunk breaks throws
- * `StockRuleError` (index within the chunk), unless the chunk was marked meanwhile.
+ * Does one step of one chunk of a journal exactly once (the chunk's transaction carries the
+ * step's mark, `addChunkMark`):
+ * - `forward`: a post journal's chunk moves the balances (with history); a hold's chunk is
+ *   written as pending deltas (`planHold`), judged against what other live holds reserve;
+ * - `fold`: a bound hold's chunk moves the balances (with history) and drops its pending deltas;
+ * - `revert`: a releasing hold's chunk drops its pending deltas (nothing had moved).
+ * A rule the chunk breaks throws `StockRuleError` (index within the chunk), unless the chunk
+ * was marked meanwhile.
  */
 export async function applyChunk(
-  journal: Pick<StockJournalItem, "accountId" | "journalId" | "sourceType" | "sourceId" | "userId" | "reason" | "createdAt">,
+  journal: Pick<StockJournalItem, "accountId" | "journalId" | "mode" | "sourceType" | "sourceId" | "userId" | "reason" | "createdAt">,
   chunkNumber: number,
   journalChanges: readonly StockChange[],
   indexes: readonly number[],
-  direction: "forward" | "revert" = "forward",
+  step: ChunkStep = "forward",
 ): Promise<void> {
   const source: LedgerSource = { sourceType: journal.sourceType, sourceId: journal.sourceId, userId: journal.userId, reason: journal.reason };
-  const changes = indexes.map((i) => (direction === "forward" ? journalChanges[i]! : invertChange(journalChanges[i]!)));
+  const changes = indexes.map((i) => journalChanges[i]!);
+  const isHold = journal.mode === "hold";
   const markedElsewhere = async () => {
     const stored = await readJournal(journal.accountId, journal.journalId);
-    return ((direction === "forward" ? stored?.appliedChunks : stored?.revertedChunks) ?? []).includes(chunkNumber);
+    const marks = step === "forward" ? stored?.appliedChunks : step === "fold" ? stored?.foldedChunks : stored?.revertedChunks;
+    return (marks ?? []).includes(chunkNumber);
   };
+  // The items whose last chunk this is lose the hold's mark when it is folded.
+  const laterItems = new Set(journalChanges.filter((_, i) => i > Math.max(...indexes)).map((change) => change.itemId));
   await retrying("journal chunk", async (attempt) => {
     if (attempt > 0 && (await markedElsewhere())) return true;
-    const state = await readState(journal.accountId, changes);
+    // Folding and releasing judge nothing: they only need the rows as stored (and must not
+    // settle other holds, which may be folding into these very rows).
+    const state = await readState(journal.accountId, changes, { hold: isHold ? journal.journalId : undefined, settle: step === "forward" });
     let write: LedgerWrite;
     try {
-      write = planLedgerWrite({
-        accountId: journal.accountId,
-        journalId: journal.journalId,
-        source,
-        at: direction === "forward" ? journal.createdAt : nowIso(),
-        changes,
-        // Undoing restores a state the ledger accepted before; only negative balances are refused.
-        enforceUnique: direction === "forward",
-        ...state,
-      });
+      const input = { accountId: journal.accountId, journalId: journal.journalId, source, at: journal.createdAt, changes, ...state };
+      if (step === "revert") write = planRelease(input);
+      else if (step === "fold") write = planLedgerWrite({ ...input, at: nowIso(), fold: { itemsDone: new Set(changes.map((c) => c.itemId).filter((id) => !laterItems.has(id))) } });
+      else write = isHold ? planHold(input) : planLedgerWrite(input);
     } catch (error) {
       // Another applier may have marked this chunk since: then the state reflects it, and the
       // chunk must not be judged (or applied) again.
       if (error instanceof StockRuleError && (await markedElsewhere())) return true;
+      if (await waitForReservingHolds(journal.accountId, error, state, changes)) return RETRY;
       throw error;
     }
-    // History ids follow each change's position in the journal, not in the chunk; reversals
-    // are numbered after the journal's own changes.
-    const offset = direction === "forward" ? 0 : journalChanges.length;
-    write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${offset + indexes[i]!}`));
-    const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber, direction));
+    // History ids follow each change's position in the journal, not in the chunk.
+    write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]!}`));
+    const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber, step));
     if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // done now, before, or no longer wanted
     return RETRY;
   }, undefined, changes.map((change) => itemLockName(journal.accountId, change.itemId)));
 }
 
-/** The change that undoes `change`. */
-export function invertChange(change: StockChange): StockChange {
-  const deltas: BalanceDeltas = {};
-  for (const field of BALANCE_FIELDS) if (change.deltas[field]) deltas[field] = -change.deltas[field]!;
-  // An average cost cannot be un-averaged: undoing a receipt leaves the average as it is.
-  const { unitCost: _cost, sold, ...rest } = change;
-  // Undoing a sale returns the unique item (and undoing a return sells it again).
-  return { ...rest, deltas, ...(sold === undefined ? {} : { sold: !sold }) };
+/**
+ * Folds a bound (committed) hold into the balances, chunk by chunk, each chunk once however
+ * many folders run (its writer, a reader or writer that met it, the sweeper), then marks it
+ * applied. Safe to run again and concurrently; does nothing unless the hold is bound.
+ */
+export async function foldHold(accountId: string, journalId: string): Promise<void> {
+  const journal = await readJournal(accountId, journalId);
+  if (!journal || journal.status !== "bound") return;
+  const changes = JSON.parse(journal.changes) as StockChange[];
+  const folded = new Set(journal.foldedChunks ?? []);
+  for (const [chunkNumber, indexes] of chunkIndexes(changes).entries()) {
+    if (!folded.has(chunkNumber)) await applyChunk(journal, chunkNumber, changes, indexes, "fold");
+  }
+  await moveJournalStatus(accountId, journalId, ["bound"], "applied");
 }
 
 /**
- * Changes merged per item-variation-location row, in first-seen order (deltas summed exactly,
- * the last `sold` kept); rows whose deltas cancel out are left out.
+ * Releases a hold that is not bound: switches it to `releasing` (so no chunk can be written
+ * any more, nor the hold bound), removes the pending deltas of every written chunk exactly
+ * once, and marks it `released`. Nothing it held was ever visible. Safe to run again, and
+ * concurrently (the sweeper, a writer, a reader that met it after its lease).
  */
-export function mergeStockChanges(changes: readonly StockChange[]): StockChange[] {
-  const merged = new Map<string, StockChange>();
-  for (const change of changes) {
-    const key = rowKeyOf(change);
-    const existing = merged.get(key);
-    if (!existing) {
-      merged.set(key, { ...change, deltas: { ...change.deltas } });
-      continue;
-    }
-    for (const field of BALANCE_FIELDS) {
-      const value = change.deltas[field];
-      if (value !== undefined) existing.deltas[field] = addQuantities(existing.deltas[field] ?? 0, value);
-    }
-    if (change.sold !== undefined) existing.sold = change.sold;
+export async function releaseHold(accountId: string, journalId: string, failure?: string): Promise<void> {
+  await moveJournalStatus(accountId, journalId, ["pending", "held"], "releasing", failure ? { failure } : {});
+  const journal = await readJournal(accountId, journalId);
+  if (!journal || journal.status !== "releasing") return; // bound, released, or never existed
+  const changes = JSON.parse(journal.changes) as StockChange[];
+  const chunks = chunkIndexes(changes);
+  const reverted = new Set(journal.revertedChunks ?? []);
+  for (const chunkNumber of [...(journal.appliedChunks ?? [])].sort((a, b) => b - a)) {
+    if (!reverted.has(chunkNumber)) await applyChunk(journal, chunkNumber, changes, chunks[chunkNumber]!, "revert");
   }
-  return [...merged.values()].filter((change) => BALANCE_FIELDS.some((field) => (change.deltas[field] ?? 0) !== 0));
+  await moveJournalStatus(accountId, journalId, ["releasing"], "released");
 }
 
+/**
+ * Settles every hold whose lease ran out (any account): a bound one is folded (its writer died
+ * after the commit point), any other released (it died before). Returns how many it settled.
+ */
+export async function sweepExpiredHolds(now: number = Date.now()): Promise<number> {
+  const expired = await queryExpiredHolds(now);
+  let settled = 0;
+  for (const { accountId, journalId } of expired) {
+    try {
+      const [journal] = await readJournalStates(accountId, [journalId]);
+      if (journal?.status === "bound") await foldHold(accountId, journalId);
+      else await releaseHold(accountId, journalId);
+      settled += 1;
+    } catch (error) {
+      log("ERROR", "expired hold not settled", { accountId, journalId, error: String(error) });
+    }
+  }
+  if (expired.length > 0) log("INFO", "expired holds swept", { found: expired.length, settled });
+  return settled;
+}
 
 /**
  * For writers whose changes depend on the stock they read (a kit build decides nested builds
@@ -523,8 +449,9 @@ export async function readLedgerState(
   rowKeys: readonly { itemId: string; variationId: string; locationId: string }[],
 ): Promise<LedgerState> {
   const unique = [...new Map(rowKeys.map((key) => [rowKeyOf(key), { itemId: key.itemId, variationId: key.variationId, locationId: key.locationId }])).values()];
-  const { items, rows } = await readItemsAndRows(accountId, itemIds, unique);
-  return { items: new Map(items.map((item) => [item.itemId, item])), rows: new Map(rows.map((row) => [rowKeyOf(row), row])) };
+  const { value, live } = await readSettled(accountId, () => readItemsAndRows(accountId, itemIds, unique), (read) => read);
+  const state = { items: new Map(value.items.map((item) => [item.itemId, item])), rows: new Map(value.rows.map((row) => [rowKeyOf(row), row])) };
+  return { ...state, ...reservationsOf(state.rows.values(), state.items, live), live };
 }
 
 /** `tryStockChanges`: the stock (or the row sequence) moved since the state was read. */
@@ -557,6 +484,8 @@ export async function tryStockChanges(options: {
     changes: options.changes,
     items: options.state.items,
     rows: options.state.rows,
+    reserved: options.state.reserved,
+    heldUnits: options.state.heldUnits,
     sequence: createsRows ? await readInventorySequence(options.accountId) : 0,
   });
   const valuedApart: [string, Partial<ItemRecord>][] = [];

@@ -32,7 +32,7 @@ import {
   changesNothing,
 } from "./documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "./fulfillments.js";
-import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
+import { StockRuleError, mergeStockChanges, type StockChange } from "./ledger-plan.js";
 import { addQuantities } from "./inventory-math.js";
 import { etagOf, assertRevision, newRevision, parseIfMatch } from "./revisions.js";
 import {

@@ -26,7 +26,8 @@ import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../schemas/items.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
-import { StockRuleError, itemLockName, itemStock, postStockChanges, rowBalances } from "./inventory.js";
+import { itemLockName, postStockChanges, readSettledItemTree, readSettledItems } from "./inventory.js";
+import { StockRuleError, itemStock, rowBalances } from "./ledger-plan.js";
 import { addQuantities, sumBalances, type Balances } from "./inventory-math.js";
 import { money } from "./money.js";
 import { nameSortKey } from "./ordering.js";
@@ -272,7 +273,7 @@ export async function createItem(principal: Principal, body: ItemCreateBody, com
 
 export async function getItem(principal: Principal, itemId: string) {
   requireList(principal);
-  const item = await readItem(principal.accountId, itemId);
+  const [item] = await readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]);
   if (!item) throw errors.resourceMissing("item", itemId);
   return presentItem(item, { principal, categoryNames: await categoryNames(principal.accountId, [item]) });
 }
@@ -283,7 +284,7 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
   const input = withCostPermission(principal, body);
   const references = await readReferences(principal.accountId, input);
   return retrying("update item", async () => {
-    const previous = await readItem(principal.accountId, itemId);
+    const [previous] = await readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]);
     if (!previous) throw errors.resourceMissing("item", itemId);
     const category = references.category ?? (previous.categoryId ? await readItemCategory(principal.accountId, previous.categoryId) : undefined);
     const changes = itemChanges(input, category, references.unitName);
@@ -320,7 +321,7 @@ export async function deleteItem(principal: Principal, itemId: string, completio
   requireModify(principal);
   const resource = { id: itemId, object: "item" as const, deleted: true as const };
   return retrying("delete item", async () => {
-    const tree = await readItemTree(principal.accountId, itemId);
+    const tree = await readSettledItemTree(principal.accountId, itemId);
     if (!tree.item) throw errors.resourceMissing("item", itemId);
     if (tree.item.documentCount > 0) {
       throw errors.validationFailed([
@@ -377,7 +378,7 @@ export async function listItems(principal: Principal, url: string, page: PageReq
   const byName = (a: ItemRecord, b: ItemRecord) => (a.nameKey < b.nameKey ? -1 : a.nameKey > b.nameKey ? 1 : a.itemId < b.itemId ? -1 : 1);
   if (ids) {
     const [items, categories] = await Promise.all([
-      readItems(principal.accountId, ids),
+      readSettledItems(principal.accountId, () => readItems(principal.accountId, ids)),
       queryItemCategories(principal.accountId).then((all) => new Map(all.map((c) => [c.categoryId, c.name]))),
     ]);
     const data = items.sort(byName).map((item) => presentItem(item, { principal, categoryNames: categories, locationId }));
@@ -385,12 +386,12 @@ export async function listItems(principal: Principal, url: string, page: PageReq
   }
   if (needle || categoryId) {
     const number = needle && /^\d{1,15}$/.test(needle) ? Number(needle) : undefined;
-    const matches = (await searchItems(principal.accountId, filter, { categoryId, needle, number })).sort(byName);
+    const matches = (await readSettledItems(principal.accountId, () => searchItems(principal.accountId, filter, { categoryId, needle, number }))).sort(byName);
     const start = (page.page - 1) * page.limit;
     return { ...pageOfAll(url, page, matches), data: await present(matches.slice(start, start + page.limit)) };
   }
   const offset = (page.page - 1) * page.limit;
-  const [counters, items] = await Promise.all([readInventoryCounters(principal.accountId, true), queryItemPage(principal.accountId, filter, offset, page.limit)]);
+  const [counters, items] = await Promise.all([readInventoryCounters(principal.accountId, true), readSettledItems(principal.accountId, () => queryItemPage(principal.accountId, filter, offset, page.limit))]);
   const counted =
     (counters?.items_00 ?? 0) +
     (filter.includeArchived ? (counters?.items_10 ?? 0) : 0) +
@@ -443,7 +444,7 @@ export function presentVariation(principal: Principal, variation: ItemVariationI
 /** An item's variations (one Query reads the item, its variations and its stock rows). */
 export async function listVariations(principal: Principal, itemId: string, url: string, page: PageRequest, include: string | undefined) {
   requireList(principal);
-  const tree = await readItemTree(principal.accountId, itemId);
+  const tree = await readSettledItemTree(principal.accountId, itemId);
   if (!tree.item) throw errors.resourceMissing("item", itemId);
   return pageOfAll(url, page, tree.variations.map((v) => presentVariation(principal, v, tree.rows, include === "locations")));
 }
@@ -532,7 +533,7 @@ function resolveVariation(variations: readonly ItemVariationItem[], rows: readon
 /** An item's adjustments, newest first (a restricted user sees its location's only). */
 export async function listAdjustments(principal: Principal, itemId: string, url: string, page: PageRequest) {
   requireList(principal);
-  const item = await readItem(principal.accountId, itemId);
+  const [item] = await readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]);
   if (!item) throw errors.resourceMissing("item", itemId);
   const restriction = locationRestriction(principal);
   if (restriction !== null) {

@@ -1,5 +1,5 @@
 import { Decimal } from "decimal.js";
-import type { StockChange } from "./inventory.js";
+import type { StockChange } from "./ledger-plan.js";
 import { QUANTITY_PLACES, movingAverageCost } from "./inventory-math.js";
 import { money } from "./money.js";
 

@@ -30,20 +30,8 @@ import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { errorFields, log } from "../core/log.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { KitBuildBody } from "../schemas/kits.js";
-import {
-  MAX_INLINE_CHANGES,
-  STOCK_MOVED,
-  StockRuleError,
-  applyJournal,
-  itemLockName,
-  itemStock,
-  journalRecord,
-  readLedgerState,
-  tryStockChanges,
-  type LedgerSource,
-  type LedgerState,
-  type StockChange,
-} from "./inventory.js";
+import { MAX_INLINE_CHANGES, STOCK_MOVED, applyJournal, itemLockName, journalRecord, readLedgerState, tryStockChanges, type LedgerState } from "./inventory.js";
+import { StockRuleError, itemStock, type LedgerSource, type StockChange } from "./ledger-plan.js";
 import { sumBalances } from "./inventory-math.js";
 import {
   DisassemblyRefusal,

@@ -42,7 +42,7 @@ import {
   withStoredDiscountLine,
   changesNothing,
 } from "./documents.js";
-import { StockRuleError, type StockChange } from "./inventory.js";
+import { StockRuleError, type StockChange } from "./ledger-plan.js";
 import { addQuantities } from "./inventory-math.js";
 import { money, rate } from "./money.js";
 import { partyDetailsOf, partyOf } from "./party-details.js";

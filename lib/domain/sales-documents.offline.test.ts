@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ledgerOpCount, rowKeyOf } from "../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../db/service.js";
-import { invertChange, mergeStockChanges, planLedgerWrite, type StockChange } from "./inventory.js";
+import { invertChange, mergeStockChanges, planLedgerWrite, type StockChange } from "./ledger-plan.js";
 import { paymentStatus } from "./invoices.js";
 import { lineChanges, percentOf, priceSalesLines, progressOf, remainingToPack, stockChangeOf, type SalesLine } from "./sales-documents.js";
 

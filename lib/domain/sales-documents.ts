@@ -17,7 +17,7 @@ import type { SalesLineBody } from "../schemas/sales-documents.js";
 import { computeTotals } from "./document-totals.js";
 import { inventoryLineName, isKeptUnitPrice, keptUnitCost, defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf } from "./document-lines.js";
 import { addAssigneeCount, withEtag } from "./documents.js";
-import { StockRuleError, type LedgerSource, type StockChange } from "./inventory.js";
+import { StockRuleError, type LedgerSource, type StockChange } from "./ledger-plan.js";
 import { addQuantities } from "./inventory-math.js";
 import { money, rate } from "./money.js";
 import { partyDetailsOf } from "./party-details.js";

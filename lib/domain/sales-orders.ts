@@ -34,7 +34,7 @@ import {
   changesNothing,
 } from "./documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "./fulfillments.js";
-import { mergeStockChanges } from "./inventory.js";
+import { mergeStockChanges } from "./ledger-plan.js";
 import { addQuantities } from "./inventory-math.js";
 import { money } from "./money.js";
 import { etagOf, assertRevision, newRevision, parseIfMatch } from "./revisions.js";

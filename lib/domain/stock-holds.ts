@@ -1,52 +1,40 @@
 import { randomUUID } from "node:crypto";
 import { ContentionError } from "../core/errors.js";
 import { log } from "../core/log.js";
-import {
-  HOLD_BIND_LABEL,
-  addHoldBinding,
-  insertJournal,
-  moveJournalStatus,
-  queryExpiredHolds,
-  readItemsAndRows,
-  readJournal,
-  rowKeyOf,
-} from "../db/inventory.js";
+import { HOLD_BIND_LABEL, addHoldBinding, insertJournal, moveJournalStatus, readItemsAndRows, readJournal, rowKeyOf } from "../db/inventory.js";
 import type { StockJournalItem } from "../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../db/transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
-import {
-  MAX_INLINE_CHANGES,
-  StockRuleError,
-  applyChunk,
-  chunkIndexes,
-  journalRecord,
-  postStockChanges,
-  type LedgerSource,
-  type StockChange,
-} from "./inventory.js";
+import { applyChunk, foldHold, journalRecord, postStockChanges, releaseHold } from "./inventory.js";
+import { StockRuleError, chunkIndexes, type LedgerSource, type StockChange } from "./ledger-plan.js";
 
 /**
  * Stock changes of documents too large for one transaction, with the document's own write
- * still atomic and every ledger rule still able to refuse it (architecture section 5, the
- * inventory-ledger paragraph).
+ * still atomic, to writers and readers alike, and every ledger rule still able to refuse it
+ * (architecture section 5, the inventory-ledger paragraph).
  *
- * A HOLD applies the changes first, chunk by chunk, each chunk exactly once (a journal with
- * chunk marks); a chunk that breaks a rule (stock below zero) makes the hold release what it
- * applied (each reversal exactly once too) and the document is refused, with nothing changed.
- * Once every chunk is applied the hold is `held`, and the document's ONE transaction binds it
- * (`held -> bound`, conditioned), so the document and its stock effects stand or fall together:
- * a document write that cannot commit releases the hold. A hold whose writer died before
- * binding keeps a lease; when the lease runs out the sweeper (`sweepExpiredHolds`, run by the
- * stream processor on a schedule and by the local poller) releases it. The lease outlives any
- * request (Lambda's limit is 29 s), so a live writer never loses its hold.
+ * A HOLD first writes the changes as PENDING deltas on their stock rows, chunk by chunk, each
+ * chunk exactly once (a journal with chunk marks). Pending deltas move no balance: readers do
+ * not see them, and other writers count what they would take as reserved. A chunk that breaks
+ * a rule (stock below zero, counting what other live holds reserve) makes the hold release
+ * what it wrote, and the document is refused with nothing changed. Once every chunk is written
+ * the hold is `held`, and the document's ONE transaction binds it (`held -> bound`,
+ * conditioned): that is the commit point of the document and all its stock effects together.
+ * Then the deltas are folded into the balances (`foldHold`); until they are, every reader and
+ * writer that meets one folds it first (`settlePending`), so no read shows part of the write.
+ * A document write that cannot commit releases the hold. A hold whose writer died keeps a
+ * lease; once it runs out the next reader or writer that meets it, or the sweeper
+ * (`sweepExpiredHolds`, run by the stream processor's schedule and the local stack's timer),
+ * folds it when it was bound and releases it otherwise.
  *
  * `commitWithStock` picks the cheapest correct path: up to `INLINE_LIMIT` changes go in the
  * document's own transaction through the ledger; more take a hold.
  */
-export const HOLD_LEASE_MS = 120_000;
+/** The lease of a hold's writer: longer than any request (Lambda's limit is 29 s) takes to write and bind it. */
+export const HOLD_LEASE_MS = 20_000;
 
 /** Changes that ride in the document's own transaction (leaving room for its items). */
-export const INLINE_LIMIT = Math.min(MAX_INLINE_CHANGES, 20);
+export const INLINE_LIMIT = 20; // within the ledger's MAX_INLINE_CHANGES
 
 export interface StockHold {
   journalId: string;
@@ -59,8 +47,8 @@ export interface StockHold {
  * when one breaks a rule, after releasing everything applied; throws `ContentionError` when
  * the hold was released under it (its lease ran out).
  */
-export async function holdStock(options: { accountId: string; source: LedgerSource; changes: readonly StockChange[] }): Promise<StockHold> {
-  const journalId = randomUUID();
+export async function holdStock(options: { accountId: string; source: LedgerSource; changes: readonly StockChange[]; journalId?: string }): Promise<StockHold> {
+  const journalId = options.journalId ?? randomUUID();
   const journal = journalRecord(options.accountId, journalId, options.source, options.changes, { leaseUntil: Date.now() + HOLD_LEASE_MS });
   await insertJournal(journal);
   const chunks = chunkIndexes(options.changes);
@@ -82,42 +70,6 @@ export async function holdStock(options: { accountId: string; source: LedgerSour
     throw new ContentionError("stock hold", chunks.length);
   }
   return { journalId, bind: (tx) => addHoldBinding(tx, options.accountId, journalId) };
-}
-
-/**
- * Releases a hold that is not bound: switches it to `releasing` (so no chunk can apply any
- * more), reverts every applied chunk exactly once, newest first, and marks it `released`.
- * Safe to run again, and concurrently (the sweeper and a writer).
- */
-export async function releaseHold(accountId: string, journalId: string, failure?: string): Promise<void> {
-  await moveJournalStatus(accountId, journalId, ["pending", "held"], "releasing", failure ? { failure } : {});
-  const journal = await readJournal(accountId, journalId);
-  if (!journal || journal.status !== "releasing") return; // bound, released, or never existed
-  const changes = JSON.parse(journal.changes) as StockChange[];
-  const chunks = chunkIndexes(changes);
-  const applied = [...(journal.appliedChunks ?? [])].sort((a, b) => b - a);
-  const reverted = new Set(journal.revertedChunks ?? []);
-  for (const chunkNumber of applied) {
-    if (reverted.has(chunkNumber)) continue;
-    await applyChunk(journal, chunkNumber, changes, chunks[chunkNumber]!, "revert");
-  }
-  await moveJournalStatus(accountId, journalId, ["releasing"], "released");
-}
-
-/** Releases every hold whose lease ran out (a writer died before binding it). Returns how many. */
-export async function sweepExpiredHolds(now: number = Date.now()): Promise<number> {
-  const expired = await queryExpiredHolds(now);
-  let released = 0;
-  for (const { accountId, journalId } of expired) {
-    try {
-      await releaseHold(accountId, journalId);
-      released += 1;
-    } catch (error) {
-      log("ERROR", "expired hold not released", { accountId, journalId, error: String(error) });
-    }
-  }
-  if (expired.length > 0) log("INFO", "expired holds swept", { found: expired.length, released });
-  return released;
 }
 
 /** A hold's journal as stored (tests and diagnostics). */
@@ -197,6 +149,11 @@ export async function prepareStock(options: { accountId: string; source: LedgerS
       }, outcome(ids));
       // The hold's own binding failing means its lease ran out under a slow writer.
       if (cancellation?.failed(HOLD_BIND_LABEL) && !cancellation.failedOtherThan(HOLD_BIND_LABEL)) throw new ContentionError("stock hold", 1);
+      // Committed: fold the deltas in now. If this fails, the write still stands whole: the
+      // next reader or writer that meets a delta, or the sweeper, folds it.
+      if (!cancellation) {
+        await foldHold(options.accountId, hold.journalId).catch((error) => log("WARN", "hold left to fold later", { journalId: hold.journalId, error: String(error) }));
+      }
       return cancellation;
     },
     release: () => releaseHold(options.accountId, hold.journalId),

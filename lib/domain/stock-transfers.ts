@@ -34,7 +34,7 @@ import {
   statusIdFilter,
   changesNothing,
 } from "./documents.js";
-import { StockRuleError, mergeStockChanges, type StockChange } from "./inventory.js";
+import { StockRuleError, mergeStockChanges, type StockChange } from "./ledger-plan.js";
 import { newRevision } from "./revisions.js";
 import { commitWithStock } from "./stock-holds.js";
 import { MAX_TRANSFER_LINES } from "../schemas/stock-transfers.js";

@@ -181,11 +181,12 @@ async function main(): Promise<void> {
   muteIdleStreamBatches();
   const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler });
   running.push({ name: "stream poller", stop: poller.stop });
-  // The deployed stack runs the stream processor on a schedule (every minute) to release stock
-  // holds whose writer died; locally the same handler runs on a timer.
+  // The deployed stack runs the stream processor on a schedule (every minute) to settle stock
+  // holds whose writer died; locally the same handler runs on a timer (readers and writers that
+  // meet such a hold settle it themselves).
   const sweeper = setInterval(() => {
     void streamHandler({ source: "aws.events", "detail-type": "Scheduled Event" } as never).catch(() => undefined);
-  }, 30_000);
+  }, 5_000);
   sweeper.unref();
   running.push({ name: "hold sweeper", stop: async () => clearInterval(sweeper) });
   if (stopping) return;

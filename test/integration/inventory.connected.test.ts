@@ -6,7 +6,8 @@ import { deactivateLocation, idempotencyKey, newAccount, type TestAccount } from
 import { expectValidation } from "../support/assertions.js";
 import { insertJournal, readJournal } from "../../lib/db/inventory.js";
 import { db } from "../../lib/db/service.js";
-import { applyJournal, chunkIndexes, journalRecord, postJournal, type StockChange } from "../../lib/domain/inventory.js";
+import { applyJournal, journalRecord, postJournal } from "../../lib/domain/inventory.js";
+import { chunkIndexes, type StockChange } from "../../lib/domain/ledger-plan.js";
 
 /**
  * The inventory ledger against DynamoDB Local (architecture sections 4 "Items, variations and

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { HOLD_LEASE_MS, holdStock, readHold, sweepExpiredHolds } from "../../lib/domain/stock-holds.js";
+import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/stock-holds.js";
+import { sweepExpiredHolds } from "../../lib/domain/inventory.js";
 import { readItemTree } from "../../lib/db/inventory.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
@@ -253,7 +254,7 @@ describe("connected: stock transfers", () => {
     console.log(`100-line stock transfer: send ${sendMs} ms, receive ${receiveMs} ms`);
   }, 180_000);
 
-  it("a hold whose writer died is released by the sweeper once its lease ran out", async () => {
+  it("a hold whose writer died is invisible, reserves its stock until its lease ran out, then the sweeper releases it", async () => {
     const w = await world();
     const a = await stockedItem(w, 5);
     const tree = await readItemTree(w.account.accountId, a.id);
@@ -262,15 +263,21 @@ describe("connected: stock transfers", () => {
       source: { sourceType: "stock_transfer", reason: "test: writer dies" },
       changes: Array.from({ length: 1 }, () => ({ itemId: a.id, variationId: tree.variations[0]!.variationId, locationId: w.origin, deltas: { onHand: -3 } })),
     });
-    expect(await at(w, a.id, w.origin)).toEqual({ onHand: 2, inTransit: 0 });
+    // Not committed: readers see nothing of it, but no other write can take the 3 it holds.
+    expect(await at(w, a.id, w.origin)).toEqual({ onHand: 5, inTransit: 0 });
     expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("held");
+    expect((await w.client.post(`/items/${a.id}/adjustments`, { location_id: w.origin, quantity: -2 })).status).toBe(201);
+    expect(await at(w, a.id, w.origin)).toEqual({ onHand: 3, inTransit: 0 });
     await sweepExpiredHolds(Date.now());
     expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("held");
     await sweepExpiredHolds(Date.now() + HOLD_LEASE_MS + 1000);
     expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("released");
-    expect(await at(w, a.id, w.origin)).toEqual({ onHand: 5, inTransit: 0 });
-    // A second sweep finds nothing more to do.
+    expect(await at(w, a.id, w.origin)).toEqual({ onHand: 3, inTransit: 0 });
+    const row = (await readItemTree(w.account.accountId, a.id)).rows.find((r) => r.locationId === w.origin)!;
+    expect(row.pending).toBeUndefined();
+    // A second sweep finds nothing more to do; the stock it held is free again.
     await sweepExpiredHolds(Date.now() + HOLD_LEASE_MS + 1000);
-    expect(await at(w, a.id, w.origin)).toEqual({ onHand: 5, inTransit: 0 });
+    expect((await w.client.post(`/items/${a.id}/adjustments`, { location_id: w.origin, quantity: -3 })).status).toBe(201);
+    expect(await at(w, a.id, w.origin)).toEqual({ onHand: 0, inTransit: 0 });
   });
 });

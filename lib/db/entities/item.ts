@@ -46,6 +46,11 @@ export const itemEntity = () => new Entity({
     stock: { type: "any", required: true, default: () => ({}) },
     /** Moving average unit cost of stock received or built (four-decimal string). */
     averageCost: { type: "string" },
+    /**
+     * journalId -> true: stock holds with deltas pending on this item's rows (see the stock row's
+     * `pending`). Readers settle them first; absent (or empty) when none is pending.
+     */
+    pendingJournals: { type: "any" },
     customFieldValues: {
       type: "list",
       items: { type: "map", properties: { id: { type: "string", required: true }, value: { type: "string", required: true } } },

@@ -1,15 +1,19 @@
 import { Entity } from "electrodb";
 
 /**
- * A journal of stock changes too large for one transaction, applied in chunks; `appliedChunks`
- * makes each chunk apply exactly once (and `revertedChunks` each reversal).
+ * A journal of stock changes too large for one transaction, applied in chunks; chunk marks
+ * (`appliedChunks`, `foldedChunks`, `revertedChunks`) make each chunk's step happen once.
  *
  * - `post` journals are written (pending) with their document, then applied: pending -> applied.
- * - `hold` journals apply BEFORE their document commits, so that a rule (no stock below zero)
- *   can still refuse the document: pending -> held, then the document's transaction binds it
- *   (held -> bound), or it is reverted chunk by chunk (-> releasing -> released) when a chunk
- *   breaks a rule, the document cannot commit, or its writer died (`leaseUntil` passed: the
- *   sweeper finds open holds through the sparse `gsi2` index).
+ * - `hold` journals have ONE commit point, the document's transaction. Before it, each chunk
+ *   writes its deltas as PENDING on the stock rows (`pending -> held` once all are written):
+ *   readers never see them, other writers count negative ones as reserved. The document's
+ *   transaction binds the journal (`held -> bound`): from then on the deltas are committed, and
+ *   they are folded into the balances chunk by chunk (`bound -> applied`) by the writer, or by
+ *   whichever reader or writer meets one first, or by the sweeper. A hold that breaks a rule,
+ *   whose document cannot commit, or whose writer died (`leaseUntil` passed) is released
+ *   (`-> releasing -> released`): its pending deltas are removed, and nothing ever moved.
+ *   The sweeper finds journals not yet applied or released through the sparse `gsi2` index.
  */
 export const stockJournalEntity = () => new Entity({
   model: { entity: "stockjournal", version: "1", service: "inv" },
@@ -21,8 +25,8 @@ export const stockJournalEntity = () => new Entity({
     /** Hold journals: epoch ms after which an unbound hold is released by the sweeper. */
     leaseUntil: { type: "number" },
     /**
-     * The sparse index of open holds (written only while a hold is pending, held or releasing;
-     * removed when it is bound or released): `openholds` / zero-padded lease expiry.
+     * The sparse index of open holds (written while a hold is pending, held, bound or releasing;
+     * removed when it is applied or released): `openholds` / zero-padded lease expiry.
      */
     openHoldsPk: { type: "string", field: "gsi2pk" },
     openHoldsSk: { type: "string", field: "gsi2sk" },
@@ -35,6 +39,8 @@ export const stockJournalEntity = () => new Entity({
     /** The changes, as JSON (up to a few hundred rows: far below the 400 KB item limit). */
     changes: { type: "string", required: true },
     appliedChunks: { type: "set", items: "number" },
+    /** Hold journals: chunks whose pending deltas were folded into the balances (after binding). */
+    foldedChunks: { type: "set", items: "number" },
     revertedChunks: { type: "set", items: "number" },
     createdAt: { type: "string", required: true, readOnly: true },
     updatedAt: { type: "string", required: true },

@@ -17,6 +17,15 @@ export const stockRowEntity = () => new Entity({
     reserved: { type: "number", required: true, default: 0 },
     incoming: { type: "number", required: true, default: 0 },
     inTransit: { type: "number", required: true, default: 0 },
+    /**
+     * journalId -> balance deltas of a stock hold not folded in yet. The balances above never
+     * include them: until its journal commits (is bound) a delta is invisible to readers and
+     * only reserves stock against other writers; once it commits it is folded into the balances
+     * (by its writer, the next reader or writer that meets it, or the sweeper).
+     */
+    pending: { type: "any" },
+    /** The hold that created this row, until it is folded (readers hide the row until then). */
+    heldBy: { type: "string" },
     createdAt: { type: "string", required: true, readOnly: true },
     updatedAt: { type: "string", required: true },
   },
