@@ -7,8 +7,10 @@ import { freePort, startDynamoLocal } from "../local/dynamodb.js";
  * nothing but DynamoDB Local), fires `REQUESTS` (default 100) simultaneous writes of ONE
  * sequence or record and prints, per scenario: how many answered 201, the 503s, the total time
  * and the p50 / p99 latency seen by the client. Scenarios: invoice creates of one account
- * (its number sequence), one-line invoices of one stocked item (sequence and stock row), and
- * payments of one invoice (one document). Figures of one machine, to compare with each other.
+ * (its number sequence), one-line invoices of one stocked item (sequence and stock row),
+ * payments of one invoice (one document), builds of one kit (its build sequence and its items'
+ * stock) and packs of one sales order (the order and the packing-list sequence). Figures of one
+ * machine, to compare with each other.
  */
 const REQUESTS = Number.parseInt(process.env.REQUESTS ?? "100", 10);
 const PROCESSES = (process.env.PROCESSES ?? "1,4,8").split(",").map((n) => Number.parseInt(n, 10));
@@ -51,6 +53,14 @@ async function main(): Promise<void> {
       const item = (await call("POST", "/items", { name: "Widget", price: "10" })).body.id as string;
       await call("POST", `/items/${item}/adjustments`, { location_id: location.id, quantity: REQUESTS * 2 });
       const invoice = (await call("POST", "/invoices", { customer_id: customer, lines: [{ name: "Service", unit_price: String(REQUESTS * 10), tax_rate: 0, tax_2_rate: 0 }] })).body.id as string;
+      // One kit of two units of a stocked component; one sales order of REQUESTS units to pack one by one.
+      const component = (await call("POST", "/items", { name: "Part", cost: "2" })).body.id as string;
+      await call("POST", `/items/${component}/adjustments`, { location_id: location.id, quantity: REQUESTS * 2 });
+      const assembled = (await call("POST", "/items", { name: "Assembly" })).body.id as string;
+      const { createKit } = await import("../../lib/domain/admin.js");
+      const { kit_id: kit } = await createKit({ accountId: account.account_id, itemId: assembled, components: [{ itemId: component, quantity: 2 }] });
+      const order = (await call("POST", "/sales-orders", { customer_id: customer, location_id: location.id, lines: [{ item_id: item, quantity: REQUESTS }] })).body;
+      const orderLine = order.lines[0].id as string;
       // Warm every worker (each loads its handler modules on first use, as a cold Lambda does).
       await Promise.all(Array.from({ length: processes * 2 }, () => call("GET", `/invoices/${invoice}`)));
 
@@ -58,6 +68,8 @@ async function main(): Promise<void> {
         ["invoice creates, one account", () => call("POST", "/invoices", { customer_id: customer, lines: [{ name: "Service", unit_price: "1" }] })],
         ["one-line invoices, one item", () => call("POST", "/invoices", { customer_id: customer, lines: [{ item_id: item, quantity: 1 }] })],
         ["payments, one invoice", () => call("POST", `/invoices/${invoice}/payments`, { amount: "1.00" })],
+        ["kit builds, one kit", () => call("POST", `/kits/${kit}/builds`, { location_id: location.id, quantity: 1 })],
+        ["packs, one sales order", () => call("POST", `/sales-orders/${order.id}/fulfillments`, { lines: [{ id: orderLine, quantity: 1 }] })],
       ];
       for (const [name, request] of scenarios) {
         const started = Date.now();
