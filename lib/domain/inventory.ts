@@ -12,6 +12,7 @@ import {
   readItemsAndRows,
   readJournal,
   rowKeyOf,
+  withRows,
   type LedgerWrite,
 } from "../db/inventory.js";
 import { bucketOf } from "../db/items.js";
@@ -226,7 +227,10 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
       }
       onHandBefore = addQuantities(onHandBefore, received);
     }
-    const set: Partial<ItemRecord> | undefined = valued ? { averageCost } : undefined;
+    // The item's line index takes the rows this write creates (an item stored without one stays without).
+    const created = [...rows.values()].filter((entry) => entry.isNew && entry.row.itemId === itemId).map((entry) => entry.row);
+    const rowIndex = item.rowIndex !== undefined && created.length > 0 ? withRows(item.rowIndex, created) : undefined;
+    const set: Partial<ItemRecord> | undefined = valued || rowIndex ? { ...(valued ? { averageCost } : {}), ...(rowIndex ? { rowIndex } : {}) } : undefined;
     // A sale (or its reversal) of a unique item moves its sold status and status count.
     const soldAfter = [...input.changes].reverse().find((change) => change.itemId === itemId && change.sold !== undefined)?.sold;
     let statusMove: LedgerWrite["items"][number]["statusMove"];

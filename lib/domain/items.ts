@@ -258,6 +258,8 @@ export async function createItem(principal: Principal, body: ItemCreateBody, com
     adjustmentCount: 0,
     stockVersion: 0,
     stock: {},
+    variationIds: variations.map((v) => v.variationId),
+    rowIndex: {},
     createdAt: now,
     updatedAt: now,
     ...changes.set,
