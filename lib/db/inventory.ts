@@ -1,5 +1,7 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { batchGetAll } from "./batch-get.js";
 import { getDocumentClient } from "./client.js";
+import { readItems, readVariations } from "./items.js";
 import { isConditionalFailure } from "./idempotency.js";
 import { readToOffset } from "./offset-page.js";
 import { tableName } from "./table.js";
@@ -29,23 +31,120 @@ export async function readItemTree(accountId: string, itemId: string): Promise<I
 export const rowKeyOf = (row: { itemId: string; variationId: string; locationId: string }) =>
   `${row.itemId}|${row.variationId}|${row.locationId}`;
 
-/** Item records and specific stock rows, one BatchGetItem each (run in parallel). */
+type RowKey = { itemId: string; variationId: string; locationId: string };
+
+/** An item's line index (`ItemRecord.rowIndex`) with new rows added: `ivlId` -> `variationId|locationId`. */
+export function withRows(index: unknown, rows: readonly Pick<StockRowItem, "ivlId" | "variationId" | "locationId">[]): Record<string, string> {
+  const next = { ...(index as Record<string, string>) };
+  for (const row of rows) next[String(row.ivlId)] = `${row.variationId}|${row.locationId}`;
+  return next;
+}
+
+/** The rows an item's line index lists (absent for an item stored without one). */
+function indexedRows(item: ItemRecord): (RowKey & { ivlId: number })[] | undefined {
+  if (item.variationIds === undefined || item.rowIndex === undefined) return undefined;
+  return Object.entries(item.rowIndex as Record<string, string>).map(([ivlId, key]) => {
+    const [variationId, locationId] = key.split("|") as [string, string];
+    return { itemId: item.itemId, variationId, locationId, ivlId: Number(ivlId) };
+  });
+}
+
+/** Stock rows by key, in BatchGetItems of 100 (all at once); missing ones are absent. */
+export async function batchReadRows(accountId: string, keys: readonly RowKey[], consistent: boolean): Promise<StockRowItem[]> {
+  const unique = [...new Map(keys.map((k) => [rowKeyOf(k), { accountId, itemId: k.itemId, variationId: k.variationId, locationId: k.locationId }])).values()];
+  return batchGetAll("read stock rows", unique, (chunk) => db().entities.stockRow.get(chunk).go({ consistent }));
+}
+
+/** What a document line asks of its item: the variation of a given row (`ivlId`), or the item's only one. */
+export interface LineTreeRequest {
+  itemId: string;
+  ivlId?: number;
+}
+
+/** Item trees read by `readLineTrees`: the variations and rows that the lines asked for. */
+export interface LineTree extends ItemTree {
+  /** How many variations the item has (`variations` holds only those the lines need). */
+  variationCount: number;
+}
+
+/** Items stored without a line index, read whole a few at a time. */
+const TREE_QUERY_CONCURRENCY = 16;
+
+/**
+ * The items that document lines name, with the variations and stock rows those lines need, in
+ * a FIXED number of round trips whatever the number of lines (strongly consistent, as one
+ * Query of each item's partition would be): one BatchGetItem per 100 items, then, from each
+ * item's line index, the variations the lines resolve to (a line's row's variation, or the
+ * item's only one) and every stock row of those variations, in BatchGetItems of 100 at once.
+ * A missing item is absent from the map. An item stored before line indexes existed is read
+ * whole by its own Query (a few at a time).
+ */
+export async function readLineTrees(accountId: string, requests: readonly LineTreeRequest[]): Promise<Map<string, LineTree>> {
+  const items = await readItems(accountId, requests.map((r) => r.itemId));
+  const trees = new Map<string, LineTree>();
+  const unindexed: string[] = [];
+  const wanted: { itemId: string; variationId: string }[] = [];
+  const indexes = new Map<string, (RowKey & { ivlId: number })[]>();
+  for (const item of items) {
+    const rows = indexedRows(item);
+    if (!rows) {
+      unindexed.push(item.itemId);
+      continue;
+    }
+    indexes.set(item.itemId, rows);
+    const variationIds = item.variationIds!;
+    trees.set(item.itemId, { item, variations: [], rows: [], variationCount: variationIds.length });
+  }
+  for (const request of requests) {
+    const rows = indexes.get(request.itemId);
+    if (!rows) continue;
+    const variationIds = trees.get(request.itemId)!.item!.variationIds!;
+    const variationId = request.ivlId === undefined ? (variationIds.length === 1 ? variationIds[0] : undefined) : rows.find((r) => r.ivlId === request.ivlId)?.variationId;
+    if (variationId !== undefined) wanted.push({ itemId: request.itemId, variationId });
+  }
+  const wantedKeys = new Set(wanted.map((w) => `${w.itemId}|${w.variationId}`));
+  const rowKeys = [...indexes.values()].flat().filter((row) => wantedKeys.has(`${row.itemId}|${row.variationId}`));
+  const [variations, rows, whole] = await Promise.all([
+    readVariations(accountId, wanted),
+    batchReadRows(accountId, rowKeys, true),
+    readWholeTrees(accountId, unindexed),
+  ]);
+  for (const variation of variations) trees.get(variation.itemId)?.variations.push(variation);
+  for (const row of rows) trees.get(row.itemId)?.rows.push(row);
+  // A variation the index names but the table no longer holds: the item was deleted meanwhile.
+  const foundVariations = new Set(variations.map((v) => `${v.itemId}|${v.variationId}`));
+  for (const key of wantedKeys) if (!foundVariations.has(key)) trees.delete(key.split("|")[0]!);
+  for (const tree of trees.values()) {
+    tree.variations.sort((a, b) => a.variationNumber - b.variationNumber);
+    tree.rows.sort((a, b) => a.ivlId - b.ivlId);
+  }
+  for (const [itemId, tree] of whole) trees.set(itemId, tree);
+  return trees;
+}
+
+/** Whole item trees, one Query each, a few at a time (items without a line index). */
+async function readWholeTrees(accountId: string, itemIds: readonly string[]): Promise<Map<string, LineTree>> {
+  const trees = new Map<string, LineTree>();
+  const queue = [...itemIds];
+  await Promise.all(
+    Array.from({ length: Math.min(TREE_QUERY_CONCURRENCY, queue.length) }, async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        const tree = await readItemTree(accountId, id);
+        if (tree.item) trees.set(id, { ...tree, variationCount: tree.variations.length });
+      }
+    }),
+  );
+  return trees;
+}
+
+/** Item records and specific stock rows, in BatchGetItems of 100, all at once. */
 export async function readItemsAndRows(
   accountId: string,
   itemIds: readonly string[],
-  rowKeys: readonly { itemId: string; variationId: string; locationId: string }[],
+  rowKeys: readonly RowKey[],
 ): Promise<{ items: ItemRecord[]; rows: StockRowItem[] }> {
-  const [items, rows] = await Promise.all([
-    itemIds.length === 0
-      ? Promise.resolve({ data: [] as ItemRecord[] })
-      : db().entities.item.get([...new Set(itemIds)].map((itemId) => ({ accountId, itemId }))).go({ consistent: true }),
-    rowKeys.length === 0
-      ? Promise.resolve({ data: [] as StockRowItem[] })
-      : db()
-          .entities.stockRow.get(rowKeys.map((key) => ({ accountId, ...key })))
-          .go({ consistent: true }),
-  ]);
-  return { items: items.data, rows: rows.data };
+  const [items, rows] = await Promise.all([readItems(accountId, itemIds), batchReadRows(accountId, rowKeys, true)]);
+  return { items, rows };
 }
 
 export async function readInventorySequence(accountId: string): Promise<number> {

@@ -1,3 +1,4 @@
+import { batchGetAll } from "./batch-get.js";
 import { readToOffset } from "./offset-page.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockRowItem, type UnitItem } from "./service.js";
 import { nowIso } from "./keys.js";
@@ -25,13 +26,10 @@ export async function readItem(accountId: string, itemId: string): Promise<ItemR
   return data ?? undefined;
 }
 
-/** Up to 100 items in ONE BatchGetItem (missing ones are absent); `consistent: false` for display values (half the read units). */
+/** Items by id, in BatchGetItems of 100 (all at once; missing ones are absent); `consistent: false` for display values (half the read units). */
 export async function readItems(accountId: string, itemIds: readonly string[], options: { consistent?: boolean } = {}): Promise<ItemRecord[]> {
-  if (itemIds.length === 0) return [];
-  const { data } = await db()
-    .entities.item.get([...new Set(itemIds)].map((itemId) => ({ accountId, itemId })))
-    .go({ consistent: options.consistent ?? true });
-  return data;
+  const keys = [...new Set(itemIds)].map((itemId) => ({ accountId, itemId }));
+  return batchGetAll("read items", keys, (chunk) => db().entities.item.get(chunk).go({ consistent: options.consistent ?? true }));
 }
 
 export interface ItemFilter {
@@ -194,11 +192,8 @@ export async function insertUnit(accountId: string, name: string): Promise<numbe
   return number;
 }
 
-/** Selected variations (ONE BatchGetItem), for component barcodes, SKUs and cost overrides. */
+/** Selected variations (BatchGetItems of 100, all at once), for lines, component barcodes, SKUs and cost overrides. */
 export async function readVariations(accountId: string, keys: readonly { itemId: string; variationId: string }[], options: { consistent?: boolean } = {}): Promise<ItemVariationItem[]> {
-  if (keys.length === 0) return [];
-  const { data } = await db()
-    .entities.itemVariation.get(keys.map((key) => ({ accountId, itemId: key.itemId, variationId: key.variationId })))
-    .go({ consistent: options.consistent ?? true });
-  return data;
+  const unique = [...new Map(keys.map((k) => [`${k.itemId}|${k.variationId}`, { accountId, itemId: k.itemId, variationId: k.variationId }])).values()];
+  return batchGetAll("read variations", unique, (chunk) => db().entities.itemVariation.get(chunk).go({ consistent: options.consistent ?? true }));
 }

@@ -1,3 +1,4 @@
+import { batchGetAll } from "./batch-get.js";
 import { db, type LocationItem, type ZoneItem } from "./service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
@@ -60,11 +61,8 @@ export async function replaceZone(
   }, outcome);
 }
 
-/** Locations by id (ONE BatchGetItem), for the names builds show. */
+/** Locations by id (BatchGetItems of 100, all at once; missing ones are absent). */
 export async function readLocations(accountId: string, locationIds: readonly string[], options: { consistent?: boolean } = {}): Promise<LocationItem[]> {
-  if (locationIds.length === 0) return [];
-  const { data } = await db()
-    .entities.location.get([...new Set(locationIds)].map((locationId) => ({ accountId, locationId })))
-    .go({ consistent: options.consistent ?? true });
-  return data;
+  const keys = [...new Set(locationIds)].map((locationId) => ({ accountId, locationId }));
+  return batchGetAll("read locations", keys, (chunk) => db().entities.location.get(chunk).go({ consistent: options.consistent ?? true }));
 }

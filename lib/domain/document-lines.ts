@@ -1,5 +1,5 @@
 import { errors, type ValidationDetail } from "../core/errors.js";
-import { readItemTree, type ItemTree } from "../db/inventory.js";
+import { readLineTrees } from "../db/inventory.js";
 import { referenceDetail } from "../db/references.js";
 import type { ItemRecord, ItemVariationItem, StockRowItem } from "../db/service.js";
 
@@ -24,20 +24,6 @@ export interface ResolvedLineItem {
   rows: StockRowItem[];
 }
 
-const CONCURRENCY = 16;
-
-/** Reads each distinct item with its variations and rows (one Query each, a few at a time). */
-async function readTrees(accountId: string, itemIds: readonly string[]): Promise<Map<string, ItemTree>> {
-  const trees = new Map<string, ItemTree>();
-  const queue = [...new Set(itemIds)];
-  await Promise.all(
-    Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) trees.set(id, await readItemTree(accountId, id));
-    }),
-  );
-  return trees;
-}
-
 /**
  * Resolves inventory lines at `locationId`: every item must exist in the account and not be
  * archived; a given `item_variation_location_id` must be a row of that item at the location;
@@ -50,10 +36,8 @@ export async function resolveLineItems(
   requests: readonly LineItemRequest[],
   options: { locationLabel?: string } = {},
 ): Promise<Map<number, ResolvedLineItem>> {
-  const trees = await readTrees(
-    accountId,
-    requests.map((r) => r.itemId),
-  );
+  // Every line's item, variation and rows in a fixed number of batched reads (not one per line).
+  const trees = await readLineTrees(accountId, requests);
   const details: ValidationDetail[] = [];
   const resolved = new Map<number, ResolvedLineItem>();
   for (const request of requests) {
@@ -80,7 +64,7 @@ export async function resolveLineItems(
       resolved.set(request.index, { item, variation: tree.variations.find((v) => v.variationId === row.variationId)!, row, rows: tree.rows.filter((r) => r.variationId === row.variationId) });
       continue;
     }
-    if (tree.variations.length !== 1) {
+    if (tree.variationCount !== 1) {
       details.push({
         param: `lines[${request.index}].item_variation_location_id`,
         code: "required",

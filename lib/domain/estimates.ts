@@ -14,7 +14,7 @@ import {
   type DocumentTree,
   type EncodedLines,
 } from "../db/documents.js";
-import { readLocation } from "../db/locations.js";
+import { readLocations } from "../db/locations.js";
 import { addDocumentActivity, readParty } from "../db/parties.js";
 import { checkReferences, missingReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
 import { RETRY, retrying } from "../db/retry.js";
@@ -226,11 +226,11 @@ function customerProblems(principal: Principal, party: PartyItem | undefined, re
   return [];
 }
 
-/** Names of the locations of the lines' stock rows (one read per distinct location). */
+/** Names of the locations of the lines' stock rows (one BatchGetItem for every distinct location). */
 async function locationNames(accountId: string, resolved: Iterable<ResolvedLineItem>): Promise<Map<string, string>> {
   const ids = [...new Set([...resolved].flatMap((r) => (r.row ? [r.row.locationId] : [])))];
-  const locations = await Promise.all(ids.map((id) => readLocation(accountId, id)));
-  return new Map(locations.flatMap((location) => (location ? [[location.locationId, location.name] as const] : [])));
+  const locations = await readLocations(accountId, ids);
+  return new Map(locations.map((location) => [location.locationId, location.name] as const));
 }
 
 /**

@@ -259,6 +259,8 @@ export async function createItem(principal: Principal, body: ItemCreateBody, com
     adjustmentCount: 0,
     stockVersion: 0,
     stock: {},
+    variationIds: variations.map((v) => v.variationId),
+    rowIndex: {},
     createdAt: now,
     updatedAt: now,
     ...changes.set,
@@ -273,9 +275,13 @@ export async function createItem(principal: Principal, body: ItemCreateBody, com
 
 export async function getItem(principal: Principal, itemId: string) {
   requireList(principal);
-  const [item] = await readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]);
+  // The item (settled: no hold half-seen) and the category names in parallel: one round trip.
+  const [[item], categories] = await Promise.all([
+    readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]),
+    queryItemCategories(principal.accountId),
+  ]);
   if (!item) throw errors.resourceMissing("item", itemId);
-  return presentItem(item, { principal, categoryNames: await categoryNames(principal.accountId, [item]) });
+  return presentItem(item, { principal, categoryNames: new Map(categories.map((c) => [c.categoryId, c.name])) });
 }
 
 /** Updates the fields sent; `archived` archives or restores. */

@@ -1,4 +1,4 @@
-import { rowKeyOf, type LedgerWrite } from "../db/inventory.js";
+import { rowKeyOf, withRows, type LedgerWrite } from "../db/inventory.js";
 import { bucketOf } from "../db/items.js";
 import type { ItemRecord, StockHistoryItem, StockRowItem } from "../db/service.js";
 import {
@@ -269,7 +269,10 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
       }
       onHandBefore = addQuantities(onHandBefore, received);
     }
-    let set: Partial<ItemRecord> | undefined = valued ? { averageCost } : undefined;
+    // The item's line index takes the rows this write creates (an item stored without one stays without).
+    const created = [...rows.values()].filter((entry) => entry.isNew && entry.row.itemId === itemId).map((entry) => entry.row);
+    const rowIndex = item.rowIndex !== undefined && created.length > 0 ? withRows(item.rowIndex, created) : undefined;
+    let set: Partial<ItemRecord> | undefined = valued || rowIndex ? { ...(valued ? { averageCost } : {}), ...(rowIndex ? { rowIndex } : {}) } : undefined;
     // A folded hold's mark leaves the item with the item's last chunk (an empty map removes it).
     if (input.fold?.itemsDone.has(itemId)) set = { ...set, pendingJournals: withoutEntry(pendingJournalsOf(item), input.journalId) ?? {} };
     // A sale (or its reversal) of a unique item moves its sold status and status count.
@@ -347,7 +350,10 @@ export function planHold(input: PlanInput): LedgerWrite {
     accountId: input.accountId,
     items: itemIds.map((itemId) => {
       const item = input.items.get(itemId)!;
-      return { itemId, expectedVersion: item.stockVersion, stock: itemStock(item), set: { pendingJournals: { ...pendingJournalsOf(item), [input.journalId]: true } } };
+      // Rows the hold creates join the item's line index now (a line may name them once they hold stock).
+      const created = [...rows.values()].filter(({ entry }) => entry.isNew && entry.row.itemId === itemId).map(({ entry }) => entry.row);
+      const rowIndex = item.rowIndex !== undefined && created.length > 0 ? { rowIndex: withRows(item.rowIndex, created) } : {};
+      return { itemId, expectedVersion: item.stockVersion, stock: itemStock(item), set: { ...rowIndex, pendingJournals: { ...pendingJournalsOf(item), [input.journalId]: true } } };
     }),
     rows: [...rows.values()].map(({ entry }) => entry),
     history: [],

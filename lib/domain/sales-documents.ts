@@ -7,7 +7,7 @@ import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { addDocumentWrite, numberKeyOf, type StoredLine } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
 import { readItems, readVariations } from "../db/items.js";
-import { readLocation, readLocations } from "../db/locations.js";
+import { readLocations } from "../db/locations.js";
 import { addDocumentActivity, readParty, type DocumentActivity } from "../db/parties.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
 import { allocateNumber, RecordLimitError } from "../db/sequences.js";
@@ -232,9 +232,10 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
   }
   if (details.length > 0) throw errors.validationFailed(details);
   const locationIds = [...new Set([...rows.values()].map((row) => row.locationId))];
-  const locations = new Map(
-    (await Promise.all(locationIds.map((id) => (id === context.location?.locationId ? context.location : readLocation(principal.accountId, id))))).flatMap((l) => (l ? [[l.locationId, l] as const] : [])),
-  );
+  // Every location the lines sell from, in one BatchGetItem (the document's own is known).
+  const known = context.location ? [context.location] : [];
+  const read = await readLocations(principal.accountId, locationIds.filter((id) => id !== context.location?.locationId));
+  const locations = new Map([...known, ...read].map((l) => [l.locationId, l] as const));
   for (const spec of specs) {
     const found = resolved.get(spec.index);
     if (found && spec.sentName !== undefined) {

@@ -222,6 +222,9 @@ async function main(): Promise<void> {
       );
     }
     await largeDocuments(call, location.id as string, destination.id as string, supplier.id as string);
+    const { lineCallsTable } = await import("./line-calls.js");
+    originalWrite("\nDynamoDB calls per line count: calls (reads; stock-hold chunks), DynamoDB Local (scripts/bench/line-calls.ts)\n");
+    originalWrite((await lineCallsTable(base, headers, samples)).table);
     await largeEstimates(call, customer.id as string, itemIds);
     originalWrite("\nTime until an invoice's stock shows (DynamoDB Local)\n");
     originalWrite(await stockVisibility(call, { locationId: location.id!, customerId: customer.id! }));

@@ -44,6 +44,16 @@ export const itemEntity = () => new Entity({
     stockVersion: { type: "number", required: true, default: 0 },
     /** locationId -> {onHand, reserved, incoming, inTransit}: the sums of the item's rows there. */
     stock: { type: "any", required: true, default: () => ({}) },
+    /**
+     * The line index: the ids of the item's variations (by `variationNumber`) and, per stock
+     * row (`ivlId`), its `variationId|locationId`. With them, documents read the variations and
+     * rows their lines need by key (BatchGetItem, for any number of items at once) instead of
+     * one Query per item. Written with the item (variations never change) and by the ledger
+     * with every row it creates. Absent on items stored before it existed: those are read
+     * whole (`readItemTree`).
+     */
+    variationIds: { type: "list", items: { type: "string" } },
+    rowIndex: { type: "any" },
     /** Moving average unit cost of stock received or built (four-decimal string). */
     averageCost: { type: "string" },
     /**
