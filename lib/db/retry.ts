@@ -53,6 +53,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export interface AttemptContext {
   /** This attempt is the first after waiting for turns: what earlier attempts learnt is stale. */
   afterWait: boolean;
+  /** After waiting: what the previous holder of the turn on `name` handed on (a hint), if anything. */
+  received(name: string): unknown;
+  /** Hands `value` on to the next holder of the turn on `name` (when this writer holds one). */
+  handOn(name: string, value: unknown): void;
 }
 
 export async function retrying<T>(
@@ -74,7 +78,13 @@ export async function retrying<T>(
         if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(operation, n);
         await sleep(delay);
       }
-      const context: AttemptContext = { afterWait };
+      const held = turns;
+      const fresh = afterWait;
+      const context: AttemptContext = {
+        afterWait,
+        received: (name) => (fresh ? held?.received.get(name) : undefined),
+        handOn: (name, value) => held?.handOn(name, value),
+      };
       afterWait = false;
       const run = () => (turns ? holdingTurns.run(true, () => attempt(n, context)) : attempt(n, context));
       const result = contended.length === 0 ? await run() : await oneAtATime(contended, () => {

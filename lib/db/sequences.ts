@@ -133,13 +133,18 @@ export async function allocateNumber(
   const attribute = definitionOf(name).attribute;
   let known: number | undefined;
   const counterItem = `${definitionOf(name).entity}:${accountId}${definitionOf(name).entity === "sequence" ? `:${name}` : ""}`;
-  return retrying(`next ${name} number`, async (attempt, { afterWait }) => {
+  return retrying(`next ${name} number`, async (attempt, context) => {
     // An eventually consistent read is right almost always; the condition catches the rest. After
-    // waiting for its turn, what a lost race told this writer is stale: read it again.
-    if (afterWait) known = undefined;
+    // waiting for its turn, what a lost race told this writer is stale: read it again, unless
+    // the writer before in line handed on the number it wrote (one read less per turn).
+    if (context.afterWait) {
+      const handed = context.received(counterItem);
+      known = typeof handed === "number" ? handed : undefined;
+    }
     const current = known ?? (await readSequence(accountId, name, attempt > 0));
     const number = current + 1;
     const cancellation = await write(number, (tx, add) => claimNumbers(tx, accountId, name, current, number, add, limit));
+    if (!cancellation) context.handOn(counterItem, number);
     if (cancellation?.failed(label) && !cancellation.failedOtherThan(label)) {
       const item = cancellation.itemOf(label);
       const stored = item?.[attribute];

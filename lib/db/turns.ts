@@ -46,17 +46,22 @@ async function takeTicket(accountId: string, name: string): Promise<{ ticket: Ti
   return { ticket: { accountId, name, number: (data.next ?? 1) - 1 }, serving: data.serving ?? 0 };
 }
 
-async function readServing(accountId: string, name: string): Promise<number> {
-  const { data } = await db().entities.turn.get({ accountId, name }).go({ consistent: true, attributes: ["serving"] });
-  return data?.serving ?? 0;
+async function readServing(accountId: string, name: string): Promise<{ serving: number; handoff?: unknown }> {
+  const { data } = await db().entities.turn.get({ accountId, name }).go({ consistent: true, attributes: ["serving", "handoff"] });
+  return { serving: data?.serving ?? 0, handoff: data?.handoff };
 }
 
-/** Moves the queue from ticket `from` to the next one; false when it had moved already. */
-async function serveNext(accountId: string, name: string, from: number): Promise<boolean> {
+/**
+ * Moves the queue from ticket `from` to the next one, handing on `handoff` (or none); false
+ * when it had moved already.
+ */
+async function serveNext(accountId: string, name: string, from: number, handoff?: unknown): Promise<boolean> {
   try {
-    await db()
+    let update = db()
       .entities.turn.update({ accountId, name })
-      .set({ serving: from + 1 })
+      .set({ serving: from + 1, ...(handoff === undefined ? {} : { handoff }) });
+    if (handoff === undefined) update = update.remove(["handoff"]) as never;
+    await update
       .where((attributes, { eq, notExists }) => (from === 0 ? `(${notExists(attributes.serving)} OR ${eq(attributes.serving, 0)})` : eq(attributes.serving, from)))
       .go({ response: "none" });
     return true;
@@ -66,8 +71,12 @@ async function serveNext(accountId: string, name: string, from: number): Promise
   }
 }
 
-/** Waits until `ticket` is served (or passed over); gives up before `deadline`. */
-async function waitForTurn(ticket: Ticket, serving: number, deadline: number | undefined, operation: string, leaseMs: number): Promise<void> {
+/**
+ * Waits until `ticket` is served (or passed over); gives up before `deadline`. Returns what
+ * the holder before handed on, when it served this ticket itself.
+ */
+async function waitForTurn(ticket: Ticket, serving: number, deadline: number | undefined, operation: string, leaseMs: number): Promise<unknown> {
+  let handoff: unknown;
   let seen = serving;
   let seenSince = Date.now();
   let perTurn = TURN_ESTIMATE_MS;
@@ -79,7 +88,9 @@ async function waitForTurn(ticket: Ticket, serving: number, deadline: number | u
     if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(`${operation} (waiting for its turn)`, 1);
     await sleep(delay);
     const now = Date.now();
-    const current = await readServing(ticket.accountId, ticket.name);
+    const read = await readServing(ticket.accountId, ticket.name);
+    const current = read.serving;
+    handoff = current === ticket.number ? read.handoff : undefined;
     if (current !== seen) {
       // Learn how long a turn takes here, to space the next polls.
       perTurn = Math.max(1, (now - seenSince) / Math.max(1, current - seen));
@@ -91,10 +102,16 @@ async function waitForTurn(ticket: Ticket, serving: number, deadline: number | u
       seenSince = now;
     }
   }
+  return handoff;
 }
 
-/** Turns held by one writer; `release` serves the next ticket of each. */
+/**
+ * Turns held by one writer: what the previous holders handed on (by name), and `release`,
+ * which serves the next ticket of each, handing on what the writer left (`handOn`).
+ */
 export interface HeldTurns {
+  readonly received: ReadonlyMap<string, unknown>;
+  handOn(name: string, value: unknown): void;
   release(): Promise<void>;
 }
 
@@ -110,8 +127,10 @@ export async function takeTurns(
   options: { leaseMs?: number } = {},
 ): Promise<HeldTurns> {
   const held: Ticket[] = [];
+  const received = new Map<string, unknown>();
+  const handed = new Map<string, unknown>();
   const release = async () => {
-    await Promise.all(held.map((ticket) => serveNext(ticket.accountId, ticket.name, ticket.number).catch(() => false)));
+    await Promise.all(held.map((ticket) => serveNext(ticket.accountId, ticket.name, ticket.number, handed.get(ticket.name)).catch(() => false)));
   };
   try {
     for (const name of [...new Set(names)].sort()) {
@@ -119,12 +138,13 @@ export async function takeTurns(
       if (!accountId) continue;
       const { ticket, serving } = await takeTicket(accountId, name);
       held.push(ticket);
-      await waitForTurn(ticket, serving, deadline, operation, options.leaseMs ?? TURN_LEASE_MS);
+      const handoff = await waitForTurn(ticket, serving, deadline, operation, options.leaseMs ?? TURN_LEASE_MS);
+      if (handoff !== undefined) received.set(name, handoff);
     }
   } catch (error) {
     // Tickets taken and not yet served stay behind: the lease moves the queue past them.
     await release();
     throw error;
   }
-  return { release };
+  return { received, handOn: (name, value) => handed.set(name, value), release };
 }

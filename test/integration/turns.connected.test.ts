@@ -33,6 +33,20 @@ describe("connected: turns", () => {
     expect([...served].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
+  it("hands on what a holder leaves to the next holder only (a hint the next write need not read)", async () => {
+    const name = nameOf();
+    const first = await takeTurns([name], undefined, "test");
+    const second = takeTurns([name], undefined, "test");
+    const third = takeTurns([name], undefined, "test");
+    first.handOn(name, 41);
+    await first.release();
+    const secondTurns = await second;
+    expect(secondTurns.received.get(name)).toBe(41);
+    await secondTurns.release(); // hands nothing on
+    expect((await third).received.has(name)).toBe(false);
+    await (await third).release();
+  });
+
   it("takes a turn over once its holder has not given it back for the lease", async () => {
     const name = nameOf();
     await takeTurns([name], undefined, "test"); // never released: its holder "died"

@@ -17,6 +17,11 @@ export const turnEntity = () =>
       next: { type: "number" },
       /** The ticket whose holder may write now (absent: 0). */
       serving: { type: "number" },
+      /**
+       * What the last holder handed on with the turn (e.g. the sequence value it wrote), so the
+       * next holder need not read it again; only a hint: the next write's conditions still decide.
+       */
+      handoff: { type: "any" },
       expiresAt: { type: "number", field: "expires_at" },
     },
     indexes: {
