@@ -66,7 +66,7 @@ export async function buildInvoiceAccount(size: number): Promise<Fixture> {
   const { createAccount, createLocationAsOperator } = await import("../../lib/domain/admin.js");
   const { createParty } = await import("../../lib/domain/parties.js");
   const { createInvoice } = await import("../../lib/domain/invoices.js");
-  const { readDocumentHeader, numberKeyOf } = await import("../../lib/db/documents.js");
+  const { documentListing, readDocumentHeader, numberKeyOf } = await import("../../lib/db/documents.js");
   const { db } = await import("../../lib/db/service.js");
   const account = await createAccount({ name: `List cost ${size}` });
   const owner = ownerOf(account.account_id, account.user_id);
@@ -84,7 +84,7 @@ export async function buildInvoiceAccount(size: number): Promise<Fixture> {
     const status = rareOne ? { status: "cancelled", statusId: 12 } : number % 2 === 0 ? { status: "sent", statusId: 9 } : { status: "paid", statusId: 11 };
     const location = rareOne ? rare : common;
     const customer = rareOne ? rareCustomer : commonCustomer;
-    return {
+    const header = {
       ...base,
       documentId: number === 1 ? base.documentId : randomUUID(),
       number,
@@ -98,6 +98,7 @@ export async function buildInvoiceAccount(size: number): Promise<Fixture> {
       locationScope: location,
       itemIds: undefined,
     };
+    return { ...header, ...documentListing(header) };
   });
   for (let i = 0; i < headers.length; i += 500) await db().entities.document.put(headers.slice(i, i + 500) as never).go();
   await db().entities.sequence.update({ accountId: owner.accountId, name: "invoice" }).set({ value: size, count: size }).go();
