@@ -279,7 +279,7 @@ const DATE_FACT: Record<DateAttribute, keyof DocumentFacts> = {
 };
 
 /** The list attributes of a header (hidden attributes: reads never return them). */
-export type DocumentListing = Record<"lx1pk" | "lx2pk" | "lx3pk" | "lx4pk" | "lx5pk" | "lx6pk" | "lx7pk" | "lxsk" | "lx7sk" | "lxf", string | undefined>;
+export type DocumentListing = Record<"lx1pk" | "lx2pk" | "lx3pk" | "lx4pk" | "lx5pk" | "lx6pk" | "lx7pk" | "lxsk" | "lx7sk" | "lxf" | "lxn", string | undefined>;
 
 /** The partition-key prefix of a kind's list entries. */
 const listBase = (accountId: string, kind: DocumentKind) => `${accountId}#${kind}`;
@@ -326,6 +326,8 @@ export function documentListing(header: DocumentItem): DocumentListing {
     lxsk: header.numberKey,
     lx7sk: header.issueDate ? `${header.issueDate}#${header.numberKey}` : undefined,
     lxf: factsText(facts as unknown as Record<string, unknown>),
+    // `lx1` serves text searches and the dates without an index of their own: no ids.
+    lxn: factsText({ n: facts.n, t: facts.t, e: facts.e, rq: facts.rq, nd: facts.nd, rc: facts.rc, x: facts.x }),
   };
 }
 
@@ -353,7 +355,8 @@ function factsMatch(facts: DocumentFacts, scope: DocumentScope, filter: Document
  * The most selective list partitions that hold every match of a filtered list (the others
  * filters are applied to the entries' facts): a party, then a location, an assigned user, the
  * location scopes of a restricted caller, a status, an issue-date range, else every document of
- * the kind (a text search: entries are keys and names, never whole documents).
+ * the kind (a text search, or a date other than the issue date: `lx1` entries hold only the
+ * number, the searchable text and the dates, `lxn`).
  */
 function partitionsOf(scope: DocumentScope, filter: DocumentFilter): ListPartition[] {
   const base = listBase(scope.accountId, scope.kind);

@@ -1,12 +1,13 @@
 import { QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
-import { LISTING_FACTS, tableName } from "./table.js";
+import { LISTING_FACTS, LISTING_NAMES, tableName } from "./table.js";
 
 /**
  * The list indexes (`lx1`..`lx7` in `lib/db/table.ts`), shared by every list that filters:
  * a record writes, next to its own attributes, one sparse partition key per filter it can be
  * found by (`lx<n>pk`, e.g. `<account>#invoice#p#<customer>`), a sort key (`lxsk`, the list's
- * order) and `lxf`, a compact JSON text of every value its lists filter on. The indexes project
+ * order) and `lxf`, a compact JSON text of every value its lists filter on (and `lxn`, the
+ * part of it a text search needs, for `lx1`, every record of the kind). The indexes project
  * only the keys and `lxf`, so a list reads the entries of the most selective partition (a few
  * hundred bytes each, never the records), applies every other filter to `lxf`, counts the
  * matches (`total_records`) and then reads only the page's records.
@@ -67,7 +68,7 @@ export async function readListEntries<F>(
       }),
     );
     for (const item of output.Items ?? []) {
-      entries.push({ pk: item.pk as string, sk: item.sk as string, facts: JSON.parse((item[LISTING_FACTS] as string | undefined) ?? "{}") as F });
+      entries.push({ pk: item.pk as string, sk: item.sk as string, facts: JSON.parse((item[index === "lx1" ? LISTING_NAMES : LISTING_FACTS] as string | undefined) ?? "{}") as F });
     }
     start = output.LastEvaluatedKey;
   } while (start && (options.limit === undefined || entries.length < options.limit));

@@ -23,18 +23,20 @@ export interface GlobalIndexDefinition {
  * list filters on (`lib/db/listing.ts`), so a filter read never reads a whole record.
  */
 export const LISTING_FACTS = "lxf";
+/** The smaller facts text `lx1` (every record of a kind: text search) projects instead: numbers, names, dates. */
+export const LISTING_NAMES = "lxn";
 
 /**
  * The list indexes (`lib/db/listing.ts`): sparse and overloaded, each partition key a string
  * that starts with the account, e.g. `<account>#invoice#s#9` (invoices with status 9); all sort
  * by `lxsk` (a document's zero-padded number, a record's name key), but `lx7`, whose sort key
- * `lx7sk` starts with a date. Projection: the keys and `lxf` only.
+ * `lx7sk` starts with a date. Projection: the keys and `lxf` only (`lx1`: `lxn`).
  */
 const LIST_INDEXES: readonly GlobalIndexDefinition[] = [1, 2, 3, 4, 5, 6, 7].map((n) => ({
   indexName: `lx${n}`,
   partitionKey: `lx${n}pk`,
   sortKey: n === 7 ? "lx7sk" : "lxsk",
-  projection: { type: "INCLUDE", attributes: [LISTING_FACTS] },
+  projection: { type: "INCLUDE", attributes: [n === 1 ? LISTING_NAMES : LISTING_FACTS] },
 }));
 
 /** Secondary indexes: one per ordering that a list endpoint serves, and the list indexes. */

@@ -1,6 +1,6 @@
 /**
  * The attributes of the list indexes (`lib/db/listing.ts`), for an entity whose lists filter:
- * sparse partition keys `lx1pk`..`lx7pk`, the sort keys `lxsk` and `lx7sk`, and the facts `lxf`.
+ * sparse partition keys `lx1pk`..`lx7pk`, the sort keys `lxsk` and `lx7sk`, and the facts `lxf` (`lxn`: those a text search reads).
  * Hidden: derived on every write, never part of a record's body.
  */
 export const LISTING_ATTRIBUTES = {
@@ -14,4 +14,5 @@ export const LISTING_ATTRIBUTES = {
   lxsk: { type: "string", hidden: true },
   lx7sk: { type: "string", hidden: true },
   lxf: { type: "string", hidden: true },
+  lxn: { type: "string", hidden: true },
 } as const;
