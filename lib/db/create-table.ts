@@ -6,7 +6,7 @@ import {
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from "@aws-sdk/client-dynamodb";
-import { GLOBAL_INDEXES, TABLE_KEYS } from "./table.js";
+import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf } from "./table.js";
 
 /**
  * Creates the table from the shared definition (the same one the CDK stack deploys) when it
@@ -42,7 +42,7 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
             { AttributeName: index.partitionKey, KeyType: "HASH" },
             { AttributeName: index.sortKey, KeyType: "RANGE" },
           ],
-          Projection: { ProjectionType: "ALL" },
+          Projection: projectionOf(index),
         })),
         StreamSpecification: { StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" },
       }),
@@ -80,7 +80,7 @@ async function addMissingIndexes(client: DynamoDBClient, name: string, existing:
                 { AttributeName: index.partitionKey, KeyType: "HASH" },
                 { AttributeName: index.sortKey, KeyType: "RANGE" },
               ],
-              Projection: { ProjectionType: "ALL" },
+              Projection: projectionOf(index),
             },
           },
         ],

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { DocumentTooLargeError, MAX_DOCUMENT_LINE_BYTES, MAX_DOCUMENT_LINE_JSON_BYTES, MAX_PAGE_BYTES, encodeDocumentLines, type StoredLine } from "./documents.js";
+import { DocumentTooLargeError, MAX_DOCUMENT_LINE_BYTES, MAX_DOCUMENT_LINE_JSON_BYTES, MAX_PAGE_BYTES, encodeDocumentLines, numberAtOffset, type StoredLine } from "./documents.js";
 import { MAX_CHUNK_BYTES, packJson, unpackJson, unpackText } from "./packing.js";
 
 const words = "steel brass cable valve panel fitting the of and to in for with on at by from".split(" ");
@@ -42,5 +42,24 @@ describe("offline: document line storage", () => {
     expect(noisy).toThrow(expect.objectContaining({ measure: "stored", limit: MAX_DOCUMENT_LINE_BYTES }));
     const wide = () => encodeDocumentLines(lines(500, () => "€".repeat(10_000)));
     expect(wide).toThrow(expect.objectContaining({ measure: "json", limit: MAX_DOCUMENT_LINE_JSON_BYTES }));
+  });
+});
+
+describe("offline: the number at a list position", () => {
+  it("counts down from the last number, past deleted numbers at or above the position", () => {
+    // Numbers 1..10, none deleted: position 0 is 10, position 3 is 7.
+    expect(numberAtOffset({ value: 10, count: 10 }, [], 0)).toBe(10);
+    expect(numberAtOffset({ value: 10, count: 10 }, [], 3)).toBe(7);
+    // 10 and 8 deleted: live 9, 7, 6, ...
+    expect(numberAtOffset({ value: 10, count: 8 }, [8, 10], 0)).toBe(9);
+    expect(numberAtOffset({ value: 10, count: 8 }, [10, 8], 1)).toBe(7);
+    expect(numberAtOffset({ value: 10, count: 8 }, [8, 10], 2)).toBe(6);
+    // Deleted below the position change nothing; past the end the number drops below 1.
+    expect(numberAtOffset({ value: 10, count: 9 }, [2], 3)).toBe(7);
+    expect(numberAtOffset({ value: 10, count: 9 }, [2], 9)).toBe(0);
+  });
+
+  it("gives up when the deleted numbers do not account for every gap (deletions from before they were kept)", () => {
+    expect(numberAtOffset({ value: 10, count: 7 }, [4], 2)).toBeUndefined();
   });
 });

@@ -155,9 +155,3 @@ export async function allocateNumber(
     return { number, cancellation };
   }, undefined, [counterItem]);
 }
-
-/** How many records of a sequence with its own item exist now (its `count`; list totals). */
-export async function readSequenceCount(accountId: string, name: OwnSequence): Promise<number> {
-  const { data } = await db().entities.sequence.get({ accountId, name }).go({ consistent: true });
-  return data?.count ?? 0;
-}

@@ -14,13 +14,43 @@ export interface GlobalIndexDefinition {
   indexName: string;
   partitionKey: string;
   sortKey: string;
+  /** What the index holds besides the keys: every attribute (the default) or only those named. */
+  projection?: { type: "ALL" } | { type: "INCLUDE"; attributes: readonly string[] };
 }
 
-/** Secondary indexes: one per ordering that a list endpoint serves. */
+/**
+ * The one attribute the list indexes project besides the keys: a compact JSON text of what a
+ * list filters on (`lib/db/listing.ts`), so a filter read never reads a whole record.
+ */
+export const LISTING_FACTS = "lxf";
+/** The smaller facts text `lx1` (every record of a kind: text search) projects instead: numbers, names, dates. */
+export const LISTING_NAMES = "lxn";
+
+/**
+ * The list indexes (`lib/db/listing.ts`): sparse and overloaded, each partition key a string
+ * that starts with the account, e.g. `<account>#invoice#s#9` (invoices with status 9); all sort
+ * by `lxsk` (a document's zero-padded number, a record's name key), but `lx7`, whose sort key
+ * `lx7sk` starts with a date. Projection: the keys and `lxf` only (`lx1`: `lxn`).
+ */
+const LIST_INDEXES: readonly GlobalIndexDefinition[] = [1, 2, 3, 4, 5, 6, 7].map((n) => ({
+  indexName: `lx${n}`,
+  partitionKey: `lx${n}pk`,
+  sortKey: n === 7 ? "lx7sk" : "lxsk",
+  projection: { type: "INCLUDE", attributes: [n === 1 ? LISTING_NAMES : LISTING_FACTS] },
+}));
+
+/** Secondary indexes: one per ordering that a list endpoint serves, and the list indexes. */
 export const GLOBAL_INDEXES: readonly GlobalIndexDefinition[] = [
   { indexName: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
   { indexName: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
+  ...LIST_INDEXES,
 ];
+
+/** An index's projection as DynamoDB's CreateTable and UpdateTable take it. */
+export function projectionOf(index: GlobalIndexDefinition): { ProjectionType: "ALL" | "INCLUDE"; NonKeyAttributes?: string[] } {
+  const projection = index.projection ?? { type: "ALL" };
+  return projection.type === "ALL" ? { ProjectionType: "ALL" } : { ProjectionType: "INCLUDE", NonKeyAttributes: [...projection.attributes] };
+}
 
 /** The table name: `TABLE_NAME` in every environment, with a local default. */
 export function tableName(): string {

@@ -6,11 +6,13 @@ import { sameRecord } from "../core/records.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import { readAccount } from "../db/admin-store.js";
 import {
+  addRemovedNumber,
   isEmptyFilter,
   queryDocumentPage,
   readDocumentHeaders,
   readDocumentTree,
-  searchDocuments,
+  readKindSequence,
+  searchDocumentPage,
   type DocumentFilter,
   type DocumentScope,
   type DocumentTree,
@@ -19,7 +21,6 @@ import {
 } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
 import { readOwnerCounters } from "../db/parties.js";
-import { readSequenceCount } from "../db/sequences.js";
 import type { AccountItem, DocumentItem } from "../db/service.js";
 import type { TransactionBuilder } from "../db/transactions.js";
 import { mayReachDocument, reachableScopes } from "./location-access.js";
@@ -99,9 +100,13 @@ export function addAssigneeCount(
   tx.add("assignee counts", tx.entities.ownerCounters.update({ accountId: header.accountId, userId: header.assignedUserId }).add(add).commit());
 }
 
-/** Adds the decrement of a kind's record count on its sequence item (a document deleted). */
-export function addKindCountDecrement(tx: TransactionBuilder, accountId: string, kind: DocumentKind): void {
-  tx.add("document count", tx.entities.sequence.update({ accountId, name: kind }).add({ count: -1 }).commit());
+/**
+ * Adds the decrement of a kind's record count on its sequence item (a document deleted), and
+ * its number to the kind's deleted numbers (deep list pages find their start from both).
+ */
+export function addKindCountDecrement(tx: TransactionBuilder, header: Pick<DocumentItem, "accountId" | "kind" | "number">): void {
+  tx.add("document count", tx.entities.sequence.update({ accountId: header.accountId, name: header.kind }).add({ count: -1 }).commit());
+  addRemovedNumber(tx, header.accountId, header.kind, header.number);
 }
 
 export async function accountSettings(accountId: string): Promise<AccountItem> {
@@ -234,8 +239,10 @@ export function parseIds(raw: string): string[] {
 
 /**
  * A list of one kind, newest number first, within the caller's visibility (spec part 2, section
- * 4 lists). Without filters a page costs one counter read and one index Query that stops at the
- * page's end; filters (and `q`) are applied in the index Query, which then reads the scope.
+ * 4 lists). Without filters a page costs one counter read and one index Query of the page
+ * (`queryDocumentPage`: a deep page starts at a number computed from the counters); filters (and
+ * `q`, and a location-restricted caller's scope) read the matching entries of the most selective
+ * list index, keys and facts only, then the page's headers (`searchDocumentPage`).
  * `ids` (at most 50) returns every visible existing requested document in one response.
  */
 export async function listDocuments<T>(options: {
@@ -260,18 +267,28 @@ export async function listDocuments<T>(options: {
   // A location-restricted caller's lists keep the documents at their location (or at none).
   const locationScopes = reachableScopes(principal, kind);
   if (locationScopes) filter = { ...filter, locationScopes };
-  if (!isEmptyFilter(filter)) {
-    const matches = await searchDocuments(scope, filter);
-    const start = (page.page - 1) * page.limit;
-    return { ...pageOfAll(url, page, matches), data: await options.present(matches.slice(start, start + page.limit)) };
-  }
   const offset = (page.page - 1) * page.limit;
-  const [counted, headers] = await Promise.all([
-    scope.assignedUserId
-      ? readOwnerCounters(principal.accountId, scope.assignedUserId).then((c) => (c?.[OWNER_COUNT_FIELD[kind] as keyof typeof c] as number | undefined) ?? 0)
-      : readSequenceCount(principal.accountId, kind),
-    queryDocumentPage(scope, offset, page.limit),
-  ]);
+  if (!isEmptyFilter(filter)) {
+    const { total, headers } = await searchDocumentPage(scope, filter, offset, page.limit);
+    return listEnvelope(url, page, total, await options.present(headers));
+  }
+  let counted: number;
+  let headers: DocumentItem[];
+  if (scope.assignedUserId) {
+    [counted, headers] = await Promise.all([
+      readOwnerCounters(principal.accountId, scope.assignedUserId).then((c) => (c?.[OWNER_COUNT_FIELD[kind] as keyof typeof c] as number | undefined) ?? 0),
+      queryDocumentPage(scope, offset, page.limit),
+    ]);
+  } else if (offset === 0) {
+    let sequence;
+    [sequence, headers] = await Promise.all([readKindSequence(principal.accountId, kind), queryDocumentPage(scope, 0, page.limit)]);
+    counted = sequence.count;
+  } else {
+    // A deeper page starts at a number computed from the sequence: read it first.
+    const sequence = await readKindSequence(principal.accountId, kind);
+    counted = sequence.count;
+    headers = await queryDocumentPage(scope, offset, page.limit, sequence);
+  }
   // Counts are written with the documents; a page that shows more than the count proves a lag.
   const total = headers.length > 0 ? Math.max(counted, offset + headers.length) : counted;
   return listEnvelope(url, page, total, await options.present(headers));

@@ -8,6 +8,7 @@ import {
   DOCUMENT_LABEL,
   DocumentTooLargeError,
   addDocumentDelete,
+  documentListing,
   addDocumentWrite,
   encodeDocumentLines,
   numberKeyOf,
@@ -731,7 +732,7 @@ export async function deleteEstimate(
       const cancellation = await writeTransaction(
         (tx) => {
           addDocumentDelete(tx, tree as unknown as DocumentTree, stillOpen(now));
-          addKindCountDecrement(tx, principal.accountId, "estimate");
+          addKindCountDecrement(tx, tree.header);
           addAssigneeCount(tx, header, -1);
           addDocumentActivity(tx, { accountId: principal.accountId, partyId: header.partyId! }, { documents: -1 });
         },
@@ -872,11 +873,21 @@ export function addEstimateConversion(tx: TransactionBuilder, estimate: Document
     revision: newRevision("est"),
     updatedAt: nextTimestamp(estimate.updatedAt),
   };
+  const listing = documentListing(closed);
   tx.add(
     ESTIMATE_CONVERSION_LABEL,
     tx.entities.document
       .patch({ accountId: estimate.accountId, documentId: estimate.documentId })
-      .set({ status: closed.status, statusId: closed.statusId, convertedTo: closed.convertedTo, revision: closed.revision, updatedAt: closed.updatedAt })
+      .set({
+        status: closed.status,
+        statusId: closed.statusId,
+        convertedTo: closed.convertedTo,
+        revision: closed.revision,
+        updatedAt: closed.updatedAt,
+        // Its list entries move with the status (lib/db/listing.ts).
+        lx2pk: listing.lx2pk,
+        lxf: listing.lxf,
+      })
       .where(
         (a, op) =>
           `${op.eq(a.revision, estimate.revision)} AND ${op.eq(a.status, "open")} AND ${op.gt(a.expiryInstant, now)} AND ${op.notExists(a.convertedTo)}`,

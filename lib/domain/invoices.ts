@@ -657,7 +657,7 @@ export async function deleteInvoice(principal: Principal, id: string, completion
           changes,
           document: (tx) => {
             addDocumentDelete(tx, tree as unknown as DocumentTree);
-            addKindCountDecrement(tx, principal.accountId, "invoice");
+            addKindCountDecrement(tx, tree.header);
             addAssigneeCount(tx, header, -1);
             tx.add(
               "customer",

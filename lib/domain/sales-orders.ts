@@ -577,7 +577,7 @@ export async function deleteSalesOrder(principal: Principal, id: string, complet
         changes: mergeStockChanges(reservations(tree.lines, -1)),
         document: (tx) => {
           addDocumentDelete(tx, tree as unknown as DocumentTree);
-          addKindCountDecrement(tx, principal.accountId, "sales_order");
+          addKindCountDecrement(tx, tree.header);
           addAssigneeCount(tx, header, -1);
           tx.add("customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: header.partyId! }).add({ documentCount: -1 }).commit());
         },

@@ -481,7 +481,7 @@ export async function deleteStockTransfer(principal: Principal, id: string, comp
           changes: mergeStockChanges(changes),
           document: (tx) => {
             addDocumentDelete(tx, tree as unknown as DocumentTree);
-            addKindCountDecrement(tx, principal.accountId, "stock_transfer");
+            addKindCountDecrement(tx, tree.header);
             addAssigneeCount(tx, header, -1);
           },
           outcome: () => ({ completion, body: resource }),

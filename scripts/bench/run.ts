@@ -2,6 +2,7 @@ import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { API_FUNCTION_MEMORY_MB, PLATFORM_AND_ACCESS_LOG_BYTES, costTable, transactionWriteUnits, type RequestProfile } from "./cost-model.js";
 import { salesScenarios, stockVisibility, type Scenario } from "./sales.js";
+import { listCost, listCostViolations } from "./list-cost.js";
 
 /**
  * `npm run bench`: measures, per route, the DynamoDB round trips (from the request log line
@@ -229,6 +230,11 @@ async function main(): Promise<void> {
     originalWrite("\nTime until an invoice's stock shows (DynamoDB Local)\n");
     originalWrite(await stockVisibility(call, { locationId: location.id!, customerId: customer.id! }));
     await listScaling(base);
+    const lists = listCostViolations(await listCost({ print: originalWrite }));
+    if (process.argv.includes("--check") && lists.length > 0) {
+      originalWrite(`list cost over budget:\n${lists.join("\n")}\n`);
+      process.exitCode = 1;
+    }
     await syncCosts(base);
     await syncPage(base);
     costs();

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { InventoryApiStack, STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from "../../infra/stack.js";
 import { tableAccessOf } from "../../infra/permissions.js";
 import { ENDPOINT_GROUPS, ROUTES, routeKey, routesOfGroup } from "../../lib/routes/index.js";
-import { GLOBAL_INDEXES } from "../../lib/db/table.js";
+import { GLOBAL_INDEXES, projectionOf } from "../../lib/db/table.js";
 
 /**
  * ONE synthesis for the whole file (bundling skipped here; `npm run synth` bundles for real):
@@ -69,7 +69,7 @@ describe("infrastructure", () => {
       StreamSpecification: { StreamViewType: "NEW_AND_OLD_IMAGES" },
       TimeToLiveSpecification: { AttributeName: "expires_at", Enabled: true },
       DeletionProtectionEnabled: true,
-      GlobalSecondaryIndexes: GLOBAL_INDEXES.map((index) => Match.objectLike({ IndexName: index.indexName })),
+      GlobalSecondaryIndexes: GLOBAL_INDEXES.map((index) => Match.objectLike({ IndexName: index.indexName, Projection: projectionOf(index) })),
     });
   });
 

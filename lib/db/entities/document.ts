@@ -1,4 +1,5 @@
 import { Entity } from "electrodb";
+import { LISTING_ATTRIBUTES } from "./listing-attributes.js";
 
 /**
  * The header of a document: purchase order, stock transfer, estimate, sales order or invoice
@@ -9,7 +10,8 @@ import { Entity } from "electrodb";
  *
  * - `gsi1`: the account's documents of a kind by number (lists are newest first);
  * - `gsi2`: one assigned user's documents of a kind by number (users without
- *   `records.view_all` see only the documents assigned to them).
+ *   `records.view_all` see only the documents assigned to them);
+ * - `lx1`..`lx7`: the list indexes (filters; `lib/db/listing.ts`).
  * Money is stored as four-decimal strings, rates as three-decimal strings. `itemIds` (the
  * distinct items the lines reference) lets the stream processor keep each item's
  * `documentCount`. `revision` changes on every write (optimistic concurrency).
@@ -130,6 +132,11 @@ export const documentEntity = () => new Entity({
     searchText: { type: "string", required: true, default: "" },
     createdAt: { type: "string", required: true, readOnly: true },
     updatedAt: { type: "string", required: true },
+    /**
+     * The list indexes' keys and facts (`documentListing` in `lib/db/documents.ts`), derived from
+     * the attributes above on every write; never returned by reads.
+     */
+    ...LISTING_ATTRIBUTES,
   },
   indexes: {
     primary: {

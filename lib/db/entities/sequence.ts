@@ -15,6 +15,11 @@ export const sequenceEntity = () => new Entity({
     value: { type: "number" },
     /** Records of this kind that exist now. */
     count: { type: "number" },
+    /**
+     * On the item named `<kind>.removed`: the numbers of deleted documents of the kind, so a
+     * list page's position maps to a number (`queryDocumentPage`) without reading the pages before it.
+     */
+    removed: { type: "set", items: "number" },
   },
   indexes: {
     primary: {
