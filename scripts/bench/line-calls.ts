@@ -196,3 +196,16 @@ export async function lineCallsTable(
     rows.map((row) => `| ${row.route} | ${LINE_COUNTS.map((n) => cell(row, n)).join(" | ")} | ${row.outsideChunks[100] - row.outsideChunks[1]} |\n`).join("");
   return { rows, table };
 }
+
+/** Budgets of issue 19: lines cost calls only through a hold's chunks (each written twice: pending, folded). */
+export const LINE_CALLS_BUDGET = { growth: 4, chunks: 16 };
+
+/** Routes over budget (empty when within budget). */
+export function lineCallsViolations(rows: readonly LineCallsRow[]): string[] {
+  return rows.flatMap((row) => [
+    ...(row.outsideChunks[100] - row.outsideChunks[1] > LINE_CALLS_BUDGET.growth
+      ? [`line calls: ${row.route}: ${row.outsideChunks[1]} calls at 1 line, ${row.outsideChunks[100]} at 100 (more than ${LINE_CALLS_BUDGET.growth} more)`]
+      : []),
+    ...(row.chunks[100] > LINE_CALLS_BUDGET.chunks ? [`line calls: ${row.route}: ${row.chunks[100]} hold chunks at 100 lines (> ${LINE_CALLS_BUDGET.chunks})`] : []),
+  ]);
+}
