@@ -330,7 +330,7 @@ export async function createItemAsOperator(input: {
   const principal = await ownerPrincipal(input.accountId);
   const { createItem } = await import("./items.js");
   const { itemCreateBody } = await import("../schemas/items.js");
-  const parsed = itemCreateBody.safeParse({
+  const parsed = itemCreateBody().safeParse({
     name: input.name,
     sku: input.sku,
     price: input.price,
@@ -488,7 +488,7 @@ export async function listKeys(userId: string): Promise<KeySummary[]> {
 }
 
 function locationBody(input: { name: string; shortName: string }) {
-  const parsed = locationCreateBody.safeParse({ name: input.name, short_name: input.shortName });
+  const parsed = locationCreateBody().safeParse({ name: input.name, short_name: input.shortName });
   if (!parsed.success) {
     const flag = (path: PropertyKey[]) => (path[0] === "short_name" ? "--short-name" : `--${String(path[0] ?? "name")}`);
     throw new AdminError(parsed.error.issues.map((i) => `${flag(i.path)}: ${i.message}`).join("; "));

@@ -27,24 +27,24 @@ describe("offline: jsonPath", () => {
 
 describe("offline: toValidationDetails", () => {
   it("a missing required field is `required`", () => {
-    const details = detailsOf(itemCategoryCreateBody, { inventory_type: "quantity" });
+    const details = detailsOf(itemCategoryCreateBody(), { inventory_type: "quantity" });
     expect(details).toEqual([{ param: "name", code: "required", message: "is required." }]);
   });
 
   it("reports every offending field, each with a message", () => {
-    const details = detailsOf(itemCategoryCreateBody, {});
+    const details = detailsOf(itemCategoryCreateBody(), {});
     expect(details.map((d) => d.param).sort()).toEqual(["inventory_type", "name"]);
     expect(details.every((d) => d.message.length > 0)).toBe(true);
     expect(details.find((d) => d.param === "name")?.code).toBe("required");
   });
 
   it("a string over its maximum is `too_long`", () => {
-    const details = detailsOf(itemCategoryCreateBody, { name: "x".repeat(256), inventory_type: "quantity" });
+    const details = detailsOf(itemCategoryCreateBody(), { name: "x".repeat(256), inventory_type: "quantity" });
     expect(details).toEqual([{ param: "name", code: "too_long", message: expect.stringContaining("255") }]);
   });
 
   it("a nested field gets its JSON path", () => {
-    const details = detailsOf(itemCategoryCreateBody, {
+    const details = detailsOf(itemCategoryCreateBody(), {
       name: "Tools",
       inventory_type: "quantity",
       custom_fields: [{ name: "ok" }, { name: "y".repeat(256) }, { display_on_inventory_list: true }],
@@ -56,7 +56,7 @@ describe("offline: toValidationDetails", () => {
   });
 
   it("unknown keys are `unknown_field`, one detail per key", () => {
-    const details = detailsOf(itemCategoryCreateBody, { name: "Tools", inventory_type: "quantity", colour: "red", size: 3 });
+    const details = detailsOf(itemCategoryCreateBody(), { name: "Tools", inventory_type: "quantity", colour: "red", size: 3 });
     expect(details).toEqual([
       { param: "colour", code: "unknown_field", message: expect.any(String) },
       { param: "size", code: "unknown_field", message: expect.any(String) },
@@ -64,38 +64,38 @@ describe("offline: toValidationDetails", () => {
   });
 
   it("an unknown key inside an array element is named by its path", () => {
-    const details = detailsOf(itemCategoryUpdateBody, { custom_fields: [{ name: "A", colour: "red" }] });
+    const details = detailsOf(itemCategoryUpdateBody(), { custom_fields: [{ name: "A", colour: "red" }] });
     expect(details).toEqual([{ param: "custom_fields[0].colour", code: "unknown_field", message: expect.any(String) }]);
   });
 
   it("a bad email is `invalid_email`", () => {
-    const details = detailsOf(locationCreateBody, { name: "Main", short_name: "M", email: "not-an-email" });
+    const details = detailsOf(locationCreateBody(), { name: "Main", short_name: "M", email: "not-an-email" });
     expect(details).toEqual([{ param: "email", code: "invalid_email", message: expect.any(String) }]);
   });
 
   it("a value outside an enum is `invalid_value` listing the choices", () => {
-    const details = detailsOf(itemCategoryCreateBody, { name: "Tools", inventory_type: "bulk" });
+    const details = detailsOf(itemCategoryCreateBody(), { name: "Tools", inventory_type: "bulk" });
     expect(details).toEqual([{ param: "inventory_type", code: "invalid_value", message: expect.stringContaining("quantity") }]);
     expect(details[0]!.message).toContain("unique");
   });
 
   it("a present value of the wrong type is `invalid_type`, not `required`", () => {
-    const details = detailsOf(itemCategoryCreateBody, { name: 42, inventory_type: "quantity" });
+    const details = detailsOf(itemCategoryCreateBody(), { name: 42, inventory_type: "quantity" });
     expect(details).toEqual([{ param: "name", code: "invalid_type", message: expect.any(String) }]);
   });
 
   it("a blank required string is `blank`", () => {
-    const details = detailsOf(itemCategoryCreateBody, { name: "   ", inventory_type: "quantity" });
+    const details = detailsOf(itemCategoryCreateBody(), { name: "   ", inventory_type: "quantity" });
     expect(details).toEqual([{ param: "name", code: "blank", message: expect.any(String) }]);
   });
 
   it("a malformed UUID is `invalid_uuid`", () => {
-    const details = detailsOf(itemCategoryCreateBody, { name: "Tools", inventory_type: "quantity", parent_id: "nope" });
+    const details = detailsOf(itemCategoryCreateBody(), { name: "Tools", inventory_type: "quantity", parent_id: "nope" });
     expect(details).toEqual([{ param: "parent_id", code: "invalid_uuid", message: expect.any(String) }]);
   });
 
   it("an array over its maximum is `too_many`", () => {
-    const details = detailsOf(itemCategoryCreateBody, {
+    const details = detailsOf(itemCategoryCreateBody(), {
       name: "Tools",
       inventory_type: "quantity",
       custom_fields: Array.from({ length: 101 }, (_, i) => ({ name: `F${i}` })),

@@ -316,7 +316,7 @@ function referenced(node: unknown, into: Set<string>): Set<string> {
 export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES): Record<string, unknown> {
   const components: Record<string, JsonSchema> = {};
   const usedHeaders = new Set<string>();
-  schemaOf(errorBody, "output", components);
+  schemaOf(errorBody(), "output", components);
 
   const built = routes.map((route) => {
     const operation: Record<string, unknown> = {

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import type { Permission } from "../auth/permissions.js";
 import type { UnsupportedFieldCode } from "../core/errors.js";
+import type { Lazy } from "../schemas/lazy.js";
 
 /**
  * The shape of a route. Each endpoint group declares its routes in its own file
@@ -10,6 +11,10 @@ import type { UnsupportedFieldCode } from "../core/errors.js";
  * `scopes`, the idempotency middleware reads `idempotency`, and the OpenAPI document is
  * generated from it. A group's Lambda imports only its own route file, so its bundle holds only
  * its own routes and schemas.
+ *
+ * A route's schemas are built on first use (lib/schemas/lazy.ts): a route file names them
+ * unbuilt, and `request` and `responses` build them the first time they are read (when the
+ * route is first matched, or the OpenAPI document is built), once. Nothing is built at import.
  */
 export const API_PREFIX = "/api/v3";
 
@@ -88,10 +93,35 @@ export interface RouteDefinition {
   bodyErrorCode?: string;
 }
 
-export const route = (definition: Omit<RouteDefinition, "authenticated"> & { authenticated?: boolean }): RouteDefinition => ({
-  authenticated: true,
-  ...definition,
-});
+/** A route as its file declares it: its schemas unbuilt (each built on first use). */
+export type RouteDeclaration = Omit<RouteDefinition, "authenticated" | "request" | "responses"> & {
+  authenticated?: boolean;
+  request: { path?: Lazy<z.ZodObject>; query?: Lazy<z.ZodObject>; body?: Lazy<z.ZodType> };
+  responses: Record<number, Lazy<z.ZodType>>;
+};
+
+/** A value computed the first time the property is read, then kept as a plain property. */
+function defineOnFirstRead<T extends object>(target: T, name: string, compute: () => unknown): void {
+  Object.defineProperty(target, name, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = compute();
+      Object.defineProperty(target, name, { value, enumerable: true, configurable: true, writable: false });
+      return value;
+    },
+  });
+}
+
+const built = <K extends string | number, S>(schemas: Partial<Record<K, Lazy<S>>>): Partial<Record<K, S>> =>
+  Object.fromEntries(Object.entries(schemas).map(([key, schema]) => [key, (schema as Lazy<S>)()])) as Partial<Record<K, S>>;
+
+export const route = ({ request, responses, ...definition }: RouteDeclaration): RouteDefinition => {
+  const out = { authenticated: true, ...definition } as RouteDefinition;
+  defineOnFirstRead(out, "request", () => built(request));
+  defineOnFirstRead(out, "responses", () => built(responses));
+  return out;
+};
 
 /** API Gateway's route key of a route, e.g. `GET /api/v3/locations`. */
 export const routeKey = (definition: Pick<RouteDefinition, "method" | "path">): string => `${definition.method} ${definition.path}`;

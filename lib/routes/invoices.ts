@@ -219,7 +219,7 @@ export const invoiceRoutes: RouteDefinition[] = [
     scopes: ["invoices:pack"],
     permissions: ["invoices.list", "invoices.modify"],
     idempotency: "optional",
-    request: { path: invoicePath, body: packBody("invoice") },
+    request: { path: invoicePath, body: () => packBody("invoice") },
     responses: { 201: invoiceFulfillment },
     errors: {
       409: ["invoice_fulfillment_managed_by_sales_order", "invoice_pack_not_allowed"],

@@ -38,9 +38,9 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       description: `Both PATCH and PUT keep omitted writable fields; null clears a field. ${visibility}`,
       scopes: [`${collection}:write`],
       idempotency: "optional",
-      request: { path: partyPath, body: partyUpdateBody(kind) },
+      request: { path: partyPath, body: () => partyUpdateBody(kind) },
       example: { body: EXAMPLES[kind].update },
-      responses: { 200: partyResource(kind) },
+      responses: { 200: () => partyResource(kind) },
     });
   return [
     route({
@@ -53,7 +53,7 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       scopes: [`${collection}:read`],
       idempotency: "none",
       request: { query: partyListQuery },
-      responses: { 200: partyList(kind) },
+      responses: { 200: () => partyList(kind) },
     }),
     route({
       operationId: `get${title}`,
@@ -65,7 +65,7 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       scopes: [`${collection}:read`],
       idempotency: "none",
       request: { path: partyPath },
-      responses: { 200: partyResource(kind) },
+      responses: { 200: () => partyResource(kind) },
     }),
     route({
       operationId: `create${title}`,
@@ -76,9 +76,9 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       description: `The service assigns customer_number (${kind === "supplier" ? "the supplier sequence" : "the sequence customers and prospects share"}) and makes the key's user the owner.`,
       scopes: [`${collection}:write`],
       idempotency: "optional",
-      request: { body: partyCreateBody(kind) },
+      request: { body: () => partyCreateBody(kind) },
       example: { body: EXAMPLES[kind].create },
-      responses: { 201: partyResource(kind) },
+      responses: { 201: () => partyResource(kind) },
     }),
     update("PATCH"),
     update("PUT"),
@@ -93,7 +93,7 @@ function routesOfKind(kind: PartyKind): RouteDefinition[] {
       idempotency: "none",
       request: { path: partyPath },
       errors: { 422: ["validation_failed"] },
-      responses: { 200: deletedResource(kind) },
+      responses: { 200: () => deletedResource(kind) },
     }),
   ];
 }

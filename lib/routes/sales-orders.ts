@@ -137,7 +137,7 @@ export const salesOrderRoutes: RouteDefinition[] = [
     scopes: ["sales_orders:pack"],
     permissions: ["sales_orders.list", "sales_orders.modify"],
     idempotency: "optional",
-    request: { path: salesOrderPath, body: packBody("sales order") },
+    request: { path: salesOrderPath, body: () => packBody("sales order") },
     responses: { 201: salesOrderFulfillment },
     errors: { 409: ["sales_order_pack_not_allowed", "sales_order_line_already_packed"] },
     example: { body: { lines: [{ id: SAMPLE_LINE, quantity: 2 }] } },

@@ -21,6 +21,6 @@ export const syncRoutes: RouteDefinition[] = [
       403: ["sync_permission_denied", "sync_cursor_owner_mismatch"],
       409: ["sync_scope_changed", "sync_cursor_expired", "sync_full_refresh_required"],
     },
-    responses: { 200: z.union([syncStart, syncPage]) },
+    responses: { 200: () => z.union([syncStart(), syncPage()]) },
   }),
 ];

@@ -1,5 +1,6 @@
 import { Decimal } from "decimal.js";
 import * as z from "zod";
+import { lazy } from "./lazy.js";
 import { documentedAs } from "./documented.js";
 
 export { QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented.js";
@@ -8,11 +9,13 @@ export { QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented
  * Shared zod building blocks; the same schemas validate requests and document the API, so
  * every bound a field has is visible in the OpenAPI document. Every input field has one:
  * texts a length (and no NUL or unpaired surrogate), numbers a range and a precision, arrays
- * a count.
+ * a count. Every schema here is `lazy` (./lazy.ts): call it to get it, built on first use;
+ * the helpers that take arguments (`text(max)`...) build a new schema per call, from inside a
+ * lazy schema.
  */
 
 /** A UUID, normalised to lower case (ids are stored lower case; any casing names the same record). */
-export const uuid = z.uuid().toLowerCase().meta({ id: "Uuid", description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" });
+export const uuid = lazy(() => z.uuid().toLowerCase().meta({ id: "Uuid", description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" }));
 
 /** Text without NUL characters or unpaired UTF-16 surrogates (neither can be stored or shown). */
 export const SAFE_TEXT = /^[^\u0000\uD800-\uDFFF]*$/u;
@@ -27,11 +30,13 @@ export const requiredText = (max: number) => z.string().trim().min(1).max(max).r
  * a string of only whitespace is `null`: it clears the field, which reads back as `null`. A
  * required text field refuses it (422 `too_short`).
  */
-const BLANK = /* @__PURE__ */ z
-  .string()
-  .regex(/^\s*$/)
-  .transform(() => null)
-  .meta({ id: "Blank", description: "Blank text (empty or only whitespace): the same as null, it clears the field." });
+const BLANK = lazy(() =>
+  z
+    .string()
+    .regex(/^\s*$/)
+    .transform(() => null)
+    .meta({ id: "Blank", description: "Blank text (empty or only whitespace): the same as null, it clears the field." }),
+);
 
 /** An optional string of at most `max` characters, trimmed: `null` or blank clears it (reads back as null). */
 export const optionalText = (max: number) =>
@@ -41,7 +46,7 @@ export const optionalText = (max: number) =>
     .optional();
 
 /** An optional field of another format (an email, a URL, a date...): `null` or blank text clears it. */
-export const blankAsNull = <T extends z.ZodType>(schema: T) => z.union([schema.nullish(), BLANK]).optional();
+export const blankAsNull = <T extends z.ZodType>(schema: T) => z.union([schema.nullish(), BLANK()]).optional();
 
 /** Whether `YYYY-MM-DD` is a real calendar date from 0001-01-01 (architecture section 8, "Dates"). */
 export function isCalendarDate(value: string): boolean {
@@ -51,11 +56,13 @@ export function isCalendarDate(value: string): boolean {
 }
 
 /** A calendar date `YYYY-MM-DD` that exists, from 0001-01-01 (a year 0000 date is refused). */
-export const isoDate = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
-  .refine(isCalendarDate, "must be a real calendar date from 0001-01-01")
-  .meta({ format: "date", example: "2026-11-23" });
+export const isoDate = lazy(() =>
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
+    .refine(isCalendarDate, "must be a real calendar date from 0001-01-01")
+    .meta({ format: "date", example: "2026-11-23" }),
+);
 
 /**
  * An optional field whose GET shows `null` when unset (a service line's `item_id`): `null` is
@@ -104,13 +111,12 @@ export function decimalInput(options: { min?: number; max?: number; description:
     .meta({ ...(options.id ? { id: options.id } : {}), description: options.description, example: options.example });
 }
 
-// `@__PURE__`: a bundle that uses none of these leaves them out (nothing built at import).
 /** Money in a request that may not be negative (prices, costs, fees). */
-export const moneyInput = /* @__PURE__ */ decimalInput({ id: "MoneyInput", min: 0, description: "Amount, not negative, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" });
+export const moneyInput = lazy(() => decimalInput({ id: "MoneyInput", min: 0, description: "Amount, not negative, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" }));
 /** Signed money in a request (payments: negative is a refund). */
-export const signedMoneyInput = /* @__PURE__ */ decimalInput({ id: "SignedMoneyInput", description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" });
+export const signedMoneyInput = lazy(() => decimalInput({ id: "SignedMoneyInput", description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" }));
 /** A percentage or tax rate in a request: 0 to 100, at most 4 decimals. */
-export const percentInput = /* @__PURE__ */ decimalInput({ id: "PercentInput", min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" });
+export const percentInput = lazy(() => decimalInput({ id: "PercentInput", min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" }));
 
 /** Quantities: at most 4 decimals and below a billion units. */
 export const MAX_QUANTITY = 999_999_999;
@@ -125,7 +131,7 @@ export function quantityInput(options: { min?: number; positive?: boolean; nonZe
   return schema.meta({ description: options.description ?? `Quantity, at most ${DECIMAL_PLACES} decimals`, ...(options.nonZero ? { not: { const: 0 } } : {}) });
 }
 
-const integerText = z.string().regex(/^[-+]?\d{1,9}$/, "must be an integer");
+const integerText = lazy(() => z.string().regex(/^[-+]?\d{1,9}$/, "must be an integer"));
 
 /** A query integer as the text pattern accepts it (at most 9 digits, optional sign). */
 const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999_999_999, maximum: 999_999_999, default: defaultValue });
@@ -137,34 +143,38 @@ const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999
  * effective range as minimum/maximum: a generated client would then refuse values the API
  * accepts. Anything that is not an integer is 422 invalid_query_parameter.
  */
-export const pageQuery = z.object({
-  page: integerText
-    .optional()
-    .meta({ description: "Page number, default 1; values below 1 are treated as 1.", ...documentedAs({ schema: queryInteger(1) }) }),
-  limit: integerText
-    .optional()
-    .meta({ description: "Page size, default 20; values above 100 are treated as 100, below 1 as 1.", ...documentedAs({ schema: queryInteger(20) }) }),
-});
+export const pageQuery = lazy(() =>
+  z.object({
+    page: integerText()
+      .optional()
+      .meta({ description: "Page number, default 1; values below 1 are treated as 1.", ...documentedAs({ schema: queryInteger(1) }) }),
+    limit: integerText()
+      .optional()
+      .meta({ description: "Page size, default 20; values above 100 are treated as 100, below 1 as 1.", ...documentedAs({ schema: queryInteger(20) }) }),
+  }),
+);
 
 /** An ISO 8601 timestamp in a response (UTC, milliseconds). */
-export const timestamp = z.string().meta({ id: "Timestamp", format: "date-time", description: "ISO 8601 timestamp (UTC)", example: "2026-11-23T09:30:00.000Z" });
+export const timestamp = lazy(() => z.string().meta({ id: "Timestamp", format: "date-time", description: "ISO 8601 timestamp (UTC)", example: "2026-11-23T09:30:00.000Z" }));
 /** A calendar date `YYYY-MM-DD` in a response. */
-export const calendarDate = z.string().meta({ format: "date", example: "2026-11-23" });
+export const calendarDate = lazy(() => z.string().meta({ format: "date", example: "2026-11-23" }));
 
-export const errorBody = z
-  .object({
-    error: z.object({
-      type: z.enum(["invalid_request_error", "authentication_error", "rate_limit_error", "api_error"]),
-      code: z.string(),
-      message: z.string(),
-      param: z.string().optional(),
-      details: z
-        .array(z.object({ param: z.string(), code: z.string(), message: z.string() }))
-        .max(50)
-        .optional(),
-    }),
-  })
-  .meta({ id: "Error" });
+export const errorBody = lazy(() =>
+  z
+    .object({
+      error: z.object({
+        type: z.enum(["invalid_request_error", "authentication_error", "rate_limit_error", "api_error"]),
+        code: z.string(),
+        message: z.string(),
+        param: z.string().optional(),
+        details: z
+          .array(z.object({ param: z.string(), code: z.string(), message: z.string() }))
+          .max(50)
+          .optional(),
+      }),
+    })
+    .meta({ id: "Error" }),
+);
 
 /** The page-list envelope of spec part 1, section 2.1. */
 export function listEnvelope<T extends z.ZodType>(item: T, id: string) {

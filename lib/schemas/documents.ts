@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { type Infer, lazy } from "./lazy.js";
 import { customFieldValueInput } from "./parties.js";
 import { QUERY_UUID, blankAsNull, documentedAs, isoDate, optionalText, pageQuery, signedMoneyInput, text, uuid } from "./common.js";
 
@@ -22,40 +23,44 @@ export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number,
     .meta({ description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate).` });
 
 /** A four-decimal money string in responses. */
-export const moneyOut = z.string().regex(/^-?\d+\.\d{4}$/).meta({ id: "Money", description: "Money: four decimals", example: "12.5000" });
+export const moneyOut = lazy(() => z.string().regex(/^-?\d+\.\d{4}$/).meta({ id: "Money", description: "Money: four decimals", example: "12.5000" }));
 /** A three-decimal percentage in responses. */
-export const rateOut = z.string().regex(/^-?\d+\.\d{3}$/).meta({ id: "Rate", description: "Percent: three decimals", example: "8.250" });
-export const dateOut = z.string().nullable().meta({ format: "date", description: "YYYY-MM-DD" });
-export const timestampOut = z.string().nullable().meta({ format: "date-time" });
-export const nullableText = z.string().nullable();
+export const rateOut = lazy(() => z.string().regex(/^-?\d+\.\d{3}$/).meta({ id: "Rate", description: "Percent: three decimals", example: "8.250" }));
+export const dateOut = lazy(() => z.string().nullable().meta({ format: "date", description: "YYYY-MM-DD" }));
+export const timestampOut = lazy(() => z.string().nullable().meta({ format: "date-time" }));
+export const nullableText = lazy(() => z.string().nullable());
 
 /** `custom_field_values` in responses. */
-export const customFieldValuesOut = z.array(z.object({ custom_field_id: z.string(), value: z.string() }).meta({ id: "CustomFieldValue" }));
+export const customFieldValuesOut = lazy(() => z.array(z.object({ custom_field_id: z.string(), value: z.string() }).meta({ id: "CustomFieldValue" })));
 /** `custom_field_values` in requests: a complete replacement. */
-export const customFieldValuesIn = z.array(customFieldValueInput).max(100).meta({ description: "Complete replacement of the record's custom-field values" });
+export const customFieldValuesIn = lazy(() => z.array(customFieldValueInput()).max(100).meta({ description: "Complete replacement of the record's custom-field values" }));
 
 /** The `party` object of detail responses: the counterparty's contact and addresses. */
-export const partyOut = z
-  .object({
-    account_number: z.string().nullable(),
-    phone: z.string().nullable(),
-    email: z.string().nullable(),
-    billing_address: z.array(z.string()),
-    shipping_address: z.array(z.string()),
-  })
-  .meta({ id: "DocumentParty", description: "The counterparty: its account number, phone, email and address lines (ordered, non-empty)." });
+export const partyOut = lazy(() =>
+  z
+    .object({
+      account_number: z.string().nullable(),
+      phone: z.string().nullable(),
+      email: z.string().nullable(),
+      billing_address: z.array(z.string()),
+      shipping_address: z.array(z.string()),
+    })
+    .meta({ id: "DocumentParty", description: "The counterparty: its account number, phone, email and address lines (ordered, non-empty)." }),
+);
 
 /** Payments and refunds of purchase orders and invoices. */
-export const paymentBody = z
-  .strictObject({
-    amount: signedMoneyInput
-      .refine((value) => Number(value) !== 0, "must not be zero")
-      .meta({ description: "Signed amount: positive records a payment, negative a refund; at most 12 integer digits and 4 decimals", example: "250.0000" }),
-    reference: optionalText(255),
-    payment_date: blankAsNull(isoDate),
-  })
-  .meta({ id: "PaymentCreate" });
-export type PaymentBody = z.infer<typeof paymentBody>;
+export const paymentBody = lazy(() =>
+  z
+    .strictObject({
+      amount: signedMoneyInput()
+        .refine((value) => Number(value) !== 0, "must not be zero")
+        .meta({ description: "Signed amount: positive records a payment, negative a refund; at most 12 integer digits and 4 decimals", example: "250.0000" }),
+      reference: optionalText(255),
+      payment_date: blankAsNull(isoDate()),
+    })
+    .meta({ id: "PaymentCreate" }),
+);
+export type PaymentBody = Infer<typeof paymentBody>;
 
 /** The status ids of each document kind, with their names (architecture section 4). */
 export const STATUS_IDS = {
@@ -87,19 +92,21 @@ export const statusIdQuery = (kind: StatusKind) =>
     .meta({ description: `Only documents with this status: ${statusNames(kind)}.`, ...documentedAs({ schema: { type: "integer", enum: statusIdsOf(kind) } }) });
 
 /** Date-range filters of document lists. */
-export const dateFilter = (description: string) => isoDate.optional().meta({ description, format: "date" });
+export const dateFilter = (description: string) => isoDate().optional().meta({ description, format: "date" });
 
 /** Query of a document list: paging, `ids`, `q` (each kind adds its `status_id` and filters). */
-export const documentListQuery = pageQuery.extend({
-  ids: z
-    .string()
-    .max(50 * 37)
-    .optional()
-    .meta({
-      description: "Up to 50 comma-separated UUIDs: every visible existing one, in one response (an absent id no longer exists or is not visible).",
-      ...documentedAs({ schema: { type: "array", items: QUERY_UUID, minItems: 1, maxItems: 50 }, explode: false }),
-    }),
-  q: text(255).optional(),
-});
+export const documentListQuery = lazy(() =>
+  pageQuery().extend({
+    ids: z
+      .string()
+      .max(50 * 37)
+      .optional()
+      .meta({
+        description: "Up to 50 comma-separated UUIDs: every visible existing one, in one response (an absent id no longer exists or is not visible).",
+        ...documentedAs({ schema: { type: "array", items: QUERY_UUID, minItems: 1, maxItems: 50 }, explode: false }),
+      }),
+    q: text(255).optional(),
+  }),
+);
 
-export const documentPath = (name: string) => z.object({ [name]: uuid });
+export const documentPath = (name: string) => z.object({ [name]: uuid() });

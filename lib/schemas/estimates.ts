@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { type Infer, lazy } from "./lazy.js";
 import { isoDate, listEnvelope, moneyInput, nullMeansAbsent, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
 import { customFieldValuesIn, customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
 
@@ -11,8 +12,8 @@ export const MAX_ESTIMATE_LINES = 500;
  */
 export const MAX_ESTIMATE_CUSTOM_FIELDS = 25;
 
-const lineFields = {
-  item_id: nullMeansAbsent(uuid).meta({ description: "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line." }),
+const lineFields = lazy(() => ({
+  item_id: nullMeansAbsent(uuid()).meta({ description: "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line." }),
   item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647))
     .meta({ description: "A stock row of the item; required for items with several variations." }),
   name: nullMeansAbsent(requiredText(255)).meta({
@@ -20,72 +21,80 @@ const lineFields = {
   }),
   description: optionalText(4000).meta({ description: "Service lines; omitted on an inventory line, the item's description applies; null or \"\" clears it." }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
-  unit_price: moneyInput
+  unit_price: moneyInput()
     .optional()
     .meta({ description: "Required for service lines. Inventory lines default to the item's selling price; giving one needs the prices.modify permission (else 403 permission_denied)." }),
-  tax_rate: percentInput.optional().meta({ description: "0 to 100; defaults to the customer's primary tax rate" }),
-  tax_2_rate: percentInput.optional().meta({ description: "0 to 100; defaults to the customer's secondary tax rate" }),
-};
+  tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's primary tax rate" }),
+  tax_2_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's secondary tax rate" }),
+}));
 
-export const estimateLineInput = z.strictObject(lineFields).meta({ id: "EstimateLineCreate" });
-export const estimateLineUpdate = z
-  .strictObject({ id: uuid.optional().meta({ description: "An existing non-discount line to keep (and update); omit to add a line." }), ...lineFields })
-  .meta({ id: "EstimateLineUpdate" });
-export type EstimateLineBody = z.infer<typeof estimateLineUpdate>;
+export const estimateLineInput = lazy(() => z.strictObject(lineFields()).meta({ id: "EstimateLineCreate" }));
+export const estimateLineUpdate = lazy(() =>
+  z
+    .strictObject({ id: uuid().optional().meta({ description: "An existing non-discount line to keep (and update); omit to add a line." }), ...lineFields() })
+    .meta({ id: "EstimateLineUpdate" }),
+);
+export type EstimateLineBody = Infer<typeof estimateLineUpdate>;
 
-const headerFields = {
+const headerFields = lazy(() => ({
   name: optionalText(255),
-  issue_date: isoDate.optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
+  issue_date: isoDate().optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
   custom_estimate_number: optionalText(24),
   purchase_order_number: optionalText(255).meta({ description: "The customer's own reference" }),
   attention: optionalText(255),
   shipping_address: optionalText(1000),
   public_note: optionalText(4000),
   payment_terms: optionalText(255).meta({ description: "Default (create): the account's payment terms" }),
-  shipping_fee: moneyInput.optional().meta({ description: "Non-negative, default 0" }),
-  shipping_cost: moneyInput.optional().meta({ description: "Non-negative, default 0; needs the costs.view permission (else 403 permission_denied)" }),
-  discount_percent: percentInput.optional().meta({ description: "Estimate-wide discount, 0 to 100: adds one generated discount line" }),
-  custom_field_values: customFieldValuesIn.max(MAX_ESTIMATE_CUSTOM_FIELDS).optional(),
-};
+  shipping_fee: moneyInput().optional().meta({ description: "Non-negative, default 0" }),
+  shipping_cost: moneyInput().optional().meta({ description: "Non-negative, default 0; needs the costs.view permission (else 403 permission_denied)" }),
+  discount_percent: percentInput().optional().meta({ description: "Estimate-wide discount, 0 to 100: adds one generated discount line" }),
+  custom_field_values: customFieldValuesIn().max(MAX_ESTIMATE_CUSTOM_FIELDS).optional(),
+}));
 
-export const estimateCreateBody = z
-  .strictObject({
-    customer_id: uuid.meta({ description: "An active (unarchived) customer or prospect of the account that the user may see" }),
-    lines: z.array(estimateLineInput).min(1).max(MAX_ESTIMATE_LINES),
-    ...headerFields,
-    expiry_date: isoDate
-      .optional()
-      .meta({ description: "Not before issue_date. Default: issue_date plus the account's estimate-expiry setting (30 days unless set)" }),
-  })
-  .meta({ id: "EstimateCreate" });
-export type EstimateCreateBody = z.infer<typeof estimateCreateBody>;
+export const estimateCreateBody = lazy(() =>
+  z
+    .strictObject({
+      customer_id: uuid().meta({ description: "An active (unarchived) customer or prospect of the account that the user may see" }),
+      lines: z.array(estimateLineInput()).min(1).max(MAX_ESTIMATE_LINES),
+      ...headerFields(),
+      expiry_date: isoDate()
+        .optional()
+        .meta({ description: "Not before issue_date. Default: issue_date plus the account's estimate-expiry setting (30 days unless set)" }),
+    })
+    .meta({ id: "EstimateCreate" }),
+);
+export type EstimateCreateBody = Infer<typeof estimateCreateBody>;
 
-export const estimateUpdateBody = z
-  .strictObject({
-    customer_id: uuid.optional().meta({ description: "Changing it requires `lines` in the same request" }),
-    lines: z
-      .array(estimateLineUpdate)
-      .min(1)
-      .max(MAX_ESTIMATE_LINES)
-      .optional()
-      .meta({ description: "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line." }),
-    ...headerFields,
-    expiry_date: isoDate.optional().meta({ description: "Today or later in the account's time zone, and not before issue_date" }),
-  })
-  .meta({ id: "EstimateUpdate" });
-export type EstimateUpdateBody = z.infer<typeof estimateUpdateBody>;
+export const estimateUpdateBody = lazy(() =>
+  z
+    .strictObject({
+      customer_id: uuid().optional().meta({ description: "Changing it requires `lines` in the same request" }),
+      lines: z
+        .array(estimateLineUpdate())
+        .min(1)
+        .max(MAX_ESTIMATE_LINES)
+        .optional()
+        .meta({ description: "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line." }),
+      ...headerFields(),
+      expiry_date: isoDate().optional().meta({ description: "Today or later in the account's time zone, and not before issue_date" }),
+    })
+    .meta({ id: "EstimateUpdate" }),
+);
+export type EstimateUpdateBody = Infer<typeof estimateUpdateBody>;
 
 /** Decline: the body must be an empty JSON object (spec 4.3). */
-export const estimateDeclineBody = z.strictObject({}).meta({ id: "EstimateDecline" });
+export const estimateDeclineBody = lazy(() => z.strictObject({}).meta({ id: "EstimateDecline" }));
 
-export const estimateConvertToInvoiceBody = z
-  .strictObject({
-    issue_date: isoDate.optional().meta({ description: "The invoice's issue date (default: today in the user's time zone, else the account's)" }),
-  })
-  .meta({ id: "EstimateConvertToInvoice" });
+export const estimateConvertToInvoiceBody = lazy(() =>
+  z
+    .strictObject({
+      issue_date: isoDate().optional().meta({ description: "The invoice's issue date (default: today in the user's time zone, else the account's)" }),
+    })
+    .meta({ id: "EstimateConvertToInvoice" }),
+);
 
 /** The body of a conversion into a sales order must be empty (spec 4.3): no body, or `{}`. */
-export const estimateConvertToSalesOrderBody = z.strictObject({}).meta({ id: "EstimateConvertToSalesOrder" });
+export const estimateConvertToSalesOrderBody = lazy(() => z.strictObject({}).meta({ id: "EstimateConvertToSalesOrder" }));
 
 /**
  * Fields the service controls (spec 4.3: "number, status, salesperson, account, source, totals,
@@ -133,108 +142,116 @@ export const ESTIMATE_PROTECTED_FIELDS = [
   "lines[].total",
 ] as const;
 
-export const estimateLine = z
-  .object({
-    id: uuid.nullable().meta({ description: "Null only in previews, for lines not stored yet" }),
-    object: z.literal("estimate_line"),
-    item_id: z.string().nullable(),
-    item_variation_location_id: z.int().min(1).nullable(),
-    line_type: z.enum(["inventory", "service", "discount"]),
-    name: z.string(),
-    description: nullableText,
-    quantity: z.number(),
-    unit_id: z.int().min(1).nullable(),
-    unit_name: nullableText,
-    sku: nullableText,
-    variation_values: z.record(z.string(), z.string()),
-    variation_number: z.int().min(1).nullable(),
-    location_name: nullableText,
-    thumbnail_url: nullableText,
-    position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
-    unit_price: moneyOut,
-    unit_cost: moneyOut.nullable().optional().meta({ description: "Omitted without the costs.view permission; null on the discount line" }),
-    total_cost: moneyOut.nullable().optional().meta({ description: "quantity x unit_cost; omitted without costs.view; null on the discount line" }),
-    discount_percent: rateOut,
-    discounted_unit_price: moneyOut.nullable(),
-    tax_rate: rateOut,
-    tax_2_rate: rateOut,
-    subtotal: moneyOut,
-    tax: moneyOut,
-    tax_2: moneyOut,
-    total: moneyOut,
-  })
-  .meta({ id: "EstimateLine" });
+export const estimateLine = lazy(() =>
+  z
+    .object({
+      id: uuid().nullable().meta({ description: "Null only in previews, for lines not stored yet" }),
+      object: z.literal("estimate_line"),
+      item_id: z.string().nullable(),
+      item_variation_location_id: z.int().min(1).nullable(),
+      line_type: z.enum(["inventory", "service", "discount"]),
+      name: z.string(),
+      description: nullableText(),
+      quantity: z.number(),
+      unit_id: z.int().min(1).nullable(),
+      unit_name: nullableText(),
+      sku: nullableText(),
+      variation_values: z.record(z.string(), z.string()),
+      variation_number: z.int().min(1).nullable(),
+      location_name: nullableText(),
+      thumbnail_url: nullableText(),
+      position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
+      unit_price: moneyOut(),
+      unit_cost: moneyOut().nullable().optional().meta({ description: "Omitted without the costs.view permission; null on the discount line" }),
+      total_cost: moneyOut().nullable().optional().meta({ description: "quantity x unit_cost; omitted without costs.view; null on the discount line" }),
+      discount_percent: rateOut(),
+      discounted_unit_price: moneyOut().nullable(),
+      tax_rate: rateOut(),
+      tax_2_rate: rateOut(),
+      subtotal: moneyOut(),
+      tax: moneyOut(),
+      tax_2: moneyOut(),
+      total: moneyOut(),
+    })
+    .meta({ id: "EstimateLine" }),
+);
 
 const STATUSES = ["Open", "Closed", "Declined", "Expired"] as const;
 
-const estimateShape = {
-  id: uuid.nullable().meta({ description: "Null only in previews of a new estimate" }),
+const estimateShape = lazy(() => ({
+  id: uuid().nullable().meta({ description: "Null only in previews of a new estimate" }),
   object: z.literal("estimate"),
   estimate_number: z.int().min(1).nullable().meta({ description: "Null only in previews of a new estimate" }),
-  custom_estimate_number: nullableText,
-  name: nullableText,
-  customer_id: uuid,
+  custom_estimate_number: nullableText(),
+  name: nullableText(),
+  customer_id: uuid(),
   customer_name: z.string(),
   customer_kind: z.enum(["customer", "prospect"]).nullable(),
   salesperson_id: z.string(),
   status_id: statusIdOut("estimate", "5 Open, 6 Closed (converted), 7 Declined, 8 Expired (an Open estimate whose expiry_date has passed in the account's time zone)"),
   status: z.enum(STATUSES).nullable(),
-  issue_date: dateOut,
-  expiry_date: dateOut,
-  date_sent: dateOut,
+  issue_date: dateOut(),
+  expiry_date: dateOut(),
+  date_sent: dateOut(),
   purchase_order_number: z.string().meta({ description: "The customer's reference; \"\" when none" }),
-  attention: nullableText,
-  shipping_address: nullableText,
-  public_note: nullableText,
-  payment_terms: nullableText,
-  subtotal: moneyOut,
-  shipping_fee: moneyOut,
-  tax: moneyOut,
-  tax_2: moneyOut,
-  total: moneyOut,
-  shipping_cost: moneyOut.optional().meta({ description: "Omitted without the costs.view permission" }),
-  discount_percent: rateOut,
-  pre_discount_subtotal: moneyOut,
-  discount: moneyOut.meta({ description: "Negative (or zero)" }),
+  attention: nullableText(),
+  shipping_address: nullableText(),
+  public_note: nullableText(),
+  payment_terms: nullableText(),
+  subtotal: moneyOut(),
+  shipping_fee: moneyOut(),
+  tax: moneyOut(),
+  tax_2: moneyOut(),
+  total: moneyOut(),
+  shipping_cost: moneyOut().optional().meta({ description: "Omitted without the costs.view permission" }),
+  discount_percent: rateOut(),
+  pre_discount_subtotal: moneyOut(),
+  discount: moneyOut().meta({ description: "Negative (or zero)" }),
   can_edit: z.boolean(),
   edit_block_reason: z.enum(["estimate_not_open", "permission_denied"]).nullable(),
   revision: z.string().nullable().meta({ description: "Also the ETag header; null in previews" }),
-  custom_field_values: customFieldValuesOut,
-  created_at: timestampOut,
-  updated_at: timestampOut,
+  custom_field_values: customFieldValuesOut(),
+  created_at: timestampOut(),
+  updated_at: timestampOut(),
   converted_document: z
-    .object({ id: uuid, kind: z.enum(["invoice", "sales_order"]), number: z.int().min(1) })
+    .object({ id: uuid(), kind: z.enum(["invoice", "sales_order"]), number: z.int().min(1) })
     .nullable()
     .meta({ description: "The invoice or sales order this estimate was converted into, or null" }),
-};
+}));
 
-export const estimateListEntry = z.object(estimateShape).meta({ id: "EstimateListEntry" });
-export const estimateResource = z.object({ ...estimateShape, lines: z.array(estimateLine) }).meta({ id: "Estimate" });
-export const estimateList = listEnvelope(estimateListEntry, "EstimateList");
+export const estimateListEntry = lazy(() => z.object(estimateShape()).meta({ id: "EstimateListEntry" }));
+export const estimateResource = lazy(() => z.object({ ...estimateShape(), lines: z.array(estimateLine()) }).meta({ id: "Estimate" }));
+export const estimateList = lazy(() => listEnvelope(estimateListEntry(), "EstimateList"));
 
-const previewProblem = z
-  .object({ code: z.string(), message: z.string(), param: z.string().nullable() })
-  .meta({ id: "EstimatePreviewProblem", description: "code and param as the real write would answer them (a validation detail's code, or the error code)" });
+const previewProblem = lazy(() =>
+  z
+    .object({ code: z.string(), message: z.string(), param: z.string().nullable() })
+    .meta({ id: "EstimatePreviewProblem", description: "code and param as the real write would answer them (a validation detail's code, or the error code)" }),
+);
 
-export const estimatePreview = z
-  .object({
-    object: z.literal("estimate_preview"),
-    estimate: estimateResource.nullable().meta({ description: "The canonical estimate; null only when the customer or an item line cannot be resolved (see errors)" }),
-    errors: z.array(previewProblem).meta({ description: "What the real create or update would refuse; empty when it would succeed" }),
-    warnings: z.array(previewProblem).meta({ description: "What it would accept but deserves attention (insufficient stock, an expiry date in the past)" }),
-  })
-  .meta({ id: "EstimatePreview" });
+export const estimatePreview = lazy(() =>
+  z
+    .object({
+      object: z.literal("estimate_preview"),
+      estimate: estimateResource().nullable().meta({ description: "The canonical estimate; null only when the customer or an item line cannot be resolved (see errors)" }),
+      errors: z.array(previewProblem()).meta({ description: "What the real create or update would refuse; empty when it would succeed" }),
+      warnings: z.array(previewProblem()).meta({ description: "What it would accept but deserves attention (insufficient stock, an expiry date in the past)" }),
+    })
+    .meta({ id: "EstimatePreview" }),
+);
 
-export const deletedEstimate = z.object({ id: uuid, object: z.literal("estimate"), deleted: z.literal(true) }).meta({ id: "DeletedEstimate" });
+export const deletedEstimate = lazy(() => z.object({ id: uuid(), object: z.literal("estimate"), deleted: z.literal(true) }).meta({ id: "DeletedEstimate" }));
 
-export const estimateListQuery = documentListQuery.extend({
-  status_id: statusIdQuery("estimate"),
-  customer_id: uuid.optional(),
-  issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-  issue_date_to: dateFilter("Issue date on or before (inclusive)"),
-  expiry_date_from: dateFilter("Expiry date on or after (inclusive)"),
-  expiry_date_to: dateFilter("Expiry date on or before (inclusive)"),
-});
-export type EstimateListQuery = z.infer<typeof estimateListQuery>;
+export const estimateListQuery = lazy(() =>
+  documentListQuery().extend({
+    status_id: statusIdQuery("estimate"),
+    customer_id: uuid().optional(),
+    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
+    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+    expiry_date_from: dateFilter("Expiry date on or after (inclusive)"),
+    expiry_date_to: dateFilter("Expiry date on or before (inclusive)"),
+  }),
+);
+export type EstimateListQuery = Infer<typeof estimateListQuery>;
 
-export const estimatePath = z.object({ estimate_id: uuid });
+export const estimatePath = lazy(() => z.object({ estimate_id: uuid() }));

@@ -1,32 +1,37 @@
 import * as z from "zod";
+import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, isoDate, listEnvelope, optionalText, text, uuid } from "./common.js";
 import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, paymentBody, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
 import { createLines, invoiceFulfillment, lineCostsOut, linePricingOut, salesHeaderFields, sourceEstimateOut, updateLines } from "./sales-documents.js";
 
 /** Invoices (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */
 
-const invoiceFields = {
-  ...salesHeaderFields,
+const invoiceFields = lazy(() => ({
+  ...salesHeaderFields(),
   custom_invoice_number: optionalText(24),
-};
+}));
 
-export const invoiceCreateBody = z
-  .strictObject({
-    customer_id: uuid.meta({ description: "An active customer of the account, visible to the user" }),
-    lines: createLines,
-    ...invoiceFields,
-  })
-  .meta({ id: "InvoiceCreate" });
-export type InvoiceCreateBody = z.infer<typeof invoiceCreateBody>;
+export const invoiceCreateBody = lazy(() =>
+  z
+    .strictObject({
+      customer_id: uuid().meta({ description: "An active customer of the account, visible to the user" }),
+      lines: createLines(),
+      ...invoiceFields(),
+    })
+    .meta({ id: "InvoiceCreate" }),
+);
+export type InvoiceCreateBody = Infer<typeof invoiceCreateBody>;
 
-export const invoiceUpdateBody = z
-  .strictObject({
-    customer_id: uuid.optional().meta({ description: "Changing it requires a complete `lines` replacement in the same request" }),
-    lines: updateLines,
-    ...invoiceFields,
-  })
-  .meta({ id: "InvoiceUpdate" });
-export type InvoiceUpdateBody = z.infer<typeof invoiceUpdateBody>;
+export const invoiceUpdateBody = lazy(() =>
+  z
+    .strictObject({
+      customer_id: uuid().optional().meta({ description: "Changing it requires a complete `lines` replacement in the same request" }),
+      lines: updateLines(),
+      ...invoiceFields(),
+    })
+    .meta({ id: "InvoiceUpdate" }),
+);
+export type InvoiceUpdateBody = Infer<typeof invoiceUpdateBody>;
 
 /**
  * Fields the service controls: a create or update naming one is 422 `unsupported_invoice_field`
@@ -93,158 +98,174 @@ export const UNSUPPORTED_INVOICE_PACK_FIELDS = {
   fields: ["carrier", "tracking_number", "tracking_url", "shipped_date", "label", "rate", "provider", "shipping_provider", "service_level"],
 } as const;
 
-export const invoiceSendBody = z
-  .strictObject({ date_sent: isoDate.optional().meta({ description: "Default: today in the account's time zone; a repeat keeps the first date" }) })
-  .meta({ id: "InvoiceSend" });
+export const invoiceSendBody = lazy(() =>
+  z
+    .strictObject({ date_sent: isoDate().optional().meta({ description: "Default: today in the account's time zone; a repeat keeps the first date" }) })
+    .meta({ id: "InvoiceSend" }),
+);
 
 /** Cancel takes no fields: an empty object (or no body). */
-export const invoiceCancelBody = z.strictObject({}).meta({ id: "InvoiceCancel" });
+export const invoiceCancelBody = lazy(() => z.strictObject({}).meta({ id: "InvoiceCancel" }));
 
-export const invoicePaymentBody = paymentBody
-  .extend({
-    card: z
-      .strictObject({
-        brand: optionalText(50),
-        last4: blankAsNull(z.string().regex(/^\d{4}$/, "must be 4 digits")),
-      })
-      .nullish()
-      .meta({ description: "The card the payment was taken with (brand and last four digits), if any" }),
-  })
-  .meta({ id: "InvoicePaymentCreate" });
-export type InvoicePaymentBody = z.infer<typeof invoicePaymentBody>;
+export const invoicePaymentBody = lazy(() =>
+  paymentBody()
+    .extend({
+      card: z
+        .strictObject({
+          brand: optionalText(50),
+          last4: blankAsNull(z.string().regex(/^\d{4}$/, "must be 4 digits")),
+        })
+        .nullish()
+        .meta({ description: "The card the payment was taken with (brand and last four digits), if any" }),
+    })
+    .meta({ id: "InvoicePaymentCreate" }),
+);
+export type InvoicePaymentBody = Infer<typeof invoicePaymentBody>;
 
-export const invoiceLine = z
-  .object({
-    id: uuid,
-    object: z.literal("invoice_line"),
-    item_id: z.string().nullable(),
-    item_variation_location_id: z.int().min(1).nullable(),
-    name: nullableText,
-    description: nullableText,
-    quantity: z.number(),
-    quantity_packed: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully packed, else 0" }),
-    quantity_shipped: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully shipped, else 0" }),
-    ...linePricingOut,
-    line_type: z.enum(["inventory", "service", "discount"]),
-    unit_name: nullableText.meta({ description: "`discount` on discount lines" }),
-    sku: nullableText,
-    variation_values: z.record(z.string(), z.string()),
-    variation_number: z.int().min(1).nullable(),
-    location_name: nullableText,
-    thumbnail_url: nullableText,
-    ...lineCostsOut,
-  })
-  .meta({ id: "InvoiceLine" });
+export const invoiceLine = lazy(() =>
+  z
+    .object({
+      id: uuid(),
+      object: z.literal("invoice_line"),
+      item_id: z.string().nullable(),
+      item_variation_location_id: z.int().min(1).nullable(),
+      name: nullableText(),
+      description: nullableText(),
+      quantity: z.number(),
+      quantity_packed: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully packed, else 0" }),
+      quantity_shipped: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully shipped, else 0" }),
+      ...linePricingOut(),
+      line_type: z.enum(["inventory", "service", "discount"]),
+      unit_name: nullableText().meta({ description: "`discount` on discount lines" }),
+      sku: nullableText(),
+      variation_values: z.record(z.string(), z.string()),
+      variation_number: z.int().min(1).nullable(),
+      location_name: nullableText(),
+      thumbnail_url: nullableText(),
+      ...lineCostsOut(),
+    })
+    .meta({ id: "InvoiceLine" }),
+);
 
 const STATUSES = ["Sent", "Partially Paid", "Paid", "Cancelled"] as const;
 
-const headShape = {
-  id: uuid,
+const headShape = lazy(() => ({
+  id: uuid(),
   object: z.literal("invoice"),
   invoice_number: z.int().min(1),
-  custom_invoice_number: nullableText,
-  name: nullableText,
-  customer_id: uuid,
+  custom_invoice_number: nullableText(),
+  name: nullableText(),
+  customer_id: uuid(),
   customer_name: z.string(),
   salesperson_id: z.string(),
   status_id: statusIdOut("invoice", "9 Sent (unpaid), 10 Partially Paid, 11 Paid, 12 Cancelled"),
   status: z.enum(STATUSES).nullable(),
-  issue_date: dateOut,
-  expiry_date: dateOut,
-  date_sent: dateOut,
-  date_fully_paid: dateOut,
+  issue_date: dateOut(),
+  expiry_date: dateOut(),
+  date_sent: dateOut(),
+  date_fully_paid: dateOut(),
   purchase_order_number: z.string(),
-  attention: nullableText,
-  shipping_address: nullableText,
-  public_note: nullableText,
-  payment_terms: nullableText,
-  subtotal: moneyOut,
-  shipping_fee: moneyOut,
-  tax: moneyOut,
-  tax_2: moneyOut,
-  total: moneyOut,
-  amount_paid: moneyOut,
-  amount_due: moneyOut,
-  shipping_cost: moneyOut.optional().meta({ description: "Omitted without the unit-cost permission" }),
-};
+  attention: nullableText(),
+  shipping_address: nullableText(),
+  public_note: nullableText(),
+  payment_terms: nullableText(),
+  subtotal: moneyOut(),
+  shipping_fee: moneyOut(),
+  tax: moneyOut(),
+  tax_2: moneyOut(),
+  total: moneyOut(),
+  amount_paid: moneyOut(),
+  amount_due: moneyOut(),
+  shipping_cost: moneyOut().optional().meta({ description: "Omitted without the unit-cost permission" }),
+}));
 
-const partyDetail = z
-  .object({
-    account_number: z.string().nullable(),
-    phone: z.string().nullable(),
-    email: z.string().nullable(),
-    billing_address: z.array(z.string()),
-    shipping_address: z.array(z.string()).meta({ description: "The invoice's stored shipping address when present, else the customer's" }),
-  })
-  .meta({ id: "InvoiceParty" });
+const partyDetail = lazy(() =>
+  z
+    .object({
+      account_number: z.string().nullable(),
+      phone: z.string().nullable(),
+      email: z.string().nullable(),
+      billing_address: z.array(z.string()),
+      shipping_address: z.array(z.string()).meta({ description: "The invoice's stored shipping address when present, else the customer's" }),
+    })
+    .meta({ id: "InvoiceParty" }),
+);
 
-export const invoiceListEntry = z
-  .object({
-    ...headShape,
-    custom_field_values: customFieldValuesOut,
-    source_estimate: sourceEstimateOut,
-    shipped_percent: z.int().min(0).max(100).nullable(),
-    created_at: timestampOut,
-    updated_at: timestampOut,
-  })
-  .meta({ id: "InvoiceListEntry" });
+export const invoiceListEntry = lazy(() =>
+  z
+    .object({
+      ...headShape(),
+      custom_field_values: customFieldValuesOut(),
+      source_estimate: sourceEstimateOut(),
+      shipped_percent: z.int().min(0).max(100).nullable(),
+      created_at: timestampOut(),
+      updated_at: timestampOut(),
+    })
+    .meta({ id: "InvoiceListEntry" }),
+);
 
-export const invoiceResource = z
-  .object({
-    ...headShape,
-    party: partyDetail,
-    pre_discount_total: moneyOut.nullable().meta({ description: "Before the discount and shipping" }),
-    discount_total: moneyOut.meta({ description: "Signed, negative" }),
-    tax_label: nullableText,
-    tax_2_label: nullableText,
-    can_edit: z.boolean(),
-    edit_block_reason: z.enum(["invoice_not_unpaid", "invoice_sales_order_linked", "permission_denied"]).nullable(),
-    revision: z.string().meta({ description: "Prefixed inv_; also the ETag" }),
-    custom_field_values: customFieldValuesOut,
-    source_estimate: sourceEstimateOut,
-    source_sales_order: z
-      .object({ id: uuid, sales_order_number: z.int().min(1), packed_percent: z.number().nullable(), shipped_percent: z.number().nullable() })
-      .nullable(),
-    fulfillment_authority: z.enum(["invoice", "sales_order"]),
-    fulfillment_sales_order_id: z.string().nullable(),
-    packed_percent: z.number().meta({ description: "Linked invoices: the sales order's percentage" }),
-    shipped_percent: z.int().min(0).max(100).nullable(),
-    can_pack: z.boolean(),
-    pack_block_reason: z
-      .enum(["packing_managed_by_sales_order", "packing_lists_disabled", "invoice_cancelled", "nothing_remaining_to_pack", "permission_denied"])
-      .nullable(),
-    created_at: timestampOut,
-    updated_at: timestampOut,
-    lines: z.array(invoiceLine),
-  })
-  .meta({ id: "Invoice" });
+export const invoiceResource = lazy(() =>
+  z
+    .object({
+      ...headShape(),
+      party: partyDetail(),
+      pre_discount_total: moneyOut().nullable().meta({ description: "Before the discount and shipping" }),
+      discount_total: moneyOut().meta({ description: "Signed, negative" }),
+      tax_label: nullableText(),
+      tax_2_label: nullableText(),
+      can_edit: z.boolean(),
+      edit_block_reason: z.enum(["invoice_not_unpaid", "invoice_sales_order_linked", "permission_denied"]).nullable(),
+      revision: z.string().meta({ description: "Prefixed inv_; also the ETag" }),
+      custom_field_values: customFieldValuesOut(),
+      source_estimate: sourceEstimateOut(),
+      source_sales_order: z
+        .object({ id: uuid(), sales_order_number: z.int().min(1), packed_percent: z.number().nullable(), shipped_percent: z.number().nullable() })
+        .nullable(),
+      fulfillment_authority: z.enum(["invoice", "sales_order"]),
+      fulfillment_sales_order_id: z.string().nullable(),
+      packed_percent: z.number().meta({ description: "Linked invoices: the sales order's percentage" }),
+      shipped_percent: z.int().min(0).max(100).nullable(),
+      can_pack: z.boolean(),
+      pack_block_reason: z
+        .enum(["packing_managed_by_sales_order", "packing_lists_disabled", "invoice_cancelled", "nothing_remaining_to_pack", "permission_denied"])
+        .nullable(),
+      created_at: timestampOut(),
+      updated_at: timestampOut(),
+      lines: z.array(invoiceLine()),
+    })
+    .meta({ id: "Invoice" }),
+);
 
-export const invoiceList = listEnvelope(invoiceListEntry, "InvoiceList");
-export const invoiceFulfillmentList = listEnvelope(invoiceFulfillment, "InvoiceFulfillmentList");
+export const invoiceList = lazy(() => listEnvelope(invoiceListEntry(), "InvoiceList"));
+export const invoiceFulfillmentList = lazy(() => listEnvelope(invoiceFulfillment(), "InvoiceFulfillmentList"));
 
-export const invoicePayment = z
-  .object({
-    id: uuid,
-    object: z.literal("payment"),
-    invoice_id: uuid,
-    amount: moneyOut.meta({ description: "Signed: payments positive, refunds negative" }),
-    type: z.enum(["payment", "refund"]),
-    reference: z.string().nullable(),
-    payment_date: dateOut,
-    card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
-  })
-  .meta({ id: "InvoicePayment" });
-export const invoicePaymentList = listEnvelope(invoicePayment, "InvoicePaymentList");
-export const deletedInvoice = z.object({ id: uuid, object: z.literal("invoice"), deleted: z.literal(true) }).meta({ id: "DeletedInvoice" });
+export const invoicePayment = lazy(() =>
+  z
+    .object({
+      id: uuid(),
+      object: z.literal("payment"),
+      invoice_id: uuid(),
+      amount: moneyOut().meta({ description: "Signed: payments positive, refunds negative" }),
+      type: z.enum(["payment", "refund"]),
+      reference: z.string().nullable(),
+      payment_date: dateOut(),
+      card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
+    })
+    .meta({ id: "InvoicePayment" }),
+);
+export const invoicePaymentList = lazy(() => listEnvelope(invoicePayment(), "InvoicePaymentList"));
+export const deletedInvoice = lazy(() => z.object({ id: uuid(), object: z.literal("invoice"), deleted: z.literal(true) }).meta({ id: "DeletedInvoice" }));
 
-export const invoiceListQuery = documentListQuery.extend({
-  status_id: statusIdQuery("invoice"),
-  customer_id: uuid.optional(),
-  issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-  issue_date_to: dateFilter("Issue date on or before (inclusive)"),
-});
-export type InvoiceListQuery = z.infer<typeof invoiceListQuery>;
+export const invoiceListQuery = lazy(() =>
+  documentListQuery().extend({
+    status_id: statusIdQuery("invoice"),
+    customer_id: uuid().optional(),
+    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
+    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+  }),
+);
+export type InvoiceListQuery = Infer<typeof invoiceListQuery>;
 
-export const invoicePath = z.object({ invoice_id: uuid });
-export const invoicePaymentPath = z.object({ invoice_id: uuid, payment_id: uuid });
-export const invoiceFulfillmentPath = z.object({ invoice_id: uuid, fulfillment_id: uuid });
+export const invoicePath = lazy(() => z.object({ invoice_id: uuid() }));
+export const invoicePaymentPath = lazy(() => z.object({ invoice_id: uuid(), payment_id: uuid() }));
+export const invoiceFulfillmentPath = lazy(() => z.object({ invoice_id: uuid(), fulfillment_id: uuid() }));

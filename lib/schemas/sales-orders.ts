@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, uuid } from "./common.js";
 import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, partyOut, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
 import {
@@ -15,157 +16,169 @@ import {
 
 /** Sales orders (spec part 2, sections 2.4, 3.4 and 4.4; architecture section 8). */
 
-const orderFields = {
-  ...salesHeaderFields,
-  location_id: uuid.optional().meta({ description: "An active location; must be the user's own location when the user is restricted to one (the default then)" }),
-  expiry_date: blankAsNull(isoDate).meta({ description: "Not before issue_date" }),
+const orderFields = lazy(() => ({
+  ...salesHeaderFields(),
+  location_id: uuid().optional().meta({ description: "An active location; must be the user's own location when the user is restricted to one (the default then)" }),
+  expiry_date: blankAsNull(isoDate()).meta({ description: "Not before issue_date" }),
   packing_list_note: optionalText(4000),
-};
+}));
 
-export const salesOrderCreateBody = z
-  .strictObject({
-    customer_id: uuid.meta({ description: "An active customer of the account, visible to the user" }),
-    lines: createLines,
-    ...orderFields,
-  })
-  .meta({ id: "SalesOrderCreate" });
-export type SalesOrderCreateBody = z.infer<typeof salesOrderCreateBody>;
+export const salesOrderCreateBody = lazy(() =>
+  z
+    .strictObject({
+      customer_id: uuid().meta({ description: "An active customer of the account, visible to the user" }),
+      lines: createLines(),
+      ...orderFields(),
+    })
+    .meta({ id: "SalesOrderCreate" }),
+);
+export type SalesOrderCreateBody = Infer<typeof salesOrderCreateBody>;
 
-export const salesOrderUpdateBody = z
-  .strictObject({
-    customer_id: uuid.optional().meta({ description: "Changing it requires `lines` in the same request" }),
-    lines: updateLines,
-    ...orderFields,
-    location_id: uuid.nullish().meta({ description: "Changing it (null: no location) requires `lines` in the same request" }),
-  })
-  .meta({ id: "SalesOrderUpdate" });
-export type SalesOrderUpdateBody = z.infer<typeof salesOrderUpdateBody>;
+export const salesOrderUpdateBody = lazy(() =>
+  z
+    .strictObject({
+      customer_id: uuid().optional().meta({ description: "Changing it requires `lines` in the same request" }),
+      lines: updateLines(),
+      ...orderFields(),
+      location_id: uuid().nullish().meta({ description: "Changing it (null: no location) requires `lines` in the same request" }),
+    })
+    .meta({ id: "SalesOrderUpdate" }),
+);
+export type SalesOrderUpdateBody = Infer<typeof salesOrderUpdateBody>;
 
-export const salesOrderInvoiceBody = z
-  .strictObject({
-    lines: z
-      .array(
-        z.strictObject({
-          id: uuid.meta({ description: "An inventory or service line of the order (each once)" }),
-          quantity: quantityInput({ positive: true, description: "Positive, at most the line's remaining uninvoiced quantity" }),
-        }),
-      )
-      .min(1)
-      .max(MAX_SALES_LINES)
-      .optional()
-      .meta({ description: "The quantities to invoice; omitted: every remaining uninvoiced quantity" }),
-  })
-  .meta({ id: "SalesOrderInvoice" });
-export type SalesOrderInvoiceBody = z.infer<typeof salesOrderInvoiceBody>;
+export const salesOrderInvoiceBody = lazy(() =>
+  z
+    .strictObject({
+      lines: z
+        .array(
+          z.strictObject({
+            id: uuid().meta({ description: "An inventory or service line of the order (each once)" }),
+            quantity: quantityInput({ positive: true, description: "Positive, at most the line's remaining uninvoiced quantity" }),
+          }),
+        )
+        .min(1)
+        .max(MAX_SALES_LINES)
+        .optional()
+        .meta({ description: "The quantities to invoice; omitted: every remaining uninvoiced quantity" }),
+    })
+    .meta({ id: "SalesOrderInvoice" }),
+);
+export type SalesOrderInvoiceBody = Infer<typeof salesOrderInvoiceBody>;
 
-export const salesOrderLine = z
-  .object({
-    id: uuid,
-    object: z.literal("sales_order_line"),
-    item_id: z.string().nullable(),
-    item_variation_location_id: z.int().min(1).nullable(),
-    name: nullableText,
-    description: nullableText,
-    quantity: z.number(),
-    quantity_invoiced: z.number(),
-    quantity_packed: z.number(),
-    quantity_shipped: z.number(),
-    quantity_remaining_to_pack: z.number().meta({ description: "0 for service lines when the packing-list service-item setting is off, always 0 for discount lines" }),
-    ...linePricingOut,
-    position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
-    line_type: z.enum(["inventory", "service", "discount"]),
-    unit_name: nullableText,
-    sku: nullableText,
-    variation_values: z.record(z.string(), z.string()),
-    variation_number: z.int().min(1).nullable(),
-    location_name: nullableText,
-    thumbnail_url: nullableText,
-    ...lineCostsOut,
-  })
-  .meta({ id: "SalesOrderLine" });
+export const salesOrderLine = lazy(() =>
+  z
+    .object({
+      id: uuid(),
+      object: z.literal("sales_order_line"),
+      item_id: z.string().nullable(),
+      item_variation_location_id: z.int().min(1).nullable(),
+      name: nullableText(),
+      description: nullableText(),
+      quantity: z.number(),
+      quantity_invoiced: z.number(),
+      quantity_packed: z.number(),
+      quantity_shipped: z.number(),
+      quantity_remaining_to_pack: z.number().meta({ description: "0 for service lines when the packing-list service-item setting is off, always 0 for discount lines" }),
+      ...linePricingOut(),
+      position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
+      line_type: z.enum(["inventory", "service", "discount"]),
+      unit_name: nullableText(),
+      sku: nullableText(),
+      variation_values: z.record(z.string(), z.string()),
+      variation_number: z.int().min(1).nullable(),
+      location_name: nullableText(),
+      thumbnail_url: nullableText(),
+      ...lineCostsOut(),
+    })
+    .meta({ id: "SalesOrderLine" }),
+);
 
-const listShape = {
-  id: uuid,
+const listShape = lazy(() => ({
+  id: uuid(),
   object: z.literal("sales_order"),
   sales_order_number: z.int().min(1),
-  name: nullableText,
-  customer_id: uuid,
-  customer_name: nullableText,
+  name: nullableText(),
+  customer_id: uuid(),
+  customer_name: nullableText(),
   salesperson_id: z.string(),
   location_id: z.string().nullable(),
   status_id: statusIdOut("sales_order", "29 Open, 30 Closed (fully invoiced), 31 Cancelled"),
   status: z.enum(["Open", "Closed", "Cancelled"]).nullable(),
-  issue_date: dateOut,
-  expiry_date: dateOut,
-  purchase_order_number: nullableText,
-  attention: nullableText,
-  shipping_address: nullableText,
-  public_note: nullableText,
-  packing_list_note: nullableText,
-  payment_terms: nullableText,
+  issue_date: dateOut(),
+  expiry_date: dateOut(),
+  purchase_order_number: nullableText(),
+  attention: nullableText(),
+  shipping_address: nullableText(),
+  public_note: nullableText(),
+  packing_list_note: nullableText(),
+  payment_terms: nullableText(),
   drop_shipped: z.boolean(),
-  drop_ship_customer_id: nullableText,
-  drop_ship_address: nullableText,
-  subtotal: moneyOut,
-  shipping_fee: moneyOut,
-  tax: moneyOut,
-  tax_2: moneyOut,
-  total: moneyOut,
-  amount_paid: moneyOut.meta({ description: "Payments and refunds recorded on the order's invoices" }),
-  amount_due: moneyOut,
-  shipping_cost: moneyOut.optional().meta({ description: "Omitted without the unit-cost permission" }),
-  invoiced_percent: percentOut,
-  paid_percent: percentOut,
-  packed_percent: percentOut,
-  shipped_percent: percentOut,
+  drop_ship_customer_id: nullableText(),
+  drop_ship_address: nullableText(),
+  subtotal: moneyOut(),
+  shipping_fee: moneyOut(),
+  tax: moneyOut(),
+  tax_2: moneyOut(),
+  total: moneyOut(),
+  amount_paid: moneyOut().meta({ description: "Payments and refunds recorded on the order's invoices" }),
+  amount_due: moneyOut(),
+  shipping_cost: moneyOut().optional().meta({ description: "Omitted without the unit-cost permission" }),
+  invoiced_percent: percentOut(),
+  paid_percent: percentOut(),
+  packed_percent: percentOut(),
+  shipped_percent: percentOut(),
   invoice_count: z.int().min(0),
-  source_estimate: sourceEstimateOut,
-};
+  source_estimate: sourceEstimateOut(),
+}));
 
 const PACK_BLOCK_REASONS = ["packing_lists_disabled", "sales_order_not_open", "location_restricted", "nothing_remaining_to_pack", "permission_denied"] as const;
 
-const tailShape = {
+const tailShape = lazy(() => ({
   revision: z.string().meta({ description: "Prefixed so_; also the ETag" }),
-  custom_field_values: customFieldValuesOut,
-  created_at: timestampOut,
-  updated_at: timestampOut,
-};
+  custom_field_values: customFieldValuesOut(),
+  created_at: timestampOut(),
+  updated_at: timestampOut(),
+}));
 
-export const salesOrderListEntry = z.object({ ...listShape, ...tailShape }).meta({ id: "SalesOrderListEntry" });
+export const salesOrderListEntry = lazy(() => z.object({ ...listShape(), ...tailShape() }).meta({ id: "SalesOrderListEntry" }));
 
-export const salesOrderResource = z
-  .object({
-    ...listShape,
-    party: partyOut,
-    discount_percent: rateOut,
-    pre_discount_total: moneyOut,
-    discount_total: moneyOut,
-    tax_label: nullableText,
-    tax_2_label: nullableText,
-    can_edit: z.boolean(),
-    edit_block_reason: z.enum(["sales_order_not_open", "sales_order_activity_started", "permission_denied"]).nullable(),
-    can_pack: z.boolean(),
-    pack_block_reason: z.enum(PACK_BLOCK_REASONS).nullable(),
-    ...tailShape,
-    lines: z.array(salesOrderLine),
-  })
-  .meta({ id: "SalesOrder" });
+export const salesOrderResource = lazy(() =>
+  z
+    .object({
+      ...listShape(),
+      party: partyOut(),
+      discount_percent: rateOut(),
+      pre_discount_total: moneyOut(),
+      discount_total: moneyOut(),
+      tax_label: nullableText(),
+      tax_2_label: nullableText(),
+      can_edit: z.boolean(),
+      edit_block_reason: z.enum(["sales_order_not_open", "sales_order_activity_started", "permission_denied"]).nullable(),
+      can_pack: z.boolean(),
+      pack_block_reason: z.enum(PACK_BLOCK_REASONS).nullable(),
+      ...tailShape(),
+      lines: z.array(salesOrderLine()),
+    })
+    .meta({ id: "SalesOrder" }),
+);
 
-export const salesOrderList = listEnvelope(salesOrderListEntry, "SalesOrderList");
-export const salesOrderFulfillmentList = listEnvelope(salesOrderFulfillment, "SalesOrderFulfillmentList");
-export const deletedSalesOrder = z.object({ id: uuid, object: z.literal("sales_order"), deleted: z.literal(true) }).meta({ id: "DeletedSalesOrder" });
+export const salesOrderList = lazy(() => listEnvelope(salesOrderListEntry(), "SalesOrderList"));
+export const salesOrderFulfillmentList = lazy(() => listEnvelope(salesOrderFulfillment(), "SalesOrderFulfillmentList"));
+export const deletedSalesOrder = lazy(() => z.object({ id: uuid(), object: z.literal("sales_order"), deleted: z.literal(true) }).meta({ id: "DeletedSalesOrder" }));
 
-export const salesOrderListQuery = documentListQuery.extend({
-  status_id: statusIdQuery("sales_order"),
-  customer_id: uuid.optional(),
-  location_id: uuid.optional(),
-  assigned_user_id: uuid.optional().meta({ description: "Only orders of this salesperson (never widens the caller's visibility)" }),
-  issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-  issue_date_to: dateFilter("Issue date on or before (inclusive)"),
-  expiry_date_from: dateFilter("Expiry date on or after (inclusive)"),
-  expiry_date_to: dateFilter("Expiry date on or before (inclusive)"),
-});
-export type SalesOrderListQuery = z.infer<typeof salesOrderListQuery>;
+export const salesOrderListQuery = lazy(() =>
+  documentListQuery().extend({
+    status_id: statusIdQuery("sales_order"),
+    customer_id: uuid().optional(),
+    location_id: uuid().optional(),
+    assigned_user_id: uuid().optional().meta({ description: "Only orders of this salesperson (never widens the caller's visibility)" }),
+    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
+    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+    expiry_date_from: dateFilter("Expiry date on or after (inclusive)"),
+    expiry_date_to: dateFilter("Expiry date on or before (inclusive)"),
+  }),
+);
+export type SalesOrderListQuery = Infer<typeof salesOrderListQuery>;
 
-export const salesOrderPath = z.object({ sales_order_id: uuid });
-export const salesOrderFulfillmentPath = z.object({ sales_order_id: uuid, fulfillment_id: uuid });
+export const salesOrderPath = lazy(() => z.object({ sales_order_id: uuid() }));
+export const salesOrderFulfillmentPath = lazy(() => z.object({ sales_order_id: uuid(), fulfillment_id: uuid() }));

@@ -509,14 +509,10 @@ function costs(): void {
   );
 }
 
-/** Size and cold import time of each bundled handler, bundled as the stack bundles them (scripts/bench/bundles.ts). */
+/** Size and cold import CPU time of each bundled handler against the stack floor (scripts/bench/bundles.ts). */
 async function coldImports(): Promise<void> {
-  const { benchBundles } = await import("./bundles.js");
-  originalWrite("\nBundled handlers (infra/bundling.ts): size and cold import (median of fresh Node processes; `npm run bench:bundles` alone)\n");
-  originalWrite("| function | bundle KB | import ms | CPU ms |\n|---|---|---|---|\n");
-  for (const f of await benchBundles()) {
-    originalWrite(`| ${f.group} | ${(f.bytes / 1024).toFixed(0)} | ${f.importMs.toFixed(1)} | ${f.cpuMs.toFixed(1)} |\n`);
-  }
+  const { coldImportReport } = await import("./bundles.js");
+  originalWrite(`\n${(await coldImportReport()).table}`);
 }
 
 await main();

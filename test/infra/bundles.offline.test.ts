@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
-import { esbuildOptions } from "../../infra/bundling.js";
+import { bundleFileName, esbuildOptions } from "../../infra/bundling.js";
 
 /**
  * Each function's bundle (the deployed esbuild options) holds only its own group: its route
@@ -17,7 +17,7 @@ beforeAll(async () => {
       const result = await build(
         esbuildOptions({
           entryPoints: [`functions/${group}/handler.ts`],
-          outfile: `${group}.mjs`,
+          outfile: `${group}/${bundleFileName()}`,
           write: false,
           metafile: true,
           logLevel: "error",
@@ -66,8 +66,7 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
       const client = new DynamoDBClient({ region: "us-east-1" });
       const service = new Service({ a: new Entity(model("a")), b: new Entity(model("b")) }, { table: "t", client });
       const params = service.transaction.write(({ a, b }) => [a.create({ id: "1" }).commit(), b.patch({ id: "2" }).add({ n: 1 }).commit()]).params();
-      const credentials = await client.config.credentials();
-      console.log(JSON.stringify({ items: params.TransactItems.length, key: credentials.accessKeyId }));
+      client.config.credentials().then((credentials) => console.log(JSON.stringify({ items: params.TransactItems.length, key: credentials.accessKeyId })));
     `;
     const result = await build(
       esbuildOptions({
@@ -79,7 +78,7 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
     const { mkdtempSync, writeFileSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { execFileSync } = await import("node:child_process");
-    const file = `${mkdtempSync(`${tmpdir()}/shim-`)}/check.mjs`;
+    const file = `${mkdtempSync(`${tmpdir()}/shim-`)}/${bundleFileName()}`;
     writeFileSync(file, result.outputFiles[0]!.text);
     const out = execFileSync("node", [file], { env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: "AKIDSHIM", AWS_SECRET_ACCESS_KEY: "secret" } });
     expect(JSON.parse(String(out))).toEqual({ items: 2, key: "AKIDSHIM" });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleAssets, esbuildOptions } from "../../infra/bundling.js";
+import { bundleAssets, bundleFileName, esbuildOptions } from "../../infra/bundling.js";
 
 /**
  * The platform function's package is self-contained: bundled with the deployed options
@@ -19,7 +19,7 @@ beforeAll(async () => {
   await build(
     esbuildOptions({
       entryPoints: ["functions/platform/handler.ts"],
-      outfile: join(dir, "index.mjs"),
+      outfile: join(dir, bundleFileName()),
       logLevel: "error",
     }),
   );
@@ -33,7 +33,7 @@ function invoke(method: string, path: string, routeKey: string): { statusCode: n
   const script = join(dir, "invoke.mjs");
   writeFileSync(
     script,
-    `const { handler } = await import("./index.mjs");
+    `const { handler } = await import("./${bundleFileName()}");
 const event = { version: "2.0", routeKey: ${JSON.stringify(routeKey)}, rawPath: ${JSON.stringify(path)}, rawQueryString: "", headers: {}, isBase64Encoded: false,
   requestContext: { http: { method: ${JSON.stringify(method)}, path: ${JSON.stringify(path)} }, requestId: "r-1", routeKey: ${JSON.stringify(routeKey)} } };
 const result = await handler(event, { getRemainingTimeInMillis: () => 10000 });
@@ -45,8 +45,8 @@ console.log(JSON.stringify(result));`,
 }
 
 describe("offline: the platform function's bundle", () => {
-  it("holds the Redoc script beside index.mjs", () => {
-    expect(readdirSync(dir).sort()).toEqual(["index.mjs", "redoc.standalone.js"]);
+  it("holds the Redoc script beside the bundle", () => {
+    expect(readdirSync(dir).sort()).toEqual([bundleFileName(), "redoc.standalone.js"].sort());
   });
 
   it("serves the OpenAPI document, the HTML reference and the renderer from its own package", () => {

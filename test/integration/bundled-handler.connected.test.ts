@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { esbuildOptions } from "../../infra/bundling.js";
+import { bundleFileName, esbuildOptions } from "../../infra/bundling.js";
 import { newAccount, type TestAccount } from "../support/fixtures.js";
 
 /**
@@ -25,7 +25,7 @@ beforeAll(async () => {
   await build(
     esbuildOptions({
       entryPoints: ["functions/locations/handler.ts"],
-      outfile: join(dir, "index.mjs"),
+      outfile: join(dir, bundleFileName()),
       logLevel: "error",
     }),
   );
@@ -68,7 +68,7 @@ export const steps = [
 /** Runs the bundle's handler on each step in turn, in one fresh process; returns each result. */
 async function invokeBundle(): Promise<{ statusCode: number; headers: Record<string, string>; body: any }[]> {
   writeFileSync(join(dir, "steps.mjs"), STEPS);
-  const script = `const { handler } = await import("./index.mjs");
+  const script = `const { handler } = await import("./${bundleFileName()}");
     const { steps } = await import("./steps.mjs");
     const results = [];
     for (const step of steps) results.push(await handler(step(results), { awsRequestId: "bundle-" + results.length, getRemainingTimeInMillis: () => 30000 }));

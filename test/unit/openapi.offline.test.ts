@@ -486,10 +486,10 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
       expect(textPattern(name).test("12.5000"), name).toBe(true);
     }
     expect(textPattern("SignedMoneyInput").test("-1.0000")).toBe(true);
-    expect(moneyInput.safeParse("-1.0000").success).toBe(false);
-    expect(percentInput.safeParse("-0").success).toBe(false);
-    expect(signedMoneyInput.safeParse("-1.0000").success).toBe(true);
-    expect(moneyInput.safeParse("0").success).toBe(true);
+    expect(moneyInput().safeParse("-1.0000").success).toBe(false);
+    expect(percentInput().safeParse("-0").success).toBe(false);
+    expect(signedMoneyInput().safeParse("-1.0000").success).toBe(true);
+    expect(moneyInput().safeParse("0").success).toBe(true);
   });
 
   it("positive quantities are exclusiveMinimum 0, a signed adjustment is documented non-zero", () => {
@@ -520,8 +520,8 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
       expect(document().components.schemas[schema].properties.status_id, schema).toMatchObject({ type: "integer", enum: ids });
     }
     expect(document().components.schemas.Item.properties.status_id).toMatchObject({ enum: [1, 2, 3] });
-    expect(estimateListQuery.safeParse({ status_id: "5" }).success).toBe(true);
-    for (const other of ["9", "0", "99"]) expect(estimateListQuery.safeParse({ status_id: other }).success, other).toBe(false);
+    expect(estimateListQuery().safeParse({ status_id: "5" }).success).toBe(true);
+    for (const other of ["9", "0", "99"]) expect(estimateListQuery().safeParse({ status_id: other }).success, other).toBe(false);
   });
 
   it("task list limit and activity before_version are integers with their ranges; record_type an enum", () => {
