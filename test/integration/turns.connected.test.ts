@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ContentionError } from "../../lib/core/errors.js";
 import { takeTurns } from "../../lib/db/turns.js";
+import { db } from "../../lib/db/service.js";
 
 /**
  * Turns across processes (lib/db/turns.ts) against DynamoDB Local: the writers of one name are
@@ -35,16 +36,19 @@ describe("connected: turns", () => {
 
   it("hands on what a holder leaves to the next holder only (a hint the next write need not read)", async () => {
     const name = nameOf();
+    const accountId = name.split(":")[1]!;
     const first = await takeTurns([name], undefined, "test");
     const second = takeTurns([name], undefined, "test");
-    const third = takeTurns([name], undefined, "test");
+    // The second writer waits in line (its ticket taken) before the first hands on and leaves.
+    while (((await db().entities.turn.get({ accountId, name }).go({ consistent: true })).data?.next ?? 0) < 2) await sleep(5);
     first.handOn(name, 41);
     await first.release();
     const secondTurns = await second;
     expect(secondTurns.received.get(name)).toBe(41);
     await secondTurns.release(); // hands nothing on
-    expect((await third).received.has(name)).toBe(false);
-    await (await third).release();
+    const third = await takeTurns([name], undefined, "test");
+    expect(third.received.has(name)).toBe(false);
+    await third.release();
   });
 
   it("takes a turn over once its holder has not given it back for the lease", async () => {
