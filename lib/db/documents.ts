@@ -121,6 +121,12 @@ export async function readDocumentHeader(accountId: string, documentId: string):
   return data ?? undefined;
 }
 
+/** One payment of a document (strongly consistent), if it exists. */
+export async function readDocumentPayment(accountId: string, documentId: string, paymentId: string): Promise<DocumentPaymentItem | undefined> {
+  const { data } = await db().entities.documentPayment.get({ accountId, documentId, paymentId }).go({ consistent: true });
+  return data ?? undefined;
+}
+
 /** Several headers in one BatchGetItem (missing ones are absent), in the order asked. */
 export async function readDocumentHeaders(accountId: string, documentIds: readonly string[]): Promise<DocumentItem[]> {
   if (documentIds.length === 0) return [];

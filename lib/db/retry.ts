@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ContentionError } from "../core/errors.js";
 import { currentDbUsage } from "./metrics.js";
+import type { TransactionBuilder } from "./transactions.js";
 import { takeTurns, type HeldTurns } from "./turns.js";
 
 /**
@@ -57,6 +58,15 @@ export interface AttemptContext {
   received(name: string): unknown;
   /** Hands `value` on to the next holder of the turn on `name` (when this writer holds one). */
   handOn(name: string, value: unknown): void;
+  /**
+   * Hands `value` on and serves the next holder of the turn on `name` inside `tx` (when this
+   * writer holds one), so the next writer's turn starts when `tx` commits; then `servedWithin`.
+   */
+  serveNextWithin(tx: TransactionBuilder, name: string, value: unknown): void;
+  /** `serveNextWithin` for every turn this writer holds: the write that ends its turns. */
+  serveAllWithin(tx: TransactionBuilder): void;
+  /** The `tx` given to `serveNextWithin` / `serveAllWithin` committed. */
+  servedWithin(): void;
 }
 
 export async function retrying<T>(
@@ -71,6 +81,12 @@ export async function retrying<T>(
   let turns: HeldTurns | undefined;
   let afterWait = false;
   try {
+    // A name this process saw contended a moment ago is most likely contended still: queue at
+    // once rather than spend a transaction (the costliest call) on a race a queue already wins.
+    if (contended.length > 0 && !holdingTurns.getStore() && recentlyContended(contended)) {
+      turns = await takeTurns(contended, deadline, operation);
+      afterWait = true;
+    }
     for (let n = 0; n < policy.attempts; n++) {
       if (n > 0 && !afterWait) {
         const delay = turns ? backoffDelay(1, IN_TURN_POLICY) : backoffDelay(n, policy);
@@ -84,6 +100,9 @@ export async function retrying<T>(
         afterWait,
         received: (name) => (fresh ? held?.received.get(name) : undefined),
         handOn: (name, value) => held?.handOn(name, value),
+        serveNextWithin: (tx, name, value) => held?.serveNextWithin(tx, name, value),
+        serveAllWithin: (tx) => held?.serveAllWithin(tx),
+        servedWithin: () => held?.servedWithin(),
       };
       afterWait = false;
       const run = () => (turns ? holdingTurns.run(true, () => attempt(n, context)) : attempt(n, context));
@@ -93,14 +112,38 @@ export async function retrying<T>(
       });
       if (result !== RETRY) return result as T;
       if (contended.length > 0 && !turns && !holdingTurns.getStore()) {
+        noteContended(contended);
         turns = await takeTurns(contended, deadline, operation);
         afterWait = true;
       }
     }
     throw new ContentionError(operation, policy.attempts);
   } finally {
-    await turns?.release();
+    // Others were in line before or behind this writer: the next writer of these names queues too.
+    const behind = turns ? await turns.release() : false;
+    if (turns?.waited || behind) noteContended(contended);
   }
+}
+
+/**
+ * How long a lost race (or a wait in line) on a name makes this process's next writers of it
+ * queue before their first attempt. Lambda reuses a warm process for the next request, so the
+ * memory outlives the request that learnt it; once the name goes quiet it expires.
+ */
+export const CONTENTION_MEMORY_MS = 2_000;
+const contendedAt = new Map<string, number>();
+
+function noteContended(names: readonly string[]): void {
+  const now = Date.now();
+  for (const name of names) contendedAt.set(name, now);
+  if (contendedAt.size > 1_000) {
+    for (const [name, at] of contendedAt) if (now - at > CONTENTION_MEMORY_MS) contendedAt.delete(name);
+  }
+}
+
+function recentlyContended(names: readonly string[]): boolean {
+  const now = Date.now();
+  return names.some((name) => now - (contendedAt.get(name) ?? 0) <= CONTENTION_MEMORY_MS);
 }
 
 /** A writer holding its turns lost a race only to one that barged in: it tries again at once. */

@@ -141,10 +141,17 @@ export async function allocateNumber(
       const handed = context.received(counterItem);
       known = typeof handed === "number" ? handed : undefined;
     }
-    const current = known ?? (await readSequence(accountId, name, attempt > 0));
+    const current = known ?? (await readSequence(accountId, name, attempt > 0 || context.afterWait));
     const number = current + 1;
-    const cancellation = await write(number, (tx, add) => claimNumbers(tx, accountId, name, current, number, add, limit));
-    if (!cancellation) context.handOn(counterItem, number);
+    const cancellation = await write(number, (tx, add) => {
+      claimNumbers(tx, accountId, name, current, number, add, limit);
+      // The next writer in line (if any) starts the moment this number is written.
+      context.serveNextWithin(tx, counterItem, number);
+    });
+    if (!cancellation) {
+      context.handOn(counterItem, number);
+      context.servedWithin();
+    }
     if (cancellation?.failed(label) && !cancellation.failedOtherThan(label)) {
       const item = cancellation.itemOf(label);
       const stored = item?.[attribute];

@@ -1,6 +1,7 @@
 import { ContentionError } from "../core/errors.js";
 import { isConditionalFailure } from "./idempotency.js";
 import { db } from "./service.js";
+import type { TransactionBuilder } from "./transactions.js";
 
 /**
  * Turns across processes: the writers of one contended record or sequence take turns instead of
@@ -16,18 +17,25 @@ import { db } from "./service.js";
  * - a turn not served on within `TURN_LEASE_MS` (its holder died, or gave up waiting at its
  *   deadline) is taken over by a waiter: the queue never stalls for longer than the lease;
  * - a writer holds turns for every name it races for, taken in sorted order, and never takes
- *   more while it holds some (no two writers wait on each other).
+ *   more while it holds some (no two writers wait on each other);
+ * - the write a turn was taken for serves the next ticket itself, inside its own transaction
+ *   (`serveNextWithin`): the next writer's turn starts the moment it commits, without waiting
+ *   for a separate release call. A cancelled write leaves that to `release`.
+ *
+ * `retrying` takes turns after a lost race, and before the first attempt when the process saw
+ * the name contended a moment ago (`CONTENTION_MEMORY_MS`): during a burst, no writer spends a
+ * transaction on a race the queue already decides.
  */
 
 /** How long a served ticket may go unreleased before a waiter moves the queue on. */
 export const TURN_LEASE_MS = 5_000;
 /** A first guess of one turn's duration (a read and a transaction), for spacing the polls. */
 const TURN_ESTIMATE_MS = 20;
-const MIN_POLL_MS = 5;
+const MIN_POLL_MS = 10;
 /** Far back in the queue a waiter polls rarely: polls cost the other writers capacity (and CPU). */
 const MAX_POLL_MS = 500;
 /** A turn estimate above this is the queue's writers being slow, not its length: poll on. */
-const MAX_TURN_ESTIMATE_MS = 60;
+const MAX_TURN_ESTIMATE_MS = 100;
 
 /** The account of a contended name (`<kind>:<accountId>[:<id>]`): turns live in its keys. */
 const NAME = /^[A-Za-z_]+:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(:.*)?$/;
@@ -55,18 +63,18 @@ async function readServing(accountId: string, name: string): Promise<{ serving: 
  * Moves the queue from ticket `from` to the next one, handing on `handoff` (or none); false
  * when it had moved already.
  */
-async function serveNext(accountId: string, name: string, from: number, handoff?: unknown): Promise<boolean> {
+async function serveNext(accountId: string, name: string, from: number, handoff?: unknown): Promise<{ moved: boolean; behind: boolean }> {
   try {
     let update = db()
       .entities.turn.update({ accountId, name })
       .set({ serving: from + 1, ...(handoff === undefined ? {} : { handoff }) });
     if (handoff === undefined) update = update.remove(["handoff"]) as never;
-    await update
+    const { data } = await update
       .where((attributes, { eq, notExists }) => (from === 0 ? `(${notExists(attributes.serving)} OR ${eq(attributes.serving, 0)})` : eq(attributes.serving, from)))
-      .go({ response: "none" });
-    return true;
+      .go({ response: "all_new" });
+    return { moved: true, behind: (data?.next ?? 0) > from + 1 };
   } catch (error) {
-    if (isConditionalFailure(error)) return false;
+    if (isConditionalFailure(error)) return { moved: false, behind: false };
     throw error;
   }
 }
@@ -82,9 +90,13 @@ async function waitForTurn(ticket: Ticket, serving: number, deadline: number | u
   let perTurn = TURN_ESTIMATE_MS;
   while (seen < ticket.number) {
     const ahead = ticket.number - seen;
-    // Next in line: poll often (a turn ends any moment). Further back: wake about when the turn
-    // before ours should start, rarely far back (polls cost the writers capacity and CPU).
-    const delay = ahead === 1 ? MIN_POLL_MS : Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, (ahead - 1) * Math.min(perTurn, MAX_TURN_ESTIMATE_MS) * 0.5)) * (0.9 + Math.random() * 0.2);
+    // Further back: wake about halfway to when the turn before ours should start (turns may be
+    // quicker than learnt), rarely far back. Next in line: not before the turn being served is
+    // about half done, then every `MIN_POLL_MS`. Every poll is a read the writers in turn pay
+    // for (in DynamoDB Local, CPU they share): polling the moment a turn might end slows them.
+    const turn = Math.min(perTurn, MAX_TURN_ESTIMATE_MS);
+    const wait = ahead === 1 ? turn * 0.5 - (Date.now() - seenSince) : (ahead - 1) * turn * 0.5;
+    const delay = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, wait)) * (0.9 + Math.random() * 0.2);
     if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(`${operation} (waiting for its turn)`, 1);
     await sleep(delay);
     const now = Date.now();
@@ -111,8 +123,22 @@ async function waitForTurn(ticket: Ticket, serving: number, deadline: number | u
  */
 export interface HeldTurns {
   readonly received: ReadonlyMap<string, unknown>;
+  /** Some turn was not this writer's at once: others were in line (the names are contended). */
+  readonly waited: boolean;
   handOn(name: string, value: unknown): void;
-  release(): Promise<void>;
+  /**
+   * Serves the next ticket of `name` inside `tx`, the write the turn was taken for, handing on
+   * `value`: the next writer sees its turn the moment this write commits, one call and one round
+   * trip sooner than `release`. Unconditional, so it can never cancel the write (a turn taken
+   * over meanwhile costs at most a lost race). Call `servedWithin` once `tx` committed.
+   */
+  serveNextWithin(tx: TransactionBuilder, name: string, value?: unknown): void;
+  /** `serveNextWithin` for every turn held (handing on what `handOn` left). */
+  serveAllWithin(tx: TransactionBuilder): void;
+  /** The `tx` given to `serveNextWithin` / `serveAllWithin` committed: `release` leaves those queues alone. */
+  servedWithin(): void;
+  /** Serves the next tickets; true when some writer was in line behind this one. */
+  release(): Promise<boolean>;
 }
 
 /**
@@ -129,8 +155,15 @@ export async function takeTurns(
   const held: Ticket[] = [];
   const received = new Map<string, unknown>();
   const handed = new Map<string, unknown>();
+  let waited = false;
+  const servedInTransaction = new Set<string>();
   const release = async () => {
-    await Promise.all(held.map((ticket) => serveNext(ticket.accountId, ticket.name, ticket.number, handed.get(ticket.name)).catch(() => false)));
+    const served = await Promise.all(
+      held
+        .filter((ticket) => !servedInTransaction.has(ticket.name))
+        .map((ticket) => serveNext(ticket.accountId, ticket.name, ticket.number, handed.get(ticket.name)).catch(() => ({ moved: false, behind: false }))),
+    );
+    return served.some((result) => result.behind);
   };
   try {
     for (const name of [...new Set(names)].sort()) {
@@ -138,6 +171,7 @@ export async function takeTurns(
       if (!accountId) continue;
       const { ticket, serving } = await takeTicket(accountId, name);
       held.push(ticket);
+      if (serving !== ticket.number) waited = true;
       const handoff = await waitForTurn(ticket, serving, deadline, operation, options.leaseMs ?? TURN_LEASE_MS);
       if (handoff !== undefined) received.set(name, handoff);
     }
@@ -146,5 +180,31 @@ export async function takeTurns(
     await release();
     throw error;
   }
-  return { received, handOn: (name, value) => handed.set(name, value), release };
+  // Names served inside the latest transaction given; `servedWithin` confirms they committed.
+  let servedInLatest = new Set<string>();
+  let latest: TransactionBuilder | undefined;
+  const serveNextWithin = (tx: TransactionBuilder, name: string, value: unknown = handed.get(name)) => {
+    if (tx !== latest) {
+      latest = tx;
+      servedInLatest = new Set();
+    }
+    const ticket = held.find((t) => t.name === name);
+    if (!ticket || servedInLatest.has(name) || tx.remaining <= 0) return;
+    const update = tx.entities.turn.update({ accountId: ticket.accountId, name }).set({ serving: ticket.number + 1 });
+    tx.add(`turn:${name}`, (value === undefined ? update.remove(["handoff"]) : update.set({ handoff: value })).commit());
+    servedInLatest.add(name);
+  };
+  return {
+    received,
+    waited,
+    handOn: (name, value) => handed.set(name, value),
+    serveNextWithin,
+    serveAllWithin: (tx) => {
+      for (const ticket of held) serveNextWithin(tx, ticket.name);
+    },
+    servedWithin: () => {
+      for (const name of servedInLatest) servedInTransaction.add(name);
+    },
+    release,
+  };
 }

@@ -4,13 +4,13 @@ import type { Permission, Principal } from "../auth/permissions.js";
 import { errors } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentWrite } from "../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentWrite, readDocumentPayment } from "../db/documents.js";
 import type { DocumentKind } from "../db/entities/document.js";
 import { RETRY, retrying } from "../db/retry.js";
 import type { DocumentItem, DocumentPaymentItem } from "../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../db/transactions.js";
 import type { PaymentBody } from "../schemas/documents.js";
-import { accountSettings, localToday, nextTimestamp, requireDocumentPermission, documentLock, visibleDocument } from "./documents.js";
+import { accountSettings, localToday, nextTimestamp, requireDocumentPermission, documentLock, visibleDocument, visibleDocumentHeader } from "./documents.js";
 import { MINOR_UNITS_PER_UNIT, minorOf, money, moneyFromMinor } from "./money.js";
 import { newRevision, type RevisionPrefix } from "./revisions.js";
 
@@ -113,8 +113,9 @@ export async function recordPayment(
     createdAt: new Date().toISOString(),
   };
   const resource = policy.present(payment);
-  return retrying(`record ${policy.what} payment`, async () => {
-    const { header } = await visibleTree(principal, policy, documentId);
+  return retrying(`record ${policy.what} payment`, async (_attempt, turns) => {
+    // The header alone (one GetItem): a document's payments and lines can be many.
+    const header = await visibleDocumentHeader(principal, policy.kind, documentId, policy.what);
     policy.assertPayable?.(header);
     assertWithinBounds(policy, header, amountMinor, "record");
     let next = withAmountPaid(header, header.amountPaidMinor + amountMinor, paymentDate);
@@ -124,8 +125,12 @@ export async function recordPayment(
       addDocumentWrite(tx, { header: next, previous: header });
       tx.add("payment", tx.entities.documentPayment.create(payment).commit());
       policy.addRelated?.(tx, header, next, amountMinor);
+      turns.serveAllWithin(tx);
     }, { completion, body: resource });
-    if (!cancellation) return resource;
+    if (!cancellation) {
+      turns.servedWithin();
+      return resource;
+    }
     if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
     throw errors.internal(new Error(`payment write failed: ${cancellation.labels.join(", ")}`));
   }, undefined, [documentLock(principal.accountId, documentId)]);
@@ -141,11 +146,12 @@ export async function deletePayment(
 ): Promise<{ id: string; object: "payment"; deleted: true }> {
   requireDocumentPermission(principal, policy.writePermission, `deleting ${policy.what} payments`);
   const resource = { id: paymentId, object: "payment" as const, deleted: true as const };
-  return retrying(`delete ${policy.what} payment`, async () => {
-    const tree = await visibleTree(principal, policy, documentId);
-    const payment = tree.payments.find((p) => p.paymentId === paymentId);
+  return retrying(`delete ${policy.what} payment`, async (_attempt, turns) => {
+    const [header, payment] = await Promise.all([
+      visibleDocumentHeader(principal, policy.kind, documentId, policy.what),
+      readDocumentPayment(principal.accountId, documentId, paymentId),
+    ]);
     if (!payment) throw errors.resourceMissing("payment", paymentId);
-    const header = tree.header;
     assertWithinBounds(policy, header, -payment.amountMinor, "delete");
     let next = withAmountPaid(header, header.amountPaidMinor - payment.amountMinor, payment.paymentDate ?? header.dateFullyPaid ?? "");
     next = { ...next, paymentCount: Math.max(0, header.paymentCount - 1), revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
@@ -154,8 +160,12 @@ export async function deletePayment(
       addDocumentWrite(tx, { header: next, previous: header });
       tx.add("payment", tx.entities.documentPayment.delete({ accountId: principal.accountId, documentId, paymentId }).where(({ paymentId: id }, { exists }) => exists(id)).commit());
       policy.addRelated?.(tx, header, next, -payment.amountMinor);
+      turns.serveAllWithin(tx);
     }, { completion, body: resource });
-    if (!cancellation) return resource;
+    if (!cancellation) {
+      turns.servedWithin();
+      return resource;
+    }
     if (cancellation.failed("payment")) throw errors.resourceMissing("payment", paymentId);
     return RETRY;
   }, undefined, [documentLock(principal.accountId, documentId)]);

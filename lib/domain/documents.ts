@@ -10,6 +10,7 @@ import {
   isEmptyFilter,
   queryDocumentPage,
   readDocumentHeaders,
+  readDocumentHeader,
   readDocumentTree,
   readKindSequence,
   searchDocumentPage,
@@ -70,6 +71,18 @@ export async function visibleDocument<T = DocumentTree>(principal: Principal, ki
   const tree = await readDocumentTree(principal.accountId, id);
   if (!tree || tree.header.kind !== kind || !canSeeDocument(principal, tree.header, tree.lines)) throw errors.resourceMissing(what, id);
   return tree as unknown as T;
+}
+
+/**
+ * `visibleDocument` for writes that need only the header (payments): ONE GetItem, however many
+ * lines and payments the document holds. The location rule reads the scope the header stores;
+ * a header written before scopes were stored is judged with its lines (the whole tree).
+ */
+export async function visibleDocumentHeader(principal: Principal, kind: DocumentKind, id: string, what: string): Promise<DocumentItem> {
+  const header = await readDocumentHeader(principal.accountId, id);
+  if (header && !header.locationScope) return (await visibleDocument<DocumentTree>(principal, kind, id, what)).header;
+  if (!header || header.kind !== kind || !canSeeDocument(principal, header)) throw errors.resourceMissing(what, id);
+  return header;
 }
 
 /** A list's `status_id` filter: a known id of the kind's statuses, else -1 (matches nothing). */

@@ -106,7 +106,7 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
   const account = await accountSettings(principal.accountId);
   return retrying(
     `pack ${policy.what}`,
-    async (attempt) => {
+    async (attempt, turns) => {
       const tree = await policy.read(principal, id);
       policy.assertPackable(principal, tree, account);
       const serviceItems = account.packingServiceItems;
@@ -158,9 +158,13 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
           addDocumentWrite(tx, { header, lines, previous: tree.header });
           tx.add(FULFILLMENT_LABEL, tx.entities.fulfillment.create(fulfillment(number)).commit());
           policy.related?.(tx, header);
+          turns.serveAllWithin(tx);
         }, { completion, body: presentFulfillment(fulfillment(number)) }),
       );
-      if (!cancellation) return presentFulfillment(fulfillment(number));
+      if (!cancellation) {
+        turns.servedWithin();
+        return presentFulfillment(fulfillment(number));
+      }
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY; // packed (or changed) meanwhile: read again and recheck
       throw errors.internal(new Error(`pack failed: ${cancellation.labels.join(", ")}`));
     },

@@ -395,7 +395,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
 
   return retrying(
     "kit build",
-    async () => {
+    async (_attempt, turns) => {
       const [state, kitRecords, sequence] = await Promise.all([
         readLedgerState(accountId, itemIds, rowKeys),
         // The kits' build figures as they are now (definitions never change).
@@ -478,6 +478,8 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
               addKitStats(tx, record, statsAfter(statsOf(record), locationId, count, at) as Record<string, unknown>, at);
             }
             if (journalId) addJournal(tx, journalRecord(accountId, journalId, source, fit.journaled));
+            // No journal to finish: the next builder in line (other processes) may start as this commits.
+            else turns.serveAllWithin(tx);
           },
           respond: () => ({ completion, body }),
         });
@@ -495,6 +497,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
       // Still this process's turn on these items: the journal's additions land before the next
       // build here reads them (its valuation sees them).
       if (journalId) await finishJournal(accountId, journalId);
+      else turns.servedWithin();
       return body;
     },
     undefined,
@@ -543,7 +546,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
 
   return retrying(
     "kit disassembly",
-    async (attempt) => {
+    async (attempt, turns) => {
       const [kit, build] = attempt === 0 ? [firstKit, firstBuild] : await Promise.all([readKit(accountId, kitId), readBuild(accountId, kitId, buildId)]);
       if (!kit) throw errors.resourceMissing("kit", kitId);
       if (!build) throw missing();
@@ -594,6 +597,8 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
             addBuildRemoval(tx, build);
             addKitStats(tx, kit, statsAfter(statsOf(kit), build.locationId, -1) as Record<string, unknown>, at);
             if (journalId) addJournal(tx, journalRecord(accountId, journalId, source, fit.journaled));
+            // No journal to finish: the next builder in line (other processes) may start as this commits.
+            else turns.serveAllWithin(tx);
           },
         });
       } catch (error) {
@@ -609,6 +614,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
         return RETRY; // the kit's build figures moved
       }
       if (journalId) await finishJournal(accountId, journalId);
+      else turns.servedWithin();
       return resource;
     },
     undefined,

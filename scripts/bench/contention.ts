@@ -11,7 +11,8 @@ import { freePort, startDynamoLocal } from "../local/dynamodb.js";
  * (its number sequence), one-line invoices of one stocked item (sequence and stock row),
  * payments of one invoice (one document), builds of one kit (its build sequence and its items'
  * stock) and packs of one sales order (the order and the packing-list sequence). Figures of one
- * machine, to compare with each other.
+ * machine, to compare with each other. `SCENARIOS` (comma-separated words, e.g. `invoice,kit`)
+ * runs only the scenarios whose names contain one of them.
  */
 
 /** One scenario at one number of processes. */
@@ -40,7 +41,7 @@ function percentile(values: number[], p: number): number {
  * Runs every scenario through each number of processes against the DynamoDB Local at
  * `DYNAMODB_ENDPOINT` (already set up by the caller: `applyLocalEnvironment`, table created).
  */
-export async function benchContention(options: { processes: readonly number[]; requests: number }): Promise<ContentionRow[]> {
+export async function benchContention(options: { processes: readonly number[]; requests: number; only?: readonly string[] }): Promise<ContentionRow[]> {
   const REQUESTS = options.requests;
   const rows: ContentionRow[] = [];
   {
@@ -80,6 +81,7 @@ export async function benchContention(options: { processes: readonly number[]; r
         ["packs, one sales order", () => call("POST", `/sales-orders/${order.id}/fulfillments`, { lines: [{ id: orderLine, quantity: 1 }] })],
       ];
       for (const [name, request] of scenarios) {
+        if (options.only && !options.only.some((word) => name.includes(word))) continue;
         const started = Date.now();
         const outcomes: Outcome[] = await Promise.all(Array.from({ length: REQUESTS }, request));
         const total = Date.now() - started;
@@ -124,14 +126,14 @@ async function main(): Promise<void> {
   const dynamo = await startDynamoLocal({ port: await freePort(), dataDir: "memory" });
   applyLocalEnvironment(dynamo.endpoint);
   process.env.RATE_LIMIT_PER_MINUTE = "1000000";
-  process.env.LOG_LEVEL = "ERROR";
+  process.env.LOG_LEVEL ??= "ERROR";
   let rows: ContentionRow[];
   try {
     const { ensureTable } = await import("../../lib/db/create-table.js");
     const { createDynamoClient } = await import("../../lib/db/client.js");
     const { tableName } = await import("../../lib/db/table.js");
     await ensureTable(createDynamoClient(), tableName());
-    rows = await benchContention({ processes, requests });
+    rows = await benchContention({ processes, requests, only: process.env.SCENARIOS?.split(",") });
   } finally {
     await dynamo.stop();
   }

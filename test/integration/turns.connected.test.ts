@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ContentionError } from "../../lib/core/errors.js";
+import { RETRY, retrying } from "../../lib/db/retry.js";
 import { takeTurns } from "../../lib/db/turns.js";
 import { db } from "../../lib/db/service.js";
+import { writeTransaction } from "../../lib/db/transactions.js";
 
 /**
  * Turns across processes (lib/db/turns.ts) against DynamoDB Local: the writers of one name are
@@ -49,6 +51,56 @@ describe("connected: turns", () => {
     const third = await takeTurns([name], undefined, "test");
     expect(third.received.has(name)).toBe(false);
     await third.release();
+  });
+
+  it("serves the next holder inside the write it waited for; a cancelled write leaves that to release", async () => {
+    const name = nameOf();
+    const accountId = name.split(":")[1]!;
+    const turnItem = async () => (await db().entities.turn.get({ accountId, name }).go({ consistent: true })).data;
+    const first = await takeTurns([name], undefined, "test");
+    const second = takeTurns([name], undefined, "test");
+    while (((await turnItem())?.next ?? 0) < 2) await sleep(5);
+    // A cancelled write (its other item's condition fails) serves nobody.
+    const other = nameOf();
+    const cancelled = await writeTransaction((tx) => {
+      tx.add("guard", tx.entities.turn.update({ accountId, name: other }).set({ serving: 0 }).where((a, { eq }) => eq(a.serving, 99)).commit());
+      first.serveNextWithin(tx, name, 7);
+    });
+    expect(cancelled?.failed("guard")).toBe(true);
+    expect((await turnItem())?.serving ?? 0).toBe(0);
+    // The write that commits serves the next ticket and hands on in the same transaction.
+    const committed = await writeTransaction((tx) => {
+      tx.add("write", tx.entities.turn.update({ accountId, name: other }).set({ serving: 0 }).commit());
+      first.serveNextWithin(tx, name, 42);
+    });
+    expect(committed).toBeNull();
+    first.servedWithin();
+    const secondTurns = await second;
+    expect(secondTurns.received.get(name)).toBe(42);
+    // Releasing afterwards leaves the queue where the write put it (the second writer's turn).
+    await first.release();
+    expect((await turnItem())?.serving).toBe(1);
+    await secondTurns.release();
+    expect((await turnItem())?.serving).toBe(2);
+  });
+
+  it("remembers a contended name: the process's next writer of it queues before its first attempt", async () => {
+    const name = nameOf();
+    const accountId = name.split(":")[1]!;
+    const tickets = async () => (await db().entities.turn.get({ accountId, name }).go({ consistent: true })).data?.next ?? 0;
+    // A writer that never lost a race takes no ticket.
+    await retrying("test", async () => "done", undefined, [name]);
+    expect(await tickets()).toBe(0);
+    // One that lost a race queues (one ticket) ...
+    await retrying("test", async (attempt) => (attempt === 0 ? RETRY : "done"), undefined, [name]);
+    expect(await tickets()).toBe(1);
+    // ... and the next writer of that name queues before its first attempt, knowing it waited.
+    const seen: { attempt: number; afterWait: boolean; tickets: number }[] = [];
+    await retrying("test", async (attempt, context) => {
+      seen.push({ attempt, afterWait: context.afterWait, tickets: await tickets() });
+      return "done";
+    }, undefined, [name]);
+    expect(seen).toEqual([{ attempt: 0, afterWait: true, tickets: 2 }]);
   });
 
   it("takes a turn over once its holder has not given it back for the lease", async () => {
