@@ -147,10 +147,14 @@ export async function storeOutcome(completion: IdempotencyCompletion, body: unkn
 }
 
 export function isConditionalFailure(error: unknown): boolean {
+  return isDynamoError(error, "ConditionalCheckFailedException");
+}
+
+/** Whether DynamoDB answered `name` (e.g. `TransactionConflictException`), however ElectroDB wrapped it. */
+export function isDynamoError(error: unknown, name: string): boolean {
   let current: unknown = error;
   for (let depth = 0; current && depth < 5; depth++) {
-    const name = (current as { name?: string }).name;
-    if (name === "ConditionalCheckFailedException") return true;
+    if ((current as { name?: string }).name === name) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;

@@ -1,5 +1,5 @@
 import { ContentionError } from "../core/errors.js";
-import { isConditionalFailure } from "./idempotency.js";
+import { isConditionalFailure, isDynamoError } from "./idempotency.js";
 import { db } from "./service.js";
 import type { TransactionBuilder } from "./transactions.js";
 
@@ -48,9 +48,26 @@ interface Ticket {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Runs a single-item write of a turn item, again (after a short pause) while a holder's own
+ * transaction is serving the next ticket on it (`serveNextWithin`): that conflict lasts one
+ * transaction. Not `retrying`: this loop is the queue's own, beneath it.
+ */
+async function outsideTransactions<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isDynamoError(error, "TransactionConflictException")) throw error;
+      if (attempt >= 20) throw new ContentionError("turn queue", attempt);
+      await sleep(Math.random() * Math.min(100, 5 * 2 ** attempt));
+    }
+  }
+}
+
 async function takeTicket(accountId: string, name: string): Promise<{ ticket: Ticket; serving: number }> {
   const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
-  const { data } = await db().entities.turn.update({ accountId, name }).add({ next: 1 }).set({ expiresAt }).go({ response: "all_new" });
+  const { data } = await outsideTransactions(() => db().entities.turn.update({ accountId, name }).add({ next: 1 }).set({ expiresAt }).go({ response: "all_new" }));
   return { ticket: { accountId, name, number: (data.next ?? 1) - 1 }, serving: data.serving ?? 0 };
 }
 
@@ -69,9 +86,11 @@ async function serveNext(accountId: string, name: string, from: number, handoff?
       .entities.turn.update({ accountId, name })
       .set({ serving: from + 1, ...(handoff === undefined ? {} : { handoff }) });
     if (handoff === undefined) update = update.remove(["handoff"]) as never;
-    const { data } = await update
-      .where((attributes, { eq, notExists }) => (from === 0 ? `(${notExists(attributes.serving)} OR ${eq(attributes.serving, 0)})` : eq(attributes.serving, from)))
-      .go({ response: "all_new" });
+    const { data } = await outsideTransactions(() =>
+      update
+        .where((attributes, { eq, notExists }) => (from === 0 ? `(${notExists(attributes.serving)} OR ${eq(attributes.serving, 0)})` : eq(attributes.serving, from)))
+        .go({ response: "all_new" }),
+    );
     return { moved: true, behind: (data?.next ?? 0) > from + 1 };
   } catch (error) {
     if (isConditionalFailure(error)) return { moved: false, behind: false };
