@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
+import { ContentionError } from "../core/errors.js";
 import { getDocumentClient } from "./client.js";
 import { db, type ApiKeyItem, type UserItem } from "./service.js";
 import { tableName } from "./table.js";
@@ -58,7 +59,8 @@ export async function touchApiKey(
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
-  throw new Error("Could not count the request against the API key's rate window.");
+  // Three window resets lost in a row (a minute boundary under heavy load): busy, not broken.
+  throw new ContentionError("count the request against the API key's rate window", 3);
 }
 
 /** The user's live record (strongly consistent), or undefined when deleted or moved. */
