@@ -3,7 +3,7 @@ import { hasPermission, type Permission, type Principal } from "../auth/permissi
 import { errors, type ValidationDetail } from "../core/errors.js";
 import { canonicalJson, type IdempotencyCompletion } from "../core/idempotency.js";
 import { sameRecord } from "../core/records.js";
-import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
+import { listEnvelope, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import { readAccount } from "../db/admin-store.js";
 import {
   addRemovedNumber,

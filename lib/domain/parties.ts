@@ -18,7 +18,7 @@ import { RETRY, retrying } from "../db/retry.js";
 import { UNLINK_IN_DELETE, contactsOfParty, unlinkExcessContacts } from "../db/contacts.js";
 import { nowIso } from "../db/keys.js";
 import type { PartyItem } from "../db/service.js";
-import { errors, type ValidationDetail } from "../core/errors.js";
+import { errors } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { PartyKind, PartyWriteBody } from "../schemas/parties.js";

@@ -70,10 +70,6 @@ export function resolverOf(type: string): TaskRecordResolver | undefined {
   return resolvers.get(type as TaskRecordType);
 }
 
-export function registeredRecordTypes(): TaskRecordType[] {
-  return TASK_RECORD_TYPES.filter((type) => resolvers.has(type));
-}
-
 /**
  * The records among `ids` of one kind that exist AND that the caller may see, with their
  * snapshots. The caller checks the read scope first. An unregistered kind resolves nothing.

@@ -71,9 +71,6 @@ export function shownReminderStatus(status: StoredReminderStatus, scheduledAt: s
 /** Whether a reminder still counts as unread for its recipient (until read, dismissed or completed). */
 export const isPendingReminder = (status: StoredReminderStatus): boolean => status === "scheduled";
 
-/** Whether a reminder shows in its recipient's inbox (once due): scheduled or read. */
-export const isInInbox = (status: StoredReminderStatus): boolean => status === "scheduled" || status === "read";
-
 export const isLiveReminder = (status: StoredReminderStatus): boolean => status === "scheduled" || status === "read";
 
 export const REMINDER_OPERATIONS = ["read", "dismiss", "snooze", "complete"] as const;

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { customFieldValueInput } from "./parties.js";
-import { QUERY_UUID, blankAsNull, documentedAs, isoDate, optionalText, pageQuery, signedMoneyInput, text, uuid } from "./common.js";
+import { QUERY_UUID, blankAsNull, documentedAs, isoDate, optionalText, pageQuery, signedMoneyInput, text } from "./common.js";
 
 /** Building blocks shared by the document schemas (spec part 2). */
 
@@ -109,4 +109,3 @@ export const documentListQuery = lazy(() =>
   }),
 );
 
-export const documentPath = (name: string) => z.object({ [name]: uuid() });

@@ -35,51 +35,8 @@ export const PLATFORM_ENTITIES = [
   "synccheckpoint",
 ] as const;
 
-const IGNORED_ENTITIES = new Set<string>([
-  ...PLATFORM_ENTITIES,
-  "account",
-  "user",
-  "location",
-  "zone",
-  "itemcategory",
-  "customfield",
-  "customerlabel",
-  "pricingtier",
-  // Parties and contacts are not sync resources (spec part 1, section 4.7).
-  "party",
-  "contact",
-  "contactlink",
-  "contactaccess",
-  "unit",
-  // Kits are not sync resources; a build's stock changes mark their items (stock rows, history).
-  "kit",
-  "kitlink",
-  "kitbuild",
-  "stockjournal",
-  // A document's lines and payments never change without its header (revision, totals), which
-  // marks the document; stock transfers are not a sync resource (the header check skips them).
-  "documentlines",
-  "documentpayment",
-  // Tasks are not sync resources (spec part 1, section 4.7; part 2, section 4.6 has reconcile).
-  "task",
-  "tasklink",
-  "taskactivity",
-  "taskreminder",
-  // Packing lists: every pack and ship also rewrites the document's header (quantities,
-  // percentages, revision), which marks the sales order or invoice.
-  "fulfillment",
-]);
-
 /**
  * Item-side entities whose change marks their parent item (a variation, a stock row or a
  * history entry changes the item's figures).
  */
 export const ITEM_CHILD_ENTITIES = ["itemvariation", "stockrow", "stockhistory"] as const;
-
-export type ChangeClass = { kind: "ignored"; entity: string | null } | { kind: "tracked"; entity: string };
-
-export function classifyChange(image: Record<string, unknown> | undefined): ChangeClass {
-  const entity = typeof image?.[ENTITY_ATTRIBUTE] === "string" ? (image[ENTITY_ATTRIBUTE] as string) : null;
-  if (entity === null || IGNORED_ENTITIES.has(entity)) return { kind: "ignored", entity };
-  return { kind: "tracked", entity };
-}

@@ -10,7 +10,7 @@ import { revokeKey } from "../../lib/domain/admin.js";
 import { freePort } from "../../scripts/local/dynamodb.js";
 import { useApiServer, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, updateUser } from "../support/fixtures.js";
-import { cli, cliWithEnv, failed, npmAdmin, singleJsonObject, succeeded } from "../support/cli.js";
+import { cli, cliWithEnv, failed, npmAdmin, succeeded } from "../support/cli.js";
 
 /**
  * The operator CLI (architecture section 7) run as a subprocess, exactly as an operator runs

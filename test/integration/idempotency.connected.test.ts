@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
+import { useApiServer, type ApiClient } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, updateUser, storedLocations, storedZones, type TestAccount } from "../support/fixtures.js";
 import { db } from "../../lib/db/service.js";
 import { expectError } from "../support/assertions.js";

@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createCustomField, createUnit } from "../../lib/domain/admin.js";
 import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { deactivateLocation, idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
-import { cli, failed, singleJsonObject, succeeded } from "../support/cli.js";
+import { cli, failed, succeeded } from "../support/cli.js";
 
 /**
  * Items, variations, units and stock rows over HTTP against DynamoDB Local (architecture

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
+import { useApiServer, type ApiClient } from "../support/api.js";
 import { deactivateLocation, idempotencyKey, newAccount, newUser, storedLocations, storedZones, type TestAccount } from "../support/fixtures.js";
-import { db } from "../../lib/db/service.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 
 /**

@@ -1,5 +1,4 @@
 import { Entity } from "electrodb";
-import { RETENTION } from "./sync-retention.js";
 
 export const syncHeadEntity = () => new Entity({
   model: { entity: "synchead", version: "1", service: "inv" },
