@@ -1,15 +1,13 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
 import { estimateRoutes } from "../../lib/routes/estimates.js";
 import { normalizePage } from "../../lib/core/pagination.js";
-import { created, ok } from "../../lib/http/responses.js";
+import { ok, withEtag } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import { createEstimate, declineEstimate, deleteEstimate, getEstimate, listEstimates, previewEstimate, updateEstimate } from "../../lib/domain/estimates.js";
 import { convertEstimateToInvoice, convertEstimateToSalesOrder } from "../../lib/domain/estimate-conversions.js";
 import type { EstimateCreateBody, EstimateListQuery, EstimateUpdateBody } from "../../lib/schemas/estimates.js";
 
 type EstimateParams = { estimate_id: string };
-const withEtag = (result: { body: unknown; etag: string }, status: 200 | 201 = 200) =>
-  status === 201 ? created(result.body, { ETag: result.etag }) : ok(result.body, { ETag: result.etag });
 
 /** Endpoint group `estimates`. */
 export const handler = createApiHandler(estimateRoutes, {

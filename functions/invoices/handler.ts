@@ -1,7 +1,7 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
 import { invoiceRoutes } from "../../lib/routes/invoices.js";
 import { normalizePage } from "../../lib/core/pagination.js";
-import { created, ok } from "../../lib/http/responses.js";
+import { created, ok, withEtag } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import {
   cancelInvoice,
@@ -23,8 +23,6 @@ import type { PackBody, ShipBody } from "../../lib/schemas/sales-documents.js";
 
 type InvoiceParams = { invoice_id: string };
 type PageParams = { page?: string; limit?: string };
-const withEtag = (result: { body: unknown; etag: string }, status: 200 | 201 = 200) =>
-  status === 201 ? created(result.body, { ETag: result.etag }) : ok(result.body, { ETag: result.etag });
 
 /** Endpoint group `invoices`. */
 export const handler = createApiHandler(invoiceRoutes, {

@@ -1,7 +1,7 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
 import { purchaseOrderRoutes } from "../../lib/routes/purchase-orders.js";
 import { normalizePage } from "../../lib/core/pagination.js";
-import { created, ok } from "../../lib/http/responses.js";
+import { created, ok, withEtag } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import {
   createPurchaseOrder,
@@ -23,8 +23,6 @@ import type {
 } from "../../lib/schemas/purchase-orders.js";
 
 type OrderParams = { purchase_order_id: string };
-const withEtag = (result: { body: unknown; etag: string }, status: 200 | 201 = 200) =>
-  status === 201 ? created(result.body, { ETag: result.etag }) : ok(result.body, { ETag: result.etag });
 
 /** Endpoint group `purchase-orders`. */
 export const handler = createApiHandler(purchaseOrderRoutes, {

@@ -1,7 +1,7 @@
 import { createApiHandler } from "../../lib/http/api-handler.js";
 import { salesOrderRoutes } from "../../lib/routes/sales-orders.js";
 import { normalizePage } from "../../lib/core/pagination.js";
-import { created, ok } from "../../lib/http/responses.js";
+import { created, ok, withEtag } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
 import {
   createSalesOrder,
@@ -19,8 +19,6 @@ import type { SalesOrderCreateBody, SalesOrderInvoiceBody, SalesOrderListQuery, 
 
 type OrderParams = { sales_order_id: string };
 type PageParams = { page?: string; limit?: string };
-const withEtag = (result: { body: unknown; etag: string }, status: 200 | 201 = 200) =>
-  status === 201 ? created(result.body, { ETag: result.etag }) : ok(result.body, { ETag: result.etag });
 
 /** Endpoint group `sales-orders`. */
 export const handler = createApiHandler(salesOrderRoutes, {
