@@ -1,4 +1,7 @@
 import { DateTime, IANAZone } from "luxon";
+import { canonicalTimeZone, DUE_TIME } from "../core/time-zones.js";
+
+export { canonicalTimeZone, DUE_TIME };
 
 /**
  * Task schedules (spec part 2, sections 2.6 and 4.6): pure time arithmetic with real IANA
@@ -19,23 +22,6 @@ import { DateTime, IANAZone } from "luxon";
  *   Sunday around today's date in the task's zone.
  */
 
-/**
- * A valid IANA zone name as stored: the name the client gave, with the casing of the zone
- * database when only the casing differs (`europe/london` -> `Europe/London`); links keep the
- * name given (`Asia/Kolkata` stays, although ICU calls it `Asia/Calcutta`). Undefined when not
- * a zone (offsets such as `+02:00` are not zones).
- */
-export function canonicalTimeZone(zone: string): string | undefined {
-  if (!zone || zone.length > 64 || !IANAZone.isValidZone(zone)) return undefined;
-  try {
-    const known = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
-    return known.toLowerCase() === zone.toLowerCase() ? known : zone;
-  } catch {
-    return undefined;
-  }
-}
-
-export const DUE_TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 /** An ISO 8601 timestamp with an explicit offset (`Z` or `+hh:mm`, hours 00-23, minutes 00-59), seconds optional. */
 export const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;

@@ -11,20 +11,24 @@
  * delivered or read; dismissed and completed are final for that occurrence.
  */
 import type { Scope } from "../auth/permissions.js";
+import type { ReminderOperation, ReminderStatus, StoredReminderStatus, TaskAction, TaskRecordType, TaskStatus } from "../core/task-vocabulary.js";
 
-export const TASK_RECORD_TYPES = [
-  "customer",
-  "prospect",
-  "supplier",
-  "item",
-  "invoice",
-  "estimate",
-  "purchase_order",
-  "sales_order",
-  "stock_transfer",
-  "kit",
-] as const;
-export type TaskRecordType = (typeof TASK_RECORD_TYPES)[number];
+export {
+  REMINDER_OPERATIONS,
+  REMINDER_STATUSES,
+  SNOOZE_MINUTES,
+  STORED_REMINDER_STATUSES,
+  TASK_ACTIONS,
+  TASK_RECORD_TYPES,
+  TASK_STATUSES,
+  type ReminderOperation,
+  type ReminderStatus,
+  type StoredReminderStatus,
+  type TaskAction,
+  type TaskRecordType,
+  type TaskStatus,
+} from "../core/task-vocabulary.js";
+
 
 /** The read scope each kind's preview needs (spec part 1, section 5, rule 7). */
 export const RECORD_READ_SCOPES: Record<TaskRecordType, Scope> = {
@@ -40,11 +44,7 @@ export const RECORD_READ_SCOPES: Record<TaskRecordType, Scope> = {
   kit: "kits:read",
 };
 
-export const TASK_STATUSES = ["open", "completed", "cancelled"] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-export const TASK_ACTIONS = ["edit", "complete", "cancel", "reopen"] as const;
-export type TaskAction = (typeof TASK_ACTIONS)[number];
 
 /** What the caller can do with a task it sees: by status, and only with the tasks:write scope. */
 export function availableActions(status: TaskStatus, canWrite: boolean): TaskAction[] {
@@ -58,10 +58,6 @@ export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
   return from === "open" ? to === "completed" || to === "cancelled" : to === "open";
 }
 
-export const STORED_REMINDER_STATUSES = ["scheduled", "read", "dismissed", "completed"] as const;
-export type StoredReminderStatus = (typeof STORED_REMINDER_STATUSES)[number];
-export const REMINDER_STATUSES = ["scheduled", "delivered", "read", "dismissed", "completed"] as const;
-export type ReminderStatus = (typeof REMINDER_STATUSES)[number];
 
 /** The status a reminder shows: a scheduled one is delivered once its time has come. */
 export function shownReminderStatus(status: StoredReminderStatus, scheduledAt: string, now: Date): ReminderStatus {
@@ -73,9 +69,6 @@ export const isPendingReminder = (status: StoredReminderStatus): boolean => stat
 
 export const isLiveReminder = (status: StoredReminderStatus): boolean => status === "scheduled" || status === "read";
 
-export const REMINDER_OPERATIONS = ["read", "dismiss", "snooze", "complete"] as const;
-export type ReminderOperation = (typeof REMINDER_OPERATIONS)[number];
-export const SNOOZE_MINUTES = [5, 15, 60, 1440] as const;
 
 export type ReminderDecision =
   | { ok: true; change: "none" | "read" | "dismiss" | "snooze" | "complete" }

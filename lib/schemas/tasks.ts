@@ -1,8 +1,8 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, documentedAs, isoDate, optionalText, requiredText, text, uuid } from "./common.js";
-import { canonicalTimeZone, DUE_TIME } from "../domain/task-deadlines.js";
-import { REMINDER_OPERATIONS, REMINDER_STATUSES, SNOOZE_MINUTES, TASK_ACTIONS, TASK_RECORD_TYPES, TASK_STATUSES } from "../domain/task-rules.js";
+import { canonicalTimeZone, DUE_TIME } from "../core/time-zones.js";
+import { REMINDER_OPERATIONS, REMINDER_STATUSES, SNOOZE_MINUTES, TASK_ACTIONS, TASK_RECORD_TYPES, TASK_STATUSES } from "../core/task-vocabulary.js";
 
 /** Tasks and reminders (spec part 2, sections 2.6, 3.6 and 4.6; architecture section 8). */
 export const MAX_DESCRIPTION = 10_000;
