@@ -10,10 +10,10 @@ import {
   type TaskReminderItem,
   type TaskTallyItem,
 } from "./service.js";
+import { ENTITY_ATTRIBUTE } from "../core/entity-attribute.js";
 import { tableName } from "./table.js";
 import { referenceDetails } from "./references.js";
 import { writeTransaction, type TransactionBuilder } from "./transactions.js";
-import { ENTITY_ATTRIBUTE } from "../sync/classify.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ValidationDetail } from "../core/errors.js";
 

@@ -1,6 +1,6 @@
 import { createWriteTransaction } from "electrodb";
 import { constructedEntities, db, type Entities, type InventoryService } from "./service.js";
-import { outcomeItems, recordWritable } from "./idempotency.js";
+import { outcomeItems, recordWritable } from "./outcome-items.js";
 import { CONFLICT_POLICY, RETRY, retrying } from "./retry.js";
 import { IdempotencyConflictError, type IdempotencyCompletion } from "../core/idempotency.js";
 

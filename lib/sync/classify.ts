@@ -6,8 +6,7 @@
 export const SYNC_RESOURCES = ["estimate", "invoice", "item", "purchase_order", "sales_order"] as const;
 export type SyncResource = (typeof SYNC_RESOURCES)[number];
 
-/** ElectroDB's entity-name attribute on every item it writes. */
-export const ENTITY_ATTRIBUTE = "__edb_e__";
+export { ENTITY_ATTRIBUTE } from "../core/entity-attribute.js";
 
 /**
  * High-churn platform records that never mark anything: the key record is written on every
