@@ -46,6 +46,10 @@ import { taskTallyEntity } from "./entities/task-tally.js";
 import { taskAccountTallyEntity } from "./entities/task-account-tally.js";
 import { fulfillmentEntity } from "./entities/fulfillment.js";
 
+// A deployed function without its table fails as it starts (Lambda reports the init error with
+// this message), not on its first request.
+if (process.env.AWS_LAMBDA_FUNCTION_NAME) tableName();
+
 const ENTITY_FACTORIES = {
   account: accountEntity,
   user: userEntity,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { LOCAL_TABLE_NAME } from "../../lib/db/table.js";
 
 /** The local stack's environment (architecture section 7), with its defaults. */
 export const localEnv = {
@@ -8,7 +9,7 @@ export const localEnv = {
   dynamoPort: () => Number.parseInt(process.env.DYNAMODB_PORT ?? "8000", 10),
   dataDir: () => process.env.DATA_DIR ?? ".local/dynamodb",
   seed: () => process.env.SEED ?? "demo",
-  tableName: () => process.env.TABLE_NAME ?? "inventory-api-local",
+  tableName: () => process.env.TABLE_NAME ?? LOCAL_TABLE_NAME,
   rateLimitPerMinute: () => process.env.RATE_LIMIT_PER_MINUTE ?? "1200",
 };
 

@@ -5,6 +5,7 @@ import { ApiError, errors } from "../../lib/core/errors.js";
 import { matchRoute, noStoreAtPath, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
 import { unattributedRateLimitHeaders } from "../../lib/http/middlewares/rate-limit.js";
 import type { HttpEvent } from "../../lib/http/types.js";
+import { tableName } from "../../lib/db/table.js";
 import { invokeHandler } from "./handlers.js";
 import { startWorkerPool, type WorkerPool } from "./worker-pool.js";
 
@@ -208,7 +209,7 @@ export async function startApiServer(port: number, options: ApiServerOptions = {
   const pool = processes > 1 ? await startWorkerPool(processes) : undefined;
   const resolved: Required<Omit<ApiServerOptions, "processes">> = {
     dynamoEndpoint: options.dynamoEndpoint ?? process.env.DYNAMODB_ENDPOINT ?? "",
-    tableName: options.tableName ?? process.env.TABLE_NAME ?? "inventory-api-local",
+    tableName: options.tableName ?? tableName(),
   };
   let client: DynamoDBClient | undefined;
   const dynamo = () =>

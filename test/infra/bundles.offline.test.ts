@@ -1,4 +1,7 @@
-import { readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bundleFileName, esbuildOptions } from "../../infra/bundling.js";
@@ -82,5 +85,22 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
     writeFileSync(file, result.outputFiles[0]!.text);
     const out = execFileSync("node", [file], { env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: "AKIDSHIM", AWS_SECRET_ACCESS_KEY: "secret" } });
     expect(JSON.parse(String(out))).toEqual({ items: 2, key: "AKIDSHIM" });
+  }, 60_000);
+
+  it("a deployed function without TABLE_NAME fails as it starts, saying so", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bundle-"));
+    try {
+      const file = join(dir, bundleFileName());
+      await build(esbuildOptions({ entryPoints: ["functions/locations/handler.ts"], outfile: file, logLevel: "error" }));
+      const { TABLE_NAME: _table, ...env } = process.env;
+      const started = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(file)})`], {
+        env: { ...env, AWS_LAMBDA_FUNCTION_NAME: "inventory-locations" },
+        encoding: "utf8",
+      });
+      expect(started.status).not.toBe(0);
+      expect(started.stderr).toContain("TABLE_NAME is not set on function inventory-locations");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
