@@ -81,6 +81,19 @@ export async function retrying<T>(
   let turns: HeldTurns | undefined;
   let afterWait = false;
   try {
+    // A name this process saw contended a moment ago is most likely contended still: queue at
+    // once rather than spend a transaction (the costliest call) on a race a queue already wins.
+    // Only writers of one name: one of several names takes a ticket per name, one after the
+    // other, inside the queue of the first, and its optimistic first attempt wins more often
+    // than that long turn pays back (kit builds measured 19 s queued first, 15-19 s not). Not
+    // while another writer of this process is in its line for the name (`oneAtATime`): it is
+    // the cheaper line in a process serving many writers (the one-process local stack). Taken
+    // before this process's own line, as after a lost race: a writer never waits for a turn
+    // while it holds its place in the process's line, so the two lines cannot wait on each other.
+    if (contended.length === 1 && !holdingTurns.getStore() && !tails.has(contended[0]!) && recentlyContended(contended)) {
+      turns = await takeTurns(contended, deadline, operation);
+      afterWait = true;
+    }
     for (let n = 0; n < policy.attempts; n++) {
       if (n > 0 && !afterWait) {
         const delay = turns ? backoffDelay(1, IN_TURN_POLICY) : backoffDelay(n, policy);
@@ -88,31 +101,18 @@ export async function retrying<T>(
         if (deadline !== undefined && Date.now() + delay > deadline) throw new ContentionError(operation, n);
         await sleep(delay);
       }
-      const run = async () => {
-        // A name this process saw contended a moment ago is most likely contended still: queue at
-        // once rather than spend a transaction (the costliest call) on a race a queue already
-        // wins. Taken inside this process's own line (`oneAtATime`), so a process puts one writer
-        // at a time in the shared queue. Only writers of one name: one of several takes a ticket
-        // per name, one after the other, inside the queue of the first, and its optimistic first
-        // attempt wins more often than that long turn pays back (kit builds measured 19 s queued
-        // first, 15-19 s not).
-        if (n === 0 && !turns && contended.length === 1 && !holdingTurns.getStore() && recentlyContended(contended)) {
-          turns = await takeTurns(contended, deadline, operation);
-          afterWait = true;
-        }
-        const held = turns;
-        const fresh = afterWait;
-        const context: AttemptContext = {
-          afterWait,
-          received: (name) => (fresh ? held?.received.get(name) : undefined),
-          handOn: (name, value) => held?.handOn(name, value),
-          serveNextWithin: (tx, name, value) => held?.serveNextWithin(tx, name, value),
-          serveAllWithin: (tx) => held?.serveAllWithin(tx),
-          servedWithin: () => held?.servedWithin(),
-        };
-        afterWait = false;
-        return held ? holdingTurns.run(true, () => attempt(n, context)) : attempt(n, context);
+      const held = turns;
+      const fresh = afterWait;
+      const context: AttemptContext = {
+        afterWait,
+        received: (name) => (fresh ? held?.received.get(name) : undefined),
+        handOn: (name, value) => held?.handOn(name, value),
+        serveNextWithin: (tx, name, value) => held?.serveNextWithin(tx, name, value),
+        serveAllWithin: (tx) => held?.serveAllWithin(tx),
+        servedWithin: () => held?.servedWithin(),
       };
+      afterWait = false;
+      const run = () => (turns ? holdingTurns.run(true, () => attempt(n, context)) : attempt(n, context));
       const result = contended.length === 0 ? await run() : await oneAtATime(contended, () => {
         if (deadline !== undefined && Date.now() > deadline) throw new ContentionError(operation, n);
         return run();

@@ -93,7 +93,10 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
       const file = join(dir, bundleFileName());
       await build(esbuildOptions({ entryPoints: ["functions/locations/handler.ts"], outfile: file, logLevel: "error" }));
       const { TABLE_NAME: _table, ...env } = process.env;
-      const started = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(file)})`], {
+      // The message alone: node's own report of an uncaught error prints the (minified, very
+      // long) source line first, which can outgrow the captured output.
+      const load = `try { require(${JSON.stringify(file)}) } catch (error) { console.error(String(error && error.message)); process.exit(1) }`;
+      const started = spawnSync(process.execPath, ["-e", load], {
         env: { ...env, AWS_LAMBDA_FUNCTION_NAME: "inventory-locations" },
         encoding: "utf8",
       });
