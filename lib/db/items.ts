@@ -1,5 +1,5 @@
 import { batchGetAll } from "./batch-get.js";
-import { readToOffset } from "./offset-page.js";
+import { byNameThenId, namePartitionOf, readNameEntries, readNamePage, type NameEntry } from "./name-index.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockRowItem, type UnitItem } from "./service.js";
 import { nowIso } from "./keys.js";
 import { checkReferences, referenceDetails, type Reference } from "./references.js";
@@ -46,44 +46,48 @@ function statusFilter(filter: ItemFilter) {
   };
 }
 
+/** The status filter over a name-index entry (its projected `archived` and `sold`). */
+const keepsStatus = (filter: ItemFilter) => (entry: NameEntry) => (filter.includeArchived || entry.archived !== true) && (filter.includeSold || entry.sold !== true);
+
 /**
- * Items at positions [offset, offset + limit) in name order among those the filter keeps: one
- * index Query that stops at the page's end (filtered-out items before it are read too).
+ * Items at positions [offset, offset + limit) in name order among those the filter keeps: a
+ * deep page skips its offset over the name index (`lib/db/name-index.ts`, status flags
+ * projected), then one index Query with the filter reads the page from there.
  */
 export async function queryItemPage(accountId: string, filter: ItemFilter, offset: number, limit: number): Promise<ItemRecord[]> {
   const filtered = !filter.includeArchived || !filter.includeSold;
-  return readToOffset<ItemRecord>(offset, limit, (cursor, want) => {
-    const query = db().entities.item.query.byName({ accountId });
+  const partition = namePartitionOf(db().entities.item.query.byName({ accountId }).params(), "item");
+  return readNamePage<ItemRecord>(partition, offset, limit, filtered ? keepsStatus(filter) : undefined, (nameKey, cursor, want) => {
+    const byName = db().entities.item.query.byName({ accountId });
+    const query = nameKey === undefined ? byName : byName.gte({ nameKey });
     return (filtered ? query.where(statusFilter(filter) as never) : query).go({ cursor, limit: want });
   });
 }
 
 /**
- * Every item the filter keeps, of one category or of the account, whose name or SKU contains
- * `needle` or whose number is `number` (reads the whole scope).
+ * The items the filter keeps, of one category or of the account, whose name or SKU contains
+ * `needle` or whose number is `number`, in name order: matched over the scope's name-index
+ * entries (ids, names, SKUs, number, status), never its records. `total`: every match;
+ * `itemIds`: those of the page [offset, offset + limit), for the caller to read by key.
  */
-export async function searchItems(
+export async function searchItemPage(
   accountId: string,
   filter: ItemFilter,
   scope: { categoryId?: string; needle?: string; number?: number },
-): Promise<ItemRecord[]> {
+  offset: number,
+  limit: number,
+): Promise<{ total: number; itemIds: string[] }> {
   const base = scope.categoryId
     ? db().entities.item.query.byCategory({ accountId, categoryKey: scope.categoryId })
     : db().entities.item.query.byName({ accountId });
-  const { data } = await base
-    .where((attributes, operations) => {
-      const parts: string[] = [];
-      const status = statusFilter(filter)(attributes as never, operations as never);
-      if (status) parts.push(status);
-      if (scope.needle) {
-        const search = [operations.contains(attributes.nameKey, scope.needle), operations.contains(attributes.skuKey, scope.needle)];
-        if (scope.number !== undefined) search.push(operations.eq(attributes.number, scope.number));
-        parts.push(`(${search.join(" OR ")})`);
-      }
-      return parts.join(" AND ");
-    })
-    .go({ pages: "all" });
-  return data;
+  const status = keepsStatus(filter);
+  const { needle, number } = scope;
+  const matches = await readNameEntries(namePartitionOf(base.params(), "item"), {
+    keep: (entry) =>
+      status(entry) && (!needle || entry.nameKey.includes(needle) || Boolean(entry.skuKey?.includes(needle)) || (number !== undefined && entry.number === number)),
+  });
+  const page = matches.sort(byNameThenId((entry) => entry.itemId)).slice(offset, offset + limit);
+  return { total: matches.length, itemIds: page.map((entry) => entry.itemId!) };
 }
 
 export type ItemWriteResult = { ok: true } | { ok: false; conflict: boolean; references: ValidationDetail[] };

@@ -1,4 +1,4 @@
-import { readToOffset } from "./offset-page.js";
+import { byNameThenId, namePartitionOf, readNameEntries, readNamePage } from "./name-index.js";
 import { db, type AccountCountersItem, type ContactItem, type OwnerCountersItem, type PartyItem } from "./service.js";
 import { addUnlinks } from "./contacts.js";
 import { checkReferences, referenceDetails, type Reference } from "./references.js";
@@ -18,12 +18,12 @@ export async function readParty(accountId: string, partyId: string): Promise<Par
   return data ?? undefined;
 }
 
-/** Several parties in one BatchGetItem (missing ones are simply absent). */
-export async function readParties(accountId: string, partyIds: readonly string[]): Promise<PartyItem[]> {
+/** Several parties in one BatchGetItem (missing ones are simply absent); `consistent: false` for display (half the read units). */
+export async function readParties(accountId: string, partyIds: readonly string[], options: { consistent?: boolean } = {}): Promise<PartyItem[]> {
   if (partyIds.length === 0) return [];
   const { data } = await db()
     .entities.party.get([...new Set(partyIds)].map((partyId) => ({ accountId, partyId })))
-    .go({ consistent: true });
+    .go({ consistent: options.consistent ?? true });
   return data;
 }
 
@@ -52,25 +52,37 @@ function partyIndexQuery(scope: PartyScope) {
 }
 
 /**
- * The records at positions [offset, offset + limit) in name order. DynamoDB has no offset, so
- * the index is read from its start: the cost grows with the page's depth, never with records
- * after it.
+ * The records at positions [offset, offset + limit) in name order: a deep page skips its
+ * offset over the name index (`lib/db/name-index.ts`), then one Query on the scope's index
+ * reads the page from there. Cost: the page, plus about 200 bytes per record before it.
  */
 export async function queryPartyPage(scope: PartyScope, offset: number, limit: number): Promise<PartyItem[]> {
-  return readToOffset<PartyItem>(offset, limit, (cursor, want) => partyIndexQuery(scope).go({ cursor, limit: want }));
+  const partition = namePartitionOf(partyIndexQuery(scope).params(), "party");
+  return readNamePage<PartyItem>(partition, offset, limit, undefined, (nameKey, cursor, want) => {
+    const query = partyIndexQuery(scope);
+    return (nameKey === undefined ? query : query.gte({ nameKey })).go({ cursor, limit: want });
+  });
 }
 
 /**
- * Every record of the scope whose name or office email contains `needle` (lower case), or
- * whose number equals `number`: one filtered Query over the scope's index (reads the scope).
+ * The scope's records whose name or office email contains `needle` (lower case), or whose
+ * number equals `number`, in name order: matched over the scope's name-index entries (ids,
+ * names, email, number), never its records; only the page [offset, offset + limit) is read, by
+ * key. `total`: every match.
  */
-export async function searchParties(scope: PartyScope, needle: string, number: number | undefined): Promise<PartyItem[]> {
-  const { data } = await partyIndexQuery(scope)
-    .where(({ nameKey, emailKey, number: partyNumber }, { contains, eq }) =>
-      [contains(nameKey, needle), contains(emailKey, needle), ...(number === undefined ? [] : [eq(partyNumber, number)])].join(" OR "),
-    )
-    .go({ pages: "all" });
-  return data;
+export async function searchPartyPage(
+  scope: PartyScope,
+  needle: string,
+  number: number | undefined,
+  offset: number,
+  limit: number,
+): Promise<{ total: number; items: PartyItem[] }> {
+  const matches = await readNameEntries(namePartitionOf(partyIndexQuery(scope).params(), "party"), {
+    keep: (entry) => entry.nameKey.includes(needle) || Boolean(entry.emailKey?.includes(needle)) || (number !== undefined && entry.number === number),
+  });
+  const ids = matches.sort(byNameThenId((entry) => entry.partyId)).slice(offset, offset + limit).map((entry) => entry.partyId!);
+  const byId = new Map((await readParties(scope.accountId, ids, { consistent: false })).map((party) => [party.partyId, party]));
+  return { total: matches.length, items: ids.flatMap((id) => byId.get(id) ?? []) };
 }
 
 export type PartyWriteResult = { ok: true } | { ok: false; conflict: boolean; references: ValidationDetail[] };

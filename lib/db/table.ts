@@ -39,11 +39,33 @@ const LIST_INDEXES: readonly GlobalIndexDefinition[] = [1, 2, 3, 4, 5, 6, 7].map
   projection: { type: "INCLUDE", attributes: [n === 1 ? LISTING_NAMES : LISTING_FACTS] },
 }));
 
-/** Secondary indexes: one per ordering that a list endpoint serves, and the list indexes. */
+/**
+ * What the name indexes (`nx1`, `nx2`) project besides their keys: the entity, the ids, the
+ * searched keys, the number and the status flags of the name-ordered lists (parties, items).
+ */
+export const NAME_INDEX_ATTRIBUTES = ["__edb_e__", "partyId", "itemId", "emailKey", "skuKey", "number", "archived", "sold"] as const;
+
+/**
+ * The name indexes (`lib/db/name-index.ts`): the partitions of `gsi1` and `gsi2` sorted by
+ * `nameKey`, with a small projection (about 200 bytes an entry), so a deep page of a
+ * name-ordered list skips its offset, and a text search matches, without reading records.
+ * Keyed on attributes the named records (parties, items, contacts, locations) already have,
+ * and no other record has: documents, tasks and the ledger never write an entry here, and
+ * nothing needs migrating.
+ */
+const NAME_INDEXES: readonly GlobalIndexDefinition[] = [1, 2].map((n) => ({
+  indexName: `nx${n}`,
+  partitionKey: `gsi${n}pk`,
+  sortKey: "nameKey",
+  projection: { type: "INCLUDE", attributes: NAME_INDEX_ATTRIBUTES },
+}));
+
+/** Secondary indexes: one per ordering that a list endpoint serves, the list indexes and the name indexes. */
 export const GLOBAL_INDEXES: readonly GlobalIndexDefinition[] = [
   { indexName: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
   { indexName: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
   ...LIST_INDEXES,
+  ...NAME_INDEXES,
 ];
 
 /** An index's projection as DynamoDB's CreateTable and UpdateTable take it. */

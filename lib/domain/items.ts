@@ -12,7 +12,7 @@ import {
   readUnit,
   removeItem,
   replaceItem,
-  searchItems,
+  searchItemPage,
   readInventoryCounters,
   type ItemFilter,
 } from "../db/items.js";
@@ -392,9 +392,9 @@ export async function listItems(principal: Principal, url: string, page: PageReq
   }
   if (needle || categoryId) {
     const number = needle && /^\d{1,15}$/.test(needle) ? Number(needle) : undefined;
-    const matches = (await readSettledItems(principal.accountId, () => searchItems(principal.accountId, filter, { categoryId, needle, number }))).sort(byName);
-    const start = (page.page - 1) * page.limit;
-    return { ...pageOfAll(url, page, matches), data: await present(matches.slice(start, start + page.limit)) };
+    const { total, itemIds } = await searchItemPage(principal.accountId, filter, { categoryId, needle, number }, (page.page - 1) * page.limit, page.limit);
+    const items = (await readSettledItems(principal.accountId, () => readItems(principal.accountId, itemIds, { consistent: false }))).sort(byName);
+    return listEnvelope(url, page, total, await present(items));
   }
   const offset = (page.page - 1) * page.limit;
   const [counters, items] = await Promise.all([readInventoryCounters(principal.accountId, true), readSettledItems(principal.accountId, () => queryItemPage(principal.accountId, filter, offset, page.limit))]);

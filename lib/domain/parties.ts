@@ -10,7 +10,7 @@ import {
   readParty,
   removeParty,
   replaceParty,
-  searchParties,
+  searchPartyPage,
   type PartyScope,
 } from "../db/parties.js";
 import type { Reference } from "../db/references.js";
@@ -20,7 +20,7 @@ import { nowIso } from "../db/keys.js";
 import type { PartyItem } from "../db/service.js";
 import { errors } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
-import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
+import { listEnvelope, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { PartyKind, PartyWriteBody } from "../schemas/parties.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "./custom-field-values.js";
 import { nameSortKey } from "./ordering.js";
@@ -253,7 +253,8 @@ export async function deleteParty(
 
 /**
  * Lists a kind ordered by name within the caller's visibility. Without `q` a page costs one
- * counter read and one index Query that stops at the page's end; `q` filters the scope.
+ * counter read, the name-index entries before it (deep pages) and one index Query for the
+ * page; `q` matches over the scope's name-index entries and reads the page's records by key.
  */
 export async function listParties(
   principal: Principal,
@@ -269,8 +270,8 @@ export async function listParties(
   const needle = q?.trim().toLowerCase();
   if (needle) {
     const number = /^\d{1,15}$/.test(needle) ? Number(needle) : undefined;
-    const matches = await searchParties(scope, needle, number);
-    return pageOfAll(url, page, matches.map(presentParty));
+    const { total, items } = await searchPartyPage(scope, needle, number, (page.page - 1) * page.limit, page.limit);
+    return listEnvelope(url, page, total, items.map(presentParty));
   }
   const offset = (page.page - 1) * page.limit;
   const [counters, items] = await Promise.all([
