@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { IANAZone } from "luxon";
+import { isValidZone } from "../core/time-zones.js";
 import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../db/admin-store.js";
 import { locationCreateBody } from "../schemas/locations.js";
 import { mintApiKey } from "../auth/api-keys.js";
@@ -37,7 +37,7 @@ export class AdminError extends Error {
 }
 
 function checkTimeZone(zone: string | undefined): void {
-  if (zone !== undefined && !IANAZone.isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
+  if (zone !== undefined && !isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
 }
 
 function checkCurrency(currency: string | undefined): void {

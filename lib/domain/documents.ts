@@ -1,8 +1,8 @@
-import { DateTime, IANAZone } from "luxon";
 import { hasPermission, type Permission, type Principal } from "../auth/permissions.js";
 import { errors, type ValidationDetail } from "../core/errors.js";
 import { canonicalJson, type IdempotencyCompletion } from "../core/idempotency.js";
 import { sameRecord } from "../core/records.js";
+import { dateInZone, isValidZone } from "../core/time-zones.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import { readAccount } from "../db/admin-store.js";
 import {
@@ -129,19 +129,16 @@ export async function accountSettings(accountId: string): Promise<AccountItem> {
 }
 
 /** A valid IANA zone or undefined. */
-const zoneOrUndefined = (zone: string | null | undefined) => (zone && IANAZone.isValidZone(zone) ? zone : undefined);
+const zoneOrUndefined = (zone: string | null | undefined) => (isValidZone(zone) ? zone : undefined);
 
 /** Today's date (YYYY-MM-DD) in the caller's time zone, else the account's, else UTC. */
 export function localToday(principal: Principal, account: Pick<AccountItem, "timeZone"> | undefined, now: Date = new Date()): string {
-  const zone = zoneOrUndefined(principal.timeZone) ?? zoneOrUndefined(account?.timeZone) ?? "UTC";
-  return DateTime.fromJSDate(now).setZone(zone).toISODate()!;
+  return dateInZone(zoneOrUndefined(principal.timeZone) ?? zoneOrUndefined(account?.timeZone) ?? "UTC", now);
 }
 
 /** Today's date in the account's time zone (the spec's "current account-timezone date"). */
 export function accountToday(account: Pick<AccountItem, "timeZone"> | undefined, now: Date = new Date()): string {
-  return DateTime.fromJSDate(now)
-    .setZone(zoneOrUndefined(account?.timeZone) ?? "UTC")
-    .toISODate()!;
+  return dateInZone(zoneOrUndefined(account?.timeZone) ?? "UTC", now);
 }
 
 export const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
-import { DateTime, IANAZone } from "luxon";
+import { DateTime } from "luxon";
+import { isValidZone } from "../core/time-zones.js";
 import { hasPermission, type Principal } from "../auth/permissions.js";
 import type { DocumentFilter, StoredLine } from "../db/documents.js";
 import type { DocumentItem } from "../db/service.js";
@@ -34,7 +35,7 @@ export function effectiveStatus(header: Pick<DocumentItem, "status" | "expiryIns
   return header.status as StoredEstimateStatus;
 }
 
-const zoneOf = (zone: string | undefined) => (zone && IANAZone.isValidZone(zone) ? zone : "UTC");
+const zoneOf = (zone: string | undefined) => (isValidZone(zone) ? zone : "UTC");
 
 /** The instant an estimate expiring on `expiryDate` becomes Expired: the next day's start in `zone`. */
 export function expiryInstantOf(expiryDate: string, zone: string | undefined): string {

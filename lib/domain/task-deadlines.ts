@@ -1,5 +1,5 @@
 import { DateTime, IANAZone } from "luxon";
-import { canonicalTimeZone, DUE_TIME } from "../core/time-zones.js";
+import { canonicalTimeZone, dateInZone, DUE_TIME } from "../core/time-zones.js";
 
 export { canonicalTimeZone, DUE_TIME };
 
@@ -82,7 +82,7 @@ export function listKeyOf(overdueAt: string | null, taskId: string): string {
 
 /** Today's date in a zone. */
 export function localToday(zone: string, now: Date): string {
-  return DateTime.fromJSDate(now, { zone }).toISODate()!;
+  return dateInZone(zone, now);
 }
 
 /** Monday and Sunday of the week around today's date in a zone. */
