@@ -12,6 +12,7 @@ import { itemCategoryCreateBody } from "../../lib/schemas/item-categories.js";
 import { createParty, listParties } from "../../lib/domain/parties.js";
 import { nameSortKey } from "../../lib/domain/ordering.js";
 import { newAccount } from "../support/fixtures.js";
+import { principalOf } from "../support/tasks.js";
 
 /**
  * Name-ordered lists (customers, items) do not read the records before their page (README,
@@ -19,18 +20,6 @@ import { newAccount } from "../support/fixtures.js";
  * positions; a text search reads name entries, not records. Prints RCU at 60 and 600 records,
  * with what reading every record up to the page (the former path) costs.
  */
-const ownerOf = (accountId: string, userId: string): Principal => ({
-  accountId,
-  userId,
-  role: "owner",
-  permissions: new Set(),
-  assignedLocationId: null,
-  timeZone: null,
-  keyId: "test",
-  keyHash: "test",
-  scopes: null,
-});
-
 const LIMIT = 20;
 const RARE = 5;
 
@@ -48,7 +37,7 @@ const shuffled = (size: number) => Array.from({ length: size }, (_, i) => i).sor
 /** An account with `size` customers and `size` items: one of each created through the domain, the rest cloned from it in bulk. */
 async function fixture(size: number): Promise<Fixture> {
   const account = await newAccount();
-  const owner = ownerOf(account.accountId, account.ownerUserId);
+  const owner = principalOf(account);
   const customer = await createParty(owner, "customer", { name: nameOf(0), office_email: "office@example.com", billing_address1: "1 Long Street", vat_number: "GB123456789" } as never, undefined);
   const party = (await readParty(account.accountId, (customer as { id: string }).id))!;
   const created = await createItem(owner, { name: nameOf(0), sku: "RARE-0000", description: "A record of ordinary size, with a description." } as never, undefined);
@@ -145,7 +134,7 @@ describe("name-ordered list cost by account size", () => {
   });
   it("pages deep exactly as the full list orders: items under each status filter and a category, an owner's customers, q", { timeout: 120_000 }, async () => {
     const account = await newAccount();
-    const owner = ownerOf(account.accountId, account.ownerUserId);
+    const owner = principalOf(account);
     const staff: Principal = { ...owner, role: "staff", permissions: new Set() };
     const names = ["delta", "Alpha", "charlie", "Bravo", "echo", "alpha", "Foxtrot", "golf"];
     const category = await createItemCategory(owner, itemCategoryCreateBody().parse({ name: "Half", inventory_type: "quantity" }), undefined);

@@ -5,6 +5,7 @@ import { createParty } from "../../lib/domain/parties.js";
 import { createInvoice, deleteInvoice, listInvoices } from "../../lib/domain/invoices.js";
 import { listCost, listCostViolations, LIST_COST_RATIO } from "../../scripts/bench/list-cost.js";
 import { newAccount } from "../support/fixtures.js";
+import { principalOf } from "../support/tasks.js";
 
 /**
  * Lists that do not read the account (README, "Lists"): every filter the spec lists for
@@ -12,18 +13,6 @@ import { newAccount } from "../support/fixtures.js";
  * filter matches a bounded number of them; deep pages through deleted numbers and an assignee's
  * pages list exactly what the full list shows at those positions.
  */
-const ownerOf = (accountId: string, userId: string): Principal => ({
-  accountId,
-  userId,
-  role: "owner",
-  permissions: new Set(),
-  assignedLocationId: null,
-  timeZone: null,
-  keyId: "test",
-  keyHash: "test",
-  scopes: null,
-});
-
 describe("list cost by account size", () => {
   it("reads as much for every bounded filter and the last page at 600 invoices as at 60 (within 2x)", { timeout: 240_000 }, async () => {
     let table = "";
@@ -45,7 +34,7 @@ describe("list cost by account size", () => {
 
   it("pages deep through deleted numbers and an assignee's documents exactly as the full list orders them", { timeout: 120_000 }, async () => {
     const account = await newAccount();
-    const owner = ownerOf(account.accountId, account.ownerUserId);
+    const owner = principalOf(account);
     const staff: Principal = { ...owner, userId: account.ownerUserId, role: "staff", permissions: new Set(["invoices.list", "invoices.modify"]) };
     const customer = await createParty(owner, "customer", { name: "Deep Pages" } as never, undefined);
     const ids: string[] = [];
