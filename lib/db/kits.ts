@@ -1,5 +1,5 @@
 import { readToOffset } from "./offset-page.js";
-import { db, type KitBuildItem, type KitItem, type KitLinkItem, type StockJournalItem } from "./service.js";
+import { db, type KitBuildItem, type KitItem, type KitLinkItem } from "./service.js";
 import { allocateNumber, claimNumbers, readSequence, sequenceLabel } from "./sequences.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 
@@ -83,7 +83,6 @@ export const readBuildSequence = (accountId: string, consistent: boolean): Promi
 export const BUILD_LABELS = {
   build: "kit build",
   kit: "kit",
-  journal: "kit journal",
   sequence: sequenceLabel("kit_build"),
 } as const;
 
@@ -117,9 +116,4 @@ export function addKitStats(tx: TransactionBuilder, kit: Pick<KitItem, "accountI
       .where(({ buildVersion }, { eq }) => eq(buildVersion, kit.buildVersion))
       .commit(),
   );
-}
-
-/** A pending stock journal written with the build (applied right after it commits). */
-export function addJournal(tx: TransactionBuilder, journal: StockJournalItem): void {
-  tx.add(BUILD_LABELS.journal, tx.entities.stockJournal.create(journal).commit());
 }

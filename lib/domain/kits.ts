@@ -10,7 +10,6 @@ import {
   addBuildNumbers,
   addBuildRecord,
   addBuildRemoval,
-  addJournal,
   addKitStats,
   queryBuilds,
   queryKits,
@@ -30,9 +29,10 @@ import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { errorFields, log } from "../core/log.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { KitBuildBody } from "../schemas/kits.js";
-import { MAX_INLINE_CHANGES, STOCK_MOVED, applyJournal, itemLockName, journalRecord, readLedgerState, tryStockChanges, type LedgerState } from "./inventory.js";
+import { MAX_INLINE_CHANGES, STOCK_MOVED, foldHold, itemLockName, readLedgerState, releaseHold, tryStockChanges, type LedgerState } from "./inventory.js";
 import { StockRuleError, itemStock, type LedgerSource, type StockChange } from "./ledger-plan.js";
-import { sumBalances } from "./inventory-math.js";
+import { holdStock, type StockHold } from "./stock-holds.js";
+import { BALANCE_FIELDS, sumBalances, type Balances } from "./inventory-math.js";
 import {
   DisassemblyRefusal,
   KitBuildRefusal,
@@ -331,9 +331,9 @@ interface WritePlan {
 /**
  * Decides how a kit write fits DynamoDB's transactions: everything in ONE transaction when it
  * fits; otherwise the rows that lose stock (and unique items) stay in the transaction, whose
- * conditions make "insufficient stock" impossible, and the rows that only gain stock go to a
- * journal written in the same transaction and applied right after, exactly once. Refuses (null)
- * a write whose atomic part alone does not fit.
+ * conditions make "insufficient stock" impossible, and the rows that only gain stock are held
+ * first and bound by that transaction (`holdGains`). Refuses (null) a write whose atomic part
+ * alone does not fit.
  */
 function fitWrite(changes: readonly StockChange[], items: LedgerState["items"], ownItems: (journal: boolean, atomic: readonly StockChange[]) => number): WritePlan | null {
   if (changes.length <= MAX_INLINE_CHANGES && ledgerItems(changes) + ownItems(false, changes) <= MAX_TRANSACTION_ITEMS) {
@@ -342,6 +342,62 @@ function fitWrite(changes: readonly StockChange[], items: LedgerState["items"], 
   const { atomic, journaled } = splitForJournal(changes, new Map([...items].map(([id, item]) => [id, { inventoryType: item.inventoryType }])));
   if (atomic.length > MAX_INLINE_CHANGES || ledgerItems(atomic) + ownItems(true, atomic) > MAX_TRANSACTION_ITEMS) return null;
   return { atomic, journaled };
+}
+
+/**
+ * Holds the stock a kit write's rows only gain before its transaction, which binds the hold:
+ * the build (or disassembly) and every stock change it makes commit together, and no reader
+ * sees the gains before that, nor part of them after (a reader folds a bound hold first; see
+ * `lib/domain/stock-holds.ts`). The hold moves its items' versions, so the ledger state is read
+ * again to commit against; when anything the plan read moved meanwhile (balances, what other
+ * holds reserve, an item's kind, status or cost), the hold is released and the write plans
+ * again (null).
+ */
+async function holdGains(
+  accountId: string,
+  source: LedgerSource,
+  gains: readonly StockChange[],
+  planned: LedgerState,
+  reread: () => Promise<LedgerState>,
+): Promise<{ hold: StockHold; state: LedgerState } | null> {
+  const hold = await holdStock({ accountId, source, changes: gains });
+  let state: LedgerState;
+  try {
+    state = await reread();
+  } catch (error) {
+    await releaseHold(accountId, hold.journalId);
+    throw error;
+  }
+  if (sameStock(planned, state)) return { hold, state };
+  await releaseHold(accountId, hold.journalId);
+  return null;
+}
+
+/**
+ * Whether two reads of the ledger state agree on all a kit plan reads: balances, what live
+ * holds reserve, and each item's plan view. What the write's own hold leaves is no difference:
+ * rows it created (empty), its positive deltas (no reservation) and the items' versions.
+ */
+function sameStock(before: LedgerState, after: LedgerState): boolean {
+  const sameBalances = (a: Partial<Balances> | undefined, b: Partial<Balances> | undefined) => BALANCE_FIELDS.every((field) => (a?.[field] ?? 0) === (b?.[field] ?? 0));
+  const sameAt = <T extends Partial<Balances>>(a: ReadonlyMap<string, T> | Record<string, T>, b: ReadonlyMap<string, T> | Record<string, T>) => {
+    const [x, y] = [a instanceof Map ? a : new Map(Object.entries(a)), b instanceof Map ? b : new Map(Object.entries(b))];
+    return [...new Set([...x.keys(), ...y.keys()])].every((key) => sameBalances(x.get(key), y.get(key)));
+  };
+  if (!sameAt(before.rows, after.rows) || !sameAt(before.reserved ?? new Map(), after.reserved ?? new Map())) return false;
+  for (const key of new Set([...before.items.keys(), ...after.items.keys()])) {
+    const [a, b] = [before.items.get(key), after.items.get(key)];
+    if (!a || !b) return false;
+    const { stock: stockA, ...viewA } = planItemOf(a);
+    const { stock: stockB, ...viewB } = planItemOf(b);
+    if (JSON.stringify(viewA) !== JSON.stringify(viewB) || !sameAt(stockA, stockB)) return false;
+  }
+  return true;
+}
+
+/** Folds a committed kit write's hold in now; if this fails the write still stands whole (the next reader, writer or the sweeper folds it). */
+async function foldGains(accountId: string, hold: StockHold): Promise<void> {
+  await foldHold(accountId, hold.journalId).catch((error) => log("WARN", "kit hold left to fold later", { accountId, journalId: hold.journalId, ...errorFields(error) }));
 }
 
 function stockRuleRefusal(error: StockRuleError): KitBuildRefusal {
@@ -458,15 +514,16 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
       const requested = buildRecords[buildRecords.length - 1]!;
       const body = presentBuild(requested, location);
       const source: LedgerSource = { sourceType: "kit_build", sourceId: requested.buildId, userId: principal.userId, reason: `Kit ${kit.number} assembly` };
-      const journalId = fit.journaled.length > 0 ? randomUUID() : undefined;
-
+      let held: Awaited<ReturnType<typeof holdGains>> | undefined;
       let result;
       try {
+        held = fit.journaled.length > 0 ? await holdGains(accountId, source, fit.journaled, state, () => readLedgerState(accountId, itemIds, rowKeys)) : undefined;
+        if (held === null) return RETRY;
         result = await tryStockChanges({
           accountId,
           source,
           changes: fit.atomic,
-          state,
+          state: held?.state ?? state,
           itemSets: new Map([...plan.averageCosts].map(([itemId, averageCost]) => [itemId, { averageCost }])),
           extra: (tx) => {
             checkReferences(tx, accountId, [{ param: "location_id", kind: "location", id: locationId }]);
@@ -477,45 +534,34 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
               const count = plan.builds.filter((b) => b.kitId === builtKitId).length;
               addKitStats(tx, record, statsAfter(statsOf(record), locationId, count, at) as Record<string, unknown>, at);
             }
-            if (journalId) addJournal(tx, journalRecord(accountId, journalId, source, fit.journaled));
-            // No journal to finish: the next builder in line (other processes) may start as this commits.
+            if (held) held.hold.bind(tx);
+            // No hold to fold: the next builder in line (other processes) may start as this commits.
             else turns.serveAllWithin(tx);
           },
           respond: () => ({ completion, body }),
         });
       } catch (error) {
+        if (held) await releaseHold(accountId, held.hold.journalId);
         if (error instanceof StockRuleError) throw refused(stockRuleRefusal(error));
         if (error instanceof TransactionTooLargeError) throw errors.invalidKitBuild("This build is too large to check and apply atomically.", "kit_id");
         throw error;
       }
+      if (held && (result === STOCK_MOVED || result.rejected)) await releaseHold(accountId, held.hold.journalId);
       if (result === STOCK_MOVED) return RETRY;
       if (result.rejected) {
         const details = referenceDetails(result.rejected);
         if (details.length > 0) throw errors.validationFailed(details);
         return RETRY; // a kit's build figures or the build sequence moved: plan again
       }
-      // Still this process's turn on these items: the journal's additions land before the next
-      // build here reads them (its valuation sees them).
-      if (journalId) await finishJournal(accountId, journalId);
+      // Still this process's turn on these items: the hold is folded before the next build
+      // here reads them (its valuation sees them).
+      if (held) await foldGains(accountId, held.hold);
       else turns.servedWithin();
       return body;
     },
     undefined,
     locks,
   );
-}
-
-/**
- * Applies a kit write's journal (stock that only increases) right after the write committed.
- * The write is done whatever happens here: if this is interrupted, the stream processor
- * finishes the journal (each chunk exactly once), so the request still succeeds.
- */
-async function finishJournal(accountId: string, journalId: string): Promise<void> {
-  try {
-    await applyJournal(accountId, journalId);
-  } catch (error) {
-    log("WARN", "kit journal left to the stream processor", { accountId, journalId, ...errorFields(error) });
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -551,11 +597,13 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
       if (!kit) throw errors.resourceMissing("kit", kitId);
       if (!build) throw missing();
       const changes = build.changes as BuildChange[];
-      const state = await readLedgerState(
-        accountId,
-        [kit.itemId, ...changes.map((c) => c.itemId)],
-        changes.map((c) => ({ itemId: c.itemId, variationId: c.variationId, locationId: build.locationId })),
-      );
+      const readState = () =>
+        readLedgerState(
+          accountId,
+          [kit.itemId, ...changes.map((c) => c.itemId)],
+          changes.map((c) => ({ itemId: c.itemId, variationId: c.variationId, locationId: build.locationId })),
+        );
+      const state = await readState();
       if (!isActive(state.items.get(kit.itemId))) throw errors.resourceMissing("kit", kitId);
       const onHand = new Map(
         [...state.rows.values()].filter((row) => row.locationId === build.locationId).map((row) => [rowOf(row.itemId, row.variationId), row.onHand]),
@@ -584,36 +632,40 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
       if (!fit) throw errors.kitDisassemblyNotAllowed("This build is too large to reverse atomically.");
       const at = nowIso();
       const source: LedgerSource = { sourceType: "kit_disassembly", sourceId: build.buildId, userId: principal.userId, reason: `Kit ${kit.number} disassembly` };
-      const journalId = fit.journaled.length > 0 ? randomUUID() : undefined;
+      let held: Awaited<ReturnType<typeof holdGains>> | undefined;
       let result;
       try {
+        held = fit.journaled.length > 0 ? await holdGains(accountId, source, fit.journaled, state, readState) : undefined;
+        if (held === null) return RETRY;
         result = await tryStockChanges({
           accountId,
           source,
           changes: fit.atomic,
-          state,
+          state: held?.state ?? state,
           itemSets: new Map([...plan.averageCosts].map(([itemId, averageCost]) => [itemId, { averageCost }])),
           extra: (tx) => {
             addBuildRemoval(tx, build);
             addKitStats(tx, kit, statsAfter(statsOf(kit), build.locationId, -1) as Record<string, unknown>, at);
-            if (journalId) addJournal(tx, journalRecord(accountId, journalId, source, fit.journaled));
-            // No journal to finish: the next builder in line (other processes) may start as this commits.
+            if (held) held.hold.bind(tx);
+            // No hold to fold: the next builder in line (other processes) may start as this commits.
             else turns.serveAllWithin(tx);
           },
         });
       } catch (error) {
+        if (held) await releaseHold(accountId, held.hold.journalId);
         if (error instanceof StockRuleError) {
           if (attempt === 0 && !(await readBuild(accountId, kitId, buildId))) throw missing();
           throw errors.kitDisassemblyNotAllowed(`The reversal breaks a stock rule: ${error.message}`);
         }
         throw error;
       }
+      if (held && (result === STOCK_MOVED || result.rejected)) await releaseHold(accountId, held.hold.journalId);
       if (result === STOCK_MOVED) return RETRY;
       if (result.rejected) {
         if (result.rejected.failed(BUILD_LABELS.build)) throw missing(); // disassembled by a concurrent request
         return RETRY; // the kit's build figures moved
       }
-      if (journalId) await finishJournal(accountId, journalId);
+      if (held) await foldGains(accountId, held.hold);
       else turns.servedWithin();
       return resource;
     },

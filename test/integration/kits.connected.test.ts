@@ -512,7 +512,7 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(await onHandAt(s.client, [box.id], s.location)).toEqual({ [box.id]: 1 });
   });
 
-  it("a kit of 25 components assembles and disassembles exactly (the consumption atomic, the additions journaled)", { timeout: 60_000 }, async () => {
+  it("a kit of 25 components assembles and disassembles exactly (the consumption atomic, the additions held and bound by the build)", { timeout: 60_000 }, async () => {
     const s = await setup();
     const parts = await Promise.all(Array.from({ length: 25 }, (_, i) => createItem(s.client, { name: `Part ${i}`, cost: "1.0000" })));
     for (const part of parts) await stock(s.client, part.id, s.location, 2);
@@ -526,7 +526,7 @@ describe("POST /kits/{kit_id}/builds", () => {
     for (const part of parts) expect(after[part.id]).toBe(0);
     expect((await storedItem(s.account.accountId, box.id)).averageCost).toBe("25.0000");
     const { data: journals } = await db().entities.stockJournal.scan.where(({ accountId }, { eq }) => eq(accountId, s.account.accountId)).go({ pages: "all" });
-    expect(journals.map((j) => [j.status, j.sourceType, j.sourceId])).toEqual([["applied", "kit_build", made.id]]);
+    expect(journals.map((j) => [j.mode, j.status, j.sourceType, j.sourceId])).toEqual([["hold", "applied", "kit_build", made.id]]);
 
     // Short by one part: refused, nothing changes.
     await stock(s.client, parts[0]!.id, s.location, 1);
@@ -539,6 +539,54 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(back[box.id]).toBe(0);
     expect(back[parts[0]!.id]).toBe(3);
     for (const part of parts.slice(1)) expect(back[part.id]).toBe(2);
+  });
+
+  it("readers during 25-component builds and disassemblies never see the parts moved without the assembled units (one commit point)", { timeout: 120_000 }, async () => {
+    const s = await setup();
+    const parts = await Promise.all(Array.from({ length: 25 }, (_, i) => createItem(s.client, { name: `Part ${i}`, cost: "1.0000" })));
+    for (const part of parts) await stock(s.client, part.id, s.location, 3);
+    const box = await createItem(s.client, { name: "Big kit" });
+    const kitId = await defineKit(s.account, box.id, parts.map((p) => [p.id, 1] as [string, number]));
+    const part = parts[24]!.id; // the last part: its row is the last the build's transaction writes
+    const onHand = async (id: string) => (await onHandAt(s.client, [id], s.location))[id]!;
+    // While builds run, a reader that sees parts consumed must then see as many units made; while
+    // disassemblies run, one that sees units gone must then see their parts back.
+    const watch = async (phase: "build" | "disassemble", work: () => Promise<void>) => {
+      let done = false;
+      const seen: string[] = [];
+      const reader = async () => {
+        while (!done) {
+          if (phase === "build") {
+            const consumed = 3 - (await onHand(part));
+            const made = await onHand(box.id);
+            if (made < consumed) seen.push(`saw ${consumed} consumed, then ${made} made`);
+          } else {
+            const made = await onHand(box.id);
+            const consumed = 3 - (await onHand(part));
+            if (consumed > made) seen.push(`saw ${made} made, then ${consumed} still consumed`);
+          }
+        }
+      };
+      const readers = Array.from({ length: 3 }, reader);
+      try {
+        await work();
+      } finally {
+        done = true;
+        await Promise.all(readers);
+      }
+      expect(seen, phase).toEqual([]);
+    };
+    const made: string[] = [];
+    await watch("build", async () => {
+      for (let i = 0; i < 3; i++) made.push((await buildOk(s.client, kitId, { location_id: s.location, quantity: 1 })).id);
+    });
+    expect(await onHand(box.id)).toBe(3);
+    await watch("disassemble", async () => {
+      for (const id of made) expect((await disassemble(s.client, kitId, id)).status).toBe(200);
+    });
+    expect(await onHandAt(s.client, [box.id, part], s.location)).toEqual({ [box.id]: 0, [part]: 3 });
+    const { data: journals } = await db().entities.stockJournal.scan.where(({ accountId }, { eq }) => eq(accountId, s.account.accountId)).go({ pages: "all" });
+    expect(journals.map((j) => `${j.mode} ${j.status} ${j.sourceType}`).sort()).toEqual([...Array(3).fill("hold applied kit_build"), ...Array(3).fill("hold applied kit_disassembly")]);
   });
 });
 
