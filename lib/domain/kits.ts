@@ -26,12 +26,11 @@ import type { ItemRecord, KitBuildItem, KitItem, LocationItem } from "../db/serv
 import { MAX_TRANSACTION_ITEMS, TransactionTooLargeError } from "../db/transactions.js";
 import { errors } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
-import { errorFields, log } from "../core/log.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import type { KitBuildBody } from "../schemas/kits.js";
-import { MAX_INLINE_CHANGES, STOCK_MOVED, foldHold, itemLockName, readLedgerState, releaseHold, tryStockChanges, type LedgerState } from "./inventory.js";
+import { MAX_INLINE_CHANGES, STOCK_MOVED, itemLockName, readLedgerState, releaseHold, tryStockChanges, type LedgerState } from "./inventory.js";
 import { StockRuleError, itemStock, type LedgerSource, type StockChange } from "./ledger-plan.js";
-import { holdStock, type StockHold } from "./stock-holds.js";
+import { foldNowOrLater, holdStock, type StockHold } from "./stock-holds.js";
 import { BALANCE_FIELDS, sumBalances, type Balances } from "./inventory-math.js";
 import {
   DisassemblyRefusal,
@@ -395,11 +394,6 @@ function sameStock(before: LedgerState, after: LedgerState): boolean {
   return true;
 }
 
-/** Folds a committed kit write's hold in now; if this fails the write still stands whole (the next reader, writer or the sweeper folds it). */
-async function foldGains(accountId: string, hold: StockHold): Promise<void> {
-  await foldHold(accountId, hold.journalId).catch((error) => log("WARN", "kit hold left to fold later", { accountId, journalId: hold.journalId, ...errorFields(error) }));
-}
-
 function stockRuleRefusal(error: StockRuleError): KitBuildRefusal {
   return new KitBuildRefusal(error.rule === "negative_balance" ? "insufficient_stock" : "invalid_quantity", `The build breaks a stock rule: ${error.message}`);
 }
@@ -555,7 +549,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
       }
       // Still this process's turn on these items: the hold is folded before the next build
       // here reads them (its valuation sees them).
-      if (held) await foldGains(accountId, held.hold);
+      if (held) await foldNowOrLater(accountId, held.hold.journalId);
       else turns.servedWithin();
       return body;
     },
@@ -665,7 +659,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
         if (result.rejected.failed(BUILD_LABELS.build)) throw missing(); // disassembled by a concurrent request
         return RETRY; // the kit's build figures moved
       }
-      if (held) await foldGains(accountId, held.hold);
+      if (held) await foldNowOrLater(accountId, held.hold.journalId);
       else turns.servedWithin();
       return resource;
     },

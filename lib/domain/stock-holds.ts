@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { ContentionError } from "../core/errors.js";
-import { log } from "../core/log.js";
+import { errorFields, log } from "../core/log.js";
 import { HOLD_BIND_LABEL, addHoldBinding, insertJournal, moveJournalStatus, readItemsAndRows, readJournal, rowKeyOf } from "../db/inventory.js";
 import type { StockJournalItem } from "../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../db/transactions.js";
@@ -70,6 +70,14 @@ export async function holdStock(options: { accountId: string; source: LedgerSour
     throw new ContentionError("stock hold", chunks.length);
   }
   return { journalId, bind: (tx) => addHoldBinding(tx, options.accountId, journalId) };
+}
+
+/**
+ * Folds a committed (bound) hold into the balances now. If this fails the write still stands
+ * whole: the next reader or writer that meets a delta, or the sweeper, folds it.
+ */
+export async function foldNowOrLater(accountId: string, journalId: string): Promise<void> {
+  await foldHold(accountId, journalId).catch((error) => log("WARN", "hold left to fold later", { accountId, journalId, ...errorFields(error) }));
 }
 
 /** A hold's journal as stored (tests and diagnostics). */
@@ -152,7 +160,7 @@ export async function prepareStock(options: { accountId: string; source: LedgerS
       // Committed: fold the deltas in now. If this fails, the write still stands whole: the
       // next reader or writer that meets a delta, or the sweeper, folds it.
       if (!cancellation) {
-        await foldHold(options.accountId, hold.journalId).catch((error) => log("WARN", "hold left to fold later", { journalId: hold.journalId, error: String(error) }));
+        await foldNowOrLater(options.accountId, hold.journalId);
       }
       return cancellation;
     },

@@ -92,6 +92,16 @@ async function defineKit(account: TestAccount, itemId: string, components: [stri
 const build = (client: ApiClient, kitId: string, body: Record<string, unknown>, options = {}) => client.post(`/kits/${kitId}/builds`, body, options);
 const disassemble = (client: ApiClient, kitId: string, buildId: string) => client.request("DELETE", `/kits/${kitId}/builds/${buildId}`);
 
+/** A kit of 25 one-unit components (more stock changes than one transaction holds), each stocked `each` at the location. */
+async function bigKit(each: number) {
+  const s = await setup();
+  const parts = await Promise.all(Array.from({ length: 25 }, (_, i) => createItem(s.client, { name: `Part ${i}`, cost: "1.0000" })));
+  for (const part of parts) await stock(s.client, part.id, s.location, each);
+  const box = await createItem(s.client, { name: "Big kit" });
+  const kitId = await defineKit(s.account, box.id, parts.map((p) => [p.id, 1] as [string, number]));
+  return { s, parts, box, kitId };
+}
+
 async function buildOk(client: ApiClient, kitId: string, body: Record<string, unknown>) {
   const response = await build(client, kitId, body);
   expect(response.status, response.text).toBe(201);
@@ -513,11 +523,7 @@ describe("POST /kits/{kit_id}/builds", () => {
   });
 
   it("a kit of 25 components assembles and disassembles exactly (the consumption atomic, the additions held and bound by the build)", { timeout: 60_000 }, async () => {
-    const s = await setup();
-    const parts = await Promise.all(Array.from({ length: 25 }, (_, i) => createItem(s.client, { name: `Part ${i}`, cost: "1.0000" })));
-    for (const part of parts) await stock(s.client, part.id, s.location, 2);
-    const box = await createItem(s.client, { name: "Big kit" });
-    const kitId = await defineKit(s.account, box.id, parts.map((p) => [p.id, 1] as [string, number]));
+    const { s, parts, box, kitId } = await bigKit(2);
     const ids = [box.id, ...parts.map((p) => p.id)];
 
     const made = await buildOk(s.client, kitId, { location_id: s.location, quantity: 2 });
@@ -542,11 +548,7 @@ describe("POST /kits/{kit_id}/builds", () => {
   });
 
   it("readers during 25-component builds and disassemblies never see the parts moved without the assembled units (one commit point)", { timeout: 120_000 }, async () => {
-    const s = await setup();
-    const parts = await Promise.all(Array.from({ length: 25 }, (_, i) => createItem(s.client, { name: `Part ${i}`, cost: "1.0000" })));
-    for (const part of parts) await stock(s.client, part.id, s.location, 3);
-    const box = await createItem(s.client, { name: "Big kit" });
-    const kitId = await defineKit(s.account, box.id, parts.map((p) => [p.id, 1] as [string, number]));
+    const { s, parts, box, kitId } = await bigKit(3);
     const part = parts[24]!.id; // the last part: its row is the last the build's transaction writes
     const onHand = async (id: string) => (await onHandAt(s.client, [id], s.location))[id]!;
     // While builds run, a reader that sees parts consumed must then see as many units made; while
