@@ -14,7 +14,12 @@ const protection = app.node.tryGetContext("deletionProtection");
 const cors = app.node.tryGetContext("corsOrigins") as string | string[] | undefined;
 new InventoryApiStack(app, stackName, {
   deletionProtection: protection === undefined ? true : String(protection) !== "false",
-  corsOrigins: Array.isArray(cors) ? cors : (cors ?? "").split(",").map((origin) => origin.trim()).filter(Boolean),
+  corsOrigins: Array.isArray(cors)
+    ? cors
+    : (cors ?? "")
+        .split(",")
+        .map((origin) => origin.trim())
+        .filter(Boolean),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));

@@ -47,15 +47,7 @@ export const STREAM_MAX_RECORD_AGE = Duration.hours(6);
 
 /** Headers a browser client sends and may read (CORS). */
 const CORS_REQUEST_HEADERS = ["authorization", "content-type", "idempotency-key", "if-match"];
-const CORS_EXPOSED_HEADERS = [
-  "etag",
-  "idempotent-replayed",
-  "ratelimit-limit",
-  "ratelimit-remaining",
-  "ratelimit-reset",
-  "retry-after",
-  "x-request-id",
-];
+const CORS_EXPOSED_HEADERS = ["etag", "idempotent-replayed", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "x-request-id"];
 
 /**
  * The whole service: one table, one HTTP API whose routes come from the route table, one

@@ -10,7 +10,6 @@ import { ROUTES, routeKey, type RouteDefinition } from "../lib/routes/index.js";
 const SAMPLE_ID = "00000000-0000-4000-8000-000000000001";
 const SAMPLE_ZONE = "00000000-0000-4000-8000-000000000002";
 
-
 /** The sample body of a route: its documented example (every route with a body has one; a test checks it). */
 export function sampleBody(operationId: string): unknown {
   return ROUTES.find((r) => r.operationId === operationId)?.example?.body;

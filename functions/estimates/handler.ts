@@ -21,7 +21,8 @@ export const handler = createApiHandler(estimateRoutes, {
     ok(await previewEstimate(req.principal, req.body, { id: req.params.estimate_id, ifMatch: req.headers["if-match"] })),
   declineEstimate: async (req: ApiRequest<EstimateParams>) =>
     withEtag(await declineEstimate(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(200))),
-  deleteEstimate: async (req: ApiRequest<EstimateParams>) => ok(await deleteEstimate(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(200))),
+  deleteEstimate: async (req: ApiRequest<EstimateParams>) =>
+    ok(await deleteEstimate(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(200))),
   convertEstimateToInvoice: async (req: ApiRequest<EstimateParams, {}, { issue_date?: string }>) =>
     withEtag(await convertEstimateToInvoice(req.principal, req.params.estimate_id, req.body, req.completion(201)), 201),
   convertEstimateToSalesOrder: async (req: ApiRequest<EstimateParams>) =>

@@ -43,7 +43,8 @@ export const handler = createApiHandler(invoiceRoutes, {
     ok(await deleteInvoicePayment(req.principal, req.params.invoice_id, req.params.payment_id, req.completion(200))),
   listInvoiceFulfillments: async (req: ApiRequest<InvoiceParams, PageParams>) =>
     ok(await listInvoiceFulfillments(req.principal, req.params.invoice_id, req.path, normalizePage(req.query))),
-  packInvoice: async (req: ApiRequest<InvoiceParams, {}, PackBody>) => created(await packInvoice(req.principal, req.params.invoice_id, req.body, req.completion(201))),
+  packInvoice: async (req: ApiRequest<InvoiceParams, {}, PackBody>) =>
+    created(await packInvoice(req.principal, req.params.invoice_id, req.body, req.completion(201))),
   shipInvoiceFulfillment: async (req: ApiRequest<InvoiceParams & { fulfillment_id: string }, {}, ShipBody>) =>
     ok(await shipInvoiceFulfillment(req.principal, req.params.invoice_id, req.params.fulfillment_id, req.body, req.completion(200))),
 });

@@ -25,8 +25,7 @@ export const handler = createApiHandler(itemRoutes, {
   listItems: async (req: ApiRequest<{}, PageQuery & ItemListQuery>) => ok(await listItems(req.principal, req.path, normalizePage(req.query), req.query)),
   createItem: async (req: ApiRequest<{}, {}, ItemCreateBody>) => created(await createItem(req.principal, req.body, req.completion(201))),
   getItem: async (req: ApiRequest<ItemParams>) => ok(await getItem(req.principal, req.params.id)),
-  updateItem: async (req: ApiRequest<ItemParams, {}, ItemUpdateBody>) =>
-    ok(await updateItem(req.principal, req.params.id, req.body, req.completion(200))),
+  updateItem: async (req: ApiRequest<ItemParams, {}, ItemUpdateBody>) => ok(await updateItem(req.principal, req.params.id, req.body, req.completion(200))),
   deleteItem: async (req: ApiRequest<ItemParams>) => ok(await deleteItem(req.principal, req.params.id, req.completion(200))),
   listItemVariations: async (req: ApiRequest<ItemParams, PageQuery & { include?: string }>) =>
     ok(await listVariations(req.principal, req.params.id, req.path, normalizePage(req.query), req.query.include)),

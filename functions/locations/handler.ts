@@ -12,11 +12,9 @@ type ZoneParams = LocationParams & { zone_id: string };
 
 /** Endpoint group `locations`: locations and zones (spec part 1, section 4.1). */
 export const handler = createApiHandler(locationRoutes, {
-  listLocations: async (req: ApiRequest<{}, PageQuery>) =>
-    ok(await listLocations(req.principal, req.path, normalizePage(req.query))),
+  listLocations: async (req: ApiRequest<{}, PageQuery>) => ok(await listLocations(req.principal, req.path, normalizePage(req.query))),
 
-  createLocation: async (req: ApiRequest<{}, {}, LocationCreateBody>) =>
-    created(await createLocation(req.principal, req.body, req.completion(201))),
+  createLocation: async (req: ApiRequest<{}, {}, LocationCreateBody>) => created(await createLocation(req.principal, req.body, req.completion(201))),
 
   listZones: async (req: ApiRequest<LocationParams, PageQuery>) =>
     ok(await listZones(req.principal, req.params.location_id, req.path, normalizePage(req.query))),

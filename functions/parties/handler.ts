@@ -15,15 +15,12 @@ function handlersOf(kind: PartyKind): Record<string, RouteHandler> {
   const update = async (req: ApiRequest<PartyParams, {}, PartyWriteBody>) =>
     ok(await updateParty(req.principal, kind, req.params.id, req.body, req.completion(200)));
   return {
-    [`list${title}s`]: async (req: ApiRequest<{}, ListQuery>) =>
-      ok(await listParties(req.principal, kind, req.path, normalizePage(req.query), req.query.q)),
+    [`list${title}s`]: async (req: ApiRequest<{}, ListQuery>) => ok(await listParties(req.principal, kind, req.path, normalizePage(req.query), req.query.q)),
     [`get${title}`]: async (req: ApiRequest<PartyParams>) => ok(await getParty(req.principal, kind, req.params.id)),
-    [`create${title}`]: async (req: ApiRequest<{}, {}, PartyWriteBody>) =>
-      created(await createParty(req.principal, kind, req.body, req.completion(201))),
+    [`create${title}`]: async (req: ApiRequest<{}, {}, PartyWriteBody>) => created(await createParty(req.principal, kind, req.body, req.completion(201))),
     [`update${title}`]: update,
     [`replace${title}`]: update,
-    [`delete${title}`]: async (req: ApiRequest<PartyParams>) =>
-      ok(await deleteParty(req.principal, kind, req.params.id, req.completion(200))),
+    [`delete${title}`]: async (req: ApiRequest<PartyParams>) => ok(await deleteParty(req.principal, kind, req.params.id, req.completion(200))),
   };
 }
 

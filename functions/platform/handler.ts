@@ -40,7 +40,8 @@ export const handler = createPublicHandler(
     unmatched: async (method, path) => {
       const { methodsAtPath, noStoreAtPath } = await import("../../lib/routes/index.js");
       const allowed = methodsAtPath(path);
-      const error = allowed.length > 0 && !(allowed as string[]).includes(method) ? errors.methodNotAllowed(method, path, allowed) : errors.routeNotFound(method, path);
+      const error =
+        allowed.length > 0 && !(allowed as string[]).includes(method) ? errors.methodNotAllowed(method, path, allowed) : errors.routeNotFound(method, path);
       if (noStoreAtPath(path)) error.headers["Cache-Control"] = "no-store";
       return error;
     },

@@ -15,18 +15,14 @@ import {
   updatePurchaseOrder,
 } from "../../lib/domain/purchase-orders.js";
 import type { PaymentBody } from "../../lib/schemas/documents.js";
-import type {
-  PurchaseOrderCreateBody,
-  PurchaseOrderListQuery,
-  PurchaseOrderReceiveBody,
-  PurchaseOrderUpdateBody,
-} from "../../lib/schemas/purchase-orders.js";
+import type { PurchaseOrderCreateBody, PurchaseOrderListQuery, PurchaseOrderReceiveBody, PurchaseOrderUpdateBody } from "../../lib/schemas/purchase-orders.js";
 
 type OrderParams = { purchase_order_id: string };
 
 /** Endpoint group `purchase-orders`. */
 export const handler = createApiHandler(purchaseOrderRoutes, {
-  createPurchaseOrder: async (req: ApiRequest<{}, {}, PurchaseOrderCreateBody>) => withEtag(await createPurchaseOrder(req.principal, req.body, req.completion(201)), 201),
+  createPurchaseOrder: async (req: ApiRequest<{}, {}, PurchaseOrderCreateBody>) =>
+    withEtag(await createPurchaseOrder(req.principal, req.body, req.completion(201)), 201),
   listPurchaseOrders: async (req: ApiRequest<{}, PurchaseOrderListQuery>) =>
     ok(await listPurchaseOrders(req.principal, req.path, normalizePage(req.query), req.query)),
   getPurchaseOrder: async (req: ApiRequest<OrderParams>) => withEtag(await getPurchaseOrder(req.principal, req.params.purchase_order_id)),

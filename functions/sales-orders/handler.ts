@@ -22,7 +22,8 @@ type PageParams = { page?: string; limit?: string };
 
 /** Endpoint group `sales-orders`. */
 export const handler = createApiHandler(salesOrderRoutes, {
-  createSalesOrder: async (req: ApiRequest<{}, {}, SalesOrderCreateBody>) => withEtag(await createSalesOrder(req.principal, req.body, req.completion(201)), 201),
+  createSalesOrder: async (req: ApiRequest<{}, {}, SalesOrderCreateBody>) =>
+    withEtag(await createSalesOrder(req.principal, req.body, req.completion(201)), 201),
   listSalesOrders: async (req: ApiRequest<{}, SalesOrderListQuery>) => ok(await listSalesOrders(req.principal, req.path, normalizePage(req.query), req.query)),
   getSalesOrder: async (req: ApiRequest<OrderParams>) => withEtag(await getSalesOrder(req.principal, req.params.sales_order_id)),
   updateSalesOrder: async (req: ApiRequest<OrderParams, {}, SalesOrderUpdateBody>) =>
@@ -30,7 +31,8 @@ export const handler = createApiHandler(salesOrderRoutes, {
   deleteSalesOrder: async (req: ApiRequest<OrderParams>) => ok(await deleteSalesOrder(req.principal, req.params.sales_order_id, req.completion(200))),
   listSalesOrderFulfillments: async (req: ApiRequest<OrderParams, PageParams>) =>
     ok(await listSalesOrderFulfillments(req.principal, req.params.sales_order_id, req.path, normalizePage(req.query))),
-  packSalesOrder: async (req: ApiRequest<OrderParams, {}, PackBody>) => created(await packSalesOrder(req.principal, req.params.sales_order_id, req.body, req.completion(201))),
+  packSalesOrder: async (req: ApiRequest<OrderParams, {}, PackBody>) =>
+    created(await packSalesOrder(req.principal, req.params.sales_order_id, req.body, req.completion(201))),
   shipSalesOrderFulfillment: async (req: ApiRequest<OrderParams & { fulfillment_id: string }, {}, ShipBody>) =>
     ok(await shipSalesOrderFulfillment(req.principal, req.params.sales_order_id, req.params.fulfillment_id, req.body, req.completion(200))),
   listSalesOrderInvoices: async (req: ApiRequest<OrderParams, PageParams>) =>

@@ -27,8 +27,7 @@ export const handler = createApiHandler(taskRoutes, {
   listTasks: async (req: ApiRequest<{}, TaskListQuery>) => ok(await listTasks(req.principal, req.query)),
   createTask: async (req: ApiRequest<{}, {}, TaskCreateBody>) => created(await createTask(req.principal, req.body, req.completion(201))),
   getTask: async (req: ApiRequest<TaskParams>) => ok(await getTask(req.principal, req.params.id)),
-  updateTask: async (req: ApiRequest<TaskParams, {}, TaskUpdateBody>) =>
-    ok(await updateTask(req.principal, req.params.id, req.body, req.completion(200))),
+  updateTask: async (req: ApiRequest<TaskParams, {}, TaskUpdateBody>) => ok(await updateTask(req.principal, req.params.id, req.body, req.completion(200))),
   listTaskActivity: async (req: ApiRequest<TaskParams, { before_version?: string }>) =>
     ok(await listActivity(req.principal, req.params.id, req.query.before_version)),
   getTaskStats: async (req: ApiRequest<{}, StatsQuery>) => ok(await taskStats(req.principal, req.query)),

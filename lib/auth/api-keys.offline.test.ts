@@ -61,7 +61,10 @@ describe("offline: api keys", () => {
       // The last 4 characters are a checksum: any other change makes a key that was never issued.
       ["one random character changed", `${API_KEY_PREFIX}${body.slice(0, 30)}${body[30] === "a" ? "b" : "a"}${body.slice(31)}`],
       ["the checksum changed", `${API_KEY_PREFIX}${body.slice(0, 39)}${body[39] === "0" ? "1" : "0"}`],
-      ["another account's part with this tail", `${API_KEY_PREFIX}${mintApiKey(randomUUID()).apiKey.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + 22)}${body.slice(22)}`],
+      [
+        "another account's part with this tail",
+        `${API_KEY_PREFIX}${mintApiKey(randomUUID()).apiKey.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + 22)}${body.slice(22)}`,
+      ],
       ["made up", `${API_KEY_PREFIX}${"A".repeat(40)}`],
     ];
     it.each(cases)("%s", (_label, value) => {

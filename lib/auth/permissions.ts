@@ -46,7 +46,8 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<Permission, string>> = {
   "estimates.list": "Read estimates and see them linked to tasks; needed to decline one; with `records.view_all`, sync estimates.",
   "estimates.modify":
     "Create, change, preview, decline and delete estimates; convert them (into an invoice also needs `invoices.modify`, into a sales order `sales_orders.list` and `sales_orders.modify`).",
-  "invoices.list": "Read invoices, their payments and packing lists, and see them linked to tasks; with `sales_orders.list`, a sales order's invoices; with `records.view_all`, sync invoices.",
+  "invoices.list":
+    "Read invoices, their payments and packing lists, and see them linked to tasks; with `sales_orders.list`, a sales order's invoices; with `records.view_all`, sync invoices.",
   "invoices.modify":
     "Create, change, send, cancel and delete invoices; record and delete their payments; pack and ship them (with `invoices.list`); invoice a sales order (with `sales_orders.modify`); convert an estimate into an invoice (with `estimates.modify`).",
   "sales_orders.list":
@@ -69,7 +70,8 @@ export const USER_SETTING_DESCRIPTIONS: Readonly<Record<"role" | "assigned_locat
   assigned_location_id:
     "A staff user assigned to a location (`--location`) works in it alone: `GET /locations` lists only it and other locations' zones are 404; no location can be created; item and kit quantities count only its stock and only its adjustments and kit builds are listed; a purchase order, sales order, invoice or estimate at another location (its `location_id` or a line's stock row) is 404 `resource_missing` to every route, read or write, and left out of lists; a body naming another location (`location_id`, a line's stock row, an adjustment or a kit build) is 422 `validation_failed` on that field; other locations' kit builds cannot be disassembled (404); `GET /sync` is 403 `sync_permission_denied`. Stock transfers are not limited by it (spec: account-wide).",
   status: "`inactive`: every key of the user is refused (401) until the user is `active` again.",
-  time_zone: "The zone of the user's \"today\" (documents' default dates) and of task deadlines with `time_zone_mode: mine`; unset, the account's zone applies.",
+  time_zone:
+    "The zone of the user's \"today\" (documents' default dates) and of task deadlines with `time_zone_mode: mine`; unset, the account's zone applies.",
 };
 
 export function isPermission(value: string): value is Permission {
@@ -146,8 +148,10 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   "estimates:convert_to_sales_order": "Convert an estimate into a sales order (`POST /estimates/{id}/convert-to-sales-order`).",
   "estimates:decline": "Decline estimates (`POST /estimates/{id}/decline`).",
   "estimates:delete": "Delete estimates.",
-  "invoices:read": "Read invoices, their payments and packing lists; with `sales_orders:read`, a sales order's invoices; link invoices to tasks; sync invoices.",
-  "invoices:write": "Create, change, send, cancel and delete invoices; record and delete their payments; with `sales_orders:write`, invoice a sales order (`POST /sales-orders/{id}/invoices`).",
+  "invoices:read":
+    "Read invoices, their payments and packing lists; with `sales_orders:read`, a sales order's invoices; link invoices to tasks; sync invoices.",
+  "invoices:write":
+    "Create, change, send, cancel and delete invoices; record and delete their payments; with `sales_orders:write`, invoice a sales order (`POST /sales-orders/{id}/invoices`).",
   "invoices:pack": "Pack invoices and ship their packing lists (`POST /invoices/{id}/fulfillments`, `.../ship`).",
   "sales_orders:read": "Read sales orders and their packing lists; with `invoices:read`, their invoices; link sales orders to tasks; sync sales orders.",
   "sales_orders:write": "Create, change and delete sales orders; with `invoices:write`, invoice them.",

@@ -2,11 +2,7 @@
  * The error catalogue. Every error body the API sends is built here, from an `ApiError`:
  * `{error: {type, code, message, param?, details?}}` (spec part 1, section 7).
  */
-export type ErrorType =
-  | "invalid_request_error"
-  | "authentication_error"
-  | "rate_limit_error"
-  | "api_error";
+export type ErrorType = "invalid_request_error" | "authentication_error" | "rate_limit_error" | "api_error";
 
 export interface ValidationDetail {
   /** JSON path of the offending field, e.g. `custom_fields[2].name`. */
@@ -60,21 +56,17 @@ export const errors = {
     new ApiError(401, "authentication_error", "authentication_required", message, {
       headers: { "WWW-Authenticate": "Bearer" },
     }),
-  insufficientScope: (scope: string) =>
-    invalid(403, "insufficient_scope", `This API key lacks the scope ${scope}.`, { param: scope }),
+  insufficientScope: (scope: string) => invalid(403, "insufficient_scope", `This API key lacks the scope ${scope}.`, { param: scope }),
   permissionDenied: (message: string, param?: string) => invalid(403, "permission_denied", message, { param }),
-  resourceMissing: (what: string, id?: string) =>
-    invalid(404, "resource_missing", id ? `No such ${what}: ${id}.` : `No such ${what}.`),
-  routeNotFound: (method: string, path: string) =>
-    invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}.`),
+  resourceMissing: (what: string, id?: string) => invalid(404, "resource_missing", id ? `No such ${what}: ${id}.` : `No such ${what}.`),
+  routeNotFound: (method: string, path: string) => invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}.`),
   /** A known path with a method it does not have; `Allow` lists the methods it has. */
   methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
     invalid(405, "method_not_allowed", `${method} is not allowed on ${path}; it accepts ${allowed.join(", ")}.`, {
       headers: { Allow: allowed.join(", ") },
     }),
   invalidJson: (message = "The request body is not valid JSON.") => invalid(400, "invalid_json", message),
-  unsupportedMediaType: () =>
-    invalid(415, "unsupported_media_type", "Send the request body as JSON with Content-Type: application/json."),
+  unsupportedMediaType: () => invalid(415, "unsupported_media_type", "Send the request body as JSON with Content-Type: application/json."),
   /** 422 with at most `MAX_DETAILS` details; `total` counts every problem found (for the message). */
   validationFailed: (details: ValidationDetail[], message?: string, total: number = details.length) =>
     invalid(422, "validation_failed", message ?? summarize(details, Math.max(total, details.length)), {
@@ -90,8 +82,7 @@ export const errors = {
       param: details[0]?.param,
       details: details.slice(0, MAX_DETAILS),
     }),
-  invalidQueryParameter: (param: string, message: string, status = 422) =>
-    invalid(status, "invalid_query_parameter", message, { param }),
+  invalidQueryParameter: (param: string, message: string, status = 422) => invalid(status, "invalid_query_parameter", message, { param }),
   idempotencyKeyRequired: () =>
     invalid(400, "idempotency_key_required", "This request requires an Idempotency-Key header.", {
       param: "Idempotency-Key",
@@ -101,19 +92,11 @@ export const errors = {
       param: "Idempotency-Key",
     }),
   idempotencyKeyReused: () =>
-    invalid(
-      409,
-      "idempotency_key_reused",
-      "This Idempotency-Key was already used with different request data.",
-      { param: "Idempotency-Key" },
-    ),
+    invalid(409, "idempotency_key_reused", "This Idempotency-Key was already used with different request data.", { param: "Idempotency-Key" }),
   idempotencyInProgress: () =>
-    invalid(
-      409,
-      "idempotency_in_progress",
-      "A request with this Idempotency-Key is still being processed; retry shortly with the same key.",
-      { param: "Idempotency-Key" },
-    ),
+    invalid(409, "idempotency_in_progress", "A request with this Idempotency-Key is still being processed; retry shortly with the same key.", {
+      param: "Idempotency-Key",
+    }),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError(429, "rate_limit_error", "rate_limited", "Too many requests; retry after the Retry-After delay.", {
       headers: { "Retry-After": String(Math.max(1, retryAfterSeconds)) },
@@ -146,8 +129,7 @@ export const errors = {
       headers: { "Retry-After": "1" },
       cause,
     }),
-  requestTooLarge: (maxBytes: number) =>
-    invalid(413, "request_too_large", `The request body exceeds ${Math.round(maxBytes / 1024 / 1024)} MB.`),
+  requestTooLarge: (maxBytes: number) => invalid(413, "request_too_large", `The request body exceeds ${Math.round(maxBytes / 1024 / 1024)} MB.`),
   // Tasks and reminders (spec part 2, section 4.6).
   taskConflict: (current: number) =>
     invalid(409, "task_conflict", `The task has changed: its current version is ${current}. Fetch it again and retry with that version.`, {
@@ -159,8 +141,7 @@ export const errors = {
     invalid(400, "invalid_cursor", "The cursor is not valid for this request (tampered, another user's, or other filters); restart without cursor.", {
       param: "cursor",
     }),
-  internal: (cause?: unknown) =>
-    new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
+  internal: (cause?: unknown) => new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
 };
 
 /** Codes of `unsupportedField` (spec part 1, section 7). */

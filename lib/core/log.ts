@@ -10,9 +10,7 @@ function threshold(): number {
 
 export function log(level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
   if (ORDER[level] < threshold()) return;
-  process.stdout.write(
-    `${JSON.stringify({ level, message, timestamp: new Date().toISOString(), service: "inventory-api", ...fields })}\n`,
-  );
+  process.stdout.write(`${JSON.stringify({ level, message, timestamp: new Date().toISOString(), service: "inventory-api", ...fields })}\n`);
 }
 
 /** An error as log fields: name, message, stack and its cause chain. */

@@ -12,8 +12,14 @@ describe("offline: normalizePage", () => {
   it.each([
     [{ page: "3" }, { page: 3, limit: 20 }],
     [{ limit: "50" }, { page: 1, limit: 50 }],
-    [{ page: "2", limit: "100" }, { page: 2, limit: 100 }],
-    [{ page: "+4", limit: "+7" }, { page: 4, limit: 7 }],
+    [
+      { page: "2", limit: "100" },
+      { page: 2, limit: 100 },
+    ],
+    [
+      { page: "+4", limit: "+7" },
+      { page: 4, limit: 7 },
+    ],
   ])("keeps in-range values %j", (query, expected) => {
     expect(normalizePage(query)).toEqual(expected);
   });

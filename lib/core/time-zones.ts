@@ -25,7 +25,14 @@ const DAY_FORMATS = new Map<string, Intl.DateTimeFormat>();
 export function dateInZone(zone: string, now: Date): string {
   let format = DAY_FORMATS.get(zone);
   if (!format) {
-    format = new Intl.DateTimeFormat("en-US", { timeZone: zone, calendar: "iso8601", numberingSystem: "latn", year: "numeric", month: "2-digit", day: "2-digit" });
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      calendar: "iso8601",
+      numberingSystem: "latn",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+    });
     if (DAY_FORMATS.size < 1000) DAY_FORMATS.set(zone, format);
   }
   const parts = Object.fromEntries(format.formatToParts(now).map((part) => [part.type, part.value]));

@@ -24,7 +24,9 @@ export async function readAccount(accountId: string): Promise<AccountItem | unde
 }
 
 export async function patchAccount(accountId: string, changes: Partial<AccountItem>, remove: (keyof AccountItem)[]): Promise<AccountItem> {
-  let update = db().entities.account.patch({ accountId }).set(changes as never);
+  let update = db()
+    .entities.account.patch({ accountId })
+    .set(changes as never);
   if (remove.length > 0) update = update.remove(remove as never);
   const { data } = await update.go({ response: "all_new" });
   return data as AccountItem;
@@ -33,7 +35,13 @@ export async function patchAccount(accountId: string, changes: Partial<AccountIt
 /** Inserts a user on condition that the account exists. */
 export async function insertUser(user: UserItem): Promise<boolean> {
   const failed = await writeTransaction((tx) => {
-    tx.add("account", tx.entities.account.check({ accountId: user.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit());
+    tx.add(
+      "account",
+      tx.entities.account
+        .check({ accountId: user.accountId })
+        .where(({ accountId }, { exists }) => exists(accountId))
+        .commit(),
+    );
     tx.add("user", tx.entities.user.create(user).commit());
   });
   return failed === null;
@@ -61,8 +69,20 @@ export async function writeUser(user: UserItem): Promise<void> {
 export async function moveUser(previous: UserItem, next: UserItem): Promise<boolean> {
   const failed = await writeTransaction((tx) => {
     const e = tx.entities;
-    tx.add("old user", e.user.delete({ accountId: previous.accountId, userId: previous.userId }).where(({ userId }, { exists }) => exists(userId)).commit());
-    tx.add("new account", e.account.check({ accountId: next.accountId }).where(({ accountId }, { exists }) => exists(accountId)).commit());
+    tx.add(
+      "old user",
+      e.user
+        .delete({ accountId: previous.accountId, userId: previous.userId })
+        .where(({ userId }, { exists }) => exists(userId))
+        .commit(),
+    );
+    tx.add(
+      "new account",
+      e.account
+        .check({ accountId: next.accountId })
+        .where(({ accountId }, { exists }) => exists(accountId))
+        .commit(),
+    );
     tx.add("new user", e.user.create(next).commit());
   });
   return failed === null;
@@ -93,7 +113,13 @@ export async function insertReferenceData(
   build: (entities: import("./transactions.js").TransactionEntities) => import("./transactions.js").TransactionOp,
 ): Promise<boolean> {
   const failed = await writeTransaction((tx) => {
-    tx.add("account", tx.entities.account.check({ accountId }).where(({ accountId: id }, { exists }) => exists(id)).commit());
+    tx.add(
+      "account",
+      tx.entities.account
+        .check({ accountId })
+        .where(({ accountId: id }, { exists }) => exists(id))
+        .commit(),
+    );
     tx.add("reference data", build(tx.entities));
   });
   return failed === null;

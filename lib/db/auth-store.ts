@@ -13,11 +13,7 @@ import { nowIso } from "./keys.js";
  * new minute resets the counter with a second, conditioned update. Returns undefined when
  * the key does not exist.
  */
-export async function touchApiKey(
-  accountId: string,
-  keyHash: string,
-  window: number,
-): Promise<ApiKeyItem | undefined> {
+export async function touchApiKey(accountId: string, keyHash: string, window: number): Promise<ApiKeyItem | undefined> {
   const apiKeys = db().entities.apiKey;
   const { Key } = apiKeys.get({ accountId, keyHash }).params<{ Key: Record<string, string> }>();
   const client = getDocumentClient();

@@ -7,10 +7,7 @@ type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 export type ContactLinkRef = NonNullable<ContactItem["links"]>[number];
 
 /** A contact with the owners it is visible to, in ONE Query of its partition. */
-export async function readContactTree(
-  accountId: string,
-  contactId: string,
-): Promise<{ contact: ContactItem | undefined; accessOwners: string[] }> {
+export async function readContactTree(accountId: string, contactId: string): Promise<{ contact: ContactItem | undefined; accessOwners: string[] }> {
   const { data } = await db().collections.contactTree({ accountId, contactId }).go({ pages: "all", consistent: true });
   return { contact: data.contact[0], accessOwners: data.contactAccess.map((a) => a.ownerUserId) };
 }
@@ -154,7 +151,14 @@ function addCounts(
     if (delta > 0) {
       tx.add(`${PARTY_LABEL}${partyId}`, e.party.patch({ accountId, partyId }).add({ contactCount: delta }).commit());
     } else {
-      tx.add("party count", e.party.update({ accountId, partyId }).add({ contactCount: delta }).where(({ partyId: id }, { exists }) => exists(id)).commit());
+      tx.add(
+        "party count",
+        e.party
+          .update({ accountId, partyId })
+          .add({ contactCount: delta })
+          .where(({ partyId: id }, { exists }) => exists(id))
+          .commit(),
+      );
     }
   }
   for (const userId of new Set([...deltas.owners.keys(), ...ownerExtras.keys()])) {

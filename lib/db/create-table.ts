@@ -50,12 +50,14 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  await client.send(
-    new UpdateTimeToLiveCommand({
-      TableName: name,
-      TimeToLiveSpecification: { AttributeName: TABLE_KEYS.timeToLiveAttribute, Enabled: true },
-    }),
-  ).catch(() => undefined); // DynamoDB Local accepts TTL settings but never expires items; harmless if refused.
+  await client
+    .send(
+      new UpdateTimeToLiveCommand({
+        TableName: name,
+        TimeToLiveSpecification: { AttributeName: TABLE_KEYS.timeToLiveAttribute, Enabled: true },
+      }),
+    )
+    .catch(() => undefined); // DynamoDB Local accepts TTL settings but never expires items; harmless if refused.
 }
 
 /**

@@ -1,6 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { DocumentTooLargeError, MAX_DOCUMENT_LINE_BYTES, MAX_DOCUMENT_LINE_JSON_BYTES, MAX_PAGE_BYTES, encodeDocumentLines, numberAtOffset, type StoredLine } from "./documents.js";
+import {
+  DocumentTooLargeError,
+  MAX_DOCUMENT_LINE_BYTES,
+  MAX_DOCUMENT_LINE_JSON_BYTES,
+  MAX_PAGE_BYTES,
+  encodeDocumentLines,
+  numberAtOffset,
+  type StoredLine,
+} from "./documents.js";
 import { MAX_CHUNK_BYTES, packJson, unpackJson, unpackText } from "./packing.js";
 
 const words = "steel brass cable valve panel fitting the of and to in for with on at by from".split(" ");
@@ -10,7 +18,15 @@ const prose = (length: number) => {
   return out.slice(0, length);
 };
 const lines = (count: number, description: (i: number) => string): StoredLine[] =>
-  Array.from({ length: count }, (_, i) => ({ id: `line-${i}`, lineType: "inventory", name: `Part ${i}`, description: description(i), quantity: 1, unitPrice: "2.5000", subtotal: "2.5000" }));
+  Array.from({ length: count }, (_, i) => ({
+    id: `line-${i}`,
+    lineType: "inventory",
+    name: `Part ${i}`,
+    description: description(i),
+    quantity: 1,
+    unitPrice: "2.5000",
+    subtotal: "2.5000",
+  }));
 
 describe("offline: compressed JSON", () => {
   it("round-trips a value through chunks of at most the chunk size, in order", () => {

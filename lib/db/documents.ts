@@ -285,7 +285,10 @@ const DATE_FACT: Record<DateAttribute, keyof DocumentFacts> = {
 };
 
 /** The list attributes of a header (hidden attributes: reads never return them). */
-export type DocumentListing = Record<"lx1pk" | "lx2pk" | "lx3pk" | "lx4pk" | "lx5pk" | "lx6pk" | "lx7pk" | "lxsk" | "lx7sk" | "lxf" | "lxn", string | undefined>;
+export type DocumentListing = Record<
+  "lx1pk" | "lx2pk" | "lx3pk" | "lx4pk" | "lx5pk" | "lx6pk" | "lx7pk" | "lxsk" | "lx7sk" | "lxf" | "lxn",
+  string | undefined
+>;
 
 /** The partition-key prefix of a kind's list entries. */
 const listBase = (accountId: string, kind: DocumentKind) => `${accountId}#${kind}`;
@@ -434,7 +437,13 @@ const removedName = (kind: DocumentKind) => `${kind}.removed`;
 
 /** Adds a deleted document's number to its kind's deleted numbers (in the delete's transaction). */
 export function addRemovedNumber(tx: TransactionBuilder, accountId: string, kind: DocumentKind, number: number): void {
-  tx.add("removed number", tx.entities.sequence.update({ accountId, name: removedName(kind) }).add({ removed: [number] }).commit());
+  tx.add(
+    "removed number",
+    tx.entities.sequence
+      .update({ accountId, name: removedName(kind) })
+      .add({ removed: [number] })
+      .commit(),
+  );
 }
 
 /**
@@ -472,19 +481,33 @@ export async function queryDocumentPage(scope: DocumentScope, offset: number, li
     return (await query.go({ limit, order: "desc" })).data;
   }
   if (scope.assignedUserId) {
-    const entries = await readListEntries<DocumentFacts>({ index: "lx6", pk: `${listBase(scope.accountId, scope.kind)}#a#${scope.assignedUserId}` }, { descending: true, limit: offset + limit });
+    const entries = await readListEntries<DocumentFacts>(
+      { index: "lx6", pk: `${listBase(scope.accountId, scope.kind)}#a#${scope.assignedUserId}` },
+      { descending: true, limit: offset + limit },
+    );
     return readListedHeaders(scope.accountId, entries.slice(offset).map(documentIdOf));
   }
   const known = sequence ?? (await readKindSequence(scope.accountId, scope.kind));
   const removed =
-    known.value === known.count ? [] : ((await db().entities.sequence.get({ accountId: scope.accountId, name: removedName(scope.kind) }).go()).data?.removed ?? []);
+    known.value === known.count
+      ? []
+      : ((
+          await db()
+            .entities.sequence.get({ accountId: scope.accountId, name: removedName(scope.kind) })
+            .go()
+        ).data?.removed ?? []);
   const start = numberAtOffset(known, removed, offset);
   if (start === undefined) {
     // Deletions from before deleted numbers were kept: read the index to the page (the old way).
-    return readToOffset<DocumentItem>(offset, limit, (cursor, want) => documents.byNumber({ accountId: scope.accountId, kind: scope.kind }).go({ cursor, limit: want, order: "desc" }));
+    return readToOffset<DocumentItem>(offset, limit, (cursor, want) =>
+      documents.byNumber({ accountId: scope.accountId, kind: scope.kind }).go({ cursor, limit: want, order: "desc" }),
+    );
   }
   if (start < 1) return [];
-  const { data } = await documents.byNumber({ accountId: scope.accountId, kind: scope.kind }).lte({ numberKey: numberKeyOf(start) }).go({ limit, order: "desc" });
+  const { data } = await documents
+    .byNumber({ accountId: scope.accountId, kind: scope.kind })
+    .lte({ numberKey: numberKeyOf(start) })
+    .go({ limit, order: "desc" });
   return data;
 }
 
@@ -501,12 +524,20 @@ export async function setItemReference(accountId: string, itemId: string, docume
       "reference",
       tx.entities.itemReference
         .upsert({ accountId, itemId, documentId, active, at, expiresAt: active ? undefined : Math.floor(Date.now() / 1000) + 30 * 86_400 })
-        .where(({ at: stored, active: was }, { notExists, lt, ne }) => `(${notExists(stored)} OR ${lt(stored, at)}) AND (${notExists(was)} OR ${ne(was, active)})`)
+        .where(
+          ({ at: stored, active: was }, { notExists, lt, ne }) => `(${notExists(stored)} OR ${lt(stored, at)}) AND (${notExists(was)} OR ${ne(was, active)})`,
+        )
         .commit(),
     );
   const counted = await writeTransaction((tx) => {
     reference(tx);
-    tx.add("item", tx.entities.item.patch({ accountId, itemId }).add({ documentCount: active ? 1 : -1 }).commit());
+    tx.add(
+      "item",
+      tx.entities.item
+        .patch({ accountId, itemId })
+        .add({ documentCount: active ? 1 : -1 })
+        .commit(),
+    );
   });
   if (!counted || counted.failed("reference")) return; // done, or stale / no transition
   // The item is gone: record the reference alone (nothing left to count).

@@ -55,9 +55,7 @@ export async function releaseClaim(context: IdempotencyContext): Promise<void> {
 export async function readStoredOutcome(
   context: IdempotencyContext,
 ): Promise<{ inProgress: true; fingerprint: string } | (IdempotencyItem & { inProgress: false; body: string }) | undefined> {
-  const { data } = await db()
-    .entities.idempotencyRecord.get({ accountId: context.accountId, scope: context.scope })
-    .go({ consistent: true });
+  const { data } = await db().entities.idempotencyRecord.get({ accountId: context.accountId, scope: context.scope }).go({ consistent: true });
   if (!data || data.expiresAt < epochSeconds()) return undefined;
   if (data.statusCode === 0) return { inProgress: true, fingerprint: data.fingerprint };
   if (data.body !== undefined) return { ...data, inProgress: false, body: data.body };

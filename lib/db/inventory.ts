@@ -28,8 +28,7 @@ export async function readItemTree(accountId: string, itemId: string): Promise<I
   };
 }
 
-export const rowKeyOf = (row: { itemId: string; variationId: string; locationId: string }) =>
-  `${row.itemId}|${row.variationId}|${row.locationId}`;
+export const rowKeyOf = (row: { itemId: string; variationId: string; locationId: string }) => `${row.itemId}|${row.variationId}|${row.locationId}`;
 
 type RowKey = { itemId: string; variationId: string; locationId: string };
 
@@ -80,7 +79,10 @@ const TREE_QUERY_CONCURRENCY = 16;
  * whole by its own Query (a few at a time).
  */
 export async function readLineTrees(accountId: string, requests: readonly LineTreeRequest[]): Promise<Map<string, LineTree>> {
-  const items = await readItems(accountId, requests.map((r) => r.itemId));
+  const items = await readItems(
+    accountId,
+    requests.map((r) => r.itemId),
+  );
   const trees = new Map<string, LineTree>();
   const unindexed: string[] = [];
   const wanted: { itemId: string; variationId: string }[] = [];
@@ -99,7 +101,8 @@ export async function readLineTrees(accountId: string, requests: readonly LineTr
     const rows = indexes.get(request.itemId);
     if (!rows) continue;
     const variationIds = trees.get(request.itemId)!.item!.variationIds!;
-    const variationId = request.ivlId === undefined ? (variationIds.length === 1 ? variationIds[0] : undefined) : rows.find((r) => r.ivlId === request.ivlId)?.variationId;
+    const variationId =
+      request.ivlId === undefined ? (variationIds.length === 1 ? variationIds[0] : undefined) : rows.find((r) => r.ivlId === request.ivlId)?.variationId;
     if (variationId !== undefined) wanted.push({ itemId: request.itemId, variationId });
   }
   const wantedKeys = new Set(wanted.map((w) => `${w.itemId}|${w.variationId}`));
@@ -191,7 +194,12 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
     const clearsPending = pendingJournals !== undefined && Object.keys(pendingJournals as object).length === 0;
     let update = e.item
       .patch({ accountId: write.accountId, itemId: change.itemId })
-      .set({ ...set, ...(pendingJournals === undefined || clearsPending ? {} : { pendingJournals }), stock: change.stock, stockVersion: change.expectedVersion + 1 });
+      .set({
+        ...set,
+        ...(pendingJournals === undefined || clearsPending ? {} : { pendingJournals }),
+        stock: change.stock,
+        stockVersion: change.expectedVersion + 1,
+      });
     if (clearsPending) update = update.remove(["pendingJournals"]) as never;
     if (change.add) update = update.add(change.add);
     const move = change.statusMove;
@@ -209,8 +217,12 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
     );
   }
   const moved = Object.keys(statusCounts).length > 0;
-  const balancesAsRead = (before: NonNullable<LedgerWrite["rows"][number]["before"]>) =>
-    ({ onHand, reserved, incoming, inTransit }: Record<"onHand" | "reserved" | "incoming" | "inTransit", never>, { eq }: { eq: (a: never, b: number) => string }) =>
+  const balancesAsRead =
+    (before: NonNullable<LedgerWrite["rows"][number]["before"]>) =>
+    (
+      { onHand, reserved, incoming, inTransit }: Record<"onHand" | "reserved" | "incoming" | "inTransit", never>,
+      { eq }: { eq: (a: never, b: number) => string },
+    ) =>
       [eq(onHand, before.onHand), eq(reserved, before.reserved), eq(incoming, before.incoming), eq(inTransit, before.inTransit)].join(" AND ");
   for (const { row, isNew, before, remove } of write.rows) {
     if (isNew || !before) {
@@ -219,7 +231,13 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
     }
     if (remove) {
       const key = { accountId: row.accountId, itemId: row.itemId, variationId: row.variationId, locationId: row.locationId };
-      tx.add(`${LEDGER_LABEL_PREFIX}row`, e.stockRow.delete(key).where(balancesAsRead(before) as never).commit());
+      tx.add(
+        `${LEDGER_LABEL_PREFIX}row`,
+        e.stockRow
+          .delete(key)
+          .where(balancesAsRead(before) as never)
+          .commit(),
+      );
       continue;
     }
     // The row must still hold the balances the plan started from (however it was read).
@@ -337,7 +355,9 @@ export async function moveJournalStatus(
   to: StockJournalItem["status"],
   extra: { failure?: string } = {},
 ): Promise<boolean> {
-  let update = db().entities.stockJournal.patch({ accountId, journalId }).set({ status: to, updatedAt: new Date().toISOString(), ...extra });
+  let update = db()
+    .entities.stockJournal.patch({ accountId, journalId })
+    .set({ status: to, updatedAt: new Date().toISOString(), ...extra });
   if (to === "released" || to === "applied") update = update.remove(["openHoldsPk", "openHoldsSk"]) as never;
   try {
     await update.where(({ status }, { eq }) => from.map((f) => eq(status, f)).join(" OR ")).go({ response: "none" });

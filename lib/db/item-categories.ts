@@ -47,11 +47,7 @@ export async function insertItemCategory(category: ItemCategoryItem, outcome: Ou
  * was read and, when it moves under a parent, that it still has no children. A parent change
  * moves the child counts (`PARENT_LABEL` = the new parent check).
  */
-export async function replaceItemCategory(
-  previous: ItemCategoryItem,
-  next: ItemCategoryItem,
-  outcome: Outcome,
-): Promise<Cancellation | null> {
+export async function replaceItemCategory(previous: ItemCategoryItem, next: ItemCategoryItem, outcome: Outcome): Promise<Cancellation | null> {
   return writeTransaction((tx) => {
     const entities = tx.entities;
     const key = { accountId: next.accountId, categoryId: next.categoryId };
@@ -67,9 +63,7 @@ export async function replaceItemCategory(
           updatedAt: next.updatedAt,
         })
         .where(({ updatedAt, childCount }, { eq }) =>
-          next.parentId === "root"
-            ? eq(updatedAt, previous.updatedAt)
-            : `${eq(updatedAt, previous.updatedAt)} AND ${eq(childCount, 0)}`,
+          next.parentId === "root" ? eq(updatedAt, previous.updatedAt) : `${eq(updatedAt, previous.updatedAt)} AND ${eq(childCount, 0)}`,
         )
         .commit(),
     );

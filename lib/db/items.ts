@@ -13,8 +13,7 @@ type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 /** Items storage (records, variations, counts); stock itself moves only through the ledger. */
 
 export type StatusBucket = "items_00" | "items_01" | "items_10" | "items_11";
-export const bucketOf = (item: Pick<ItemRecord, "archived" | "sold">): StatusBucket =>
-  `items_${item.archived ? 1 : 0}${item.sold ? 1 : 0}` as StatusBucket;
+export const bucketOf = (item: Pick<ItemRecord, "archived" | "sold">): StatusBucket => `items_${item.archived ? 1 : 0}${item.sold ? 1 : 0}` as StatusBucket;
 
 export async function readInventoryCounters(accountId: string, consistent: boolean) {
   const { data } = await db().entities.inventoryCounters.get({ accountId }).go({ consistent });
@@ -29,7 +28,11 @@ export async function readItem(accountId: string, itemId: string): Promise<ItemR
 /** Items by id, in BatchGetItems of 100 (all at once; missing ones are absent); `consistent: false` for display values (half the read units). */
 export async function readItems(accountId: string, itemIds: readonly string[], options: { consistent?: boolean } = {}): Promise<ItemRecord[]> {
   const keys = [...new Set(itemIds)].map((itemId) => ({ accountId, itemId }));
-  return batchGetAll("read items", keys, (chunk) => db().entities.item.get(chunk).go({ consistent: options.consistent ?? true }));
+  return batchGetAll("read items", keys, (chunk) =>
+    db()
+      .entities.item.get(chunk)
+      .go({ consistent: options.consistent ?? true }),
+  );
 }
 
 export interface ItemFilter {
@@ -47,7 +50,8 @@ function statusFilter(filter: ItemFilter) {
 }
 
 /** The status filter over a name-index entry (its projected `archived` and `sold`). */
-const keepsStatus = (filter: ItemFilter) => (entry: NameEntry) => (filter.includeArchived || entry.archived !== true) && (filter.includeSold || entry.sold !== true);
+const keepsStatus = (filter: ItemFilter) => (entry: NameEntry) =>
+  (filter.includeArchived || entry.archived !== true) && (filter.includeSold || entry.sold !== true);
 
 /**
  * Items at positions [offset, offset + limit) in name order among those the filter keeps: a
@@ -84,7 +88,8 @@ export async function searchItemPage(
   const { needle, number } = scope;
   const matches = await readNameEntries(namePartitionOf(base.params(), "item"), {
     keep: (entry) =>
-      status(entry) && (!needle || entry.nameKey.includes(needle) || Boolean(entry.skuKey?.includes(needle)) || (number !== undefined && entry.number === number)),
+      status(entry) &&
+      (!needle || entry.nameKey.includes(needle) || Boolean(entry.skuKey?.includes(needle)) || (number !== undefined && entry.number === number)),
   });
   const page = matches.sort(byNameThenId((entry) => entry.itemId)).slice(offset, offset + limit);
   return { total: matches.length, itemIds: page.map((entry) => entry.itemId!) };
@@ -149,12 +154,7 @@ export async function replaceItem(
  * Deletes an item with its variations and stock rows in ONE transaction, on condition that it
  * is unchanged and no document references it. (History entries stay, as the audit trail.)
  */
-export async function removeItem(
-  item: ItemRecord,
-  variations: ItemVariationItem[],
-  rows: StockRowItem[],
-  outcome: Outcome,
-): Promise<ItemWriteResult> {
+export async function removeItem(item: ItemRecord, variations: ItemVariationItem[], rows: StockRowItem[], outcome: Outcome): Promise<ItemWriteResult> {
   const cancellation = await writeTransaction((tx) => {
     const e = tx.entities;
     tx.add(
@@ -166,8 +166,15 @@ export async function removeItem(
         )
         .commit(),
     );
-    tx.add("status counts", e.inventoryCounters.update({ accountId: item.accountId }).add({ [bucketOf(item)]: -1 }).commit());
-    for (const v of variations) tx.add("variation", e.itemVariation.delete({ accountId: item.accountId, itemId: item.itemId, variationId: v.variationId }).commit());
+    tx.add(
+      "status counts",
+      e.inventoryCounters
+        .update({ accountId: item.accountId })
+        .add({ [bucketOf(item)]: -1 })
+        .commit(),
+    );
+    for (const v of variations)
+      tx.add("variation", e.itemVariation.delete({ accountId: item.accountId, itemId: item.itemId, variationId: v.variationId }).commit());
     for (const r of rows) {
       tx.add("stock row", e.stockRow.delete({ accountId: item.accountId, itemId: item.itemId, variationId: r.variationId, locationId: r.locationId }).commit());
     }
@@ -197,7 +204,15 @@ export async function insertUnit(accountId: string, name: string): Promise<numbe
 }
 
 /** Selected variations (BatchGetItems of 100, all at once), for lines, component barcodes, SKUs and cost overrides. */
-export async function readVariations(accountId: string, keys: readonly { itemId: string; variationId: string }[], options: { consistent?: boolean } = {}): Promise<ItemVariationItem[]> {
+export async function readVariations(
+  accountId: string,
+  keys: readonly { itemId: string; variationId: string }[],
+  options: { consistent?: boolean } = {},
+): Promise<ItemVariationItem[]> {
   const unique = [...new Map(keys.map((k) => [`${k.itemId}|${k.variationId}`, { accountId, itemId: k.itemId, variationId: k.variationId }])).values()];
-  return batchGetAll("read variations", unique, (chunk) => db().entities.itemVariation.get(chunk).go({ consistent: options.consistent ?? true }));
+  return batchGetAll("read variations", unique, (chunk) =>
+    db()
+      .entities.itemVariation.get(chunk)
+      .go({ consistent: options.consistent ?? true }),
+  );
 }

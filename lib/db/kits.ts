@@ -46,10 +46,7 @@ export const KIT_LINK_LABEL = "kit link";
  * Inserts a kit numbered from the account's `kit` sequence (counted there), with its item
  * link (on condition that the item backs no kit yet), in ONE transaction.
  */
-export async function insertKit(
-  kit: Omit<KitItem, "number">,
-  link: KitLinkItem,
-): Promise<{ number: number; cancellation: Cancellation | null }> {
+export async function insertKit(kit: Omit<KitItem, "number">, link: KitLinkItem): Promise<{ number: number; cancellation: Cancellation | null }> {
   return allocateNumber(kit.accountId, "kit", (number, claim) =>
     writeTransaction((tx) => {
       claim(tx, { count: 1 });
@@ -72,9 +69,6 @@ export async function queryBuilds(accountId: string, kitId: string, locationId: 
       : db().entities.kitBuild.query.byLocation({ accountId, kitId, locationId }).go({ cursor, order: "desc", limit: want }),
   );
 }
-
-
-
 
 /** The last build number handed out (`kit_build` sequence). */
 export const readBuildSequence = (accountId: string, consistent: boolean): Promise<number> => readSequence(accountId, "kit_build", consistent);
@@ -107,7 +101,12 @@ export function addBuildRemoval(tx: TransactionBuilder, build: Pick<KitBuildItem
 }
 
 /** Writes a kit's build figures on condition that they are still those read (`buildVersion`). */
-export function addKitStats(tx: TransactionBuilder, kit: Pick<KitItem, "accountId" | "kitId" | "buildVersion">, buildStats: Record<string, unknown>, at: string): void {
+export function addKitStats(
+  tx: TransactionBuilder,
+  kit: Pick<KitItem, "accountId" | "kitId" | "buildVersion">,
+  buildStats: Record<string, unknown>,
+  at: string,
+): void {
   tx.add(
     BUILD_LABELS.kit,
     tx.entities.kit

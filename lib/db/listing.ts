@@ -38,10 +38,7 @@ const sortKeyOf = (index: ListIndex) => (index === "lx7" ? "lx7sk" : "lxsk");
  * Entries of one partition in sort-key order (descending with `descending`), from `cursor`,
  * at most `limit` (every one without). Eventually consistent, like every index read.
  */
-export async function readListEntries<F>(
-  partition: ListPartition,
-  options: { descending?: boolean; limit?: number } = {},
-): Promise<ListEntry<F>[]> {
+export async function readListEntries<F>(partition: ListPartition, options: { descending?: boolean; limit?: number } = {}): Promise<ListEntry<F>[]> {
   const { index, pk, from, to } = partition;
   const names: Record<string, string> = { "#pk": `${index}pk` };
   const values: Record<string, unknown> = { ":pk": pk };
@@ -68,7 +65,11 @@ export async function readListEntries<F>(
       }),
     );
     for (const item of output.Items ?? []) {
-      entries.push({ pk: item.pk as string, sk: item.sk as string, facts: JSON.parse((item[index === "lx1" ? LISTING_NAMES : LISTING_FACTS] as string | undefined) ?? "{}") as F });
+      entries.push({
+        pk: item.pk as string,
+        sk: item.sk as string,
+        facts: JSON.parse((item[index === "lx1" ? LISTING_NAMES : LISTING_FACTS] as string | undefined) ?? "{}") as F,
+      });
     }
     start = output.LastEvaluatedKey;
   } while (start && (options.limit === undefined || entries.length < options.limit));

@@ -15,10 +15,7 @@ export async function readLocation(accountId: string, locationId: string): Promi
 }
 
 /** A location and all of its zones in ONE Query (they share a partition). */
-export async function readLocationTree(
-  accountId: string,
-  locationId: string,
-): Promise<{ location: LocationItem | undefined; zones: ZoneItem[] }> {
+export async function readLocationTree(accountId: string, locationId: string): Promise<{ location: LocationItem | undefined; zones: ZoneItem[] }> {
   const { data } = await db().collections.locationTree({ accountId, locationId }).go({ pages: "all", consistent: true });
   return { location: data.location[0], zones: data.zone };
 }
@@ -34,7 +31,13 @@ export async function insertLocation(location: LocationItem, outcome: Outcome): 
 export const LOCATION_LABEL = "location";
 
 function activeLocationCheck(tx: TransactionBuilder, accountId: string, locationId: string): void {
-  tx.add(LOCATION_LABEL, tx.entities.location.check({ accountId, locationId }).where(({ active }, { eq }) => eq(active, true)).commit());
+  tx.add(
+    LOCATION_LABEL,
+    tx.entities.location
+      .check({ accountId, locationId })
+      .where(({ active }, { eq }) => eq(active, true))
+      .commit(),
+  );
 }
 
 /** Inserts a zone on condition that its location exists and is active (`LOCATION_LABEL`). */
@@ -64,5 +67,9 @@ export async function replaceZone(
 /** Locations by id (BatchGetItems of 100, all at once; missing ones are absent). */
 export async function readLocations(accountId: string, locationIds: readonly string[], options: { consistent?: boolean } = {}): Promise<LocationItem[]> {
   const keys = [...new Set(locationIds)].map((locationId) => ({ accountId, locationId }));
-  return batchGetAll("read locations", keys, (chunk) => db().entities.location.get(chunk).go({ consistent: options.consistent ?? true }));
+  return batchGetAll("read locations", keys, (chunk) =>
+    db()
+      .entities.location.get(chunk)
+      .go({ consistent: options.consistent ?? true }),
+  );
 }

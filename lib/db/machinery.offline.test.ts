@@ -90,7 +90,10 @@ describe("offline: transaction builder", () => {
 
   it("keeps room for the items the writer adds itself (the stored outcome)", () => {
     const tx = new TransactionBuilder({} as never, MAX_TRANSACTION_ITEMS - 1);
-    tx.addAll("rows", Array.from({ length: 99 }, () => op));
+    tx.addAll(
+      "rows",
+      Array.from({ length: 99 }, () => op),
+    );
     expect(() => tx.add("extra", op)).toThrow(/101 items/);
     expect(tx.items().map((i) => i.label)).toEqual(Array.from({ length: 99 }, () => "rows"));
   });
@@ -98,7 +101,11 @@ describe("offline: transaction builder", () => {
   it("maps failures by label, never by position", () => {
     const cancellation = new Cancellation([
       { label: "sequence:customer", code: "ConditionalCheckFailed" },
-      { label: referenceLabel("custom_field_values[3].custom_field_id"), code: "ConditionalCheckFailed", note: "is not a custom field of this record kind in this account." },
+      {
+        label: referenceLabel("custom_field_values[3].custom_field_id"),
+        code: "ConditionalCheckFailed",
+        note: "is not a custom field of this record kind in this account.",
+      },
     ]);
     expect(cancellation.failed("sequence:customer")).toBe(true);
     expect(cancellation.failed("party")).toBe(false);

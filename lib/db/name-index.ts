@@ -44,10 +44,7 @@ export function namePartitionOf(params: object, entity: string): NamePartition {
  * (every one without). Asks for no more entries than are still wanted, so a deep page never
  * reads past its offset. Eventually consistent, like every index read.
  */
-export async function readNameEntries(
-  partition: NamePartition,
-  options: { keep?: (entry: NameEntry) => boolean; limit?: number } = {},
-): Promise<NameEntry[]> {
+export async function readNameEntries(partition: NamePartition, options: { keep?: (entry: NameEntry) => boolean; limit?: number } = {}): Promise<NameEntry[]> {
   const entries: NameEntry[] = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -80,7 +80,10 @@ export async function searchPartyPage(
   const matches = await readNameEntries(namePartitionOf(partyIndexQuery(scope).params(), "party"), {
     keep: (entry) => entry.nameKey.includes(needle) || Boolean(entry.emailKey?.includes(needle)) || (number !== undefined && entry.number === number),
   });
-  const ids = matches.sort(byNameThenId((entry) => entry.partyId)).slice(offset, offset + limit).map((entry) => entry.partyId!);
+  const ids = matches
+    .sort(byNameThenId((entry) => entry.partyId))
+    .slice(offset, offset + limit)
+    .map((entry) => entry.partyId!);
   const byId = new Map((await readParties(scope.accountId, ids, { consistent: false })).map((party) => [party.partyId, party]));
   return { total: matches.length, items: ids.flatMap((id) => byId.get(id) ?? []) };
 }
@@ -107,7 +110,13 @@ export async function insertParty(
   const { number, cancellation } = await allocateNumber(party.accountId, party.kind, (next, claim) =>
     writeTransaction((tx) => {
       claim(tx, { [countField]: 1 });
-      tx.add("owner counts", tx.entities.ownerCounters.update({ accountId: party.accountId, userId: party.ownerUserId }).add({ [countField]: 1 }).commit());
+      tx.add(
+        "owner counts",
+        tx.entities.ownerCounters
+          .update({ accountId: party.accountId, userId: party.ownerUserId })
+          .add({ [countField]: 1 })
+          .commit(),
+      );
       tx.add("party", tx.entities.party.create({ ...party, number: next } as PartyItem).commit());
       checkReferences(tx, party.accountId, references);
     }, outcome(next)),
@@ -152,7 +161,13 @@ export async function removeParty(previous: PartyItem, linkedContacts: readonly 
         )
         .commit(),
     );
-    tx.add("account counts", tx.entities.accountCounters.update({ accountId: previous.accountId }).add({ [countField]: -1 }).commit());
+    tx.add(
+      "account counts",
+      tx.entities.accountCounters
+        .update({ accountId: previous.accountId })
+        .add({ [countField]: -1 })
+        .commit(),
+    );
     // Also moves the owner's record count, on the same owner item as the contact counts.
     addUnlinks(tx, previous, linkedContacts, { ownerCounts: { [countField]: -1 } });
   }, outcome);
@@ -178,7 +193,11 @@ export function addDocumentActivity(
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
   const convert = options.convertProspect;
   // A prospect becoming a customer: its kind (and so its list keys, rebuilt from the owner) in the same operation.
-  if (convert) update = update.set({ kind: "customer", updatedAt: convert.now }).composite({ ownerUserId: convert.ownerUserId }).remove([...PROSPECT_ONLY]);
+  if (convert)
+    update = update
+      .set({ kind: "customer", updatedAt: convert.now })
+      .composite({ ownerUserId: convert.ownerUserId })
+      .remove([...PROSPECT_ONLY]);
   const was = activity.invoiceDateWas;
   const guardDate = Boolean(activity.invoiceDate) && was !== undefined;
   // `requireActive`: the party must still be unarchived when the document commits (a document
@@ -225,6 +244,8 @@ export function addProspectConversion(
   activity: DocumentActivity,
   now: string,
 ): void {
-  addDocumentActivity(tx, { accountId: prospect.accountId, partyId: prospect.partyId }, activity, { convertProspect: { ownerUserId: prospect.ownerUserId, now } });
+  addDocumentActivity(tx, { accountId: prospect.accountId, partyId: prospect.partyId }, activity, {
+    convertProspect: { ownerUserId: prospect.ownerUserId, now },
+  });
   tx.add("account counts", tx.entities.accountCounters.update({ accountId: prospect.accountId }).add(PROSPECT_CONVERSION_COUNTS).commit());
 }

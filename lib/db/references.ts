@@ -46,15 +46,30 @@ function checkOp(tx: TransactionBuilder, accountId: string, reference: Reference
         .where(({ customFieldId }, { exists }) => exists(customFieldId))
         .commit();
     case "customer_label":
-      return e.customerLabel.check({ accountId, labelId: reference.id }).where(({ labelId }, { exists }) => exists(labelId)).commit();
+      return e.customerLabel
+        .check({ accountId, labelId: reference.id })
+        .where(({ labelId }, { exists }) => exists(labelId))
+        .commit();
     case "pricing_tier":
-      return e.pricingTier.check({ accountId, pricingTierId: reference.id }).where(({ pricingTierId }, { exists }) => exists(pricingTierId)).commit();
+      return e.pricingTier
+        .check({ accountId, pricingTierId: reference.id })
+        .where(({ pricingTierId }, { exists }) => exists(pricingTierId))
+        .commit();
     case "item_category":
-      return e.itemCategory.check({ accountId, categoryId: reference.id }).where(({ categoryId }, { exists }) => exists(categoryId)).commit();
+      return e.itemCategory
+        .check({ accountId, categoryId: reference.id })
+        .where(({ categoryId }, { exists }) => exists(categoryId))
+        .commit();
     case "unit":
-      return e.unit.check({ accountId, unitId: reference.id }).where(({ unitId }, { exists }) => exists(unitId)).commit();
+      return e.unit
+        .check({ accountId, unitId: reference.id })
+        .where(({ unitId }, { exists }) => exists(unitId))
+        .commit();
     case "location":
-      return e.location.check({ accountId, locationId: reference.id }).where(({ active }, { eq }) => eq(active, true)).commit();
+      return e.location
+        .check({ accountId, locationId: reference.id })
+        .where(({ active }, { eq }) => eq(active, true))
+        .commit();
   }
 }
 

@@ -113,10 +113,13 @@ export async function retrying<T>(
       };
       afterWait = false;
       const run = () => (turns ? holdingTurns.run(true, () => attempt(n, context)) : attempt(n, context));
-      const result = contended.length === 0 ? await run() : await oneAtATime(contended, () => {
-        if (deadline !== undefined && Date.now() > deadline) throw new ContentionError(operation, n);
-        return run();
-      });
+      const result =
+        contended.length === 0
+          ? await run()
+          : await oneAtATime(contended, () => {
+              if (deadline !== undefined && Date.now() > deadline) throw new ContentionError(operation, n);
+              return run();
+            });
       if (result !== RETRY) return result as T;
       if (contended.length > 0 && !turns && !holdingTurns.getStore()) {
         noteContended(contended);

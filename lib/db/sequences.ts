@@ -26,16 +26,7 @@ const SEQUENCES = {
 } as const satisfies Record<string, SequenceDefinition>;
 
 /** Sequences with an item of their own (`Sequence` entity, keyed by name). */
-export const OWN_SEQUENCES = [
-  "purchase_order",
-  "stock_transfer",
-  "estimate",
-  "sales_order",
-  "invoice",
-  "packing_list",
-  "kit",
-  "kit_build",
-] as const;
+export const OWN_SEQUENCES = ["purchase_order", "stock_transfer", "estimate", "sales_order", "invoice", "packing_list", "kit", "kit_build"] as const;
 export type OwnSequence = (typeof OWN_SEQUENCES)[number];
 export type SequenceName = keyof typeof SEQUENCES | OwnSequence;
 
@@ -77,7 +68,9 @@ export function claimNumbers(
   const attribute = definition.attribute;
   const entity = (tx.entities as unknown as Record<string, unknown>)[definition.entity] as {
     update(key: Record<string, string>): {
-      set(values: Record<string, number>): { add(values: Record<string, number>): { where(fn: unknown): { commit(options?: { response: "all_old" }): never } } };
+      set(values: Record<string, number>): {
+        add(values: Record<string, number>): { where(fn: unknown): { commit(options?: { response: "all_old" }): never } };
+      };
     };
   };
   const op = entity
@@ -133,32 +126,37 @@ export async function allocateNumber(
   const attribute = definitionOf(name).attribute;
   let known: number | undefined;
   const counterItem = `${definitionOf(name).entity}:${accountId}${definitionOf(name).entity === "sequence" ? `:${name}` : ""}`;
-  return retrying(`next ${name} number`, async (attempt, context) => {
-    // An eventually consistent read is right almost always; the condition catches the rest. After
-    // waiting for its turn, what a lost race told this writer is stale: read it again, unless
-    // the writer before in line handed on the number it wrote (one read less per turn).
-    if (context.afterWait) {
-      const handed = context.received(counterItem);
-      known = typeof handed === "number" ? handed : undefined;
-    }
-    const current = known ?? (await readSequence(accountId, name, attempt > 0 || context.afterWait));
-    const number = current + 1;
-    const cancellation = await write(number, (tx, add) => {
-      claimNumbers(tx, accountId, name, current, number, add, limit);
-      // The next writer in line (if any) starts the moment this number is written.
-      context.serveNextWithin(tx, counterItem, number);
-    });
-    if (!cancellation) {
-      context.handOn(counterItem, number);
-      context.servedWithin();
-    }
-    if (cancellation?.failed(label) && !cancellation.failedOtherThan(label)) {
-      const item = cancellation.itemOf(label);
-      const stored = item?.[attribute];
-      if (limit !== undefined && (stored ?? 0) === current && typeof item?.count === "number" && item.count >= limit) throw new RecordLimitError(name, limit);
-      known = typeof stored === "number" && stored > current ? stored : undefined;
-      return RETRY;
-    }
-    return { number, cancellation };
-  }, undefined, [counterItem]);
+  return retrying(
+    `next ${name} number`,
+    async (attempt, context) => {
+      // An eventually consistent read is right almost always; the condition catches the rest. After
+      // waiting for its turn, what a lost race told this writer is stale: read it again, unless
+      // the writer before in line handed on the number it wrote (one read less per turn).
+      if (context.afterWait) {
+        const handed = context.received(counterItem);
+        known = typeof handed === "number" ? handed : undefined;
+      }
+      const current = known ?? (await readSequence(accountId, name, attempt > 0 || context.afterWait));
+      const number = current + 1;
+      const cancellation = await write(number, (tx, add) => {
+        claimNumbers(tx, accountId, name, current, number, add, limit);
+        // The next writer in line (if any) starts the moment this number is written.
+        context.serveNextWithin(tx, counterItem, number);
+      });
+      if (!cancellation) {
+        context.handOn(counterItem, number);
+        context.servedWithin();
+      }
+      if (cancellation?.failed(label) && !cancellation.failedOtherThan(label)) {
+        const item = cancellation.itemOf(label);
+        const stored = item?.[attribute];
+        if (limit !== undefined && (stored ?? 0) === current && typeof item?.count === "number" && item.count >= limit) throw new RecordLimitError(name, limit);
+        known = typeof stored === "number" && stored > current ? stored : undefined;
+        return RETRY;
+      }
+      return { number, cancellation };
+    },
+    undefined,
+    [counterItem],
+  );
 }

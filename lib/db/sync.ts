@@ -27,7 +27,10 @@ export async function queryMarkers(accountId: string, after: number, upTo: numbe
 
 /** The first sequence written at or after an epoch second (undefined when none yet). */
 export async function firstSequenceSince(accountId: string, second: number): Promise<number | undefined> {
-  const { data } = await db().entities.syncCheckpoint.query.primary({ accountId }).gte({ secondKey: secondKey(second) }).go({ consistent: true, limit: 1, pages: 1 });
+  const { data } = await db()
+    .entities.syncCheckpoint.query.primary({ accountId })
+    .gte({ secondKey: secondKey(second) })
+    .go({ consistent: true, limit: 1, pages: 1 });
   return data[0]?.firstSeq;
 }
 
@@ -94,7 +97,16 @@ export async function writeMarkers(accountId: string, changes: readonly RecordCh
               tx.add(
                 "marker",
                 e.syncMarker
-                  .put({ accountId, seqKey: seqKey(seq), seq, resource: change.resource, recordId: change.recordId, operation: change.operation, at, expiresAt })
+                  .put({
+                    accountId,
+                    seqKey: seqKey(seq),
+                    seq,
+                    resource: change.resource,
+                    recordId: change.recordId,
+                    operation: change.operation,
+                    at,
+                    expiresAt,
+                  })
                   .commit(),
               );
               if (pointer) tx.add("previous marker", e.syncMarker.delete({ accountId, seqKey: seqKey(pointer.seq) }).commit());

@@ -4,7 +4,10 @@ import { LOCAL_TABLE_NAME, tableName } from "./table.js";
 describe("offline: tableName", () => {
   const saved = { table: process.env.TABLE_NAME, fn: process.env.AWS_LAMBDA_FUNCTION_NAME };
   afterEach(() => {
-    for (const [key, value] of [["TABLE_NAME", saved.table], ["AWS_LAMBDA_FUNCTION_NAME", saved.fn]] as const) {
+    for (const [key, value] of [
+      ["TABLE_NAME", saved.table],
+      ["AWS_LAMBDA_FUNCTION_NAME", saved.fn],
+    ] as const) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }

@@ -270,7 +270,14 @@ function addTaskItems(tx: TransactionBuilder, write: TaskWrite): void {
   const { before, after } = write;
   const e = tx.entities;
   const { accountId } = after;
-  if (before) tx.add("task", e.task.put(after).where(({ rev }, { eq }) => eq(rev, before.rev)).commit());
+  if (before)
+    tx.add(
+      "task",
+      e.task
+        .put(after)
+        .where(({ rev }, { eq }) => eq(rev, before.rev))
+        .commit(),
+    );
   else tx.add("task", e.task.create(after).commit());
 
   const oldLink = before?.record ? { type: before.record.type, id: before.record.id, linkKey: linkKeyOf(before) } : undefined;
@@ -300,7 +307,14 @@ function addTaskItems(tx: TransactionBuilder, write: TaskWrite): void {
   }
   const accountCounts = Object.fromEntries(Object.entries(write.account).filter(([, n]) => n !== 0));
   if (Object.keys(accountCounts).length > 0) {
-    tx.add(ACCOUNT_TALLY, e.taskAccountTally.update({ accountId }).add(accountCounts).where(({ accountId: id }, { exists }) => exists(id)).commit());
+    tx.add(
+      ACCOUNT_TALLY,
+      e.taskAccountTally
+        .update({ accountId })
+        .add(accountCounts)
+        .where(({ accountId: id }, { exists }) => exists(id))
+        .commit(),
+    );
   }
 }
 
@@ -357,5 +371,8 @@ export async function queryAssigneeTasks(accountId: string, userId: string): Pro
 
 /** The condition that a user is an active user of the account (for a task's assignee). */
 export function activeUserCheck(tx: TransactionBuilder, accountId: string, userId: string) {
-  return tx.entities.user.check({ accountId, userId }).where(({ status }, { eq }) => eq(status, "active")).commit();
+  return tx.entities.user
+    .check({ accountId, userId })
+    .where(({ status }, { eq }) => eq(status, "active"))
+    .commit();
 }

@@ -67,12 +67,16 @@ async function outsideTransactions<T>(write: () => Promise<T>): Promise<T> {
 
 async function takeTicket(accountId: string, name: string): Promise<{ ticket: Ticket; serving: number }> {
   const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
-  const { data } = await outsideTransactions(() => db().entities.turn.update({ accountId, name }).add({ next: 1 }).set({ expiresAt }).go({ response: "all_new" }));
+  const { data } = await outsideTransactions(() =>
+    db().entities.turn.update({ accountId, name }).add({ next: 1 }).set({ expiresAt }).go({ response: "all_new" }),
+  );
   return { ticket: { accountId, name, number: (data.next ?? 1) - 1 }, serving: data.serving ?? 0 };
 }
 
 async function readServing(accountId: string, name: string): Promise<{ serving: number; handoff?: unknown }> {
-  const { data } = await db().entities.turn.get({ accountId, name }).go({ consistent: true, attributes: ["serving", "handoff"] });
+  const { data } = await db()
+    .entities.turn.get({ accountId, name })
+    .go({ consistent: true, attributes: ["serving", "handoff"] });
   return { serving: data?.serving ?? 0, handoff: data?.handoff };
 }
 
@@ -88,7 +92,9 @@ async function serveNext(accountId: string, name: string, from: number, handoff?
     if (handoff === undefined) update = update.remove(["handoff"]) as never;
     const { data } = await outsideTransactions(() =>
       update
-        .where((attributes, { eq, notExists }) => (from === 0 ? `(${notExists(attributes.serving)} OR ${eq(attributes.serving, 0)})` : eq(attributes.serving, from)))
+        .where((attributes, { eq, notExists }) =>
+          from === 0 ? `(${notExists(attributes.serving)} OR ${eq(attributes.serving, 0)})` : eq(attributes.serving, from),
+        )
         .go({ response: "all_new" }),
     );
     return { moved: true, behind: (data?.next ?? 0) > from + 1 };

@@ -88,11 +88,7 @@ async function visibleLinkedParties(
   return new Map([...known, ...parties.map((p) => [p.partyId, p] as const)]);
 }
 
-async function present(
-  principal: Principal,
-  contacts: readonly ContactItem[],
-  known: ReadonlyMap<string, PartyItem> = new Map(),
-): Promise<ContactResource[]> {
+async function present(principal: Principal, contacts: readonly ContactItem[], known: ReadonlyMap<string, PartyItem> = new Map()): Promise<ContactResource[]> {
   const parties = await visibleLinkedParties(principal, contacts, known);
   return contacts.map((contact) => presentContact(contact, parties));
 }
@@ -219,23 +215,28 @@ export async function updateContact(
 ): Promise<ContactResource> {
   const ids = input.account_record_ids;
   const requested = ids === undefined ? undefined : await resolveLinks(principal, ids);
-  return retrying("update contact", async () => {
-    const previous = await visibleContact(principal, contactId);
-    let next = applyFields(previous, input);
-    if (requested !== undefined) {
-      const hidden = (previous.links ?? []).filter((l) => !canSeeParty(principal, l));
-      next = { ...next, links: [...requested.links, ...hidden] };
-    }
-    if (sameRecord(previous, next, UPDATED_AT)) return (await present(principal, [previous], requested?.parties))[0]!; // sent back as read: nothing to write
-    let updatedAt = nowIso();
-    if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
-    next.updatedAt = updatedAt;
-    const [resource] = await present(principal, [next], requested?.parties);
-    const result = await replaceContact(previous, next, { completion, body: resource });
-    if (result.ok) return resource!;
-    if (result.missingParties.length > 0) throw linkFailure(result, ids ?? []);
-    return RETRY;
-  }, undefined, [`contact:${principal.accountId}:${contactId}`]);
+  return retrying(
+    "update contact",
+    async () => {
+      const previous = await visibleContact(principal, contactId);
+      let next = applyFields(previous, input);
+      if (requested !== undefined) {
+        const hidden = (previous.links ?? []).filter((l) => !canSeeParty(principal, l));
+        next = { ...next, links: [...requested.links, ...hidden] };
+      }
+      if (sameRecord(previous, next, UPDATED_AT)) return (await present(principal, [previous], requested?.parties))[0]!; // sent back as read: nothing to write
+      let updatedAt = nowIso();
+      if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
+      next.updatedAt = updatedAt;
+      const [resource] = await present(principal, [next], requested?.parties);
+      const result = await replaceContact(previous, next, { completion, body: resource });
+      if (result.ok) return resource!;
+      if (result.missingParties.length > 0) throw linkFailure(result, ids ?? []);
+      return RETRY;
+    },
+    undefined,
+    [`contact:${principal.accountId}:${contactId}`],
+  );
 }
 
 /**

@@ -16,9 +16,11 @@ export interface StoredCustomFieldValue {
  * Returns the values to store (blanks dropped) and every id sent with its position: each id is
  * checked, blank or not, so a blank value for a foreign field is still rejected.
  */
-export function normalizeCustomFieldValues(
-  input: readonly { custom_field_id: string; value: string | number | boolean | null }[],
-): { values: StoredCustomFieldValue[]; checkedIds: string[]; positions: number[] } {
+export function normalizeCustomFieldValues(input: readonly { custom_field_id: string; value: string | number | boolean | null }[]): {
+  values: StoredCustomFieldValue[];
+  checkedIds: string[];
+  positions: number[];
+} {
   const seen = new Set<string>();
   const details: ValidationDetail[] = [];
   const values: StoredCustomFieldValue[] = [];

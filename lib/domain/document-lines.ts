@@ -61,7 +61,12 @@ export async function resolveLineItems(
         details.push(referenceDetail(`lines[${request.index}].item_variation_location_id`, `is not at the ${options.locationLabel ?? "document's"} location.`));
         continue;
       }
-      resolved.set(request.index, { item, variation: tree.variations.find((v) => v.variationId === row.variationId)!, row, rows: tree.rows.filter((r) => r.variationId === row.variationId) });
+      resolved.set(request.index, {
+        item,
+        variation: tree.variations.find((v) => v.variationId === row.variationId)!,
+        row,
+        rows: tree.rows.filter((r) => r.variationId === row.variationId),
+      });
       continue;
     }
     if (tree.variationCount !== 1) {
@@ -85,7 +90,8 @@ export async function resolveLineItems(
 export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;
 
 /** The unit cost an item line defaults to: the variation's override, else the item's cost, else its average cost. */
-export const defaultUnitCost = (item: ItemRecord, variation: ItemVariationItem): string => variation.unitCostOverride ?? item.cost ?? item.averageCost ?? "0.0000";
+export const defaultUnitCost = (item: ItemRecord, variation: ItemVariationItem): string =>
+  variation.unitCostOverride ?? item.cost ?? item.averageCost ?? "0.0000";
 
 /** The selling price an item line defaults to: the variation's override, else the item's price. */
 export const defaultUnitPrice = (item: ItemRecord, variation: ItemVariationItem): string => variation.unitPriceOverride ?? item.price ?? "0.0000";
@@ -110,11 +116,22 @@ const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined): kept
  * kept line's own name (same item; kept even if the item was renamed since) or the item's
  * current name; any other name is 422 on `lines[i].name` (inventory names come from the item).
  */
-export function inventoryLineName(index: number, sent: string | undefined, item: ItemRecord, kept: KeptLine | undefined): { name: string } | { detail: ValidationDetail } {
+export function inventoryLineName(
+  index: number,
+  sent: string | undefined,
+  item: ItemRecord,
+  kept: KeptLine | undefined,
+): { name: string } | { detail: ValidationDetail } {
   if (sent === undefined) return { name: item.name };
   if (keepsItem(kept, item.itemId) && kept.name === sent) return { name: sent };
   if (sent === item.name) return { name: item.name };
-  return { detail: { param: `lines[${index}].name`, code: "invalid", message: "comes from the item on inventory lines: omit it, or send the item's name or the line's current one." } };
+  return {
+    detail: {
+      param: `lines[${index}].name`,
+      code: "invalid",
+      message: "comes from the item on inventory lines: omit it, or send the item's name or the line's current one.",
+    },
+  };
 }
 
 /** Whether a selling price sent on an inventory line is the kept line's own (read back unchanged: no prices.modify needed). */

@@ -77,11 +77,17 @@ export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentD
 const visibleTree = (principal: Principal, policy: PaymentPolicy, documentId: string) => visibleDocument(principal, policy.kind, documentId, policy.what);
 
 /** Payments of a document, payment date newest first (undated last), then newest recorded first. */
-export async function listPayments(principal: Principal, policy: PaymentPolicy, documentId: string, url: string, page: PageRequest): Promise<ListEnvelope<Record<string, unknown>>> {
+export async function listPayments(
+  principal: Principal,
+  policy: PaymentPolicy,
+  documentId: string,
+  url: string,
+  page: PageRequest,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   requireDocumentPermission(principal, policy.readPermission, `reading ${policy.what}s`);
   const tree = await visibleTree(principal, policy, documentId);
   const ordered = [...tree.payments].sort((a, b) => {
-    const byDate = (b.paymentDate ?? "") .localeCompare(a.paymentDate ?? "");
+    const byDate = (b.paymentDate ?? "").localeCompare(a.paymentDate ?? "");
     return byDate !== 0 ? byDate : b.createdAt.localeCompare(a.createdAt);
   });
   return pageOfAll(url, page, ordered.map(policy.present));
@@ -113,27 +119,35 @@ export async function recordPayment(
     createdAt: new Date().toISOString(),
   };
   const resource = policy.present(payment);
-  return retrying(`record ${policy.what} payment`, async (_attempt, turns) => {
-    // The header alone (one GetItem): a document's payments and lines can be many.
-    const header = await visibleDocumentHeader(principal, policy.kind, documentId, policy.what);
-    policy.assertPayable?.(header);
-    assertWithinBounds(policy, header, amountMinor, "record");
-    let next = withAmountPaid(header, header.amountPaidMinor + amountMinor, paymentDate);
-    next = { ...next, paymentCount: header.paymentCount + 1, revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
-    next = { ...next, ...policy.afterPayment?.(next) };
-    const cancellation = await writeTransaction((tx) => {
-      addDocumentWrite(tx, { header: next, previous: header });
-      tx.add("payment", tx.entities.documentPayment.create(payment).commit());
-      policy.addRelated?.(tx, header, next, amountMinor);
-      turns.serveAllWithin(tx);
-    }, { completion, body: resource });
-    if (!cancellation) {
-      turns.servedWithin();
-      return resource;
-    }
-    if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
-    throw errors.internal(new Error(`payment write failed: ${cancellation.labels.join(", ")}`));
-  }, undefined, [documentLock(principal.accountId, documentId)]);
+  return retrying(
+    `record ${policy.what} payment`,
+    async (_attempt, turns) => {
+      // The header alone (one GetItem): a document's payments and lines can be many.
+      const header = await visibleDocumentHeader(principal, policy.kind, documentId, policy.what);
+      policy.assertPayable?.(header);
+      assertWithinBounds(policy, header, amountMinor, "record");
+      let next = withAmountPaid(header, header.amountPaidMinor + amountMinor, paymentDate);
+      next = { ...next, paymentCount: header.paymentCount + 1, revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
+      next = { ...next, ...policy.afterPayment?.(next) };
+      const cancellation = await writeTransaction(
+        (tx) => {
+          addDocumentWrite(tx, { header: next, previous: header });
+          tx.add("payment", tx.entities.documentPayment.create(payment).commit());
+          policy.addRelated?.(tx, header, next, amountMinor);
+          turns.serveAllWithin(tx);
+        },
+        { completion, body: resource },
+      );
+      if (!cancellation) {
+        turns.servedWithin();
+        return resource;
+      }
+      if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
+      throw errors.internal(new Error(`payment write failed: ${cancellation.labels.join(", ")}`));
+    },
+    undefined,
+    [documentLock(principal.accountId, documentId)],
+  );
 }
 
 /** Deletes a payment (its amount leaves `amount_paid`); `{id, object: "payment", deleted: true}`. */
@@ -146,27 +160,46 @@ export async function deletePayment(
 ): Promise<{ id: string; object: "payment"; deleted: true }> {
   requireDocumentPermission(principal, policy.writePermission, `deleting ${policy.what} payments`);
   const resource = { id: paymentId, object: "payment" as const, deleted: true as const };
-  return retrying(`delete ${policy.what} payment`, async (_attempt, turns) => {
-    const [header, payment] = await Promise.all([
-      visibleDocumentHeader(principal, policy.kind, documentId, policy.what),
-      readDocumentPayment(principal.accountId, documentId, paymentId),
-    ]);
-    if (!payment) throw errors.resourceMissing("payment", paymentId);
-    assertWithinBounds(policy, header, -payment.amountMinor, "delete");
-    let next = withAmountPaid(header, header.amountPaidMinor - payment.amountMinor, payment.paymentDate ?? header.dateFullyPaid ?? "");
-    next = { ...next, paymentCount: Math.max(0, header.paymentCount - 1), revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
-    next = { ...next, ...policy.afterPayment?.(next) };
-    const cancellation = await writeTransaction((tx) => {
-      addDocumentWrite(tx, { header: next, previous: header });
-      tx.add("payment", tx.entities.documentPayment.delete({ accountId: principal.accountId, documentId, paymentId }).where(({ paymentId: id }, { exists }) => exists(id)).commit());
-      policy.addRelated?.(tx, header, next, -payment.amountMinor);
-      turns.serveAllWithin(tx);
-    }, { completion, body: resource });
-    if (!cancellation) {
-      turns.servedWithin();
-      return resource;
-    }
-    if (cancellation.failed("payment")) throw errors.resourceMissing("payment", paymentId);
-    return RETRY;
-  }, undefined, [documentLock(principal.accountId, documentId)]);
+  return retrying(
+    `delete ${policy.what} payment`,
+    async (_attempt, turns) => {
+      const [header, payment] = await Promise.all([
+        visibleDocumentHeader(principal, policy.kind, documentId, policy.what),
+        readDocumentPayment(principal.accountId, documentId, paymentId),
+      ]);
+      if (!payment) throw errors.resourceMissing("payment", paymentId);
+      assertWithinBounds(policy, header, -payment.amountMinor, "delete");
+      let next = withAmountPaid(header, header.amountPaidMinor - payment.amountMinor, payment.paymentDate ?? header.dateFullyPaid ?? "");
+      next = {
+        ...next,
+        paymentCount: Math.max(0, header.paymentCount - 1),
+        revision: newRevision(policy.revisionPrefix),
+        updatedAt: nextTimestamp(header.updatedAt),
+      };
+      next = { ...next, ...policy.afterPayment?.(next) };
+      const cancellation = await writeTransaction(
+        (tx) => {
+          addDocumentWrite(tx, { header: next, previous: header });
+          tx.add(
+            "payment",
+            tx.entities.documentPayment
+              .delete({ accountId: principal.accountId, documentId, paymentId })
+              .where(({ paymentId: id }, { exists }) => exists(id))
+              .commit(),
+          );
+          policy.addRelated?.(tx, header, next, -payment.amountMinor);
+          turns.serveAllWithin(tx);
+        },
+        { completion, body: resource },
+      );
+      if (!cancellation) {
+        turns.servedWithin();
+        return resource;
+      }
+      if (cancellation.failed("payment")) throw errors.resourceMissing("payment", paymentId);
+      return RETRY;
+    },
+    undefined,
+    [documentLock(principal.accountId, documentId)],
+  );
 }

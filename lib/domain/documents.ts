@@ -210,7 +210,11 @@ export function assertUpdateLineCount(requested: number, createLimit: number, st
   const limit = Math.max(createLimit, current);
   if (requested > limit) {
     throw errors.validationFailed([
-      { param: "lines", code: "too_many", message: `must have at most ${limit} entries (${createLimit}, or as many lines as the document holds when it holds more).` },
+      {
+        param: "lines",
+        code: "too_many",
+        message: `must have at most ${limit} entries (${createLimit}, or as many lines as the document holds when it holds more).`,
+      },
     ]);
   }
 }

@@ -42,7 +42,9 @@ export async function convertEstimateToInvoice(
 ): Promise<ConversionResult> {
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   requireDocumentPermission(principal, "invoices.modify", "converting estimates into invoices");
-  return convert(principal, estimateId, "invoice", (source) => createInvoiceFromDraft(principal, { ...draftOf(source), issueDate: input.issue_date }, optionsFor(source, "invoice", completion)));
+  return convert(principal, estimateId, "invoice", (source) =>
+    createInvoiceFromDraft(principal, { ...draftOf(source), issueDate: input.issue_date }, optionsFor(source, "invoice", completion)),
+  );
 }
 
 /**
@@ -54,11 +56,17 @@ export async function convertEstimateToInvoice(
  * Open, is 409 `estimate_sales_order_conversion_not_allowed`. Needs estimates.modify,
  * sales_orders.list and sales_orders.modify.
  */
-export async function convertEstimateToSalesOrder(principal: Principal, estimateId: string, completion: IdempotencyCompletion | undefined): Promise<ConversionResult> {
+export async function convertEstimateToSalesOrder(
+  principal: Principal,
+  estimateId: string,
+  completion: IdempotencyCompletion | undefined,
+): Promise<ConversionResult> {
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   requireDocumentPermission(principal, "sales_orders.list", "converting estimates into sales orders");
   requireDocumentPermission(principal, "sales_orders.modify", "converting estimates into sales orders");
-  return convert(principal, estimateId, "sales_order", (source) => createSalesOrderFromDraft(principal, draftOf(source), optionsFor(source, "sales_order", completion)));
+  return convert(principal, estimateId, "sales_order", (source) =>
+    createSalesOrderFromDraft(principal, draftOf(source), optionsFor(source, "sales_order", completion)),
+  );
 }
 
 type Written = { ok: true; result: ConversionResult; header: DocumentItem } | { ok: false; cancellation: Cancellation };
@@ -69,7 +77,12 @@ type Written = { ok: true; result: ConversionResult; header: DocumentItem } | { 
  * estimate changed meanwhile: updated, declined, or converted by a parallel request) read it
  * again, so exactly one of parallel conversions creates a document and the others answer 409.
  */
-async function convert(principal: Principal, estimateId: string, kind: ConversionKind, write: (source: EstimateConversionSource) => Promise<Written>): Promise<ConversionResult> {
+async function convert(
+  principal: Principal,
+  estimateId: string,
+  kind: ConversionKind,
+  write: (source: EstimateConversionSource) => Promise<Written>,
+): Promise<ConversionResult> {
   return retrying(
     `convert estimate to ${kind}`,
     async () => {

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../auth/permissions.js";
 import type { DocumentItem } from "../db/service.js";
-import { addDays, editBlockReason, effectiveStatus, expiryInstantOf, presentEstimate, priceEstimate, statusFilter, type EstimateLine } from "./estimate-model.js";
+import {
+  addDays,
+  editBlockReason,
+  effectiveStatus,
+  expiryInstantOf,
+  presentEstimate,
+  priceEstimate,
+  statusFilter,
+  type EstimateLine,
+} from "./estimate-model.js";
 import { conversionSource, dateProblems } from "./estimates.js";
 
 const principal = (permissions: string[] = [], role: "owner" | "staff" = "staff"): Principal => ({
@@ -118,9 +127,24 @@ describe("offline: estimate pricing", () => {
       "disc",
     );
     expect(lines.map((l) => l.lineType)).toEqual(["service", "service", "discount"]);
-    expect(lines[0]).toMatchObject({ subtotal: "30.0000", tax: "2.2275", tax2: "0.4050", total: "32.6325", totalCost: "12.9999", discountedUnitPrice: "9.0000" });
+    expect(lines[0]).toMatchObject({
+      subtotal: "30.0000",
+      tax: "2.2275",
+      tax2: "0.4050",
+      total: "32.6325",
+      totalCost: "12.9999",
+      discountedUnitPrice: "9.0000",
+    });
     expect(lines[2]).toMatchObject({ id: "disc", unitPrice: "-3.0333", subtotal: "-3.0333", unitCost: null, totalCost: null, tax: "0.0000", total: "-3.0333" });
-    expect(totals).toEqual({ subtotal: "27.3000", preDiscountTotal: "30.3333", discountTotal: "-3.0333", shippingFee: "5.0000", tax: "2.2275", tax2: "0.4050", total: "34.9325" });
+    expect(totals).toEqual({
+      subtotal: "27.3000",
+      preDiscountTotal: "30.3333",
+      discountTotal: "-3.0333",
+      shippingFee: "5.0000",
+      tax: "2.2275",
+      tax2: "0.4050",
+      total: "34.9325",
+    });
   });
 
   it("drops the discount line when the discount goes to zero, and reuses a stored one otherwise", () => {
@@ -151,8 +175,19 @@ describe("offline: estimate presentation", () => {
   });
 
   it("shows a converted estimate as Closed with its converted document", () => {
-    const shown = presentEstimate(principal([], "owner"), header({ status: "closed", statusId: 6, convertedTo: { kind: "invoice", id: "i", number: 3 } }), undefined, { now });
-    expect(shown).toMatchObject({ status_id: 6, status: "Closed", can_edit: false, edit_block_reason: "estimate_not_open", converted_document: { id: "i", kind: "invoice", number: 3 } });
+    const shown = presentEstimate(
+      principal([], "owner"),
+      header({ status: "closed", statusId: 6, convertedTo: { kind: "invoice", id: "i", number: 3 } }),
+      undefined,
+      { now },
+    );
+    expect(shown).toMatchObject({
+      status_id: 6,
+      status: "Closed",
+      can_edit: false,
+      edit_block_reason: "estimate_not_open",
+      converted_document: { id: "i", kind: "invoice", number: 3 },
+    });
     expect(shown).not.toHaveProperty("lines");
   });
 });
@@ -172,9 +207,15 @@ describe("offline: conversion source", () => {
   });
 
   it("refuses closed, declined and expired estimates with the conversion kind's code", () => {
-    expect(() => conversionSource(header({ status: "declined" }), lines, "invoice", now)).toThrow(expect.objectContaining({ statusCode: 409, code: "estimate_conversion_not_allowed" }));
-    expect(() => conversionSource(header({ status: "closed" }), lines, "sales_order", now)).toThrow(expect.objectContaining({ code: "estimate_sales_order_conversion_not_allowed" }));
-    expect(() => conversionSource(header(), lines, "invoice", "2026-04-02T00:00:00.000Z")).toThrow(expect.objectContaining({ code: "estimate_conversion_not_allowed" }));
+    expect(() => conversionSource(header({ status: "declined" }), lines, "invoice", now)).toThrow(
+      expect.objectContaining({ statusCode: 409, code: "estimate_conversion_not_allowed" }),
+    );
+    expect(() => conversionSource(header({ status: "closed" }), lines, "sales_order", now)).toThrow(
+      expect.objectContaining({ code: "estimate_sales_order_conversion_not_allowed" }),
+    );
+    expect(() => conversionSource(header(), lines, "invoice", "2026-04-02T00:00:00.000Z")).toThrow(
+      expect.objectContaining({ code: "estimate_conversion_not_allowed" }),
+    );
   });
 });
 

@@ -39,7 +39,11 @@ const zoneOf = (zone: string | undefined) => (isValidZone(zone) ? zone : "UTC");
 
 /** The instant an estimate expiring on `expiryDate` becomes Expired: the next day's start in `zone`. */
 export function expiryInstantOf(expiryDate: string, zone: string | undefined): string {
-  return DateTime.fromISO(expiryDate, { zone: zoneOf(zone) }).plus({ days: 1 }).startOf("day").toUTC().toISO()!;
+  return DateTime.fromISO(expiryDate, { zone: zoneOf(zone) })
+    .plus({ days: 1 })
+    .startOf("day")
+    .toUTC()
+    .toISO()!;
 }
 
 /** `date` (YYYY-MM-DD) plus `days` calendar days. */
@@ -115,7 +119,13 @@ export function priceEstimate(
 ): { lines: EstimateLine[]; totals: EstimateTotals } {
   const items = lines.filter((line) => line.lineType !== "discount");
   const totals = computeTotals(
-    items.map((line) => ({ quantity: line.quantity, unitPrice: line.unitPrice, discountPercent: line.discountPercent, taxRate: line.taxRate, tax2Rate: line.tax2Rate })),
+    items.map((line) => ({
+      quantity: line.quantity,
+      unitPrice: line.unitPrice,
+      discountPercent: line.discountPercent,
+      taxRate: line.taxRate,
+      tax2Rate: line.tax2Rate,
+    })),
     discountPercent,
     shippingFee,
   );
@@ -227,7 +237,12 @@ function presentLine(line: EstimateLine, position: number, showCosts: boolean, p
  * compatibility field `converted_document`; `lines` only on a single estimate. Cost fields
  * (`shipping_cost`, line `unit_cost` and `total_cost`) only with the costs.view permission.
  */
-export function presentEstimate(principal: Principal, header: DocumentItem, lines?: readonly EstimateLine[], options: PresentOptions = {}): Record<string, unknown> {
+export function presentEstimate(
+  principal: Principal,
+  header: DocumentItem,
+  lines?: readonly EstimateLine[],
+  options: PresentOptions = {},
+): Record<string, unknown> {
   const now = options.now ?? new Date().toISOString();
   const status = ESTIMATE_STATUS[effectiveStatus(header, now)];
   const showCosts = hasPermission(principal, "costs.view");

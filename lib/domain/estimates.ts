@@ -25,7 +25,16 @@ import { writeTransaction, type Cancellation, type TransactionBuilder } from "..
 import type { EstimateCreateBody, EstimateLineBody, EstimateListQuery, EstimateUpdateBody } from "../schemas/estimates.js";
 import { customFieldWrite } from "./custom-field-values.js";
 import { mayReachLocation, outsideLocationDetail } from "./location-access.js";
-import { inventoryLineName, isKeptUnitPrice, keptUnitCost, defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf, type ResolvedLineItem } from "./document-lines.js";
+import {
+  inventoryLineName,
+  isKeptUnitPrice,
+  keptUnitCost,
+  defaultUnitCost,
+  defaultUnitPrice,
+  resolveLineItems,
+  skuOf,
+  type ResolvedLineItem,
+} from "./document-lines.js";
 import {
   accountSettings,
   accountToday,
@@ -102,7 +111,12 @@ export async function getEstimate(principal: Principal, id: string): Promise<Est
 }
 
 /** Estimates newest number first, with the filters of spec 4.3 (and `ids`). */
-export async function listEstimates(principal: Principal, url: string, page: PageRequest, query: EstimateListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
+export async function listEstimates(
+  principal: Principal,
+  url: string,
+  page: PageRequest,
+  query: EstimateListQuery,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   requireDocumentPermission(principal, "estimates.list", "reading estimates");
   const now = nowIso();
   const needle = query.q?.trim().toLowerCase();
@@ -213,7 +227,12 @@ function lineShapeProblems(lines: readonly EstimateLineBody[], principal: Princi
     }
     // An inventory line's own price sent back as read needs no permission (it changes nothing).
     if (line.unit_price !== undefined && !mayPrice && !isKeptUnitPrice(money(line.unit_price), line.item_id, kept[index])) {
-      problems.push({ status: 403, param: at("unit_price"), code: "permission_denied", message: "Setting the price of an inventory line requires the prices.modify permission." });
+      problems.push({
+        status: 403,
+        param: at("unit_price"),
+        code: "permission_denied",
+        message: "Setting the price of an inventory line requires the prices.modify permission.",
+      });
     }
   });
   return problems;
@@ -222,7 +241,8 @@ function lineShapeProblems(lines: readonly EstimateLineBody[], principal: Princi
 /** The customer or prospect an estimate names: visible to the user, not a supplier; `requireActive` also refuses archived ones. */
 function customerProblems(principal: Principal, party: PartyItem | undefined, requireActive: boolean): Problem[] {
   const visible = party && (hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
-  if (!party || !visible || party.kind === "supplier") return [detailProblem(referenceDetail("customer_id", "is not a visible customer or prospect of this account."))];
+  if (!party || !visible || party.kind === "supplier")
+    return [detailProblem(referenceDetail("customer_id", "is not a visible customer or prospect of this account."))];
   if (requireActive && party.archived) return [{ status: 422, param: "customer_id", code: "archived", message: `is an archived ${party.kind}.` }];
   return [];
 }
@@ -304,17 +324,38 @@ function buildLines(
  * "future date"); a create may record a past expiry
  * (the estimate is then Expired at once), which a preview warns about.
  */
-export function dateProblems(dates: { issueDate: string; expiryDate: string; today: string; isUpdate: boolean; expiryGiven: boolean }): { problems: Problem[]; warnings: Problem[] } {
+export function dateProblems(dates: { issueDate: string; expiryDate: string; today: string; isUpdate: boolean; expiryGiven: boolean }): {
+  problems: Problem[];
+  warnings: Problem[];
+} {
   const { issueDate, expiryDate, today } = dates;
   if (expiryDate < issueDate) {
     const param = dates.expiryGiven ? "expiry_date" : "issue_date";
-    return { problems: [{ status: 422, param, code: "before_issue_date", message: `expiry_date ${expiryDate} is before issue_date ${issueDate}.` }], warnings: [] };
+    return {
+      problems: [{ status: 422, param, code: "before_issue_date", message: `expiry_date ${expiryDate} is before issue_date ${issueDate}.` }],
+      warnings: [],
+    };
   }
   if (dates.isUpdate && dates.expiryGiven && expiryDate <= today) {
-    return { problems: [{ status: 422, param: "expiry_date", code: "past_date", message: `must be a future date (after ${today}, today in the account's time zone).` }], warnings: [] };
+    return {
+      problems: [
+        { status: 422, param: "expiry_date", code: "past_date", message: `must be a future date (after ${today}, today in the account's time zone).` },
+      ],
+      warnings: [],
+    };
   }
   if (!dates.isUpdate && expiryDate < today) {
-    return { problems: [], warnings: [{ status: 422, param: "expiry_date", code: "expiry_date_passed", message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.` }] };
+    return {
+      problems: [],
+      warnings: [
+        {
+          status: 422,
+          param: "expiry_date",
+          code: "expiry_date_passed",
+          message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.`,
+        },
+      ],
+    };
   }
   return { problems: [], warnings: [] };
 }
@@ -399,7 +440,9 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
     problems.push(...problemsOf(error));
   }
 
-  const itemRequests = (lineInput ?? []).flatMap((line, index) => (line.item_id === undefined ? [] : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id }]));
+  const itemRequests = (lineInput ?? []).flatMap((line, index) =>
+    line.item_id === undefined ? [] : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id }],
+  );
   const [account, customer, resolved, referenceProblems] = await Promise.all([
     accountSettings(principal.accountId),
     readParty(principal.accountId, customerId),
@@ -415,7 +458,8 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
   problems.push(...customerIssues);
   for (const [index, found] of resolved ?? []) {
     if (found.item.sold) problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
-    if (found.row && !mayReachLocation(principal, found.row.locationId)) problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));
+    if (found.row && !mayReachLocation(principal, found.row.locationId))
+      problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));
     const named = inventoryLineName(index, lineInput?.[index]?.name, found.item, kept[index]);
     if ("detail" in named) problems.push(detailProblem(named.detail));
   }
@@ -424,7 +468,13 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
   const { set, cleared } = headerFields(input);
   const issueDate = set.issueDate ?? previous?.issueDate ?? localToday(principal, account);
   const expiryDate = set.expiryDate ?? previous?.expiryDate ?? addDays(issueDate, account.estimateExpiryDays ?? 30);
-  const dates = dateProblems({ issueDate, expiryDate, today: accountToday(account, new Date(now)), isUpdate: previous !== undefined, expiryGiven: input.expiry_date !== undefined });
+  const dates = dateProblems({
+    issueDate,
+    expiryDate,
+    today: accountToday(account, new Date(now)),
+    isUpdate: previous !== undefined,
+    expiryGiven: input.expiry_date !== undefined,
+  });
   problems.push(...dates.problems);
   warnings.push(...dates.warnings);
 
@@ -461,7 +511,20 @@ async function planEstimate(principal: Principal, request: PlanRequest, now: str
     });
   }
 
-  const header = nextHeader({ principal, account, previous, set, cleared, issueDate, expiryDate, customer, totals: priced.totals, discountPercent, lines: priced.lines, now });
+  const header = nextHeader({
+    principal,
+    account,
+    previous,
+    set,
+    cleared,
+    issueDate,
+    expiryDate,
+    customer,
+    totals: priced.totals,
+    discountPercent,
+    lines: priced.lines,
+    now,
+  });
   if (customFields) header.customFieldValues = customFields.values;
   return {
     plan: { header, lines: priced.lines, encoded, customer, customerChanged, references: customFields?.references ?? [] },
@@ -657,7 +720,10 @@ export async function previewEstimate(
     object: "estimate_preview",
     // Nothing is stored: an existing estimate keeps its updated_at.
     estimate: plan
-      ? presentEstimate(principal, storedUpdatedAt ? { ...plan.header, updatedAt: storedUpdatedAt } : plan.header, plan.lines, { now, preview: { storedLineIds, isNew: !existing } })
+      ? presentEstimate(principal, storedUpdatedAt ? { ...plan.header, updatedAt: storedUpdatedAt } : plan.header, plan.lines, {
+          now,
+          preview: { storedLineIds, isNew: !existing },
+        })
       : null,
     errors: problems.map(problem),
     warnings: warnings.map(problem),
@@ -669,7 +735,12 @@ export async function previewEstimate(
  * Declined estimate is returned unchanged (a safe repeat); any other state is 409
  * `estimate_decline_not_allowed`. Needs estimates.list and estimates.modify.
  */
-export async function declineEstimate(principal: Principal, id: string, ifMatchHeader: string | undefined, completion: IdempotencyCompletion | undefined): Promise<EstimateResult> {
+export async function declineEstimate(
+  principal: Principal,
+  id: string,
+  ifMatchHeader: string | undefined,
+  completion: IdempotencyCompletion | undefined,
+): Promise<EstimateResult> {
   requireDocumentPermission(principal, "estimates.list", "declining estimates");
   requireDocumentPermission(principal, "estimates.modify", "declining estimates");
   const ifMatch = parseIfMatch(ifMatchHeader);
@@ -683,7 +754,10 @@ export async function declineEstimate(principal: Principal, id: string, ifMatchH
       if (status === "declined") return result(principal, previous, tree.lines, now);
       assertRevision(ifMatch, previous.revision);
       if (status !== "open") {
-        throw errors.stateConflict("estimate_decline_not_allowed", `Only Open estimates can be declined; this one is ${ESTIMATE_STATUS[status].label}${previous.convertedTo ? " (converted)" : ""}.`);
+        throw errors.stateConflict(
+          "estimate_decline_not_allowed",
+          `Only Open estimates can be declined; this one is ${ESTIMATE_STATUS[status].label}${previous.convertedTo ? " (converted)" : ""}.`,
+        );
       }
       const next: DocumentItem = {
         ...previous,
@@ -693,10 +767,10 @@ export async function declineEstimate(principal: Principal, id: string, ifMatchH
         updatedAt: nextTimestamp(previous.updatedAt),
       };
       const response = result(principal, next, tree.lines, now);
-      const cancellation = await writeTransaction(
-        (tx) => addDocumentWrite(tx, { header: next, previous, condition: stillOpen(now) }),
-        { completion: withEtag(completion, next.revision), body: response.body },
-      );
+      const cancellation = await writeTransaction((tx) => addDocumentWrite(tx, { header: next, previous, condition: stillOpen(now) }), {
+        completion: withEtag(completion, next.revision),
+        body: response.body,
+      });
       return cancellation ? RETRY : response;
     },
     undefined,
@@ -727,7 +801,10 @@ export async function deleteEstimate(
       const now = nowIso();
       const status = effectiveStatus(header, now);
       if (status !== "open") {
-        throw errors.stateConflict("estimate_delete_not_allowed", `Only Open estimates that were not converted can be deleted; this one is ${ESTIMATE_STATUS[status].label}${header.convertedTo ? " (converted)" : ""}.`);
+        throw errors.stateConflict(
+          "estimate_delete_not_allowed",
+          `Only Open estimates that were not converted can be deleted; this one is ${ESTIMATE_STATUS[status].label}${header.convertedTo ? " (converted)" : ""}.`,
+        );
       }
       const cancellation = await writeTransaction(
         (tx) => {
@@ -810,7 +887,12 @@ const conversionCode: Record<ConversionKind, string> = {
  * `estimate_conversion_not_allowed` (invoice) or `estimate_sales_order_conversion_not_allowed`.
  * Needs estimates.modify (the caller checks the target kind's permissions).
  */
-export async function readEstimateForConversion(principal: Principal, estimateId: string, kind: ConversionKind, now: string = nowIso()): Promise<EstimateConversionSource> {
+export async function readEstimateForConversion(
+  principal: Principal,
+  estimateId: string,
+  kind: ConversionKind,
+  now: string = nowIso(),
+): Promise<EstimateConversionSource> {
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   const tree = await visibleEstimate(principal, estimateId);
   return conversionSource(tree.header, tree.lines, kind, now);
@@ -820,7 +902,10 @@ export async function readEstimateForConversion(principal: Principal, estimateId
 export function conversionSource(header: DocumentItem, lines: readonly EstimateLine[], kind: ConversionKind, now: string): EstimateConversionSource {
   const status = effectiveStatus(header, now);
   if (status !== "open" || header.convertedTo) {
-    throw errors.stateConflict(conversionCode[kind], `Only an Open estimate that was not converted can be converted; this one is ${ESTIMATE_STATUS[status].label}${header.convertedTo ? " (converted)" : ""}.`);
+    throw errors.stateConflict(
+      conversionCode[kind],
+      `Only an Open estimate that was not converted can be converted; this one is ${ESTIMATE_STATUS[status].label}${header.convertedTo ? " (converted)" : ""}.`,
+    );
   }
   const h = header;
   return {

@@ -85,16 +85,28 @@ export function presentFulfillment(fulfillment: FulfillmentItem): Record<string,
   };
 }
 
-
 /** A document's packing lists, number newest first (same visibility as the document). */
-export async function listFulfillments(principal: Principal, policy: FulfillmentPolicy, id: string, url: string, page: PageRequest, readPermission: Permission): Promise<ListEnvelope<Record<string, unknown>>> {
+export async function listFulfillments(
+  principal: Principal,
+  policy: FulfillmentPolicy,
+  id: string,
+  url: string,
+  page: PageRequest,
+  readPermission: Permission,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   requireDocumentPermission(principal, readPermission, `reading ${policy.what}s`);
   await policy.read(principal, id);
   return pageOfAll(url, page, (await queryFulfillments(principal.accountId, id)).map(presentFulfillment));
 }
 
 /** Packs incremental quantities (see the module comment); 201 with the new packing list. */
-export async function packDocument(principal: Principal, policy: FulfillmentPolicy, id: string, body: PackBody, completion: IdempotencyCompletion | undefined): Promise<Record<string, unknown>> {
+export async function packDocument(
+  principal: Principal,
+  policy: FulfillmentPolicy,
+  id: string,
+  body: PackBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.permission, `packing ${policy.what}s`);
   const seen = new Set<string>();
   const duplicates: ValidationDetail[] = [];
@@ -123,7 +135,10 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
           continue;
         }
         if (!isPackable(line, serviceItems)) {
-          const why = line.lineType === "discount" ? "discount lines are never packed" : "service lines are packed only with the account's packing-list service-item setting";
+          const why =
+            line.lineType === "discount"
+              ? "discount lines are never packed"
+              : "service lines are packed only with the account's packing-list service-item setting";
           details.push({ param: `lines[${index}].id`, code: "not_packable", message: `is ${withArticle(line.lineType)} line: ${why}.` });
           continue;
         }
@@ -136,7 +151,9 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
         packed.set(line.id, entry.quantity);
       }
       if (details.length > 0) throw policy.invalid(details);
-      const lines = tree.lines.map((line) => (packed.has(line.id) ? { ...line, quantityPacked: addQuantities(line.quantityPacked, packed.get(line.id)!) } : line));
+      const lines = tree.lines.map((line) =>
+        packed.has(line.id) ? { ...line, quantityPacked: addQuantities(line.quantityPacked, packed.get(line.id)!) } : line,
+      );
       const header = policy.next(tree.header, lines, account);
       const now = header.updatedAt;
       const fulfillmentId = randomUUID();
@@ -153,13 +170,16 @@ export async function packDocument(principal: Principal, policy: FulfillmentPoli
         updatedAt: now,
       });
       const { number, cancellation } = await allocateNumber(principal.accountId, "packing_list", (number, claim) =>
-        writeTransaction((tx) => {
-          claim(tx);
-          addDocumentWrite(tx, { header, lines, previous: tree.header });
-          tx.add(FULFILLMENT_LABEL, tx.entities.fulfillment.create(fulfillment(number)).commit());
-          policy.related?.(tx, header);
-          turns.serveAllWithin(tx);
-        }, { completion, body: presentFulfillment(fulfillment(number)) }),
+        writeTransaction(
+          (tx) => {
+            claim(tx);
+            addDocumentWrite(tx, { header, lines, previous: tree.header });
+            tx.add(FULFILLMENT_LABEL, tx.entities.fulfillment.create(fulfillment(number)).commit());
+            policy.related?.(tx, header);
+            turns.serveAllWithin(tx);
+          },
+          { completion, body: presentFulfillment(fulfillment(number)) },
+        ),
       );
       if (!cancellation) {
         turns.servedWithin();
@@ -209,17 +229,20 @@ export async function shipFulfillment(
       if (body.tracking_number) next.trackingNumber = body.tracking_number;
       if (body.tracking_url) next.trackingUrl = body.tracking_url;
       const resource = presentFulfillment(next);
-      const cancellation = await writeTransaction((tx) => {
-        addDocumentWrite(tx, { header, lines, previous: tree.header });
-        tx.add(
-          FULFILLMENT_LABEL,
-          tx.entities.fulfillment
-            .put(next)
-            .where(({ status }, { eq }) => eq(status, "packed"))
-            .commit(),
-        );
-        policy.related?.(tx, header);
-      }, { completion, body: resource });
+      const cancellation = await writeTransaction(
+        (tx) => {
+          addDocumentWrite(tx, { header, lines, previous: tree.header });
+          tx.add(
+            FULFILLMENT_LABEL,
+            tx.entities.fulfillment
+              .put(next)
+              .where(({ status }, { eq }) => eq(status, "packed"))
+              .commit(),
+          );
+          policy.related?.(tx, header);
+        },
+        { completion, body: resource },
+      );
       if (!cancellation) return resource;
       if (cancellation.failed(DOCUMENT_LABEL) || cancellation.failed(FULFILLMENT_LABEL)) return RETRY;
       throw errors.internal(new Error(`ship failed: ${cancellation.labels.join(", ")}`));

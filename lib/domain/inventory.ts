@@ -142,7 +142,11 @@ export async function readSettledItems<T extends ItemRecord | undefined>(account
 
 /** An item with its variations and stock rows as readers see them (one Query, unless a hold is met). */
 export async function readSettledItemTree(accountId: string, itemId: string): Promise<ItemTree> {
-  const { value, live } = await readSettled(accountId, () => readItemTree(accountId, itemId), (tree) => ({ items: tree.item ? [tree.item] : [], rows: tree.rows }));
+  const { value, live } = await readSettled(
+    accountId,
+    () => readItemTree(accountId, itemId),
+    (tree) => ({ items: tree.item ? [tree.item] : [], rows: tree.rows }),
+  );
   return { ...value, rows: visibleRows(value.rows, live) };
 }
 
@@ -164,7 +168,11 @@ async function readState(
 ): Promise<LedgerState & { sequence: number }> {
   const rowKeys = [...new Map(changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()];
   const read = async (): Promise<LedgerState> => {
-    const { items, rows } = await readItemsAndRows(accountId, changes.map((c) => c.itemId), rowKeys);
+    const { items, rows } = await readItemsAndRows(
+      accountId,
+      changes.map((c) => c.itemId),
+      rowKeys,
+    );
     return { items: new Map(items.map((item) => [item.itemId, item])), rows: new Map(rows.map((row) => [rowKeyOf(row), row])) };
   };
   let state = options.known;
@@ -237,30 +245,35 @@ export async function postStockChanges(options: {
 }): Promise<PostResult> {
   if (options.changes.length > MAX_INLINE_CHANGES) throw new Error("Too many changes for one transaction: use postJournal.");
   const journalId = randomUUID();
-  return retrying("stock change", async (attempt) => {
-    const state = await readState(options.accountId, options.changes, { known: attempt === 0 ? options.known : undefined });
-    let write: LedgerWrite;
-    try {
-      write = planLedgerWrite({
-        accountId: options.accountId,
-        journalId,
-        source: options.source,
-        at: nowIso(),
-        changes: options.changes,
-        itemAdds: options.itemAdds,
-        ...state,
-      });
-    } catch (error) {
-      if (await waitForReservingHolds(options.accountId, error, state, options.changes)) return RETRY;
-      throw error;
-    }
-    const cancellation = await commitLedgerWrite(write, (tx) => options.extra?.(tx, write), options.respond?.(write));
-    if (!cancellation) return { write };
-    const own = cancellation.reasons.filter((reason) => !isLedgerFailure(reason.label));
-    if (own.length > 0) return { write, rejected: new Cancellation(own) };
-    // An item's stock or the row sequence moved since the read: read again.
-    return RETRY;
-  }, undefined, options.changes.map((change) => itemLockName(options.accountId, change.itemId)));
+  return retrying(
+    "stock change",
+    async (attempt) => {
+      const state = await readState(options.accountId, options.changes, { known: attempt === 0 ? options.known : undefined });
+      let write: LedgerWrite;
+      try {
+        write = planLedgerWrite({
+          accountId: options.accountId,
+          journalId,
+          source: options.source,
+          at: nowIso(),
+          changes: options.changes,
+          itemAdds: options.itemAdds,
+          ...state,
+        });
+      } catch (error) {
+        if (await waitForReservingHolds(options.accountId, error, state, options.changes)) return RETRY;
+        throw error;
+      }
+      const cancellation = await commitLedgerWrite(write, (tx) => options.extra?.(tx, write), options.respond?.(write));
+      if (!cancellation) return { write };
+      const own = cancellation.reasons.filter((reason) => !isLedgerFailure(reason.label));
+      if (own.length > 0) return { write, rejected: new Cancellation(own) };
+      // An item's stock or the row sequence moved since the read: read again.
+      return RETRY;
+    },
+    undefined,
+    options.changes.map((change) => itemLockName(options.accountId, change.itemId)),
+  );
 }
 
 /** The name under which writers of one item's record queue in this process (see `retrying`). */
@@ -327,7 +340,6 @@ export async function applyJournal(accountId: string, journalId: string, options
   return "applied";
 }
 
-
 /**
  * Does one step of one chunk of a journal exactly once (the chunk's transaction carries the
  * step's mark, `addChunkMark`):
@@ -355,30 +367,36 @@ export async function applyChunk(
   };
   // The items whose last chunk this is lose the hold's mark when it is folded.
   const laterItems = new Set(journalChanges.filter((_, i) => i > Math.max(...indexes)).map((change) => change.itemId));
-  await retrying("journal chunk", async (attempt) => {
-    if (attempt > 0 && (await markedElsewhere())) return true;
-    // Folding and releasing judge nothing: they only need the rows as stored (and must not
-    // settle other holds, which may be folding into these very rows).
-    const state = await readState(journal.accountId, changes, { hold: isHold ? journal.journalId : undefined, settle: step === "forward" });
-    let write: LedgerWrite;
-    try {
-      const input = { accountId: journal.accountId, journalId: journal.journalId, source, at: journal.createdAt, changes, ...state };
-      if (step === "revert") write = planRelease(input);
-      else if (step === "fold") write = planLedgerWrite({ ...input, at: nowIso(), fold: { itemsDone: new Set(changes.map((c) => c.itemId).filter((id) => !laterItems.has(id))) } });
-      else write = isHold ? planHold(input) : planLedgerWrite(input);
-    } catch (error) {
-      // Another applier may have marked this chunk since: then the state reflects it, and the
-      // chunk must not be judged (or applied) again.
-      if (error instanceof StockRuleError && (await markedElsewhere())) return true;
-      if (await waitForReservingHolds(journal.accountId, error, state, changes)) return RETRY;
-      throw error;
-    }
-    // History ids follow each change's position in the journal, not in the chunk.
-    write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]!}`));
-    const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber, step));
-    if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // done now, before, or no longer wanted
-    return RETRY;
-  }, undefined, changes.map((change) => itemLockName(journal.accountId, change.itemId)));
+  await retrying(
+    "journal chunk",
+    async (attempt) => {
+      if (attempt > 0 && (await markedElsewhere())) return true;
+      // Folding and releasing judge nothing: they only need the rows as stored (and must not
+      // settle other holds, which may be folding into these very rows).
+      const state = await readState(journal.accountId, changes, { hold: isHold ? journal.journalId : undefined, settle: step === "forward" });
+      let write: LedgerWrite;
+      try {
+        const input = { accountId: journal.accountId, journalId: journal.journalId, source, at: journal.createdAt, changes, ...state };
+        if (step === "revert") write = planRelease(input);
+        else if (step === "fold")
+          write = planLedgerWrite({ ...input, at: nowIso(), fold: { itemsDone: new Set(changes.map((c) => c.itemId).filter((id) => !laterItems.has(id))) } });
+        else write = isHold ? planHold(input) : planLedgerWrite(input);
+      } catch (error) {
+        // Another applier may have marked this chunk since: then the state reflects it, and the
+        // chunk must not be judged (or applied) again.
+        if (error instanceof StockRuleError && (await markedElsewhere())) return true;
+        if (await waitForReservingHolds(journal.accountId, error, state, changes)) return RETRY;
+        throw error;
+      }
+      // History ids follow each change's position in the journal, not in the chunk.
+      write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]!}`));
+      const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber, step));
+      if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // done now, before, or no longer wanted
+      return RETRY;
+    },
+    undefined,
+    changes.map((change) => itemLockName(journal.accountId, change.itemId)),
+  );
 }
 
 /**
@@ -449,7 +467,11 @@ export async function readLedgerState(
   rowKeys: readonly { itemId: string; variationId: string; locationId: string }[],
 ): Promise<LedgerState> {
   const unique = [...new Map(rowKeys.map((key) => [rowKeyOf(key), { itemId: key.itemId, variationId: key.variationId, locationId: key.locationId }])).values()];
-  const { value, live } = await readSettled(accountId, () => readItemsAndRows(accountId, itemIds, unique), (read) => read);
+  const { value, live } = await readSettled(
+    accountId,
+    () => readItemsAndRows(accountId, itemIds, unique),
+    (read) => read,
+  );
   const state = { items: new Map(value.items.map((item) => [item.itemId, item])), rows: new Map(value.rows.map((row) => [rowKeyOf(row), row])) };
   return { ...state, ...reservationsOf(state.rows.values(), state.items, live), live };
 }

@@ -276,7 +276,12 @@ export async function getInvoice(principal: Principal, id: string): Promise<Invo
 }
 
 /** Invoices newest number first, with the filters of spec 4.5 (and `ids`). */
-export async function listInvoices(principal: Principal, url: string, page: PageRequest, query: InvoiceListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
+export async function listInvoices(
+  principal: Principal,
+  url: string,
+  page: PageRequest,
+  query: InvoiceListQuery,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   requireRead(principal);
   const needle = query.q?.trim().toLowerCase();
   return listDocuments({
@@ -319,7 +324,11 @@ export function paymentStatus(header: Pick<DocumentItem, "status" | "amountPaidM
 }
 
 /** Totals, percentages and snapshots of an invoice's header. */
-export function deriveInvoice(header: DocumentItem, context: Pick<SalesContext, "account" | "customer">, lines: readonly SalesLine[]): { header: DocumentItem; lines: SalesLine[] } {
+export function deriveInvoice(
+  header: DocumentItem,
+  context: Pick<SalesContext, "account" | "customer">,
+  lines: readonly SalesLine[],
+): { header: DocumentItem; lines: SalesLine[] } {
   const priced = priceSalesLines(lines, header.discountPercent, header.shippingFee);
   let next: DocumentItem = { ...header, ...priced.totals };
   if (!isLinked(next)) {
@@ -356,7 +365,8 @@ async function createInvoiceDocument(principal: Principal, request: CreateReques
     const context: SalesContext = { principal, account, customer };
     const built = await buildSalesLines(context, request.specs);
     const { cleared: _cleared, ...set } = salesHeaderFields(request.fields, HEADER_MAP);
-    const customFields = request.fields.custom_field_values === undefined ? undefined : customFieldWrite(request.fields.custom_field_values as never, "invoice");
+    const customFields =
+      request.fields.custom_field_values === undefined ? undefined : customFieldWrite(request.fields.custom_field_values as never, "invoice");
     const documentId = randomUUID();
     const base: DocumentItem = {
       ...blankHeader({
@@ -436,7 +446,13 @@ export async function createInvoiceFromDraft(
   requireModify(principal);
   const written = await createInvoiceDocument(
     principal,
-    { customerId: draft.customerId, fields: draftRequestFields(draft), specs: draftLineSpecs(draft.lines), salespersonId: draft.salespersonId, sourceEstimate: draft.sourceEstimate },
+    {
+      customerId: draft.customerId,
+      fields: draftRequestFields(draft),
+      specs: draftLineSpecs(draft.lines),
+      salespersonId: draft.salespersonId,
+      sourceEstimate: draft.sourceEstimate,
+    },
     options,
   );
   if (!written.ok) return written;
@@ -449,13 +465,27 @@ function addRevenueMoves(tx: TransactionBuilder, previous: DocumentItem, next: D
   const customer = context.customer;
   const date = laterDate(customer.lastInvoiceDate, next.issueDate) !== customer.lastInvoiceDate ? next.issueDate : undefined;
   if (previous.partyId !== next.partyId) {
-    tx.add("old customer", tx.entities.party.patch({ accountId, partyId: previous.partyId! }).add({ documentCount: -1, lifetimeRevenueMinor: -minorOf(previous.total) }).commit());
-    addDocumentActivity(tx, { accountId, partyId: customer.partyId }, { documents: 1, revenueMinor: minorOf(next.total), ...(date ? { invoiceDate: date, invoiceDateWas: customer.lastInvoiceDate ?? null } : {}) });
+    tx.add(
+      "old customer",
+      tx.entities.party
+        .patch({ accountId, partyId: previous.partyId! })
+        .add({ documentCount: -1, lifetimeRevenueMinor: -minorOf(previous.total) })
+        .commit(),
+    );
+    addDocumentActivity(
+      tx,
+      { accountId, partyId: customer.partyId },
+      { documents: 1, revenueMinor: minorOf(next.total), ...(date ? { invoiceDate: date, invoiceDateWas: customer.lastInvoiceDate ?? null } : {}) },
+    );
     return;
   }
   const delta = minorOf(next.total) - minorOf(previous.total);
   if (delta !== 0 || date) {
-    addDocumentActivity(tx, { accountId, partyId: customer.partyId }, { documents: 0, revenueMinor: delta, ...(date ? { invoiceDate: date, invoiceDateWas: customer.lastInvoiceDate ?? null } : {}) });
+    addDocumentActivity(
+      tx,
+      { accountId, partyId: customer.partyId },
+      { documents: 0, revenueMinor: delta, ...(date ? { invoiceDate: date, invoiceDateWas: customer.lastInvoiceDate ?? null } : {}) },
+    );
   }
 }
 
@@ -465,7 +495,10 @@ function assertUpdatable(header: DocumentItem): void {
     throw errors.stateConflict("invoice_update_not_allowed", "This invoice was created from a sales order; it is changed through its sales order.");
   }
   if (header.status !== "sent") {
-    throw errors.stateConflict("invoice_update_not_allowed", `Only unpaid invoices can be updated; this one is ${INVOICE_STATUS[header.status as InvoiceStatus].label}.`);
+    throw errors.stateConflict(
+      "invoice_update_not_allowed",
+      `Only unpaid invoices can be updated; this one is ${INVOICE_STATUS[header.status as InvoiceStatus].label}.`,
+    );
   }
 }
 
@@ -497,7 +530,10 @@ export async function updateInvoice(
       if (customerChanges && input.lines === undefined) {
         throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id changes." }]);
       }
-      const [account, customer] = await Promise.all([accountSettings(principal.accountId), readCustomer(principal, input.customer_id ?? previous.partyId!, { unchanged: !customerChanges })]);
+      const [account, customer] = await Promise.all([
+        accountSettings(principal.accountId),
+        readCustomer(principal, input.customer_id ?? previous.partyId!, { unchanged: !customerChanges }),
+      ]);
       const context: SalesContext = { principal, account, customer };
       let lines = tree.lines;
       if (input.lines !== undefined) {
@@ -505,7 +541,9 @@ export async function updateInvoice(
         const keptIds = new Set(kept.flatMap((line) => (line ? [line.id] : [])));
         const dropped = tree.lines.find((line) => line.quantityPacked > 0 && !keptIds.has(line.id));
         if (dropped) {
-          throw errors.validationFailed([{ param: "lines", code: "packed_line_removed", message: `the line ${dropped.id} has packed quantities and cannot be removed.` }]);
+          throw errors.validationFailed([
+            { param: "lines", code: "packed_line_removed", message: `the line ${dropped.id} has packed quantities and cannot be removed.` },
+          ]);
         }
         lines = withStoredDiscountLine(await buildSalesLines(context, lineSpecsOf(principal, input.lines, kept, "forbid")), tree.lines);
       }
@@ -612,7 +650,13 @@ export async function cancelInvoice(principal: Principal, id: string, completion
           document: (tx) => {
             addDocumentWrite(tx, { header: next, previous, condition: (a, op) => `${op.eq!(a.status, "sent")} AND ${op.eq!(a.paymentCount, 0)}` });
             if (order) addDocumentWrite(tx, { header: order.next, lines: order.lines, previous: order.previous });
-            tx.add("customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ lifetimeRevenueMinor: -minorOf(previous.total) }).commit());
+            tx.add(
+              "customer",
+              tx.entities.party
+                .patch({ accountId: principal.accountId, partyId: previous.partyId! })
+                .add({ lifetimeRevenueMinor: -minorOf(previous.total) })
+                .commit(),
+            );
           },
           outcome: () => ({ completion: withEtag(completion, next.revision), body: written.body }),
         });
@@ -634,7 +678,11 @@ export async function cancelInvoice(principal: Principal, id: string, completion
  * records or packing lists; an unpaid invoice's stock comes back and its total leaves the
  * customer's revenue; counts move in the same write. Else 409 `invoice_delete_not_allowed`.
  */
-export async function deleteInvoice(principal: Principal, id: string, completion: IdempotencyCompletion | undefined): Promise<{ id: string; object: "invoice"; deleted: true }> {
+export async function deleteInvoice(
+  principal: Principal,
+  id: string,
+  completion: IdempotencyCompletion | undefined,
+): Promise<{ id: string; object: "invoice"; deleted: true }> {
   requireModify(principal);
   const resource = { id, object: "invoice" as const, deleted: true as const };
   return retrying(
@@ -642,12 +690,18 @@ export async function deleteInvoice(principal: Principal, id: string, completion
     async () => {
       const tree = await visibleInvoice(principal, id);
       const header = tree.header;
-      if (isLinked(header)) throw errors.stateConflict("invoice_delete_not_allowed", "An invoice created from a sales order cannot be deleted; cancel it instead.");
+      if (isLinked(header))
+        throw errors.stateConflict("invoice_delete_not_allowed", "An invoice created from a sales order cannot be deleted; cancel it instead.");
       if (header.status !== "sent" && header.status !== "cancelled") {
-        throw errors.stateConflict("invoice_delete_not_allowed", `Only unpaid invoices can be deleted; this one is ${INVOICE_STATUS[header.status as InvoiceStatus].label}.`);
+        throw errors.stateConflict(
+          "invoice_delete_not_allowed",
+          `Only unpaid invoices can be deleted; this one is ${INVOICE_STATUS[header.status as InvoiceStatus].label}.`,
+        );
       }
-      if (header.paymentCount > 0) throw errors.stateConflict("invoice_delete_not_allowed", "An invoice with payment records cannot be deleted; delete them first.");
-      if (tree.lines.some((line) => line.quantityPacked > 0)) throw errors.stateConflict("invoice_delete_not_allowed", "An invoice with packing lists cannot be deleted; cancel it instead.");
+      if (header.paymentCount > 0)
+        throw errors.stateConflict("invoice_delete_not_allowed", "An invoice with payment records cannot be deleted; delete them first.");
+      if (tree.lines.some((line) => line.quantityPacked > 0))
+        throw errors.stateConflict("invoice_delete_not_allowed", "An invoice with packing lists cannot be deleted; cancel it instead.");
       const live = header.status === "sent";
       const changes = live ? mergeStockChanges(invoiceStock(header, tree.lines, -1)) : [];
       try {
@@ -661,7 +715,10 @@ export async function deleteInvoice(principal: Principal, id: string, completion
             addAssigneeCount(tx, header, -1);
             tx.add(
               "customer",
-              tx.entities.party.patch({ accountId: principal.accountId, partyId: header.partyId! }).add({ documentCount: -1, lifetimeRevenueMinor: live ? -minorOf(header.total) : 0 }).commit(),
+              tx.entities.party
+                .patch({ accountId: principal.accountId, partyId: header.partyId! })
+                .add({ documentCount: -1, lifetimeRevenueMinor: live ? -minorOf(header.total) : 0 })
+                .commit(),
             );
           },
           outcome: () => ({ completion, body: resource }),
@@ -684,7 +741,12 @@ export async function deleteInvoice(principal: Principal, id: string, completion
  * account's time zone); a repeat keeps the first date and changes nothing. Cancelled invoices:
  * 409 `invoice_send_not_allowed`.
  */
-export async function sendInvoice(principal: Principal, id: string, input: { date_sent?: string }, completion: IdempotencyCompletion | undefined): Promise<InvoiceResult> {
+export async function sendInvoice(
+  principal: Principal,
+  id: string,
+  input: { date_sent?: string },
+  completion: IdempotencyCompletion | undefined,
+): Promise<InvoiceResult> {
   requireModify(principal);
   return retrying(
     "send invoice",
@@ -699,10 +761,10 @@ export async function sendInvoice(principal: Principal, id: string, input: { dat
         account,
       );
       const written = invoiceResult(principal, next, tree.lines);
-      const cancellation = await writeTransaction(
-        (tx) => addDocumentWrite(tx, { header: next, previous }),
-        { completion: withEtag(completion, next.revision), body: written.body },
-      );
+      const cancellation = await writeTransaction((tx) => addDocumentWrite(tx, { header: next, previous }), {
+        completion: withEtag(completion, next.revision),
+        body: written.body,
+      });
       return cancellation ? RETRY : written;
     },
     undefined,
@@ -714,7 +776,8 @@ export async function sendInvoice(principal: Principal, id: string, input: { dat
 // Payments (architecture section 8)
 
 function presentPayment(payment: DocumentPaymentItem) {
-  const card = payment.cardBrand !== undefined || payment.cardLast4 !== undefined ? { brand: orNull(payment.cardBrand), last4: orNull(payment.cardLast4) } : null;
+  const card =
+    payment.cardBrand !== undefined || payment.cardLast4 !== undefined ? { brand: orNull(payment.cardBrand), last4: orNull(payment.cardLast4) } : null;
   return {
     id: payment.paymentId,
     object: "payment",
@@ -753,7 +816,8 @@ export const INVOICE_PAYMENTS: PaymentPolicy = {
   present: presentPayment,
 };
 
-export const listInvoicePayments = (principal: Principal, id: string, url: string, page: PageRequest) => listPayments(principal, INVOICE_PAYMENTS, id, url, page);
+export const listInvoicePayments = (principal: Principal, id: string, url: string, page: PageRequest) =>
+  listPayments(principal, INVOICE_PAYMENTS, id, url, page);
 export const createInvoicePayment = (principal: Principal, id: string, body: InvoicePaymentBody, completion: IdempotencyCompletion | undefined) =>
   recordPayment(principal, INVOICE_PAYMENTS, id, body, completion);
 export const deleteInvoicePayment = (principal: Principal, id: string, paymentId: string, completion: IdempotencyCompletion | undefined) =>
@@ -802,7 +866,13 @@ export async function packInvoice(principal: Principal, id: string, body: PackBo
 }
 
 /** Marks a packing list of a standalone invoice shipped (architecture section 8). */
-export async function shipInvoiceFulfillment(principal: Principal, id: string, fulfillmentId: string, body: ShipBody, completion: IdempotencyCompletion | undefined) {
+export async function shipInvoiceFulfillment(
+  principal: Principal,
+  id: string,
+  fulfillmentId: string,
+  body: ShipBody,
+  completion: IdempotencyCompletion | undefined,
+) {
   requireRead(principal);
   return shipFulfillment(principal, INVOICE_FULFILLMENTS, id, fulfillmentId, body, completion);
 }

@@ -18,8 +18,7 @@ const stored = (name: string, flags: Partial<Pick<Stored, "displayOnInventoryLis
 });
 
 /** A desired field as the request schema hands it over (flags may be absent). */
-const desired = (field: { id?: string; name: string; display_on_inventory_list?: boolean; publish_on_documents?: boolean }) =>
-  field as Desired;
+const desired = (field: { id?: string; name: string; display_on_inventory_list?: boolean; publish_on_documents?: boolean }) => field as Desired;
 
 function thrown(fn: () => unknown): ApiError {
   try {
@@ -47,10 +46,7 @@ describe("offline: resolveCustomFields", () => {
 
   it("keeps fields named by id, adds fields without id, deletes fields left out; order follows the array", () => {
     const [a, b, c] = [stored("A"), stored("B"), stored("C")];
-    const fields = resolveCustomFields(
-      [a!, b!, c!],
-      [desired({ id: c!.id, name: "C2" }), desired({ name: "D" }), desired({ id: a!.id, name: "A" })],
-    );
+    const fields = resolveCustomFields([a!, b!, c!], [desired({ id: c!.id, name: "C2" }), desired({ name: "D" }), desired({ id: a!.id, name: "A" })]);
     expect(fields.map((f) => f.name)).toEqual(["C2", "D", "A"]);
     expect(fields[0]!.id).toBe(c!.id);
     expect(fields[2]!.id).toBe(a!.id);
@@ -96,9 +92,7 @@ describe("offline: resolveCustomFields", () => {
   });
 
   it("reports every bad id, one detail each", () => {
-    const error = thrown(() =>
-      resolveCustomFields([], [desired({ id: "x", name: "A" }), desired({ name: "B" }), desired({ id: "y", name: "C" })]),
-    );
+    const error = thrown(() => resolveCustomFields([], [desired({ id: "x", name: "A" }), desired({ name: "B" }), desired({ id: "y", name: "C" })]));
     expect(error.details?.map((d) => d.param)).toEqual(["custom_fields[0].id", "custom_fields[2].id"]);
   });
 

@@ -117,9 +117,7 @@ export function resolveCustomFields(existing: readonly StoredField[], desired: r
 }
 
 const parentInvalid = () =>
-  errors.validationFailed([
-    { param: "parent_id", code: "invalid_reference", message: "must be a top-level item category of this account." },
-  ]);
+  errors.validationFailed([{ param: "parent_id", code: "invalid_reference", message: "must be a top-level item category of this account." }]);
 
 /** Creates a category; a parent must be an existing top-level category of the account. */
 export async function createItemCategory(
@@ -162,23 +160,19 @@ export async function updateItemCategory(
   return retrying("update item category", async () => {
     const previous = await readItemCategory(principal.accountId, categoryId);
     if (!previous) throw errors.resourceMissing("item category", categoryId);
-    const parentId =
-      input.parent_id === undefined ? previous.parentId : (input.parent_id ?? "root");
+    const parentId = input.parent_id === undefined ? previous.parentId : (input.parent_id ?? "root");
     if (parentId === categoryId) {
       throw errors.validationFailed([{ param: "parent_id", code: "invalid_reference", message: "cannot be the category itself." }]);
     }
     if (parentId !== "root" && previous.childCount > 0) {
-      throw errors.validationFailed([
-        { param: "parent_id", code: "has_children", message: "a category with subcategories cannot have a parent." },
-      ]);
+      throw errors.validationFailed([{ param: "parent_id", code: "has_children", message: "a category with subcategories cannot have a parent." }]);
     }
     const next: ItemCategoryItem = {
       ...previous,
       name: input.name ?? previous.name,
       inventoryType: input.inventory_type ?? previous.inventoryType,
       parentId,
-      customFields:
-        input.custom_fields === undefined ? previous.customFields : resolveCustomFields(previous.customFields ?? [], input.custom_fields),
+      customFields: input.custom_fields === undefined ? previous.customFields : resolveCustomFields(previous.customFields ?? [], input.custom_fields),
       updatedAt: nowIso(),
     };
     if (next.updatedAt === previous.updatedAt) next.updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();

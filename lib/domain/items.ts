@@ -118,7 +118,9 @@ const requireModify = (principal: Principal) => requirePermission(principal, "in
  */
 function withCostPermission<I extends { cost?: unknown; variations?: { unit_cost_override?: unknown }[] }>(principal: Principal, input: I): I {
   if (hasPermission(principal, "costs.view")) return input;
-  const writesCost = (input.cost !== undefined && input.cost !== null) || (input.variations ?? []).some((v) => v.unit_cost_override !== undefined && v.unit_cost_override !== null);
+  const writesCost =
+    (input.cost !== undefined && input.cost !== null) ||
+    (input.variations ?? []).some((v) => v.unit_cost_override !== undefined && v.unit_cost_override !== null);
   if (writesCost) throw errors.permissionDenied("Writing unit costs requires the costs.view permission.");
   const { cost: _hidden, ...rest } = input;
   return { ...rest, ...(input.variations ? { variations: input.variations.map(({ unit_cost_override: _none, ...variation }) => variation) } : {}) } as I;
@@ -289,54 +291,71 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
   requireModify(principal);
   const input = withCostPermission(principal, body);
   const references = await readReferences(principal.accountId, input);
-  return retrying("update item", async () => {
-    const [previous] = await readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]);
-    if (!previous) throw errors.resourceMissing("item", itemId);
-    const category = references.category ?? (previous.categoryId ? await readItemCategory(principal.accountId, previous.categoryId) : undefined);
-    const changes = itemChanges(input, category, references.unitName);
-    if (changes.set.inventoryType && changes.set.inventoryType !== previous.inventoryType) {
-      const onHand = sumBalances(Object.values(itemStock(previous))).onHand;
-      if (onHand !== 0 || previous.variationCount > 1) {
-        throw errors.validationFailed([
-          { param: "inventory_type", code: "invalid", message: "cannot change while the item has stock or several variations." },
-        ]);
+  return retrying(
+    "update item",
+    async () => {
+      const [previous] = await readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]);
+      if (!previous) throw errors.resourceMissing("item", itemId);
+      const category = references.category ?? (previous.categoryId ? await readItemCategory(principal.accountId, previous.categoryId) : undefined);
+      const changes = itemChanges(input, category, references.unitName);
+      if (changes.set.inventoryType && changes.set.inventoryType !== previous.inventoryType) {
+        const onHand = sumBalances(Object.values(itemStock(previous))).onHand;
+        if (onHand !== 0 || previous.variationCount > 1) {
+          throw errors.validationFailed([
+            { param: "inventory_type", code: "invalid", message: "cannot change while the item has stock or several variations." },
+          ]);
+        }
       }
-    }
-    let updatedAt = nowIso();
-    if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
-    const set = { ...changes.set, updatedAt };
-    if ("sku" in set || changes.remove.includes("sku")) {
-      const tree = await readItemTree(principal.accountId, itemId);
-      const skus = [set.sku ?? (changes.remove.includes("sku") ? undefined : previous.sku), ...tree.variations.map((v) => v.sku)].filter(Boolean);
-      if (skus.length > 0) set.skuKey = skus.join(" ").toLowerCase();
-    }
-    const next = { ...previous, ...set } as ItemRecord;
-    for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
-    const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
-    if (sameRecord(previous, next, UPDATED_AT)) return presentItem(previous, { principal, categoryNames }); // sent back as read: nothing to write
-    const resource = presentItem(next, { principal, categoryNames });
-    const result = await replaceItem(previous, { set, remove: changes.remove.filter((a) => !(a in set)) }, changes.references, { completion, body: resource });
-    if (result.ok) return resource;
-    if (result.references.length > 0) throw errors.validationFailed(result.references);
-    return RETRY;
-  }, undefined, [itemLockName(principal.accountId, itemId)]);
+      let updatedAt = nowIso();
+      if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
+      const set = { ...changes.set, updatedAt };
+      if ("sku" in set || changes.remove.includes("sku")) {
+        const tree = await readItemTree(principal.accountId, itemId);
+        const skus = [set.sku ?? (changes.remove.includes("sku") ? undefined : previous.sku), ...tree.variations.map((v) => v.sku)].filter(Boolean);
+        if (skus.length > 0) set.skuKey = skus.join(" ").toLowerCase();
+      }
+      const next = { ...previous, ...set } as ItemRecord;
+      for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
+      const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
+      if (sameRecord(previous, next, UPDATED_AT)) return presentItem(previous, { principal, categoryNames }); // sent back as read: nothing to write
+      const resource = presentItem(next, { principal, categoryNames });
+      const result = await replaceItem(previous, { set, remove: changes.remove.filter((a) => !(a in set)) }, changes.references, {
+        completion,
+        body: resource,
+      });
+      if (result.ok) return resource;
+      if (result.references.length > 0) throw errors.validationFailed(result.references);
+      return RETRY;
+    },
+    undefined,
+    [itemLockName(principal.accountId, itemId)],
+  );
 }
 
 /** Deletes an item that no document references (else 422 on `document_count`). */
 export async function deleteItem(principal: Principal, itemId: string, completion: IdempotencyCompletion | undefined) {
   requireModify(principal);
   const resource = { id: itemId, object: "item" as const, deleted: true as const };
-  return retrying("delete item", async () => {
-    const tree = await readSettledItemTree(principal.accountId, itemId);
-    if (!tree.item) throw errors.resourceMissing("item", itemId);
-    if (tree.item.documentCount > 0) {
-      throw errors.validationFailed([
-        { param: "document_count", code: "has_documents", message: `the item is referenced by ${tree.item.documentCount} document(s) and cannot be deleted.` },
-      ]);
-    }
-    const result = await removeItem(tree.item, tree.variations, tree.rows, { completion, body: resource });
-    return result.ok ? resource : RETRY;
-  }, undefined, [itemLockName(principal.accountId, itemId)]);
+  return retrying(
+    "delete item",
+    async () => {
+      const tree = await readSettledItemTree(principal.accountId, itemId);
+      if (!tree.item) throw errors.resourceMissing("item", itemId);
+      if (tree.item.documentCount > 0) {
+        throw errors.validationFailed([
+          {
+            param: "document_count",
+            code: "has_documents",
+            message: `the item is referenced by ${tree.item.documentCount} document(s) and cannot be deleted.`,
+          },
+        ]);
+      }
+      const result = await removeItem(tree.item, tree.variations, tree.rows, { completion, body: resource });
+      return result.ok ? resource : RETRY;
+    },
+    undefined,
+    [itemLockName(principal.accountId, itemId)],
+  );
 }
 
 export interface ItemListQuery {
@@ -351,7 +370,8 @@ export interface ItemListQuery {
 function parseListQuery(principal: Principal, query: ItemListQuery) {
   const invalid = (param: string, message: string) => errors.invalidQueryParameter(param, message);
   if (query.archived !== undefined && query.archived !== "all") throw invalid("archived", "archived accepts only `all`.");
-  if (query.include_sold !== undefined && !["true", "false"].includes(query.include_sold)) throw invalid("include_sold", "include_sold accepts `true` or `false`.");
+  if (query.include_sold !== undefined && !["true", "false"].includes(query.include_sold))
+    throw invalid("include_sold", "include_sold accepts `true` or `false`.");
   const filter: ItemFilter = { includeArchived: query.archived === "all", includeSold: query.include_sold === "true" };
   let ids: string[] | undefined;
   if (query.ids !== undefined) {
@@ -397,7 +417,10 @@ export async function listItems(principal: Principal, url: string, page: PageReq
     return listEnvelope(url, page, total, await present(items));
   }
   const offset = (page.page - 1) * page.limit;
-  const [counters, items] = await Promise.all([readInventoryCounters(principal.accountId, true), readSettledItems(principal.accountId, () => queryItemPage(principal.accountId, filter, offset, page.limit))]);
+  const [counters, items] = await Promise.all([
+    readInventoryCounters(principal.accountId, true),
+    readSettledItems(principal.accountId, () => queryItemPage(principal.accountId, filter, offset, page.limit)),
+  ]);
   const counted =
     (counters?.items_00 ?? 0) +
     (filter.includeArchived ? (counters?.items_10 ?? 0) : 0) +
@@ -452,7 +475,11 @@ export async function listVariations(principal: Principal, itemId: string, url: 
   requireList(principal);
   const tree = await readSettledItemTree(principal.accountId, itemId);
   if (!tree.item) throw errors.resourceMissing("item", itemId);
-  return pageOfAll(url, page, tree.variations.map((v) => presentVariation(principal, v, tree.rows, include === "locations")));
+  return pageOfAll(
+    url,
+    page,
+    tree.variations.map((v) => presentVariation(principal, v, tree.rows, include === "locations")),
+  );
 }
 
 /** An adjustment: one ledger history entry; its id is the entry's public UUID (`ledgerEntryUuid`). */
@@ -517,7 +544,9 @@ function resolveVariation(variations: readonly ItemVariationItem[], rows: readon
     const row = rows.find((r) => r.ivlId === input.item_variation_location_id);
     if (!row) throw errors.validationFailed([{ param: "item_variation_location_id", code: "invalid_reference", message: "is not a stock row of this item." }]);
     if (row.locationId !== input.location_id) {
-      throw errors.validationFailed([{ param: "item_variation_location_id", code: "invalid_reference", message: "belongs to another location than location_id." }]);
+      throw errors.validationFailed([
+        { param: "item_variation_location_id", code: "invalid_reference", message: "belongs to another location than location_id." },
+      ]);
     }
     if (input.item_variation_id && input.item_variation_id !== row.variationId) {
       throw errors.validationFailed([{ param: "item_variation_id", code: "invalid_reference", message: "does not match item_variation_location_id." }]);
@@ -556,7 +585,9 @@ export async function listAdjustments(principal: Principal, itemId: string, url:
 export async function listUnits(principal: Principal, url: string, page: PageRequest) {
   requireList(principal);
   const units = (await queryUnits(principal.accountId)).sort((a, b) => a.unitId - b.unitId);
-  return pageOfAll(url, page, units.map((unit) => ({ object: "unit" as const, unit_id: unit.unitId, name: unit.name })));
+  return pageOfAll(
+    url,
+    page,
+    units.map((unit) => ({ object: "unit" as const, unit_id: unit.unitId, name: unit.name })),
+  );
 }
-
-

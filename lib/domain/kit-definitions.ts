@@ -41,7 +41,11 @@ export function checkKitDefinitionInput(input: Pick<KitDefinitionInput, "itemId"
   if (new Set(ids).size !== ids.length) throw new KitDefinitionError("Each component item may appear once.");
   if (ids.includes(input.itemId)) throw new KitDefinitionError("A kit cannot contain its own item.");
   for (const component of input.components) {
-    const ok = Number.isFinite(component.quantity) && component.quantity > 0 && component.quantity <= MAX_QUANTITY && new Decimal(component.quantity).decimalPlaces() <= QUANTITY_PLACES;
+    const ok =
+      Number.isFinite(component.quantity) &&
+      component.quantity > 0 &&
+      component.quantity <= MAX_QUANTITY &&
+      new Decimal(component.quantity).decimalPlaces() <= QUANTITY_PLACES;
     if (!ok) throw new KitDefinitionError(`Component quantity must be positive with at most ${QUANTITY_PLACES} decimals: ${component.itemId}.`);
   }
 }
@@ -82,7 +86,11 @@ export async function createKitDefinition(input: KitDefinitionInput): Promise<{ 
     return { id: randomUUID(), itemId: component.itemId, itemVariationId: component.variationId, variationId, quantity: component.quantity, position: i + 1 };
   });
 
-  await refuseCycles(accountId, input.itemId, components.map((c) => c.itemId));
+  await refuseCycles(
+    accountId,
+    input.itemId,
+    components.map((c) => c.itemId),
+  );
 
   const now = nowIso();
   const kitId = randomUUID();
@@ -115,12 +123,17 @@ async function refuseCycles(accountId: string, kitItemId: string, componentItemI
   while (frontier.length > 0) {
     frontier.forEach((id) => seen.add(id));
     const links = await readKitLinks(accountId, frontier);
-    const kits = await readKits(accountId, links.map((l) => l.kitId));
+    const kits = await readKits(
+      accountId,
+      links.map((l) => l.kitId),
+    );
     const next = new Set<string>();
     for (const kit of kits) {
       for (const component of kit.components) {
         if (component.itemId === kitItemId) {
-          throw new KitDefinitionError(`Component item ${kit.itemId} is itself made (through kit ${kit.number}) from ${kitItemId}: the definition would form a cycle.`);
+          throw new KitDefinitionError(
+            `Component item ${kit.itemId} is itself made (through kit ${kit.number}) from ${kitItemId}: the definition would form a cycle.`,
+          );
         }
         if (!seen.has(component.itemId)) next.add(component.itemId);
       }

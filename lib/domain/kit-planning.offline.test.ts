@@ -41,7 +41,11 @@ const kit = (kitId: string, number: number, itemId: string, components: [string,
   })),
 });
 
-function request(root: KitDefinition, quantity: number, options: { kits?: KitDefinition[]; items: PlanItem[]; onHand: Record<string, number> }): AssemblyRequest {
+function request(
+  root: KitDefinition,
+  quantity: number,
+  options: { kits?: KitDefinition[]; items: PlanItem[]; onHand: Record<string, number> },
+): AssemblyRequest {
   const kits = new Map([root, ...(options.kits ?? [])].map((k) => [k.kitId, k]));
   let n = 0;
   return {
@@ -109,7 +113,9 @@ describe("offline: planAssembly", () => {
   it("refuses missing or archived components, and a missing, archived or unique assembled item", () => {
     const root = kit("k1", 1, "box", [["a", 1]]);
     expect(refusal(() => planAssembly(request(root, 1, { items: [item("box")], onHand: { a: 5 } }))).reason).toBe("invalid_definition");
-    expect(refusal(() => planAssembly(request(root, 1, { items: [item("box"), item("a", { archived: true })], onHand: { a: 5 } }))).reason).toBe("invalid_definition");
+    expect(refusal(() => planAssembly(request(root, 1, { items: [item("box"), item("a", { archived: true })], onHand: { a: 5 } }))).reason).toBe(
+      "invalid_definition",
+    );
     expect(refusal(() => planAssembly(request(root, 1, { items: [item("box", { inventoryType: "unique" }), item("a")], onHand: { a: 5 } }))).reason).toBe(
       "invalid_definition",
     );
@@ -117,7 +123,16 @@ describe("offline: planAssembly", () => {
   });
 
   it("assembles the shortfall of an automatic sub-kit first, as an automatic build with its parent", () => {
-    const sub = kit("k2", 2, "cable", [["wire", 2], ["plug", 2]], "automatic");
+    const sub = kit(
+      "k2",
+      2,
+      "cable",
+      [
+        ["wire", 2],
+        ["plug", 2],
+      ],
+      "automatic",
+    );
     const root = kit("k1", 1, "box", [
       ["cable", 3],
       ["manual", 1],
@@ -151,9 +166,9 @@ describe("offline: planAssembly", () => {
     const enough = planAssembly(request(root, 2, { kits: [autoSub], items: [item("box"), item("cable"), item("wire")], onHand: { cable: 2, wire: 0 } }));
     expect(enough.builds).toHaveLength(1);
     const manualSub = kit("k3", 3, "cable", [["wire", 1]], "manual");
-    expect(refusal(() => planAssembly(request(root, 2, { kits: [manualSub], items: [item("box"), item("cable"), item("wire")], onHand: { wire: 9 } }))).reason).toBe(
-      "insufficient_stock",
-    );
+    expect(
+      refusal(() => planAssembly(request(root, 2, { kits: [manualSub], items: [item("box"), item("cable"), item("wire")], onHand: { wire: 9 } }))).reason,
+    ).toBe("insufficient_stock");
   });
 
   it("expands nested automatic kits recursively, and refuses when the deepest components are short", () => {
@@ -199,7 +214,10 @@ describe("offline: planAssembly", () => {
   it("uses the selected variation's cost override when the item has no moving average", () => {
     const root = kit("k1", 1, "box", [["a", 2]]);
     root.components[0]!.itemVariationId = "a-v";
-    const plan = planAssembly({ ...request(root, 1, { items: [item("box"), item("a", { cost: "5.0000" })], onHand: { a: 2 } }), variationCosts: new Map([["a-v", "7.5000"]]) });
+    const plan = planAssembly({
+      ...request(root, 1, { items: [item("box"), item("a", { cost: "5.0000" })], onHand: { a: 2 } }),
+      variationCosts: new Map([["a-v", "7.5000"]]),
+    });
     expect(plan.builds[0]!.unitCost).toBe("15.0000");
     expect(plan.averageCosts.get("box")).toBe("15.0000");
   });
@@ -264,7 +282,17 @@ describe("offline: checkDefinitions", () => {
       ["r", 1],
     ]);
     const kits = new Map([root, shared, left, right].map((k) => [k.kitId, k]));
-    expect(() => checkDefinitions(root, kits, new Map([["s", "ks"], ["l", "kl"], ["r", "kr"]]))).not.toThrow();
+    expect(() =>
+      checkDefinitions(
+        root,
+        kits,
+        new Map([
+          ["s", "ks"],
+          ["l", "kl"],
+          ["r", "kr"],
+        ]),
+      ),
+    ).not.toThrow();
   });
 });
 
@@ -310,7 +338,9 @@ describe("offline: planDisassembly", () => {
       ["a", item("a")],
       ["b", item("b")],
     ]);
-    expect(() => planDisassembly({ build, kitNumber: 1, locationId: LOC, items, onHand: new Map([[rowOf("box", "box-v"), 1.9999]]) })).toThrow(DisassemblyRefusal);
+    expect(() => planDisassembly({ build, kitNumber: 1, locationId: LOC, items, onHand: new Map([[rowOf("box", "box-v"), 1.9999]]) })).toThrow(
+      DisassemblyRefusal,
+    );
     items.delete("a");
     expect(() => planDisassembly({ build, kitNumber: 1, locationId: LOC, items, onHand: new Map([[rowOf("box", "box-v"), 2]]) })).toThrow(DisassemblyRefusal);
   });

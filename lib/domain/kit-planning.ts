@@ -122,7 +122,10 @@ export function checkDefinitions(root: KitDefinition, kits: ReadonlyMap<string, 
       }
       const ancestor = path.find((k) => k.itemId === component.itemId);
       if (ancestor) {
-        throw new KitBuildRefusal("invalid_definition", `Kit ${kit.number} uses the assembled item of kit ${ancestor.number}, which is made from it: the definitions form a cycle.`);
+        throw new KitBuildRefusal(
+          "invalid_definition",
+          `Kit ${kit.number} uses the assembled item of kit ${ancestor.number}, which is made from it: the definitions form a cycle.`,
+        );
       }
       const subId = automaticKits.get(component.itemId);
       const sub = subId === undefined ? undefined : kits.get(subId);
@@ -134,7 +137,10 @@ export function checkDefinitions(root: KitDefinition, kits: ReadonlyMap<string, 
 
 function quantityOf(value: Decimal, what: string): number {
   if (value.decimalPlaces() > QUANTITY_PLACES) {
-    throw new KitBuildRefusal("invalid_quantity", `${what} comes to ${value.toString()}, more than ${QUANTITY_PLACES} decimals: choose a quantity that gives whole ten-thousandths.`);
+    throw new KitBuildRefusal(
+      "invalid_quantity",
+      `${what} comes to ${value.toString()}, more than ${QUANTITY_PLACES} decimals: choose a quantity that gives whole ten-thousandths.`,
+    );
   }
   return value.toNumber();
 }
@@ -169,7 +175,10 @@ export function planAssembly(request: AssemblyRequest): AssemblyPlan {
   const totalOf = (itemId: string) => {
     if (!totals.has(itemId)) {
       const item = itemOf(itemId);
-      totals.set(itemId, Object.values(item?.stock ?? {}).reduce((sum, b) => sum.plus(b.onHand), new Decimal(0)));
+      totals.set(
+        itemId,
+        Object.values(item?.stock ?? {}).reduce((sum, b) => sum.plus(b.onHand), new Decimal(0)),
+      );
     }
     return totals.get(itemId)!;
   };
@@ -246,7 +255,13 @@ export function planAssembly(request: AssemblyRequest): AssemblyPlan {
     build.changes.push({ itemId: kit.itemId, variationId: kit.variationId, onHand: build.quantity, unitCost });
     builds.push(build);
     for (const change of build.changes) {
-      changes.push({ itemId: change.itemId, variationId: change.variationId, locationId: request.locationId, deltas: { onHand: change.onHand }, unitCost: change.unitCost });
+      changes.push({
+        itemId: change.itemId,
+        variationId: change.variationId,
+        locationId: request.locationId,
+        deltas: { onHand: change.onHand },
+        unitCost: change.unitCost,
+      });
     }
   };
 
@@ -295,7 +310,13 @@ export function planDisassembly(request: DisassemblyRequest): DisassemblyPlan {
       const total = Object.values(item.stock).reduce((sum, b) => sum.plus(b.onHand), new Decimal(0));
       averageCosts.set(item.itemId, movingAverageCost(total, item.averageCost ?? item.cost ?? null, delta, original.unitCost));
     }
-    changes.push({ itemId: original.itemId, variationId: original.variationId, locationId: request.locationId, deltas: { onHand: delta.toNumber() }, unitCost: original.unitCost });
+    changes.push({
+      itemId: original.itemId,
+      variationId: original.variationId,
+      locationId: request.locationId,
+      deltas: { onHand: delta.toNumber() },
+      unitCost: original.unitCost,
+    });
   }
   return { changes, averageCosts };
 }
@@ -306,7 +327,10 @@ export function planDisassembly(request: DisassemblyRequest): DisassemblyPlan {
  * "insufficient stock" impossible); rows that only gain stock of quantity items can never
  * break a rule, so a journal applied right after (exactly once) may carry them.
  */
-export function splitForJournal(changes: readonly StockChange[], items: ReadonlyMap<string, Pick<PlanItem, "inventoryType">>): { atomic: StockChange[]; journaled: StockChange[] } {
+export function splitForJournal(
+  changes: readonly StockChange[],
+  items: ReadonlyMap<string, Pick<PlanItem, "inventoryType">>,
+): { atomic: StockChange[]; journaled: StockChange[] } {
   const key = (c: StockChange) => `${c.itemId}|${c.variationId}|${c.locationId}`;
   const atomicRows = new Set(
     changes.filter((c) => Object.values(c.deltas).some((d) => (d ?? 0) < 0) || items.get(c.itemId)?.inventoryType === "unique").map(key),

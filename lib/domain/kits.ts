@@ -208,7 +208,10 @@ export async function getKit(principal: Principal, kitId: string): Promise<Recor
   const definition = definitionOf(kit);
   const selected = definition.components.filter((c) => c.itemVariationId).map((c) => ({ itemId: c.itemId, variationId: c.itemVariationId! }));
   const [componentItems, variations, categoryName] = await Promise.all([
-    readItems(accountId, definition.components.map((c) => c.itemId)),
+    readItems(
+      accountId,
+      definition.components.map((c) => c.itemId),
+    ),
     readVariations(accountId, selected),
     categoryNameOf(accountId, item),
   ]);
@@ -258,7 +261,14 @@ export async function listBuilds(principal: Principal, kitId: string, url: strin
   const total = visibleStats(statsOf(kit), effective ?? null).count;
   const offset = (page.page - 1) * page.limit;
   const builds = await queryBuilds(accountId, kitId, effective, offset, page.limit);
-  const locations = new Map((await readLocations(accountId, builds.map((b) => b.locationId))).map((l) => [l.locationId, l]));
+  const locations = new Map(
+    (
+      await readLocations(
+        accountId,
+        builds.map((b) => b.locationId),
+      )
+    ).map((l) => [l.locationId, l]),
+  );
   const data = builds.map((build) => presentBuild(build, locations.get(build.locationId)));
   return listEnvelope(url, page, builds.length > 0 ? Math.max(total, offset + builds.length) : total, data);
 }
@@ -274,8 +284,7 @@ interface Closure {
   variationCosts: Map<string, string>;
 }
 
-const refused = (error: KitBuildRefusal) =>
-  errors.invalidKitBuild(error.message, error.reason === "invalid_definition" ? "kit_id" : "quantity");
+const refused = (error: KitBuildRefusal) => errors.invalidKitBuild(error.message, error.reason === "invalid_definition" ? "kit_id" : "quantity");
 
 /**
  * The definitions a build may reach: the kit, and (level by level: one BatchGetItem of item
@@ -306,7 +315,9 @@ async function loadClosure(accountId: string, root: KitItem): Promise<Closure> {
       throw new KitBuildRefusal("invalid_definition", `Kit ${definition.number} was defined without its variations; define it again with the admin CLI.`);
     }
   }
-  const selected = [...kits.values()].flatMap((k) => k.components.filter((c) => c.itemVariationId).map((c) => ({ itemId: c.itemId, variationId: c.itemVariationId! })));
+  const selected = [...kits.values()].flatMap((k) =>
+    k.components.filter((c) => c.itemVariationId).map((c) => ({ itemId: c.itemId, variationId: c.itemVariationId! })),
+  );
   const variationCosts = new Map(
     (await readVariations(accountId, [...new Map(selected.map((s) => [s.variationId, s])).values()]))
       .filter((v) => v.unitCostOverride !== undefined)
@@ -334,7 +345,11 @@ interface WritePlan {
  * first and bound by that transaction (`holdGains`). Refuses (null) a write whose atomic part
  * alone does not fit.
  */
-function fitWrite(changes: readonly StockChange[], items: LedgerState["items"], ownItems: (journal: boolean, atomic: readonly StockChange[]) => number): WritePlan | null {
+function fitWrite(
+  changes: readonly StockChange[],
+  items: LedgerState["items"],
+  ownItems: (journal: boolean, atomic: readonly StockChange[]) => number,
+): WritePlan | null {
   if (changes.length <= MAX_INLINE_CHANGES && ledgerItems(changes) + ownItems(false, changes) <= MAX_TRANSACTION_ITEMS) {
     return { atomic: [...changes], journaled: [] };
   }
@@ -378,7 +393,8 @@ async function holdGains(
  * rows it created (empty), its positive deltas (no reservation) and the items' versions.
  */
 function sameStock(before: LedgerState, after: LedgerState): boolean {
-  const sameBalances = (a: Partial<Balances> | undefined, b: Partial<Balances> | undefined) => BALANCE_FIELDS.every((field) => (a?.[field] ?? 0) === (b?.[field] ?? 0));
+  const sameBalances = (a: Partial<Balances> | undefined, b: Partial<Balances> | undefined) =>
+    BALANCE_FIELDS.every((field) => (a?.[field] ?? 0) === (b?.[field] ?? 0));
   const sameAt = <T extends Partial<Balances>>(a: ReadonlyMap<string, T> | Record<string, T>, b: ReadonlyMap<string, T> | Record<string, T>) => {
     const [x, y] = [a instanceof Map ? a : new Map(Object.entries(a)), b instanceof Map ? b : new Map(Object.entries(b))];
     return [...new Set([...x.keys(), ...y.keys()])].every((key) => sameBalances(x.get(key), y.get(key)));
@@ -441,7 +457,11 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
         .map((key) => [rowOf(key.itemId, key.variationId), { ...key, locationId }]),
     ).values(),
   ];
-  const locks = [...itemIds.map((id) => itemLockName(accountId, id)), ...definitions.map((k) => kitLockName(accountId, k.kitId)), buildSequenceLockName(accountId)];
+  const locks = [
+    ...itemIds.map((id) => itemLockName(accountId, id)),
+    ...definitions.map((k) => kitLockName(accountId, k.kitId)),
+    buildSequenceLockName(accountId),
+  ];
 
   return retrying(
     "kit build",
@@ -511,7 +531,8 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
       let held: Awaited<ReturnType<typeof holdGains>> | undefined;
       let result;
       try {
-        held = fit.journaled.length > 0 ? await holdGains(accountId, source, fit.journaled, state, () => readLedgerState(accountId, itemIds, rowKeys)) : undefined;
+        held =
+          fit.journaled.length > 0 ? await holdGains(accountId, source, fit.journaled, state, () => readLedgerState(accountId, itemIds, rowKeys)) : undefined;
         if (held === null) return RETRY;
         result = await tryStockChanges({
           accountId,
@@ -625,7 +646,12 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
       });
       if (!fit) throw errors.kitDisassemblyNotAllowed("This build is too large to reverse atomically.");
       const at = nowIso();
-      const source: LedgerSource = { sourceType: "kit_disassembly", sourceId: build.buildId, userId: principal.userId, reason: `Kit ${kit.number} disassembly` };
+      const source: LedgerSource = {
+        sourceType: "kit_disassembly",
+        sourceId: build.buildId,
+        userId: principal.userId,
+        reason: `Kit ${kit.number} disassembly`,
+      };
       let held: Awaited<ReturnType<typeof holdGains>> | undefined;
       let result;
       try {

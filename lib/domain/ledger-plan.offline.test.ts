@@ -88,7 +88,12 @@ function ruleError(fn: () => unknown): StockRuleError {
   throw new Error("expected a StockRuleError");
 }
 
-const change = (itemId: string, variationId: string, locationId: string, deltas: Partial<Balances>): StockChange => ({ itemId, variationId, locationId, deltas });
+const change = (itemId: string, variationId: string, locationId: string, deltas: Partial<Balances>): StockChange => ({
+  itemId,
+  variationId,
+  locationId,
+  deltas,
+});
 
 describe("planLedgerWrite: rows and sequence", () => {
   it("gives new rows the next sequence numbers in change order and reports the sequence move", () => {
@@ -98,12 +103,7 @@ describe("planLedgerWrite: rows and sequence", () => {
       items: [item(a), itemWithRows(b, [existing])],
       rows: [existing],
       sequence: 7,
-      changes: [
-        change(a, "va", L2, { onHand: 1 }),
-        change(a, "va", L1, { onHand: 2 }),
-        change(b, "vb", L1, { onHand: 1 }),
-        change(b, "vb", L3, { onHand: 5 }),
-      ],
+      changes: [change(a, "va", L2, { onHand: 1 }), change(a, "va", L1, { onHand: 2 }), change(b, "vb", L1, { onHand: 1 }), change(b, "vb", L3, { onHand: 5 })],
     });
     expect(write.sequence).toEqual({ from: 7, to: 10 });
     expect(write.rows.map(({ row: r, isNew }) => [r.itemId, r.locationId, r.ivlId, isNew])).toEqual([
@@ -115,13 +115,29 @@ describe("planLedgerWrite: rows and sequence", () => {
     expect(write.history.map((h) => h.ivlId)).toEqual([8, 9, 3, 10]);
     // New rows start from zero and carry the account, their keys and the write's time.
     const created = write.rows[0]!.row;
-    expect(created).toMatchObject({ accountId: ACCOUNT, itemId: a, variationId: "va", locationId: L2, onHand: 1, reserved: 0, incoming: 0, inTransit: 0, createdAt: AT, updatedAt: AT });
+    expect(created).toMatchObject({
+      accountId: ACCOUNT,
+      itemId: a,
+      variationId: "va",
+      locationId: L2,
+      onHand: 1,
+      reserved: 0,
+      incoming: 0,
+      inTransit: 0,
+      createdAt: AT,
+      updatedAt: AT,
+    });
   });
 
   it("sets no sequence when every row exists", () => {
     const id = randomUUID();
     const rows = [row(id, "v", L1, 1, { onHand: 2 }), row(id, "v", L2, 2, { onHand: 3 })];
-    const write = plan({ items: [itemWithRows(id, rows)], rows, sequence: 41, changes: [change(id, "v", L1, { onHand: 1 }), change(id, "v", L2, { onHand: -1 })] });
+    const write = plan({
+      items: [itemWithRows(id, rows)],
+      rows,
+      sequence: 41,
+      changes: [change(id, "v", L1, { onHand: 1 }), change(id, "v", L2, { onHand: -1 })],
+    });
     expect(write.sequence).toBeUndefined();
     expect(write.rows.every((r) => !r.isNew)).toBe(true);
     expect(write.rows.map((r) => r.row.ivlId)).toEqual([1, 2]);
@@ -147,8 +163,27 @@ describe("planLedgerWrite: rows and sequence", () => {
     expect(write.rows[0]!.row).toMatchObject({ ivlId: 5, onHand: 7.6, reserved: 3, incoming: 4, inTransit: 0, updatedAt: AT });
     expect(write.history).toHaveLength(2);
     const [first, second] = write.history;
-    expect(first).toMatchObject({ entryId: "j:0", onHandDelta: -2.5, reservedDelta: 2, incomingDelta: 0, inTransitDelta: 0, onHandAfter: 7.5, reservedAfter: 3, incomingAfter: 0, inTransitAfter: 0 });
-    expect(second).toMatchObject({ entryId: "j:1", onHandDelta: 0.1, reservedDelta: 0, incomingDelta: 4, onHandAfter: 7.6, reservedAfter: 3, incomingAfter: 4, inTransitAfter: 0 });
+    expect(first).toMatchObject({
+      entryId: "j:0",
+      onHandDelta: -2.5,
+      reservedDelta: 2,
+      incomingDelta: 0,
+      inTransitDelta: 0,
+      onHandAfter: 7.5,
+      reservedAfter: 3,
+      incomingAfter: 0,
+      inTransitAfter: 0,
+    });
+    expect(second).toMatchObject({
+      entryId: "j:1",
+      onHandDelta: 0.1,
+      reservedDelta: 0,
+      incomingDelta: 4,
+      onHandAfter: 7.6,
+      reservedAfter: 3,
+      incomingAfter: 4,
+      inTransitAfter: 0,
+    });
     // Each entry's balance after is the previous one plus its delta.
     expect(second!.onHandAfter).toBe(addQuantities(first!.onHandAfter, second!.onHandDelta));
     expect(second!.reservedAfter).toBe(addQuantities(first!.reservedAfter, second!.reservedDelta));
@@ -159,7 +194,12 @@ describe("planLedgerWrite: rows and sequence", () => {
 
   it("history entries carry the source, the row's keys and ids numbered from firstEntryIndex", () => {
     const id = randomUUID();
-    const write = plan({ items: [item(id)], journalId: "jj", firstEntryIndex: 40, changes: [change(id, "v", L1, { onHand: 2 }), change(id, "v", L2, { onHand: 1 })] });
+    const write = plan({
+      items: [item(id)],
+      journalId: "jj",
+      firstEntryIndex: 40,
+      changes: [change(id, "v", L1, { onHand: 2 }), change(id, "v", L2, { onHand: 1 })],
+    });
     expect(write.history.map((h) => h.entryId)).toEqual(["jj:40", "jj:41"]);
     expect(write.history[0]).toMatchObject({
       accountId: ACCOUNT,
@@ -262,7 +302,11 @@ describe("planLedgerWrite: rules", () => {
     );
     expect(error).toMatchObject({ rule: "negative_balance", changeIndex: 0 });
     // The other order is fine and ends at 4.
-    const write = plan({ items: [itemWithRows(id, [existing])], rows: [existing], changes: [change(id, "v", L1, { onHand: 5 }), change(id, "v", L1, { onHand: -3 })] });
+    const write = plan({
+      items: [itemWithRows(id, [existing])],
+      rows: [existing],
+      changes: [change(id, "v", L1, { onHand: 5 }), change(id, "v", L1, { onHand: -3 })],
+    });
     expect(write.rows[0]!.row.onHand).toBe(4);
   });
 
@@ -282,7 +326,11 @@ describe("planLedgerWrite: rules", () => {
   it("allows a balance to reach exactly zero (decimals included)", () => {
     const id = randomUUID();
     const existing = row(id, "v", L1, 1, { onHand: 0.3 });
-    const write = plan({ items: [itemWithRows(id, [existing])], rows: [existing], changes: [change(id, "v", L1, { onHand: -0.1 }), change(id, "v", L1, { onHand: -0.2 })] });
+    const write = plan({
+      items: [itemWithRows(id, [existing])],
+      rows: [existing],
+      changes: [change(id, "v", L1, { onHand: -0.1 }), change(id, "v", L1, { onHand: -0.2 })],
+    });
     expect(write.rows[0]!.row.onHand).toBe(0);
     expect(write.history.map((h) => h.onHandAfter)).toEqual([0.2, 0]);
   });
@@ -331,7 +379,9 @@ describe("planLedgerWrite: rules", () => {
 
   it("refuses a change of an item it was not given", () => {
     const id = randomUUID();
-    expect(ruleError(() => plan({ items: [item(id)], changes: [change(id, "v", L1, { onHand: 1 }), change(randomUUID(), "v", L1, { onHand: 1 })] }))).toMatchObject({
+    expect(
+      ruleError(() => plan({ items: [item(id)], changes: [change(id, "v", L1, { onHand: 1 }), change(randomUUID(), "v", L1, { onHand: 1 })] })),
+    ).toMatchObject({
       rule: "unknown_item",
       changeIndex: 1,
     });

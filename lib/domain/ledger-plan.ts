@@ -115,7 +115,11 @@ function checkedItem(change: StockChange, index: number, items: ReadonlyMap<stri
   // A change below the stored precision would record history without moving any balance.
   const deltas = BALANCE_FIELDS.map((field) => change.deltas[field] ?? 0);
   if (deltas.every((delta) => delta === 0) || deltas.some((delta) => !hasQuantityPrecision(delta))) {
-    throw new StockRuleError(index, "no_effect", `A stock change must move a balance by at least ${10 ** -QUANTITY_PLACES}, in steps of ${10 ** -QUANTITY_PLACES}.`);
+    throw new StockRuleError(
+      index,
+      "no_effect",
+      `A stock change must move a balance by at least ${10 ** -QUANTITY_PLACES}, in steps of ${10 ** -QUANTITY_PLACES}.`,
+    );
   }
   const item = items.get(change.itemId);
   if (!item) throw new StockRuleError(index, "unknown_item", `No such item: ${change.itemId}.`);
@@ -196,9 +200,7 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
     let entry = rows.get(key);
     if (!entry) {
       const existing = input.rows.get(key);
-      entry = existing
-        ? { row: { ...existing }, isNew: false, before: rowBalances(existing) }
-        : { row: newRow(input, change, ++sequence), isNew: true };
+      entry = existing ? { row: { ...existing }, isNew: false, before: rowBalances(existing) } : { row: newRow(input, change, ++sequence), isNew: true };
       rows.set(key, entry);
     }
     const after = applyDeltas(rowBalances(entry.row), change.deltas);
@@ -280,7 +282,14 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
     let statusMove: LedgerWrite["items"][number]["statusMove"];
     if (item.inventoryType === "unique" && soldAfter !== undefined && soldAfter !== item.sold) {
       statusMove = { from: bucketOf(item), to: bucketOf({ archived: item.archived, sold: soldAfter }), archived: item.archived };
-      return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set: { ...set, sold: soldAfter, updatedAt: input.at }, statusMove };
+      return {
+        itemId,
+        expectedVersion: item.stockVersion,
+        stock,
+        add: input.itemAdds?.get(itemId),
+        set: { ...set, sold: soldAfter, updatedAt: input.at },
+        statusMove,
+      };
     }
     return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set };
   });
@@ -353,7 +362,12 @@ export function planHold(input: PlanInput): LedgerWrite {
       // Rows the hold creates join the item's line index now (a line may name them once they hold stock).
       const created = [...rows.values()].filter(({ entry }) => entry.isNew && entry.row.itemId === itemId).map(({ entry }) => entry.row);
       const rowIndex = item.rowIndex !== undefined && created.length > 0 ? { rowIndex: withRows(item.rowIndex, created) } : {};
-      return { itemId, expectedVersion: item.stockVersion, stock: itemStock(item), set: { ...rowIndex, pendingJournals: { ...pendingJournalsOf(item), [input.journalId]: true } } };
+      return {
+        itemId,
+        expectedVersion: item.stockVersion,
+        stock: itemStock(item),
+        set: { ...rowIndex, pendingJournals: { ...pendingJournalsOf(item), [input.journalId]: true } },
+      };
     }),
     rows: [...rows.values()].map(({ entry }) => entry),
     history: [],

@@ -52,9 +52,7 @@ function isAccessible(principal: Principal, location: LocationItem | undefined):
 /** Active locations ordered by name; a restricted user sees only its own location (rule 4.1). */
 export async function listLocations(principal: Principal, url: string, page: PageRequest): Promise<ListEnvelope<LocationResource>> {
   const restriction = locationRestriction(principal);
-  const candidates = restriction
-    ? [await readLocation(principal.accountId, restriction)]
-    : await queryLocations(principal.accountId);
+  const candidates = restriction ? [await readLocation(principal.accountId, restriction)] : await queryLocations(principal.accountId);
   const visible = candidates
     .filter((location): location is LocationItem => isAccessible(principal, location))
     .map(presentLocation)
@@ -104,12 +102,7 @@ function assertWithinBoundary(principal: Principal, locationId: string): void {
 }
 
 /** Zones of one active, accessible location ordered by name, read with the location in ONE Query. */
-export async function listZones(
-  principal: Principal,
-  locationId: string,
-  url: string,
-  page: PageRequest,
-): Promise<ListEnvelope<ZoneResource>> {
+export async function listZones(principal: Principal, locationId: string, url: string, page: PageRequest): Promise<ListEnvelope<ZoneResource>> {
   assertWithinBoundary(principal, locationId);
   const { location, zones } = await readLocationTree(principal.accountId, locationId);
   if (!isAccessible(principal, location)) throw errors.resourceMissing("location", locationId);

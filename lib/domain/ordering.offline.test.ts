@@ -3,7 +3,11 @@ import { compareByName } from "./ordering.js";
 
 /** "Ordered by name" (every list of spec part 1): case-insensitive, then exact name, then id. */
 const entry = (name: string, id = name) => ({ name, id });
-const sortedNames = (names: string[]) => names.map((name, i) => entry(name, `id-${i}`)).sort(compareByName).map((e) => e.name);
+const sortedNames = (names: string[]) =>
+  names
+    .map((name, i) => entry(name, `id-${i}`))
+    .sort(compareByName)
+    .map((e) => e.name);
 
 describe("offline: compareByName", () => {
   it("orders case-insensitively", () => {
@@ -41,7 +45,7 @@ describe("offline: compareByName", () => {
 describe("nameSortKey", () => {
   it("orders index keys like compareByName, a name before the longer names it prefixes", async () => {
     const { nameSortKey } = await import("./ordering.js");
-    const names = ["apple pie", "Apple", "apple-pie", "apple!", "Banana", "apple\"s"];
+    const names = ["apple pie", "Apple", "apple-pie", "apple!", "Banana", 'apple"s'];
     // What the index compares: the key followed by ElectroDB's "#" separator.
     const byIndex = [...names].sort((a, b) => {
       const left = `${nameSortKey(a)}#id`;

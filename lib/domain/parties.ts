@@ -206,22 +206,27 @@ export async function updateParty(
   completion: IdempotencyCompletion | undefined,
 ): Promise<PartyResource> {
   const changes = fieldChanges(kind, input);
-  return retrying(`update ${kind}`, async () => {
-    const previous = await visibleParty(principal, kind, partyId);
-    let updatedAt = nowIso();
-    if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
-    const next = { ...previous, ...changes.set, updatedAt } as PartyItem;
-    for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
-    if (sameRecord(previous, next, UPDATED_AT)) return presentParty(previous); // sent back as read: nothing to write
-    const resource = presentParty(next);
-    const result = await replaceParty(previous, { set: { ...changes.set, updatedAt }, remove: changes.remove }, changes.references, {
-      completion,
-      body: resource,
-    });
-    if (result.ok) return resource;
-    if (result.references.length > 0) throw errors.validationFailed(result.references);
-    return RETRY;
-  }, undefined, [`party:${principal.accountId}:${partyId}`]);
+  return retrying(
+    `update ${kind}`,
+    async () => {
+      const previous = await visibleParty(principal, kind, partyId);
+      let updatedAt = nowIso();
+      if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
+      const next = { ...previous, ...changes.set, updatedAt } as PartyItem;
+      for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
+      if (sameRecord(previous, next, UPDATED_AT)) return presentParty(previous); // sent back as read: nothing to write
+      const resource = presentParty(next);
+      const result = await replaceParty(previous, { set: { ...changes.set, updatedAt }, remove: changes.remove }, changes.references, {
+        completion,
+        body: resource,
+      });
+      if (result.ok) return resource;
+      if (result.references.length > 0) throw errors.validationFailed(result.references);
+      return RETRY;
+    },
+    undefined,
+    [`party:${principal.accountId}:${partyId}`],
+  );
 }
 
 const documentsExist = (count: number) =>
@@ -264,9 +269,7 @@ export async function listParties(
   q: string | undefined,
 ): Promise<ListEnvelope<PartyResource>> {
   const viewAll = hasPermission(principal, "records.view_all");
-  const scope: PartyScope = viewAll
-    ? { accountId: principal.accountId, kind }
-    : { accountId: principal.accountId, kind, ownerUserId: principal.userId };
+  const scope: PartyScope = viewAll ? { accountId: principal.accountId, kind } : { accountId: principal.accountId, kind, ownerUserId: principal.userId };
   const needle = q?.trim().toLowerCase();
   if (needle) {
     const number = /^\d{1,15}$/.test(needle) ? Number(needle) : undefined;

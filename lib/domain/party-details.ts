@@ -21,8 +21,20 @@ export function partyDetailsOf(party: PartyItem): PartyDetails {
     account_number: String(party.number),
     phone: party.officePhone ?? null,
     email: party.officeEmail ?? null,
-    billing_address: lines(party.name, party.billingAddress1, party.billingAddress2, cityLine(party.billingCity, party.billingRegion, party.billingPostalCode), party.billingCountry),
-    shipping_address: lines(party.name, party.shippingAddress1, party.shippingAddress2, cityLine(party.shippingCity, party.shippingRegion, party.shippingPostalCode), party.shippingCountry),
+    billing_address: lines(
+      party.name,
+      party.billingAddress1,
+      party.billingAddress2,
+      cityLine(party.billingCity, party.billingRegion, party.billingPostalCode),
+      party.billingCountry,
+    ),
+    shipping_address: lines(
+      party.name,
+      party.shippingAddress1,
+      party.shippingAddress2,
+      cityLine(party.shippingCity, party.shippingRegion, party.shippingPostalCode),
+      party.shippingCountry,
+    ),
   };
 }
 

@@ -215,7 +215,12 @@ export async function getPurchaseOrder(principal: Principal, id: string): Promis
 }
 
 /** Orders newest number first, with every filter of spec 4.1 (and `ids`). */
-export async function listPurchaseOrders(principal: Principal, url: string, page: PageRequest, query: PurchaseOrderListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
+export async function listPurchaseOrders(
+  principal: Principal,
+  url: string,
+  page: PageRequest,
+  query: PurchaseOrderListQuery,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   requireDocumentPermission(principal, "purchase_orders.list", "reading purchase orders");
   const needle = query.q?.trim().toLowerCase();
   return listDocuments({
@@ -273,7 +278,8 @@ async function readContext(
   ]);
   const details: ValidationDetail[] = [];
   const ownsOrAll = supplier && (hasPermission(principal, "records.view_all") || supplier.ownerUserId === principal.userId);
-  if (!supplier || supplier.kind !== "supplier" || (checks.supplier && !ownsOrAll)) details.push(referenceDetail("supplier_id", "is not a visible supplier of this account."));
+  if (!supplier || supplier.kind !== "supplier" || (checks.supplier && !ownsOrAll))
+    details.push(referenceDetail("supplier_id", "is not a visible supplier of this account."));
   else if (checks.supplier && supplier.archived) details.push({ param: "supplier_id", code: "archived", message: "is an archived supplier." });
   if (!location || (checks.location && !location.active)) details.push(referenceDetail("location_id", "is not an active location of this account."));
   else if (checks.location && !mayReachLocation(principal, locationId)) details.push(outsideLocationDetail("location_id"));
@@ -320,7 +326,15 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
     const kept = previous[index];
     const taxRate = rate(line.tax_rate ?? context.supplier.taxRate1 ?? 0);
     const tax2Rate = rate(line.tax_2_rate ?? context.supplier.taxRate2 ?? 0);
-    const base = { id: kept?.id ?? randomUUID(), quantityReceived: kept?.quantityReceived ?? 0, discountPercent: "0.000", taxRate, tax2Rate, discountedUnitCost: null, subtotal: "0.0000" };
+    const base = {
+      id: kept?.id ?? randomUUID(),
+      quantityReceived: kept?.quantityReceived ?? 0,
+      discountPercent: "0.000",
+      taxRate,
+      tax2Rate,
+      discountedUnitCost: null,
+      subtotal: "0.0000",
+    };
     const found: ResolvedLineItem | undefined = resolved.get(index);
     if (!found) {
       return {
@@ -358,7 +372,13 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
 function priceLines(lines: readonly PoLine[], discountPercent: string, shippingFee: string) {
   const items = lines.filter((line) => line.lineType !== "discount");
   const totals = computeTotals(
-    items.map((line) => ({ quantity: line.quantity, unitPrice: line.unitCost, discountPercent: line.discountPercent, taxRate: line.taxRate, tax2Rate: line.tax2Rate })),
+    items.map((line) => ({
+      quantity: line.quantity,
+      unitPrice: line.unitCost,
+      discountPercent: line.discountPercent,
+      taxRate: line.taxRate,
+      tax2Rate: line.tax2Rate,
+    })),
     discountPercent,
     shippingFee,
   );
@@ -455,7 +475,11 @@ function mapReferenceFailures(cancellation: Cancellation): never {
 }
 
 /** Creates a Not Sent order numbered from the account's sequence (spec 4.1 create). */
-export async function createPurchaseOrder(principal: Principal, input: PurchaseOrderCreateBody, completion: IdempotencyCompletion | undefined): Promise<PurchaseOrderResult> {
+export async function createPurchaseOrder(
+  principal: Principal,
+  input: PurchaseOrderCreateBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "creating purchase orders");
   const context = await readContext(principal, input.supplier_id, input.location_id);
   const built = await buildLines(context, input.lines, []);
@@ -497,14 +521,17 @@ export async function createPurchaseOrder(principal: Principal, input: PurchaseO
   const references: Reference[] = [...(customFields?.references ?? []), { param: "location_id", kind: "location", id: context.location.locationId }];
   const numbered = (number: number): DocumentItem => ({ ...base, number, numberKey: numberKeyOf(number) });
   const { number, cancellation } = await allocateNumber(principal.accountId, "purchase_order", (number, claim) =>
-    writeTransaction((tx) => {
-      const header = numbered(number);
-      claim(tx, { count: 1 });
-      addDocumentWrite(tx, { header, lines: priced.lines });
-      addAssigneeCount(tx, header, 1);
-      addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.supplier.partyId }, { documents: 1 });
-      checkReferences(tx, principal.accountId, references);
-    }, { completion: withEtag(completion, numbered(number).revision), body: presentPurchaseOrder(principal, numbered(number), priced.lines) }),
+    writeTransaction(
+      (tx) => {
+        const header = numbered(number);
+        claim(tx, { count: 1 });
+        addDocumentWrite(tx, { header, lines: priced.lines });
+        addAssigneeCount(tx, header, 1);
+        addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.supplier.partyId }, { documents: 1 });
+        checkReferences(tx, principal.accountId, references);
+      },
+      { completion: withEtag(completion, numbered(number).revision), body: presentPurchaseOrder(principal, numbered(number), priced.lines) },
+    ),
   );
   if (cancellation) mapReferenceFailures(cancellation);
   return result(principal, numbered(number), priced.lines);
@@ -531,7 +558,10 @@ export async function updatePurchaseOrder(
       const previous = tree.header;
       assertRevision(ifMatch, previous.revision);
       if (previous.status !== "not_sent") {
-        throw errors.stateConflict("purchase_order_update_not_allowed", `Only Not Sent purchase orders can be updated; this one is ${STATUS[previous.status as PoStatus].label}.`);
+        throw errors.stateConflict(
+          "purchase_order_update_not_allowed",
+          `Only Not Sent purchase orders can be updated; this one is ${STATUS[previous.status as PoStatus].label}.`,
+        );
       }
       const supplierChanges = input.supplier_id !== undefined && input.supplier_id !== previous.partyId;
       const locationChanges = input.location_id !== undefined && input.location_id !== previous.locationId;
@@ -570,14 +600,20 @@ export async function updatePurchaseOrder(
       // Sent back as read: nothing to write (revision and updated_at stay).
       if (changesNothing(previous, next, tree.lines, priced.lines)) return result(principal, previous, tree.lines);
       const response = result(principal, next, priced.lines);
-      const cancellation = await writeTransaction((tx) => {
-        addDocumentWrite(tx, { header: next, lines: priced.lines, previous, condition: (a, op) => op.eq!(a.status, "not_sent") });
-        if (supplierChanges) {
-          addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.supplier.partyId }, { documents: 1 });
-          tx.add("old supplier", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ documentCount: -1 }).commit());
-        }
-        checkReferences(tx, principal.accountId, [...(customFields?.references ?? []), { param: "location_id", kind: "location", id: context.location.locationId }]);
-      }, { completion: withEtag(completion, next.revision), body: response.body });
+      const cancellation = await writeTransaction(
+        (tx) => {
+          addDocumentWrite(tx, { header: next, lines: priced.lines, previous, condition: (a, op) => op.eq!(a.status, "not_sent") });
+          if (supplierChanges) {
+            addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.supplier.partyId }, { documents: 1 });
+            tx.add("old supplier", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ documentCount: -1 }).commit());
+          }
+          checkReferences(tx, principal.accountId, [
+            ...(customFields?.references ?? []),
+            { param: "location_id", kind: "location", id: context.location.locationId },
+          ]);
+        },
+        { completion: withEtag(completion, next.revision), body: response.body },
+      );
       if (!cancellation) return response;
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY; // changed meanwhile: read again (If-Match then decides)
       return mapReferenceFailures(cancellation);
@@ -614,7 +650,12 @@ const withRowIds = (header: DocumentItem, lines: readonly PoLine[], rowIdOf: Row
  * in the same write. Sending a Sent order again changes nothing (the original date stays);
  * Partially Received and Received orders cannot be sent (409 `purchase_order_send_not_allowed`).
  */
-export async function sendPurchaseOrder(principal: Principal, id: string, input: { date_sent?: string }, completion: IdempotencyCompletion | undefined): Promise<PurchaseOrderResult> {
+export async function sendPurchaseOrder(
+  principal: Principal,
+  id: string,
+  input: { date_sent?: string },
+  completion: IdempotencyCompletion | undefined,
+): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "sending purchase orders");
   return retrying(
     "send purchase order",
@@ -634,13 +675,18 @@ export async function sendPurchaseOrder(principal: Principal, id: string, input:
         revision: newRevision("po"),
         updatedAt: nextTimestamp(previous.updatedAt),
       };
-      const changes = stockChanges(previous, tree.lines.map((line) => ({ line, quantity: addQuantities(line.quantity, -line.quantityReceived) })), "incoming");
+      const changes = stockChanges(
+        previous,
+        tree.lines.map((line) => ({ line, quantity: addQuantities(line.quantity, -line.quantityReceived) })),
+        "incoming",
+      );
       let written: PurchaseOrderResult | undefined;
       const { cancellation } = await commitWithStock({
         accountId: principal.accountId,
         source: { sourceType: "purchase_order", sourceId: id, userId: principal.userId, reason: `Purchase order ${previous.number} sent` },
         changes,
-        document: (tx, rowIdOf) => addDocumentWrite(tx, { header: base, lines: withRowIds(base, tree.lines, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "not_sent") }),
+        document: (tx, rowIdOf) =>
+          addDocumentWrite(tx, { header: base, lines: withRowIds(base, tree.lines, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "not_sent") }),
         outcome: (rowIdOf) => {
           written = result(principal, base, withRowIds(base, tree.lines, rowIdOf));
           return { completion: withEtag(completion, base.revision), body: written.body };
@@ -660,7 +706,12 @@ export async function sendPurchaseOrder(principal: Principal, id: string, input:
  * order's location (and leaves `incoming`) through the ledger, the moving average cost takes the
  * line's unit cost, and the lines and status are saved in the same write or not at all.
  */
-export async function receivePurchaseOrder(principal: Principal, id: string, input: PurchaseOrderReceiveBody, completion: IdempotencyCompletion | undefined): Promise<PurchaseOrderResult> {
+export async function receivePurchaseOrder(
+  principal: Principal,
+  id: string,
+  input: PurchaseOrderReceiveBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "receiving purchase orders");
   const duplicates: ValidationDetail[] = [];
   const seen = new Set<string>();
@@ -688,16 +739,27 @@ export async function receivePurchaseOrder(principal: Principal, id: string, inp
       input.lines.forEach((entry, index) => {
         const line = byId.get(entry.line_id);
         if (!line) details.push(referenceDetail(`lines[${index}].line_id`, "is not a line of this purchase order."));
-        else if (line.lineType !== "inventory") details.push({ param: `lines[${index}].line_id`, code: "not_inventory", message: `is ${withArticle(line.lineType)} line; only inventory lines are received.` });
+        else if (line.lineType !== "inventory")
+          details.push({
+            param: `lines[${index}].line_id`,
+            code: "not_inventory",
+            message: `is ${withArticle(line.lineType)} line; only inventory lines are received.`,
+          });
         else {
           const remaining = addQuantities(line.quantity, -line.quantityReceived);
           if (new Decimal(entry.quantity).gt(remaining)) {
-            details.push({ param: `lines[${index}].quantity`, code: "too_large", message: `is more than the line's remaining unreceived quantity (${remaining}).` });
+            details.push({
+              param: `lines[${index}].quantity`,
+              code: "too_large",
+              message: `is more than the line's remaining unreceived quantity (${remaining}).`,
+            });
           } else received.set(line.id, entry.quantity);
         }
       });
       if (details.length > 0) throw errors.validationFailed(details);
-      const lines = tree.lines.map((line) => (received.has(line.id) ? { ...line, quantityReceived: addQuantities(line.quantityReceived, received.get(line.id)!) } : line));
+      const lines = tree.lines.map((line) =>
+        received.has(line.id) ? { ...line, quantityReceived: addQuantities(line.quantityReceived, received.get(line.id)!) } : line,
+      );
       const complete = lines.every((line) => line.lineType !== "inventory" || line.quantityReceived >= line.quantity);
       const base: DocumentItem = {
         ...previous,
@@ -707,7 +769,11 @@ export async function receivePurchaseOrder(principal: Principal, id: string, inp
         updatedAt: nextTimestamp(previous.updatedAt),
       };
       if (complete) base.dateReceived = input.received_date ?? localToday(principal, account);
-      const changes = stockChanges(previous, tree.lines.filter((line) => received.has(line.id)).map((line) => ({ line, quantity: received.get(line.id)! })), "receive");
+      const changes = stockChanges(
+        previous,
+        tree.lines.filter((line) => received.has(line.id)).map((line) => ({ line, quantity: received.get(line.id)! })),
+        "receive",
+      );
       let written: PurchaseOrderResult | undefined;
       try {
         const { cancellation } = await commitWithStock({

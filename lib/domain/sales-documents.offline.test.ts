@@ -41,7 +41,19 @@ function item(itemId: string, overrides: Partial<ItemRecord> = {}): ItemRecord {
 }
 
 const row = (itemId: string, onHand: number): StockRowItem =>
-  ({ accountId: ACCOUNT, itemId, variationId: "v", locationId: LOCATION, ivlId: 7, onHand, reserved: 0, incoming: 0, inTransit: 0, createdAt: AT, updatedAt: AT }) as StockRowItem;
+  ({
+    accountId: ACCOUNT,
+    itemId,
+    variationId: "v",
+    locationId: LOCATION,
+    ivlId: 7,
+    onHand,
+    reserved: 0,
+    incoming: 0,
+    inTransit: 0,
+    createdAt: AT,
+    updatedAt: AT,
+  }) as StockRowItem;
 
 function plan(changes: StockChange[], items: ItemRecord[], rows: StockRowItem[]) {
   return planLedgerWrite({
@@ -91,10 +103,18 @@ describe("offline: the ledger sells unique items", () => {
 
   it("returns an archived sold item to items_10; a quantity item or an unchanged status moves nothing", () => {
     const id = randomUUID();
-    const back = plan([{ itemId: id, variationId: "v", locationId: LOCATION, deltas: { onHand: 1 }, sold: false }], [item(id, { sold: true, archived: true, stock: {} })], [row(id, 0)]);
+    const back = plan(
+      [{ itemId: id, variationId: "v", locationId: LOCATION, deltas: { onHand: 1 }, sold: false }],
+      [item(id, { sold: true, archived: true, stock: {} })],
+      [row(id, 0)],
+    );
     expect(back.items[0]!.statusMove).toEqual({ from: "items_11", to: "items_10", archived: true });
     const quantity = randomUUID();
-    const plain = plan([{ itemId: quantity, variationId: "v", locationId: LOCATION, deltas: { onHand: -1 }, sold: true }], [item(quantity, { inventoryType: "quantity" })], [row(quantity, 1)]);
+    const plain = plan(
+      [{ itemId: quantity, variationId: "v", locationId: LOCATION, deltas: { onHand: -1 }, sold: true }],
+      [item(quantity, { inventoryType: "quantity" })],
+      [row(quantity, 1)],
+    );
     expect(plain.items[0]!.statusMove).toBeUndefined();
     expect(plain.items[0]!.set).toBeUndefined();
     const same = plan([{ itemId: id, variationId: "v", locationId: LOCATION, deltas: { onHand: -1 }, sold: false }], [item(id)], [row(id, 1)]);
@@ -121,7 +141,11 @@ describe("offline: sales lines", () => {
     expect(stockChangeOf(unique, 1, "sell")).toMatchObject({ deltas: { onHand: -1 }, sold: true });
     expect(stockChangeOf(unique, -1, "sell_reserved")).toMatchObject({ deltas: { onHand: 1, reserved: 1 }, sold: false });
     expect(stockChangeOf(unique, 1, "reserve")).toEqual({ itemId: "i1", variationId: "v", locationId: LOCATION, deltas: { reserved: 1 } });
-    const { changes, lineIndexes } = lineChanges([line({ lineType: "service", itemId: undefined }), line(), line({ quantity: 0 })], "reserve", (l) => l.quantity);
+    const { changes, lineIndexes } = lineChanges(
+      [line({ lineType: "service", itemId: undefined }), line(), line({ quantity: 0 })],
+      "reserve",
+      (l) => l.quantity,
+    );
     expect(changes).toHaveLength(1);
     expect(lineIndexes).toEqual([1]);
   });
@@ -131,7 +155,10 @@ describe("offline: sales lines", () => {
     expect(percentOf("99.999", 100)).toBe(99.99);
     expect(percentOf(3, 3)).toBe(100);
     expect(percentOf(0, 0)).toBeNull();
-    const lines = [line({ quantity: 4, quantityPacked: 4, quantityShipped: 1, quantityInvoiced: 2 }), line({ lineType: "service", itemId: undefined, quantity: 2, quantityInvoiced: 2 })];
+    const lines = [
+      line({ quantity: 4, quantityPacked: 4, quantityShipped: 1, quantityInvoiced: 2 }),
+      line({ lineType: "service", itemId: undefined, quantity: 2, quantityInvoiced: 2 }),
+    ];
     expect(progressOf(lines, false)).toEqual({ packedPercent: 100, shippedPercent: 25, invoicedPercent: 66.66 });
     expect(progressOf(lines, true)).toEqual({ packedPercent: 66.66, shippedPercent: 16.66, invoicedPercent: 66.66 });
     expect(remainingToPack(lines[1]!, false)).toBe(0);
@@ -140,7 +167,15 @@ describe("offline: sales lines", () => {
 
   it("prices lines with one generated discount line that keeps its id", () => {
     const first = priceSalesLines([line({ quantity: 3, unitPrice: "10.0000" })], "10", "5");
-    expect(first.totals).toEqual({ subtotal: "27.0000", preDiscountTotal: "30.0000", discountTotal: "-3.0000", shippingFee: "5.0000", tax: "2.7000", tax2: "0.0000", total: "34.7000" });
+    expect(first.totals).toEqual({
+      subtotal: "27.0000",
+      preDiscountTotal: "30.0000",
+      discountTotal: "-3.0000",
+      shippingFee: "5.0000",
+      tax: "2.7000",
+      tax2: "0.0000",
+      total: "34.7000",
+    });
     const discount = first.lines[1]!;
     expect(discount).toMatchObject({ lineType: "discount", unitPrice: "-3.0000", unitCost: null, quantity: 1 });
     const again = priceSalesLines(first.lines, "20", "0");

@@ -94,7 +94,8 @@ export async function readCustomer(
   const visible = party && (hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
   const kindOk = party && (party.kind === "customer" || (options.allowProspect === true && party.kind === "prospect"));
   // An update that keeps its customer does not re-judge it: archived or reassigned since, it stays.
-  if (!party || (!options.unchanged && (!visible || !kindOk))) throw errors.validationFailed([referenceDetail(param, "is not a visible customer of this account.")]);
+  if (!party || (!options.unchanged && (!visible || !kindOk)))
+    throw errors.validationFailed([referenceDetail(param, "is not a visible customer of this account.")]);
   if (party.archived && !options.unchanged) throw errors.validationFailed([{ param, code: "archived", message: "is an archived customer." }]);
   return party;
 }
@@ -158,7 +159,8 @@ export function lineSpecsOf(
     line.item_id !== undefined && line.unit_price !== undefined && isKeptUnitPrice(money(line.unit_price), line.item_id, kept[index]);
   if (inventoryPrice === "forbid" && !mayPrice) {
     const index = input.findIndex((line, i) => line.item_id !== undefined && line.unit_price !== undefined && !keepsPrice(line, i));
-    if (index >= 0) throw errors.permissionDenied(`lines[${index}].unit_price: setting the selling price of an inventory line requires the prices.modify permission.`);
+    if (index >= 0)
+      throw errors.permissionDenied(`lines[${index}].unit_price: setting the selling price of an inventory line requires the prices.modify permission.`);
   }
   return input.map((line, index) => ({
     index,
@@ -194,7 +196,11 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     if (floor > 0 && (kept.itemId ?? null) !== (spec.itemId ?? null)) {
       details.push({ param: `lines[${spec.index}].item_id`, code: "invalid", message: "cannot change on a line that has packed or invoiced quantities." });
     } else if (floor > 0 && new Decimal(spec.quantity ?? 1).lt(floor)) {
-      details.push({ param: `lines[${spec.index}].quantity`, code: "too_small", message: `cannot be below the line's packed or invoiced quantity (${floor}).` });
+      details.push({
+        param: `lines[${spec.index}].quantity`,
+        code: "too_small",
+        message: `cannot be below the line's packed or invoiced quantity (${floor}).`,
+      });
     }
   }
   if (details.length > 0) throw errors.validationFailed(details);
@@ -217,7 +223,10 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
         details.push({
           param: `lines[${spec.index}].item_variation_location_id`,
           code: "required",
-          message: found.rows.length === 0 ? "is required: the item has no stock location and no default location." : "is required: the item is stocked at several locations.",
+          message:
+            found.rows.length === 0
+              ? "is required: the item has no stock location and no default location."
+              : "is required: the item is stocked at several locations.",
         });
         continue;
       }
@@ -234,7 +243,10 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
   const locationIds = [...new Set([...rows.values()].map((row) => row.locationId))];
   // Every location the lines sell from, in one BatchGetItem (the document's own is known).
   const known = context.location ? [context.location] : [];
-  const read = await readLocations(principal.accountId, locationIds.filter((id) => id !== context.location?.locationId));
+  const read = await readLocations(
+    principal.accountId,
+    locationIds.filter((id) => id !== context.location?.locationId),
+  );
   const locations = new Map([...known, ...read].map((l) => [l.locationId, l] as const));
   for (const spec of specs) {
     const found = resolved.get(spec.index);
@@ -244,7 +256,12 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     }
     const row = rows.get(spec.index);
     if (row && !locations.get(row.locationId)?.active) {
-      details.push(referenceDetail(`lines[${spec.index}].${spec.ivlId === undefined ? "item_id" : "item_variation_location_id"}`, "is stocked at a location that is not active."));
+      details.push(
+        referenceDetail(
+          `lines[${spec.index}].${spec.ivlId === undefined ? "item_id" : "item_variation_location_id"}`,
+          "is stocked at a location that is not active.",
+        ),
+      );
     }
   }
   if (details.length > 0) throw errors.validationFailed(details);
@@ -318,11 +335,21 @@ export interface SalesTotals {
 export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string): { lines: SalesLine[]; totals: SalesTotals } {
   const items = lines.filter((line) => line.lineType !== "discount");
   const totals = computeTotals(
-    items.map((line) => ({ quantity: line.quantity, unitPrice: line.unitPrice, discountPercent: line.discountPercent, taxRate: line.taxRate, tax2Rate: line.tax2Rate })),
+    items.map((line) => ({
+      quantity: line.quantity,
+      unitPrice: line.unitPrice,
+      discountPercent: line.discountPercent,
+      taxRate: line.taxRate,
+      tax2Rate: line.tax2Rate,
+    })),
     discountPercent,
     shippingFee,
   );
-  const priced: SalesLine[] = items.map((line, i) => ({ ...line, subtotal: totals.lines[i]!.subtotal, discountedUnitPrice: totals.lines[i]!.discountedUnitPrice }));
+  const priced: SalesLine[] = items.map((line, i) => ({
+    ...line,
+    subtotal: totals.lines[i]!.subtotal,
+    discountedUnitPrice: totals.lines[i]!.discountedUnitPrice,
+  }));
   if (totals.discount !== null) {
     const existing = lines.find((line) => line.lineType === "discount");
     priced.push({
@@ -360,7 +387,9 @@ export function priceSalesLines(lines: readonly SalesLine[], discountPercent: st
 /** Lines with the ids of the stock rows the write created (rows appear with the first stock). */
 export const withRowIds = (lines: readonly SalesLine[], rowIdOf: RowIdOf): SalesLine[] =>
   lines.map((line) =>
-    line.lineType === "inventory" && line.ivlId === undefined && line.itemId ? { ...line, ivlId: rowIdOf(line.itemId, line.variationId!, line.locationId!) } : line,
+    line.lineType === "inventory" && line.ivlId === undefined && line.itemId
+      ? { ...line, ivlId: rowIdOf(line.itemId, line.variationId!, line.locationId!) }
+      : line,
   );
 
 // ---------------------------------------------------------------------------------------------
@@ -392,7 +421,10 @@ export function progressOf(lines: readonly SalesLine[], serviceItems: boolean) {
 }
 
 /** A header with its stored percentages (absent = null). */
-export function withPercents<T extends Partial<DocumentItem>>(header: T, percents: { packedPercent?: number | null; shippedPercent?: number | null; invoicedPercent?: number | null }): T {
+export function withPercents<T extends Partial<DocumentItem>>(
+  header: T,
+  percents: { packedPercent?: number | null; shippedPercent?: number | null; invoicedPercent?: number | null },
+): T {
   const next = { ...header } as Record<string, unknown>;
   for (const [key, value] of Object.entries(percents)) {
     if (value === null || value === undefined) delete next[key];
@@ -421,7 +453,11 @@ export function stockChangeOf(line: SalesLine, quantity: number, effect: SalesEf
 }
 
 /** Changes of inventory lines (`quantityOf` each; zero quantities skipped), one per line in line order. */
-export function lineChanges(lines: readonly SalesLine[], effect: SalesEffect, quantityOf: (line: SalesLine) => number): { changes: StockChange[]; lineIndexes: number[] } {
+export function lineChanges(
+  lines: readonly SalesLine[],
+  effect: SalesEffect,
+  quantityOf: (line: SalesLine) => number,
+): { changes: StockChange[]; lineIndexes: number[] } {
   const changes: StockChange[] = [];
   const lineIndexes: number[] = [];
   lines.forEach((line, index) => {
@@ -441,7 +477,9 @@ export function lineChanges(lines: readonly SalesLine[], effect: SalesEffect, qu
  */
 export function stockRuleError(error: StockRuleError, changes: readonly StockChange[], lines: readonly SalesLine[], param = "lines") {
   const change = changes[error.changeIndex];
-  const index = change ? lines.findIndex((line) => line.itemId === change.itemId && line.variationId === change.variationId && line.locationId === change.locationId) : -1;
+  const index = change
+    ? lines.findIndex((line) => line.itemId === change.itemId && line.variationId === change.variationId && line.locationId === change.locationId)
+    : -1;
   const code = error.rule === "negative_balance" ? "insufficient_stock" : error.rule;
   const message =
     error.rule === "negative_balance"
@@ -480,7 +518,12 @@ export function requireShippingCostPermission(principal: Principal, input: { shi
 }
 
 /** Snapshots of the customer, the account settings and the items a header carries. */
-export function deriveSalesHeader(header: DocumentItem, context: Pick<SalesContext, "account" | "customer">, lines: readonly SalesLine[], searchParts: readonly (string | undefined)[]): DocumentItem {
+export function deriveSalesHeader(
+  header: DocumentItem,
+  context: Pick<SalesContext, "account" | "customer">,
+  lines: readonly SalesLine[],
+  searchParts: readonly (string | undefined)[],
+): DocumentItem {
   const next: DocumentItem = withAccountSnapshot(
     {
       ...header,
@@ -524,7 +567,11 @@ export async function withCurrentValues<L extends SalesLine>(
 ): Promise<{ header: DocumentItem; lines: L[] }> {
   const accountId = header.accountId;
   const itemLines = related ? lines.filter((line) => line.itemId) : [];
-  const variationKeys = [...new Map(itemLines.filter((l) => l.variationId).map((l) => [`${l.itemId}/${l.variationId}`, { itemId: l.itemId!, variationId: l.variationId! }])).values()];
+  const variationKeys = [
+    ...new Map(
+      itemLines.filter((l) => l.variationId).map((l) => [`${l.itemId}/${l.variationId}`, { itemId: l.itemId!, variationId: l.variationId! }]),
+    ).values(),
+  ];
   const [customer, items, variations, locations] = await Promise.all([
     related && header.partyId ? readParty(accountId, header.partyId) : Promise.resolve(undefined),
     // Display values: eventually consistent reads (half the read units; a change shows within a second).
@@ -553,7 +600,9 @@ export async function withCurrentValues<L extends SalesLine>(
 /** Money of a header as exact ten-thousandths (customer revenue moves by it). */
 
 /** A new header's defaults (money zero, counters zero). */
-export function blankHeader(fields: Pick<DocumentItem, "accountId" | "documentId" | "kind" | "revision" | "status" | "statusId" | "assignedUserId">): DocumentItem {
+export function blankHeader(
+  fields: Pick<DocumentItem, "accountId" | "documentId" | "kind" | "revision" | "status" | "statusId" | "assignedUserId">,
+): DocumentItem {
   const now = new Date().toISOString();
   return {
     ...fields,
@@ -665,27 +714,30 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
   });
   let written: { header: DocumentItem; lines: SalesLine[]; body: Record<string, unknown> } | undefined;
   try {
-    const { cancellation } = await allocateNumber(principal.accountId, kind, (number, claim) =>
-      plan.commit(
-        (tx, rowIdOf) => {
-          const { header, lines } = numbered(number, rowIdOf);
-          claim(tx, { count: 1 });
-          addDocumentWrite(tx, { header, lines });
-          const owner = input.ownerCounts?.(customer);
-          addAssigneeCount(tx, header, 1, owner?.userId === header.assignedUserId ? owner.add : {});
-          if (owner && owner.userId !== header.assignedUserId) {
-            tx.add("owner counts", tx.entities.ownerCounters.update({ accountId: principal.accountId, userId: owner.userId }).add(owner.add).commit());
-          }
-          if (input.customerActivity !== "caller") addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, activity);
-          checkReferences(tx, principal.accountId, input.references);
-          input.extra?.(tx, header, lines, activity, customer);
-        },
-        (rowIdOf) => {
-          const { header, lines } = numbered(number, rowIdOf);
-          written = { header, lines, body: input.present(header, lines) };
-          return { completion: withEtag(input.completion, header.revision), body: written.body };
-        },
-      ),
+    const { cancellation } = await allocateNumber(
+      principal.accountId,
+      kind,
+      (number, claim) =>
+        plan.commit(
+          (tx, rowIdOf) => {
+            const { header, lines } = numbered(number, rowIdOf);
+            claim(tx, { count: 1 });
+            addDocumentWrite(tx, { header, lines });
+            const owner = input.ownerCounts?.(customer);
+            addAssigneeCount(tx, header, 1, owner?.userId === header.assignedUserId ? owner.add : {});
+            if (owner && owner.userId !== header.assignedUserId) {
+              tx.add("owner counts", tx.entities.ownerCounters.update({ accountId: principal.accountId, userId: owner.userId }).add(owner.add).commit());
+            }
+            if (input.customerActivity !== "caller") addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, activity);
+            checkReferences(tx, principal.accountId, input.references);
+            input.extra?.(tx, header, lines, activity, customer);
+          },
+          (rowIdOf) => {
+            const { header, lines } = numbered(number, rowIdOf);
+            written = { header, lines, body: input.present(header, lines) };
+            return { completion: withEtag(input.completion, header.revision), body: written.body };
+          },
+        ),
       { recordLimit: input.recordLimit },
     );
     if (!cancellation) return { ok: true, ...written! };

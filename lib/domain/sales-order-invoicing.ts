@@ -32,9 +32,13 @@ import { etagOf, newRevision } from "./revisions.js";
  * The order closes (30) once every line is fully invoiced.
  */
 
-
 /** Invoices the order's remaining quantities (all, or the given ones); 201 with the new invoice. */
-export async function invoiceSalesOrder(principal: Principal, id: string, body: SalesOrderInvoiceBody, completion: IdempotencyCompletion | undefined): Promise<InvoiceResult> {
+export async function invoiceSalesOrder(
+  principal: Principal,
+  id: string,
+  body: SalesOrderInvoiceBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<InvoiceResult> {
   requireDocumentPermission(principal, "sales_orders.modify", "invoicing sales orders");
   requireDocumentPermission(principal, "invoices.modify", "creating invoices");
   const seen = new Set<string>();
@@ -50,7 +54,10 @@ export async function invoiceSalesOrder(principal: Principal, id: string, body: 
       const order = await visibleSalesOrder(principal, id);
       const previous = order.header;
       if (previous.status !== "open") {
-        throw errors.stateConflict("sales_order_invoice_not_allowed", `Only open sales orders can be invoiced; this one is ${SO_STATUS[previous.status as keyof typeof SO_STATUS].label}.`);
+        throw errors.stateConflict(
+          "sales_order_invoice_not_allowed",
+          `Only open sales orders can be invoiced; this one is ${SO_STATUS[previous.status as keyof typeof SO_STATUS].label}.`,
+        );
       }
       if ((previous.invoiceCount ?? 0) >= MAX_ORDER_INVOICES) {
         throw errors.stateConflict("sales_order_invoice_not_allowed", `A sales order can have at most ${MAX_ORDER_INVOICES} invoices.`);
@@ -63,9 +70,14 @@ export async function invoiceSalesOrder(principal: Principal, id: string, body: 
         body.lines.forEach((entry, index) => {
           const line = byId.get(entry.id);
           if (!line) details.push(referenceDetail(`lines[${index}].id`, "is not a line of this sales order."));
-          else if (line.lineType === "discount") details.push({ param: `lines[${index}].id`, code: "not_invoiceable", message: "is the generated discount line: invoices get their own." });
+          else if (line.lineType === "discount")
+            details.push({ param: `lines[${index}].id`, code: "not_invoiceable", message: "is the generated discount line: invoices get their own." });
           else if (new Decimal(entry.quantity).gt(remaining(line))) {
-            details.push({ param: `lines[${index}].quantity`, code: "too_large", message: `is more than the line's remaining uninvoiced quantity (${remaining(line)}).` });
+            details.push({
+              param: `lines[${index}].quantity`,
+              code: "too_large",
+              message: `is more than the line's remaining uninvoiced quantity (${remaining(line)}).`,
+            });
           } else quantities.set(line.id, entry.quantity);
         });
         if (details.length > 0) throw errors.validationFailed(details);
@@ -109,9 +121,15 @@ export async function invoiceSalesOrder(principal: Principal, id: string, body: 
       for (const field of ["name", "purchaseOrderNumber", "attention", "shippingAddress", "publicNote", "paymentTerms"] as const) {
         if (previous[field] !== undefined) base[field] = previous[field];
       }
-      const invoice = deriveInvoice(withPercents(base, { packedPercent: previous.packedPercent, shippedPercent: previous.shippedPercent }), { account, customer }, invoiceLines);
+      const invoice = deriveInvoice(
+        withPercents(base, { packedPercent: previous.packedPercent, shippedPercent: previous.shippedPercent }),
+        { account, customer },
+        invoiceLines,
+      );
 
-      const orderLines = order.lines.map((line) => (quantities.has(line.id) ? { ...line, quantityInvoiced: addQuantities(line.quantityInvoiced, quantities.get(line.id)!) } : line));
+      const orderLines = order.lines.map((line) =>
+        quantities.has(line.id) ? { ...line, quantityInvoiced: addQuantities(line.quantityInvoiced, quantities.get(line.id)!) } : line,
+      );
       const complete = orderLines.every((line) => line.lineType === "discount" || line.quantityInvoiced >= line.quantity);
       const nextOrder = withPercents(
         {
@@ -166,5 +184,9 @@ export async function listSalesOrderInvoices(principal: Principal, id: string, u
   const headers = (await readDocumentHeaders(principal.accountId, order.header.linkedInvoiceIds ?? []))
     .filter((header) => header.kind === "invoice" && header.sourceSalesOrderId === id && canSeeDocument(principal, header))
     .sort((a, b) => b.number - a.number);
-  return pageOfAll(url, page, headers.map((header) => presentInvoice(principal, header)));
+  return pageOfAll(
+    url,
+    page,
+    headers.map((header) => presentInvoice(principal, header)),
+  );
 }

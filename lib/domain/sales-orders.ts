@@ -268,7 +268,12 @@ export async function getSalesOrder(principal: Principal, id: string): Promise<S
 }
 
 /** Orders newest number first, with every filter of spec 4.4 (and `ids`). */
-export async function listSalesOrders(principal: Principal, url: string, page: PageRequest, query: SalesOrderListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
+export async function listSalesOrders(
+  principal: Principal,
+  url: string,
+  page: PageRequest,
+  query: SalesOrderListQuery,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   requireRead(principal);
   const needle = query.q?.trim().toLowerCase();
   return listDocuments({
@@ -373,10 +378,14 @@ interface CreateRequest {
 
 async function createOrder(principal: Principal, request: CreateRequest, options: DraftOptions) {
   return retrying("create sales order", async () => {
-    const context = await readOrderContext(principal, request.customerId, request.fields.location_id as string | undefined, { ...options, defaultLocation: true });
+    const context = await readOrderContext(principal, request.customerId, request.fields.location_id as string | undefined, {
+      ...options,
+      defaultLocation: true,
+    });
     const built = await buildSalesLines(context, request.specs(context));
     const { cleared: _cleared, ...set } = salesHeaderFields(request.fields, HEADER_MAP);
-    const customFields = request.fields.custom_field_values === undefined ? undefined : customFieldWrite(request.fields.custom_field_values as never, "sales_order");
+    const customFields =
+      request.fields.custom_field_values === undefined ? undefined : customFieldWrite(request.fields.custom_field_values as never, "sales_order");
     const documentId = randomUUID();
     const base: DocumentItem = {
       ...blankHeader({
@@ -425,7 +434,11 @@ async function createOrder(principal: Principal, request: CreateRequest, options
 }
 
 /** Creates an open sales order numbered from the account's sequence (spec 4.4 create). */
-export async function createSalesOrder(principal: Principal, input: SalesOrderCreateBody, completion: IdempotencyCompletion | undefined): Promise<SalesOrderResult> {
+export async function createSalesOrder(
+  principal: Principal,
+  input: SalesOrderCreateBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<SalesOrderResult> {
   requireModify(principal);
   requireShippingCostPermission(principal, input);
   const written = await createOrder(
@@ -471,7 +484,10 @@ export async function createSalesOrderFromDraft(
 function assertEditable(tree: SalesTree, action: string): void {
   const { header, lines } = tree;
   if (header.status !== "open") {
-    throw errors.stateConflict("sales_order_update_not_allowed", `Only open sales orders can be ${action}; this one is ${SO_STATUS[header.status as SoStatus].label}.`);
+    throw errors.stateConflict(
+      "sales_order_update_not_allowed",
+      `Only open sales orders can be ${action}; this one is ${SO_STATUS[header.status as SoStatus].label}.`,
+    );
   }
   if (activityStarted(header, lines)) {
     throw errors.stateConflict("sales_order_update_not_allowed", `This sales order has invoices, packed or shipped quantities and can no longer be ${action}.`);
@@ -562,7 +578,11 @@ export async function updateSalesOrder(
  * Deletes an open order with no activity (architecture section 8): its reservations are
  * released, the counts and the customer's document count move, in one write.
  */
-export async function deleteSalesOrder(principal: Principal, id: string, completion: IdempotencyCompletion | undefined): Promise<{ id: string; object: "sales_order"; deleted: true }> {
+export async function deleteSalesOrder(
+  principal: Principal,
+  id: string,
+  completion: IdempotencyCompletion | undefined,
+): Promise<{ id: string; object: "sales_order"; deleted: true }> {
   requireModify(principal);
   const resource = { id, object: "sales_order" as const, deleted: true as const };
   return retrying(
@@ -632,7 +652,10 @@ export const SALES_ORDER_FULFILLMENTS: FulfillmentPolicy = {
   assertPackable(principal, tree, account) {
     if (!account.packingListsEnabled) throw errors.stateConflict("sales_order_pack_not_allowed", "Packing lists are disabled for this account.");
     if (tree.header.status !== "open") {
-      throw errors.stateConflict("sales_order_pack_not_allowed", `Only open sales orders can be packed; this one is ${SO_STATUS[tree.header.status as SoStatus].label}.`);
+      throw errors.stateConflict(
+        "sales_order_pack_not_allowed",
+        `Only open sales orders can be packed; this one is ${SO_STATUS[tree.header.status as SoStatus].label}.`,
+      );
     }
     if (!hasLocationAccess(principal, tree.header, tree.lines, account.packingServiceItems)) {
       throw errors.permissionDenied("Packing this sales order requires access to its location.");
@@ -655,7 +678,13 @@ export async function packSalesOrder(principal: Principal, id: string, body: Pac
 }
 
 /** Marks a packing list of an order shipped (architecture section 8). */
-export async function shipSalesOrderFulfillment(principal: Principal, id: string, fulfillmentId: string, body: ShipBody, completion: IdempotencyCompletion | undefined) {
+export async function shipSalesOrderFulfillment(
+  principal: Principal,
+  id: string,
+  fulfillmentId: string,
+  body: ShipBody,
+  completion: IdempotencyCompletion | undefined,
+) {
   requireRead(principal);
   return shipFulfillment(principal, SALES_ORDER_FULFILLMENTS, id, fulfillmentId, body, completion);
 }

@@ -57,7 +57,9 @@ export async function holdStock(options: { accountId: string; source: LedgerSour
       await applyChunk(journal, chunkNumber, options.changes, indexes);
     } catch (error) {
       if (!(error instanceof StockRuleError)) {
-        await releaseHold(options.accountId, journalId).catch((releaseError) => log("ERROR", "hold release failed", { journalId, error: String(releaseError) }));
+        await releaseHold(options.accountId, journalId).catch((releaseError) =>
+          log("ERROR", "hold release failed", { journalId, error: String(releaseError) }),
+        );
         throw error;
       }
       const changeIndex = indexes[error.changeIndex] ?? error.changeIndex;
@@ -147,7 +149,9 @@ export async function prepareStock(options: { accountId: string; source: LedgerS
   return {
     commit: async (document, outcome) => {
       if (!rowIdOf) {
-        const keys = [...new Map(options.changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values()];
+        const keys = [
+          ...new Map(options.changes.map((c) => [rowKeyOf(c), { itemId: c.itemId, variationId: c.variationId, locationId: c.locationId }])).values(),
+        ];
         rowIdOf = rowIdsOf((await readItemsAndRows(options.accountId, [], keys)).rows);
       }
       const ids = rowIdOf;

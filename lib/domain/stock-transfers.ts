@@ -139,7 +139,12 @@ export async function getStockTransfer(principal: Principal, id: string): Promis
 }
 
 /** Transfers newest number first (account-wide), with the filters of spec 4.2. */
-export async function listStockTransfers(principal: Principal, url: string, page: PageRequest, query: StockTransferListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
+export async function listStockTransfers(
+  principal: Principal,
+  url: string,
+  page: PageRequest,
+  query: StockTransferListQuery,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   requireRead(principal);
   const needle = query.q?.trim().toLowerCase();
   return listDocuments({
@@ -181,7 +186,12 @@ const variationLabel = (values: Record<string, string> | undefined) => {
 };
 
 /** Builds stored lines from the complete requested list: each line a row of its item at the origin. */
-async function buildLines(principal: Principal, originId: string, input: readonly StockTransferLineBody[], kept: readonly (TransferLine | undefined)[]): Promise<TransferLine[]> {
+async function buildLines(
+  principal: Principal,
+  originId: string,
+  input: readonly StockTransferLineBody[],
+  kept: readonly (TransferLine | undefined)[],
+): Promise<TransferLine[]> {
   const resolved = await resolveLineItems(
     principal.accountId,
     originId,
@@ -256,7 +266,10 @@ function derive(header: DocumentItem, lines: readonly TransferLine[]): DocumentI
 }
 
 /** Shipping fields of a request (null or "" clears; omitted keeps). */
-function shippingChanges(header: DocumentItem, input: { estimated_arrival_date?: string | null; shipping_provider?: string | null; shipping_tracking_code?: string | null }): DocumentItem {
+function shippingChanges(
+  header: DocumentItem,
+  input: { estimated_arrival_date?: string | null; shipping_provider?: string | null; shipping_tracking_code?: string | null },
+): DocumentItem {
   const next = { ...header };
   const apply = (value: string | null | undefined, attribute: "estimatedArrivalDate" | "shippingProvider" | "shippingTrackingCode") => {
     if (value === undefined) return;
@@ -270,7 +283,11 @@ function shippingChanges(header: DocumentItem, input: { estimated_arrival_date?:
 }
 
 /** Creates a pending transfer (spec 4.2 create): number and `issue_date` set by the service. */
-export async function createStockTransfer(principal: Principal, input: StockTransferCreateBody, completion: IdempotencyCompletion | undefined): Promise<Record<string, unknown>> {
+export async function createStockTransfer(
+  principal: Principal,
+  input: StockTransferCreateBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<Record<string, unknown>> {
   requireWrite(principal);
   const [{ origin, destination }, account] = await Promise.all([
     readLocations(principal, input.origin_location_id, input.destination_location_id),
@@ -320,16 +337,19 @@ export async function createStockTransfer(principal: Principal, input: StockTran
   );
   const numbered = (number: number): DocumentItem => ({ ...base, number, numberKey: numberKeyOf(number) });
   const { number, cancellation } = await allocateNumber(principal.accountId, "stock_transfer", (number, claim) =>
-    writeTransaction((tx) => {
-      const header = numbered(number);
-      claim(tx, { count: 1 });
-      addDocumentWrite(tx, { header, lines });
-      addAssigneeCount(tx, header, 1);
-      checkReferences(tx, principal.accountId, [
-        { param: "origin_location_id", kind: "location", id: origin.locationId },
-        { param: "destination_location_id", kind: "location", id: destination.locationId },
-      ]);
-    }, { completion, body: presentStockTransfer(numbered(number), lines) }),
+    writeTransaction(
+      (tx) => {
+        const header = numbered(number);
+        claim(tx, { count: 1 });
+        addDocumentWrite(tx, { header, lines });
+        addAssigneeCount(tx, header, 1);
+        checkReferences(tx, principal.accountId, [
+          { param: "origin_location_id", kind: "location", id: origin.locationId },
+          { param: "destination_location_id", kind: "location", id: destination.locationId },
+        ]);
+      },
+      { completion, body: presentStockTransfer(numbered(number), lines) },
+    ),
   );
   if (cancellation) throw errors.validationFailed([referenceDetail("origin_location_id", "is not an active location of this account.")]);
   return presentStockTransfer(numbered(number), lines);
@@ -340,7 +360,12 @@ export async function createStockTransfer(principal: Principal, input: StockTran
  * the complete line list; an in-transit update moves the stock difference in the same write.
  * A transferred transfer is 409 `stock_transfer_update_not_allowed`.
  */
-export async function updateStockTransfer(principal: Principal, id: string, input: StockTransferUpdateBody, completion: IdempotencyCompletion | undefined): Promise<Record<string, unknown>> {
+export async function updateStockTransfer(
+  principal: Principal,
+  id: string,
+  input: StockTransferUpdateBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<Record<string, unknown>> {
   requireWrite(principal);
   return retrying(
     "update stock transfer",
@@ -379,7 +404,12 @@ export async function updateStockTransfer(principal: Principal, id: string, inpu
 }
 
 /** Pending -> In Transit (spec 3.2 send): origin on hand -> destination in transit. */
-export async function sendStockTransfer(principal: Principal, id: string, input: StockTransferSendBody, completion: IdempotencyCompletion | undefined): Promise<Record<string, unknown>> {
+export async function sendStockTransfer(
+  principal: Principal,
+  id: string,
+  input: StockTransferSendBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<Record<string, unknown>> {
   requireWrite(principal);
   return retrying(
     "send stock transfer",
@@ -387,15 +417,35 @@ export async function sendStockTransfer(principal: Principal, id: string, input:
       const tree = await readTransfer(principal, id);
       const previous = tree.header;
       if (previous.status !== "pending") {
-        throw errors.stateConflict("stock_transfer_send_not_allowed", `Only pending stock transfers can be sent; this one is ${STATUS[previous.status as TransferStatus].label}.`);
+        throw errors.stateConflict(
+          "stock_transfer_send_not_allowed",
+          `Only pending stock transfers can be sent; this one is ${STATUS[previous.status as TransferStatus].label}.`,
+        );
       }
       const account = await accountSettings(principal.accountId);
       const next = shippingChanges(
-        { ...previous, status: "in_transit", statusId: STATUS.in_transit.id, dateSent: input.date_sent ?? localToday(principal, account), revision: newRevision("st"), updatedAt: nextTimestamp(previous.updatedAt) },
+        {
+          ...previous,
+          status: "in_transit",
+          statusId: STATUS.in_transit.id,
+          dateSent: input.date_sent ?? localToday(principal, account),
+          revision: newRevision("st"),
+          updatedAt: nextTimestamp(previous.updatedAt),
+        },
         input,
       );
       const changes = changesOf(previous, tree.lines, "send");
-      return transition(principal, id, previous, derive(next, tree.lines), tree.lines, changes, completion, "Sending the transfer", `Stock transfer ${previous.number} sent`);
+      return transition(
+        principal,
+        id,
+        previous,
+        derive(next, tree.lines),
+        tree.lines,
+        changes,
+        completion,
+        "Sending the transfer",
+        `Stock transfer ${previous.number} sent`,
+      );
     },
     undefined,
     [documentLock(principal.accountId, id)],
@@ -403,7 +453,12 @@ export async function sendStockTransfer(principal: Principal, id: string, input:
 }
 
 /** In Transit -> Transferred (spec 3.2 receive): destination in transit -> on hand. */
-export async function receiveStockTransfer(principal: Principal, id: string, input: StockTransferReceiveBody, completion: IdempotencyCompletion | undefined): Promise<Record<string, unknown>> {
+export async function receiveStockTransfer(
+  principal: Principal,
+  id: string,
+  input: StockTransferReceiveBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<Record<string, unknown>> {
   requireWrite(principal);
   return retrying(
     "receive stock transfer",
@@ -411,15 +466,35 @@ export async function receiveStockTransfer(principal: Principal, id: string, inp
       const tree = await readTransfer(principal, id);
       const previous = tree.header;
       if (previous.status !== "in_transit") {
-        throw errors.stateConflict("stock_transfer_receive_not_allowed", `Only in-transit stock transfers can be received; this one is ${STATUS[previous.status as TransferStatus].label}.`);
+        throw errors.stateConflict(
+          "stock_transfer_receive_not_allowed",
+          `Only in-transit stock transfers can be received; this one is ${STATUS[previous.status as TransferStatus].label}.`,
+        );
       }
       const account = await accountSettings(principal.accountId);
       const next = shippingChanges(
-        { ...previous, status: "transferred", statusId: STATUS.transferred.id, dateReceived: input.date_received ?? localToday(principal, account), revision: newRevision("st"), updatedAt: nextTimestamp(previous.updatedAt) },
+        {
+          ...previous,
+          status: "transferred",
+          statusId: STATUS.transferred.id,
+          dateReceived: input.date_received ?? localToday(principal, account),
+          revision: newRevision("st"),
+          updatedAt: nextTimestamp(previous.updatedAt),
+        },
         input,
       );
       const changes = changesOf(previous, tree.lines, "receive");
-      return transition(principal, id, previous, derive(next, tree.lines), tree.lines, changes, completion, "Receiving the transfer", `Stock transfer ${previous.number} received`);
+      return transition(
+        principal,
+        id,
+        previous,
+        derive(next, tree.lines),
+        tree.lines,
+        changes,
+        completion,
+        "Receiving the transfer",
+        `Stock transfer ${previous.number} received`,
+      );
     },
     undefined,
     [documentLock(principal.accountId, id)],
@@ -460,7 +535,11 @@ async function transition(
  * longer holds what arrived, the reversal is unsafe: 409 `stock_transfer_delete_not_allowed`,
  * nothing changed.
  */
-export async function deleteStockTransfer(principal: Principal, id: string, completion: IdempotencyCompletion | undefined): Promise<{ id: string; object: "stock_transfer"; deleted: true }> {
+export async function deleteStockTransfer(
+  principal: Principal,
+  id: string,
+  completion: IdempotencyCompletion | undefined,
+): Promise<{ id: string; object: "stock_transfer"; deleted: true }> {
   requireWrite(principal);
   const resource = { id, object: "stock_transfer" as const, deleted: true as const };
   return retrying(

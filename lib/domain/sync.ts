@@ -41,8 +41,7 @@ export function parseSince(value: string): number {
   const time = Date.parse(normalized);
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   const calendar = new Date(Date.UTC(year, month - 1, day));
-  const valid =
-    !Number.isNaN(time) && calendar.getUTCMonth() === month - 1 && calendar.getUTCDate() === day && hour < 24 && minute < 60 && second < 60;
+  const valid = !Number.isNaN(time) && calendar.getUTCMonth() === month - 1 && calendar.getUTCDate() === day && hour < 24 && minute < 60 && second < 60;
   if (!valid) throw badParameter("since", "since is not a real date and time.");
   return Math.floor(time / 1000);
 }
@@ -149,10 +148,20 @@ export async function syncChanges(principal: Principal, query: Record<string, un
       throw fail(403, "sync_cursor_owner_mismatch", "The cursor belongs to another account or user.", "cursor");
     }
     if (payload.f !== fingerprint) {
-      throw fail(409, "sync_scope_changed", "Your permissions or the key's scopes changed since this cursor was issued: rebuild your copy with start=now.", "cursor");
+      throw fail(
+        409,
+        "sync_scope_changed",
+        "Your permissions or the key's scopes changed since this cursor was issued: rebuild your copy with start=now.",
+        "cursor",
+      );
     }
     if (payload.t < nowSeconds - RETENTION_SECONDS) {
-      throw fail(409, "sync_cursor_expired", `The cursor's position is older than the retained history (${RETENTION_DAYS} days): rebuild with start=now.`, "cursor");
+      throw fail(
+        409,
+        "sync_cursor_expired",
+        `The cursor's position is older than the retained history (${RETENTION_DAYS} days): rebuild with start=now.`,
+        "cursor",
+      );
     }
     resources = payload.r as SyncResource[];
     requireSyncAccess(principal, resources);
@@ -177,9 +186,7 @@ export async function syncChanges(principal: Principal, query: Record<string, un
   return {
     object: "sync_page",
     resources,
-    changes: markers
-      .filter((m) => selected.has(m.resource))
-      .map((m) => ({ resource: m.resource as SyncResource, id: m.recordId, operation: m.operation })),
+    changes: markers.filter((m) => selected.has(m.resource)).map((m) => ({ resource: m.resource as SyncResource, id: m.recordId, operation: m.operation })),
     has_more: full && next < head.seq,
     next_cursor: cursorFor(resources, next, full && last ? Math.min(nowSeconds, Math.floor(last.at / 1000)) : nowSeconds),
   };

@@ -28,7 +28,9 @@ const PREFIX = "tc1";
 
 /** The signing key: HMAC(cursor secret, purpose), so task and sync cursors never verify as each other. */
 export async function taskCursorKey(): Promise<Buffer> {
-  return createHmac("sha256", await cursorSecret()).update("task-cursor-v1").digest();
+  return createHmac("sha256", await cursorSecret())
+    .update("task-cursor-v1")
+    .digest();
 }
 
 const signature = (key: Buffer, body: string) => createHmac("sha256", key).update(body).digest("base64url");
@@ -70,11 +72,7 @@ export function filterFingerprint(filters: Record<string, unknown>): string {
  * The position a cursor may continue from, or undefined when it does not belong to this
  * request (tampered, another list, account, user or other filters).
  */
-export function cursorPosition(
-  cursor: string,
-  key: Buffer,
-  expected: Omit<TaskCursorPayload, "p">,
-): string | undefined {
+export function cursorPosition(cursor: string, key: Buffer, expected: Omit<TaskCursorPayload, "p">): string | undefined {
   const payload = decodeTaskCursor(cursor, key);
   if (!payload) return undefined;
   if (payload.k !== expected.k || payload.a !== expected.a || payload.u !== expected.u || payload.f !== expected.f) return undefined;

@@ -93,7 +93,12 @@ describe("offline: task deadlines", () => {
     expect(currentWeek("Europe/London", now)).toEqual({ from: "2025-03-31", to: "2025-04-06" });
     expect(currentWeek("America/New_York", now)).toEqual({ from: "2025-03-24", to: "2025-03-30" });
     const london = { status: "open", timeZone: "Europe/London", dueDate: "2025-03-31", overdueAt: scheduleOf("2025-03-31", null, "Europe/London").overdueAt };
-    const newYork = { status: "open", timeZone: "America/New_York", dueDate: "2025-03-30", overdueAt: scheduleOf("2025-03-30", null, "America/New_York").overdueAt };
+    const newYork = {
+      status: "open",
+      timeZone: "America/New_York",
+      dueDate: "2025-03-30",
+      overdueAt: scheduleOf("2025-03-30", null, "America/New_York").overdueAt,
+    };
     expect(countsForBadge(london, now)).toBe(true); // due today in London
     expect(countsForBadge(newYork, now)).toBe(true); // due today in New York
     expect(isOverdue(newYork, now)).toBe(false);

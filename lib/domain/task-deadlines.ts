@@ -22,7 +22,6 @@ export { canonicalTimeZone, DUE_TIME };
  *   Sunday around today's date in the task's zone.
  */
 
-
 /** An ISO 8601 timestamp with an explicit offset (`Z` or `+hh:mm`, hours 00-23, minutes 00-59), seconds optional. */
 export const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 

@@ -159,12 +159,13 @@ for (const kind of PARTY_KINDS) {
   registerTaskRecordResolver(kind, {
     async read(accountId, ids) {
       const parties = await readParties(accountId, ids);
-      return new Map(
-        parties.filter((p) => p.kind === kind).map((p) => [p.partyId, { name: p.name, number: p.number, ownerUserId: p.ownerUserId }] as const),
-      );
+      return new Map(parties.filter((p) => p.kind === kind).map((p) => [p.partyId, { name: p.name, number: p.number, ownerUserId: p.ownerUserId }] as const));
     },
     existsCheck: (tx, accountId, id) =>
-      tx.entities.party.check({ accountId, partyId: id }).where(({ kind: k }, { eq }) => eq(k, kind)).commit(),
+      tx.entities.party
+        .check({ accountId, partyId: id })
+        .where(({ kind: k }, { eq }) => eq(k, kind))
+        .commit(),
     // Parties: every record with records.view_all, else the caller's own (lib/domain/parties.ts).
     canAccess: (principal, snapshot) => hasPermission(principal, "records.view_all") || snapshot.ownerUserId === principal.userId,
     changeOf(entity, image, oldImage, removed) {
@@ -183,7 +184,11 @@ registerTaskRecordResolver("item", {
     const items = await readItems(accountId, ids);
     return new Map(items.map((item) => [item.itemId, { name: item.name, number: item.number }] as const));
   },
-  existsCheck: (tx, accountId, id) => tx.entities.item.check({ accountId, itemId: id }).where(({ itemId }, { exists }) => exists(itemId)).commit(),
+  existsCheck: (tx, accountId, id) =>
+    tx.entities.item
+      .check({ accountId, itemId: id })
+      .where(({ itemId }, { exists }) => exists(itemId))
+      .commit(),
   // Items: readable with the inventory-list permission (lib/domain/items.ts).
   canAccess: (principal) => hasPermission(principal, "inventory.list"),
   changeOf(entity, image, oldImage, removed) {
@@ -220,9 +225,14 @@ for (const kind of Object.keys(DOCUMENT_TYPES) as DocumentKind[]) {
       const headers = await readDocumentHeaders(accountId, ids);
       return new Map(headers.filter((h) => h.kind === kind).map((h) => [h.documentId, documentSnapshot(h)] as const));
     },
-    existsCheck: (tx, accountId, id) => tx.entities.document.check({ accountId, documentId: id }).where(({ kind: k }, { eq }) => eq(k, kind)).commit(),
+    existsCheck: (tx, accountId, id) =>
+      tx.entities.document
+        .check({ accountId, documentId: id })
+        .where(({ kind: k }, { eq }) => eq(k, kind))
+        .commit(),
     canAccess: (principal, snapshot) =>
-      hasPermission(principal, DOCUMENT_TYPES[kind].permission) && canSeeDocument(principal, { kind, assignedUserId: snapshot.ownerUserId ?? "", locationScope: snapshot.locationScope }),
+      hasPermission(principal, DOCUMENT_TYPES[kind].permission) &&
+      canSeeDocument(principal, { kind, assignedUserId: snapshot.ownerUserId ?? "", locationScope: snapshot.locationScope }),
     changeOf(entity, image, oldImage, removed) {
       if (entity !== "document" || image.kind !== kind) return undefined;
       const accountId = String(image.accountId);
@@ -243,7 +253,14 @@ for (const kind of Object.keys(DOCUMENT_TYPES) as DocumentKind[]) {
 registerTaskRecordResolver("kit", {
   async read(accountId, ids) {
     const kits = await readKits(accountId, ids);
-    const items = new Map((await readItems(accountId, kits.map((k) => k.itemId))).map((item) => [item.itemId, item]));
+    const items = new Map(
+      (
+        await readItems(
+          accountId,
+          kits.map((k) => k.itemId),
+        )
+      ).map((item) => [item.itemId, item]),
+    );
     return new Map(
       kits.flatMap((kit) => {
         const item = items.get(kit.itemId);
@@ -251,7 +268,11 @@ registerTaskRecordResolver("kit", {
       }),
     );
   },
-  existsCheck: (tx, accountId, id) => tx.entities.kit.check({ accountId, kitId: id }).where(({ kitId }, { exists }) => exists(kitId)).commit(),
+  existsCheck: (tx, accountId, id) =>
+    tx.entities.kit
+      .check({ accountId, kitId: id })
+      .where(({ kitId }, { exists }) => exists(kitId))
+      .commit(),
   canAccess: (principal) => hasPermission(principal, "inventory.list"),
   changeOf(entity, image, _oldImage, removed) {
     if (entity !== "kit" || !removed) return undefined;

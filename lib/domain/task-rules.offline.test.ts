@@ -70,17 +70,17 @@ describe("offline: task tallies", () => {
   });
 
   it("reassigning moves the counts and the pending reminder between users (one operation per user)", () => {
-    const changes = tallyChanges(
-      { ...open, reminder },
-      { ...open, assigneeUserId: "u2", reminder: { ...reminder, recipientUserId: "u2" } },
-    );
+    const changes = tallyChanges({ ...open, reminder }, { ...open, assigneeUserId: "u2", reminder: { ...reminder, recipientUserId: "u2" } });
     expect(changes.account).toEqual({});
     expect(changes.users.get("u1")).toEqual({ counts: { open: -1 }, removePending: "r1" });
     expect(changes.users.get("u2")).toEqual({ counts: { open: 1 }, setPending: { id: "r1", at: reminder.scheduledAt } });
   });
 
   it("a snooze for the same recipient overwrites its pending entry (one SET, never a REMOVE of the same path)", () => {
-    const changes = tallyChanges({ ...open, reminder: { ...reminder, status: "read" } }, { ...open, reminder: { ...reminder, scheduledAt: "2025-01-02T00:00:00.000Z" } });
+    const changes = tallyChanges(
+      { ...open, reminder: { ...reminder, status: "read" } },
+      { ...open, reminder: { ...reminder, scheduledAt: "2025-01-02T00:00:00.000Z" } },
+    );
     expect(changes.users.get("u1")).toEqual({ counts: {}, setPending: { id: "r1", at: "2025-01-02T00:00:00.000Z" } });
     const resnoozed = tallyChanges({ ...open, reminder }, { ...open, reminder: { ...reminder, scheduledAt: "2025-01-02T00:00:00.000Z" } });
     expect(resnoozed.users.get("u1")).toEqual({ counts: {}, setPending: { id: "r1", at: "2025-01-02T00:00:00.000Z" } });

@@ -29,7 +29,6 @@ export {
   type TaskStatus,
 } from "../core/task-vocabulary.js";
 
-
 /** The read scope each kind's preview needs (spec part 1, section 5, rule 7). */
 export const RECORD_READ_SCOPES: Record<TaskRecordType, Scope> = {
   customer: "customers:read",
@@ -44,8 +43,6 @@ export const RECORD_READ_SCOPES: Record<TaskRecordType, Scope> = {
   kit: "kits:read",
 };
 
-
-
 /** What the caller can do with a task it sees: by status, and only with the tasks:write scope. */
 export function availableActions(status: TaskStatus, canWrite: boolean): TaskAction[] {
   if (!canWrite) return [];
@@ -58,7 +55,6 @@ export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
   return from === "open" ? to === "completed" || to === "cancelled" : to === "open";
 }
 
-
 /** The status a reminder shows: a scheduled one is delivered once its time has come. */
 export function shownReminderStatus(status: StoredReminderStatus, scheduledAt: string, now: Date): ReminderStatus {
   return status === "scheduled" && Date.parse(scheduledAt) <= now.getTime() ? "delivered" : status;
@@ -68,7 +64,6 @@ export function shownReminderStatus(status: StoredReminderStatus, scheduledAt: s
 export const isPendingReminder = (status: StoredReminderStatus): boolean => status === "scheduled";
 
 export const isLiveReminder = (status: StoredReminderStatus): boolean => status === "scheduled" || status === "read";
-
 
 export type ReminderDecision =
   | { ok: true; change: "none" | "read" | "dismiss" | "snooze" | "complete" }
@@ -97,7 +92,8 @@ export function decideReminderOperation(operation: ReminderOperation, shown: Rem
       return finished ? notActionable(`This reminder is ${shown}; set a new reminder_at on the task instead.`) : { ok: true, change: "snooze" };
     case "complete":
       if (finished) return notActionable(`This reminder is already ${shown}.`);
-      if (taskStatus !== "open") return { ok: false, code: "task_transition_not_allowed", message: `The task is ${taskStatus}; only an open task can be completed.` };
+      if (taskStatus !== "open")
+        return { ok: false, code: "task_transition_not_allowed", message: `The task is ${taskStatus}; only an open task can be completed.` };
       return { ok: true, change: "complete" };
   }
 }

@@ -37,8 +37,7 @@ function bump<K extends string>(counts: Partial<Record<K, number>>, name: K, by:
   else counts[name] = next;
 }
 
-const pendingOf = (state: TallyState | undefined) =>
-  state?.reminder && isPendingReminder(state.reminder.status) ? state.reminder : undefined;
+const pendingOf = (state: TallyState | undefined) => (state?.reminder && isPendingReminder(state.reminder.status) ? state.reminder : undefined);
 
 export function tallyChanges(before: TallyState | undefined, after: TallyState | undefined): TallyChanges {
   const users = new Map<string, UserTallyChange>();

@@ -27,17 +27,17 @@ import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ReconcileBody, ReminderActionBody, TaskCreateBody, TaskUpdateBody } from "../schemas/tasks.js";
 import { ACTIVITY_PAGE, DEFAULT_TASK_LIMIT, INBOX_PAGE } from "../schemas/tasks.js";
 import { cursorPosition, encodeTaskCursor, filterFingerprint, taskCursorKey } from "./task-cursor.js";
+import { canonicalTimeZone, countsForBadge, isDueThisWeek, isOverdue, listKeyOf, parseReminderAt, scheduleOf, statsWindowEnd } from "./task-deadlines.js";
 import {
-  canonicalTimeZone,
-  countsForBadge,
-  isDueThisWeek,
-  isOverdue,
-  listKeyOf,
-  parseReminderAt,
-  scheduleOf,
-  statsWindowEnd,
-} from "./task-deadlines.js";
-import { presentRecord, RECORD_READ_SCOPES, resolveRecords, resolverOf, storedLink, withLiveRecords, type StoredRecordLink, type TaskRecordType } from "./task-records.js";
+  presentRecord,
+  RECORD_READ_SCOPES,
+  resolveRecords,
+  resolverOf,
+  storedLink,
+  withLiveRecords,
+  type StoredRecordLink,
+  type TaskRecordType,
+} from "./task-records.js";
 import {
   availableActions,
   canTransition,
@@ -173,7 +173,8 @@ async function linkOf(principal: Principal, record: { type: TaskRecordType; id: 
   if (!resolverOf(record.type)) return storedLink(record.type, record.id, undefined);
   const found = await resolveRecords(principal, record.type, [record.id]);
   const snapshot = found.get(record.id);
-  if (!snapshot) throw errors.validationFailed([referenceDetail("record.id", `is not ${withArticle(kindWords(record.type))} of this account that you can see.`)]);
+  if (!snapshot)
+    throw errors.validationFailed([referenceDetail("record.id", `is not ${withArticle(kindWords(record.type))} of this account that you can see.`)]);
   return storedLink(record.type, record.id, snapshot);
 }
 
@@ -205,7 +206,12 @@ const tallyState = (task: TaskRecord | undefined): TallyState | undefined =>
     status: task.status,
     assigneeUserId: task.assigneeUserId,
     assigneeActive: task.assigneeActive,
-    reminder: task.reminder && { id: task.reminder.id, status: task.reminder.status, scheduledAt: task.reminder.scheduledAt, recipientUserId: task.reminder.recipientUserId },
+    reminder: task.reminder && {
+      id: task.reminder.id,
+      status: task.reminder.status,
+      scheduledAt: task.reminder.scheduledAt,
+      recipientUserId: task.reminder.recipientUserId,
+    },
   };
 
 /** The inbox item of a task's reminder, carrying the task summary the inbox shows. */
@@ -264,7 +270,8 @@ async function persist(
   const guards = (tx: Parameters<NonNullable<Parameters<typeof writeTask>[0]["guards"]>>[0]) => {
     if (newAssignee) addReferencingOp(tx, "assignee_user_id", activeUserCheck(tx, after.accountId, after.assigneeUserId), ASSIGNEE_MESSAGE);
     const check = newLink ? resolverOf(link.type)?.existsCheck : undefined;
-    if (check) addReferencingOp(tx, "record.id", check(tx, after.accountId, link!.id), `is not ${withArticle(kindWords(link!.type))} of this account that you can see.`);
+    if (check)
+      addReferencingOp(tx, "record.id", check(tx, after.accountId, link!.id), `is not ${withArticle(kindWords(link!.type))} of this account that you can see.`);
   };
   const result = await writeTask({ before, after, activity, reminder: reminderItem(after), removeReminder, users, account, guards }, outcome);
   if (Array.isArray(result)) throw errors.validationFailed(result);
@@ -327,12 +334,9 @@ export async function createTask(principal: Principal, input: TaskCreateBody, co
   if (link) fields.push("record");
   const resource = presentTask(principal, task, now);
   const activity = activityOf(task, "created", principal.userId, fields);
-  await retrying(
-    "create task",
-    async () => ((await persist(undefined, task, activity, { completion, body: resource })) === "ok" ? true : RETRY),
-    undefined,
-    [`tasks:${principal.accountId}`],
-  );
+  await retrying("create task", async () => ((await persist(undefined, task, activity, { completion, body: resource })) === "ok" ? true : RETRY), undefined, [
+    `tasks:${principal.accountId}`,
+  ]);
   return resource;
 }
 
@@ -381,7 +385,9 @@ export async function updateTask(
       if (current.version !== input.version) throw errors.taskConflict(current.version);
       const status = input.status ?? current.status;
       if (!canTransition(current.status, status)) {
-        throw errors.taskTransitionNotAllowed(`A ${current.status} task cannot become ${status}${current.status === "open" ? "" : "; reopen it (status open) first"}.`);
+        throw errors.taskTransitionNotAllowed(
+          `A ${current.status} task cannot become ${status}${current.status === "open" ? "" : "; reopen it (status open) first"}.`,
+        );
       }
       if (assignTo !== undefined && assignTo !== current.assigneeUserId && assignTo !== principal.userId) requirePermission(principal, "tasks.assign");
 
@@ -476,7 +482,11 @@ function parseLimit(value: string | undefined): number {
 }
 
 /** A record filter: both or neither, with the read scope of the kind and access to the record. */
-async function checkRecordFilter(principal: Principal, type: TaskRecordType | undefined, id: string | undefined): Promise<{ type: TaskRecordType; id: string } | undefined> {
+async function checkRecordFilter(
+  principal: Principal,
+  type: TaskRecordType | undefined,
+  id: string | undefined,
+): Promise<{ type: TaskRecordType; id: string } | undefined> {
   if (type === undefined && id === undefined) return undefined;
   if (type === undefined) throw errors.invalidQueryParameter("record_type", "record_id must come with record_type.");
   if (id === undefined) throw errors.invalidQueryParameter("record_id", "record_type must come with record_id.");
@@ -560,7 +570,8 @@ export async function listActivity(principal: Principal, taskId: string, beforeV
   let beforeVersion: number | undefined;
   if (beforeVersionText !== undefined) {
     beforeVersion = Number.parseInt(beforeVersionText, 10);
-    if (!Number.isSafeInteger(beforeVersion) || beforeVersion < 1) throw errors.invalidQueryParameter("before_version", "before_version must be a positive integer.");
+    if (!Number.isSafeInteger(beforeVersion) || beforeVersion < 1)
+      throw errors.invalidQueryParameter("before_version", "before_version must be a positive integer.");
   }
   const [, events] = await Promise.all([visibleTask(principal, taskId), queryActivity(principal.accountId, taskId, beforeVersion, ACTIVITY_PAGE)]);
   const shown = events.slice(0, ACTIVITY_PAGE);
@@ -580,10 +591,7 @@ export async function listActivity(principal: Principal, taskId: string, beforeV
 
 // --- Stats -------------------------------------------------------------------------------------
 
-export async function taskStats(
-  principal: Principal,
-  query: { scope?: "mine" | "all" | "recovery"; record_type?: TaskRecordType; record_id?: string },
-) {
+export async function taskStats(principal: Principal, query: { scope?: "mine" | "all" | "recovery"; record_type?: TaskRecordType; record_id?: string }) {
   const scope = query.scope ?? "mine";
   requireScopePermission(scope)(principal);
   const record = await checkRecordFilter(principal, query.record_type, query.record_id);
@@ -751,7 +759,9 @@ export async function actOnReminder(
       if (body.version !== undefined && body.version !== current.version) throw errors.taskConflict(current.version);
       const decision = decideReminderOperation(operation, shownReminderStatus(reminder.status, reminder.scheduledAt, now), current.status);
       if (!decision.ok) {
-        throw decision.code === "task_transition_not_allowed" ? errors.taskTransitionNotAllowed(decision.message) : errors.reminderNotActionable(decision.message);
+        throw decision.code === "task_transition_not_allowed"
+          ? errors.taskTransitionNotAllowed(decision.message)
+          : errors.reminderNotActionable(decision.message);
       }
       if (decision.change === "none") return presentReminderEntry(reminderItem(current)!, now);
 

@@ -44,10 +44,18 @@ const ref = (kind: "schemas" | "headers" | "responses" | "parameters", name: str
 
 /** Response headers (components.headers); `required` says the header is always present. */
 const HEADERS: Record<string, JsonSchema> = {
-  "X-Request-Id": { description: "Identifies the request in the API's logs; quote it when reporting a problem.", required: true, schema: { type: "string", example: "0b6f3c2e-4f3a-4d2b-9b51-2f0f3b8f6a11" } },
+  "X-Request-Id": {
+    description: "Identifies the request in the API's logs; quote it when reporting a problem.",
+    required: true,
+    schema: { type: "string", example: "0b6f3c2e-4f3a-4d2b-9b51-2f0f3b8f6a11" },
+  },
   "RateLimit-Limit": { description: "Requests allowed per window for this API key.", required: true, schema: { type: "integer", minimum: 1, example: 120 } },
   "RateLimit-Remaining": { description: "Requests left in the current window.", required: true, schema: { type: "integer", minimum: 0, example: 119 } },
-  "RateLimit-Reset": { description: "Seconds until the window resets (never an epoch).", required: true, schema: { type: "integer", minimum: 1, maximum: 60, example: 42 } },
+  "RateLimit-Reset": {
+    description: "Seconds until the window resets (never an epoch).",
+    required: true,
+    schema: { type: "integer", minimum: 1, maximum: 60, example: 42 },
+  },
   "Retry-After": { description: "Whole seconds to wait before retrying.", required: true, schema: { type: "integer", minimum: 1, example: 1 } },
   "WWW-Authenticate": { description: "The authentication scheme: `Bearer`.", required: true, schema: { type: "string", enum: ["Bearer"] } },
   "Idempotent-Replayed": {
@@ -55,7 +63,11 @@ const HEADERS: Record<string, JsonSchema> = {
     required: false,
     schema: { type: "string", enum: ["true"] },
   },
-  ETag: { description: "The record's revision; send it back in `If-Match`.", required: true, schema: { type: "string", example: '"inv_0mf3k2q1a9c4e1b2d3f4a5b6"' } },
+  ETag: {
+    description: "The record's revision; send it back in `If-Match`.",
+    required: true,
+    schema: { type: "string", example: '"inv_0mf3k2q1a9c4e1b2d3f4a5b6"' },
+  },
   Location: { description: "URL of the created record.", required: true, schema: { type: "string" } },
   Allow: { description: "The methods the path has, comma-separated.", required: true, schema: { type: "string", example: "GET, POST" } },
   "Content-Security-Policy": { description: "The page may load nothing but this API's own resources.", required: true, schema: { type: "string" } },
@@ -74,7 +86,9 @@ function errorSchema(status: number, codes: readonly string[]): JsonSchema {
       ref("schemas", "Error"),
       {
         type: "object",
-        properties: { error: { type: "object", properties: { type: { type: "string", enum: [errorTypeOf(status)] }, code: { type: "string", enum: [...codes] } } } },
+        properties: {
+          error: { type: "object", properties: { type: { type: "string", enum: [errorTypeOf(status)] }, code: { type: "string", enum: [...codes] } } },
+        },
       },
     ],
   };
@@ -101,8 +115,16 @@ const HEADER_PARAMETERS: Record<string, JsonSchema> = {
     example: '"est_0mf3k2q1a9c4e1b2d3f4a5b6"',
   },
 };
-HEADER_PARAMETERS.IdempotencyKeyRequired = { ...HEADER_PARAMETERS.IdempotencyKey, required: true, description: `Required on this operation (else 400 \`idempotency_key_required\`). ${HEADER_PARAMETERS.IdempotencyKey!.description}` };
-HEADER_PARAMETERS.IfMatchRequired = { ...HEADER_PARAMETERS.IfMatch, required: true, description: `Required on this operation (else 428). ${HEADER_PARAMETERS.IfMatch!.description}` };
+HEADER_PARAMETERS.IdempotencyKeyRequired = {
+  ...HEADER_PARAMETERS.IdempotencyKey,
+  required: true,
+  description: `Required on this operation (else 400 \`idempotency_key_required\`). ${HEADER_PARAMETERS.IdempotencyKey!.description}`,
+};
+HEADER_PARAMETERS.IfMatchRequired = {
+  ...HEADER_PARAMETERS.IfMatch,
+  required: true,
+  description: `Required on this operation (else 428). ${HEADER_PARAMETERS.IfMatch!.description}`,
+};
 
 function parameters(route: RouteDefinition, components: Record<string, JsonSchema>): JsonSchema[] {
   const list: JsonSchema[] = [];
@@ -124,7 +146,11 @@ function parameters(route: RouteDefinition, components: Record<string, JsonSchem
       if (typeof description === "string") parameter.description = description;
       if (documented?.explode === false) Object.assign(parameter, { style: "form", explode: false });
       parameter.schema = documented ? documented.schema : rest;
-      const example = parameterExample(parameter.schema as JsonSchema, location === "query" ? route.example?.query?.[name] : undefined, documented?.explode === false);
+      const example = parameterExample(
+        parameter.schema as JsonSchema,
+        location === "query" ? route.example?.query?.[name] : undefined,
+        documented?.explode === false,
+      );
       if (example !== undefined) parameter.example = example;
       list.push(parameter);
     }
@@ -236,7 +262,10 @@ function shareErrorResponses(all: ErrorResponse[][]): { components: Record<strin
  * `{in}.{name}` (the most used definition of that name) or `{in}.{name}.{operationId}` (another
  * definition, by the first operation that has it). A parameter only one operation has stays inline.
  */
-function shareParameters(all: { operationId: string; parameters: JsonSchema[] }[]): { components: Record<string, JsonSchema>; refOf: (parameter: JsonSchema) => unknown } {
+function shareParameters(all: { operationId: string; parameters: JsonSchema[] }[]): {
+  components: Record<string, JsonSchema>;
+  refOf: (parameter: JsonSchema) => unknown;
+} {
   const variants = new Map<string, { key: string; uses: number; first: string; parameter: JsonSchema }[]>();
   for (const { operationId, parameters } of all) {
     for (const parameter of parameters) {
@@ -333,7 +362,13 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
       if (route.example?.body !== undefined) content.example = route.example.body;
       operation.requestBody = { required: true, content: { "application/json": content } };
     }
-    return { route, operation, parameters: parameters(route, components), success: successResponses(route, components, usedHeaders), errors: errorResponses(route, usedHeaders) };
+    return {
+      route,
+      operation,
+      parameters: parameters(route, components),
+      success: successResponses(route, components, usedHeaders),
+      errors: errorResponses(route, usedHeaders),
+    };
   });
 
   const sharedResponses = shareErrorResponses(built.map((b) => b.errors));

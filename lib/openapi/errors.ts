@@ -78,8 +78,7 @@ const MEANINGS: Record<string, string> = {
   invalid_json: "the body is not a JSON object, or is not sent with `Content-Type: application/json`",
   idempotency_key_required: "the `Idempotency-Key` header is missing (this route requires one)",
   invalid_idempotency_key: "`Idempotency-Key` is empty, longer than 255 characters or has a character that is not visible ASCII",
-  authentication_required:
-    "the API key is missing, malformed, invalid, revoked or expired, or its user is inactive, deleted or no longer in the key's account",
+  authentication_required: "the API key is missing, malformed, invalid, revoked or expired, or its user is inactive, deleted or no longer in the key's account",
   insufficient_scope: "the API key lacks a scope this route requires (`param` names it)",
   permission_denied: "the key's user lacks a permission this action requires",
   resource_missing: "the record in the path does not exist, is in another account or outside the caller's visibility (a malformed id too)",

@@ -302,7 +302,8 @@ function objectOf(schema: JsonSchema, context: Context): Record<string, unknown>
     const names = schema.propertyNames as JsonSchema | undefined;
     const key = names && (names.format !== undefined || names.pattern !== undefined || names.$ref !== undefined) ? valueOf(names, context) : undefined;
     // A free label maps to a value ("Size": "M"); an id to a name (a user's id to "Ann Lee").
-    if (value !== undefined) out[typeof key === "string" ? key : "Size"] = typeof value === "string" ? (typeof key === "string" ? TEXTS.user_name : "M") : value;
+    if (value !== undefined)
+      out[typeof key === "string" ? key : "Size"] = typeof value === "string" ? (typeof key === "string" ? TEXTS.user_name : "M") : value;
   }
   return out;
 }
@@ -319,8 +320,14 @@ function textOf(schema: JsonSchema, property: string | undefined, context: Conte
 const humanize = (name: string) => name.charAt(0).toUpperCase() + name.slice(1).replaceAll("_", " ");
 
 function numberOf(schema: JsonSchema, property: string | undefined, type: "integer" | "number"): number {
-  const lowest = Math.max(schema.minimum ?? -Infinity, schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (type === "integer" ? 1 : 0.5) : -Infinity);
-  const highest = Math.min(schema.maximum ?? Infinity, schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - (type === "integer" ? 1 : 0.5) : Infinity);
+  const lowest = Math.max(
+    schema.minimum ?? -Infinity,
+    schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (type === "integer" ? 1 : 0.5) : -Infinity,
+  );
+  const highest = Math.min(
+    schema.maximum ?? Infinity,
+    schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - (type === "integer" ? 1 : 0.5) : Infinity,
+  );
   const named = property === undefined ? undefined : NUMBERS[property];
   const wanted = named ?? (Number.isFinite(lowest) && lowest > 1 ? lowest : 1);
   return Math.min(Math.max(wanted, lowest), highest);

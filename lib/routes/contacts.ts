@@ -1,12 +1,5 @@
 import { API_PREFIX, route, type RouteDefinition } from "./define.js";
-import {
-  contactCreateBody,
-  contactList,
-  contactListQuery,
-  contactPath,
-  contactResource,
-  contactUpdateBody,
-} from "../schemas/contacts.js";
+import { contactCreateBody, contactList, contactListQuery, contactPath, contactResource, contactUpdateBody } from "../schemas/contacts.js";
 
 /** Endpoint group `contacts` (spec part 1, section 4.3). */
 export const contactRoutes: RouteDefinition[] = [
@@ -16,8 +9,7 @@ export const contactRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/contacts`,
     group: "contacts",
     summary: "List contacts ordered by name",
-    description:
-      "Users without records.view_all see only contacts linked to records they own.",
+    description: "Users without records.view_all see only contacts linked to records they own.",
     scopes: ["contacts:read"],
     permissions: ["accounts.manage"],
     idempotency: "none",

@@ -22,7 +22,22 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type IdempotencyMode = "required" | "optional" | "none";
 
 /** Endpoint groups: one Lambda function each (architecture section 2). */
-export const ENDPOINT_GROUPS = ["platform", "locations", "item-categories", "items", "contacts", "parties", "sync", "purchase-orders", "stock-transfers", "kits", "tasks", "estimates", "sales-orders", "invoices"] as const;
+export const ENDPOINT_GROUPS = [
+  "platform",
+  "locations",
+  "item-categories",
+  "items",
+  "contacts",
+  "parties",
+  "sync",
+  "purchase-orders",
+  "stock-transfers",
+  "kits",
+  "tasks",
+  "estimates",
+  "sales-orders",
+  "invoices",
+] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 export interface RouteDefinition {

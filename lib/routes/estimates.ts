@@ -21,7 +21,8 @@ const one = `${base}/{estimate_id}`;
 const SAMPLE_CUSTOMER = "00000000-0000-4000-8000-000000000041";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000051";
-const visibility = "Users without records.view_all see only the estimates assigned to them (their salesperson_id); others are 404. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
+const visibility =
+  "Users without records.view_all see only the estimates assigned to them (their salesperson_id); others are 404. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
 const protectedFields = { code: "unsupported_estimate_field" as const, fields: ESTIMATE_PROTECTED_FIELDS };
 const protectedNote = `Fields the service controls are refused with 422 unsupported_estimate_field (param names the first): ${ESTIMATE_PROTECTED_FIELDS.join(", ")}; so is any other field the body does not define (each listed in details).`;
 const permissions =

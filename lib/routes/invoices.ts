@@ -27,7 +27,8 @@ const one = `${base}/{invoice_id}`;
 const SAMPLE_CUSTOMER = "00000000-0000-4000-8000-000000000012";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000031";
-const visibility = "Users without records.view_all see only the invoices whose salesperson they are; others are 404 resource_missing. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
+const visibility =
+  "Users without records.view_all see only the invoices whose salesperson they are; others are 404 resource_missing. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
 const protectedFieldsNote = `Fields the service controls (${UNSUPPORTED_INVOICE_FIELDS.fields.join(", ")}), and any other field the body does not define, are 422 unsupported_invoice_field.`;
 
 /** Endpoint group `invoices` (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */
@@ -126,7 +127,8 @@ export const invoiceRoutes: RouteDefinition[] = [
     path: `${one}/send`,
     group: "invoices",
     summary: "Dispatch an invoice (records date_sent)",
-    description: "date_sent defaults to today in the account's time zone; a repeat keeps the first date and changes nothing. Cancelled invoices: 409 invoice_send_not_allowed.",
+    description:
+      "date_sent defaults to today in the account's time zone; a repeat keeps the first date and changes nothing. Cancelled invoices: 409 invoice_send_not_allowed.",
     scopes: ["invoices:write"],
     permissions: ["invoices.modify"],
     idempotency: "optional",
@@ -187,7 +189,8 @@ export const invoiceRoutes: RouteDefinition[] = [
     path: `${one}/payments/{payment_id}`,
     group: "invoices",
     summary: "Delete a manual payment or refund",
-    description: "Its amount leaves amount_paid (the status follows). Refused with 409 invoice_payment_delete_not_allowed when the amount paid would leave 0 to the total.",
+    description:
+      "Its amount leaves amount_paid (the status follows). Refused with 409 invoice_payment_delete_not_allowed when the amount paid would leave 0 to the total.",
     scopes: ["invoices:write"],
     permissions: ["invoices.modify"],
     idempotency: "optional",

@@ -59,8 +59,7 @@ export const itemCategoryRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/item-categories/{category_id}`,
     group: "item-categories",
     summary: "Update an item category",
-    description:
-      "Fields sent replace the stored ones; `custom_fields`, when sent, is the complete desired list.",
+    description: "Fields sent replace the stored ones; `custom_fields`, when sent, is the complete desired list.",
     scopes: ["items:write"],
     permissions: ["inventory.modify"],
     idempotency: "optional",

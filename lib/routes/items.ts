@@ -39,7 +39,8 @@ export const itemRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/items`,
     group: "items",
     summary: "Create an item (with one base variation, or the variations given)",
-    description: "item_number comes from the account's item sequence; inventory_type defaults from the category. Writing cost or a variation's unit_cost_override also needs costs.view (else 403 permission_denied).",
+    description:
+      "item_number comes from the account's item sequence; inventory_type defaults from the category. Writing cost or a variation's unit_cost_override also needs costs.view (else 403 permission_denied).",
     scopes: ["items:write"],
     permissions: ["inventory.modify"],
     idempotency: "optional",

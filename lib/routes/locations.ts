@@ -1,15 +1,6 @@
 import { API_PREFIX, route, type RouteDefinition } from "./define.js";
 import { pageQuery } from "../schemas/common.js";
-import {
-  locationCreateBody,
-  locationList,
-  locationPath,
-  locationResource,
-  zoneList,
-  zonePath,
-  zoneResource,
-  zoneWriteBody,
-} from "../schemas/locations.js";
+import { locationCreateBody, locationList, locationPath, locationResource, zoneList, zonePath, zoneResource, zoneWriteBody } from "../schemas/locations.js";
 
 /** Endpoint group `locations`: locations and zones (spec part 1, section 4.1). */
 export const locationRoutes: RouteDefinition[] = [
@@ -31,8 +22,7 @@ export const locationRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/locations`,
     group: "locations",
     summary: "Create a location",
-    description:
-      "A user restricted to one location is 403 permission_denied.",
+    description: "A user restricted to one location is 403 permission_denied.",
     scopes: ["items:write"],
     permissions: ["inventory.modify"],
     idempotency: "required",
@@ -70,8 +60,7 @@ export const locationRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/locations/{location_id}/zones/{zone_id}`,
     group: "locations",
     summary: "Update a zone",
-    description:
-      "Send the complete zone: `name` and `short_name` (required) and `description` (omitted or null clears it). The zone's location cannot change.",
+    description: "Send the complete zone: `name` and `short_name` (required) and `description` (omitted or null clears it). The zone's location cannot change.",
     scopes: ["items:write"],
     permissions: ["inventory.modify"],
     idempotency: "required",

@@ -22,7 +22,8 @@ const SAMPLE_SUPPLIER = "00000000-0000-4000-8000-000000000011";
 const SAMPLE_LOCATION = "00000000-0000-4000-8000-000000000001";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000031";
-const visibility = "Users without records.view_all see only the purchase orders assigned to them; others are 404. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
+const visibility =
+  "Users without records.view_all see only the purchase orders assigned to them; others are 404. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
 
 /** Endpoint group `purchase-orders` (spec part 2, sections 2.1, 3.1 and 4.1; architecture section 8 for payments). */
 export const purchaseOrderRoutes: RouteDefinition[] = [
@@ -88,7 +89,7 @@ export const purchaseOrderRoutes: RouteDefinition[] = [
     group: "purchase-orders",
     summary: "Update a Not Sent purchase order",
     description:
-      "Partial: omitted fields keep their values. `lines`, when sent, is the complete desired list of non-discount lines (an existing id keeps that line, no id adds one, omitted lines are removed; \"\" clears a line description, omitting it restores the item's). Changing supplier_id or location_id requires lines. Optional If-Match (revision or ETag, quoted or bare): stale is 409 mobile_mutation_conflict. Only Not Sent orders: else 409 purchase_order_update_not_allowed.",
+      'Partial: omitted fields keep their values. `lines`, when sent, is the complete desired list of non-discount lines (an existing id keeps that line, no id adds one, omitted lines are removed; "" clears a line description, omitting it restores the item\'s). Changing supplier_id or location_id requires lines. Optional If-Match (revision or ETag, quoted or bare): stale is 409 mobile_mutation_conflict. Only Not Sent orders: else 409 purchase_order_update_not_allowed.',
     scopes: ["purchase_orders:write"],
     permissions: ["purchase_orders.modify"],
     ifMatch: "optional",

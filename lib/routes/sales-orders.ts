@@ -21,7 +21,8 @@ const SAMPLE_CUSTOMER = "00000000-0000-4000-8000-000000000012";
 const SAMPLE_LOCATION = "00000000-0000-4000-8000-000000000001";
 const SAMPLE_ITEM = "00000000-0000-4000-8000-000000000021";
 const SAMPLE_LINE = "00000000-0000-4000-8000-000000000031";
-const visibility = "Users without records.view_all see only the sales orders whose salesperson they are; others are 404 resource_missing. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
+const visibility =
+  "Users without records.view_all see only the sales orders whose salesperson they are; others are 404 resource_missing. A user assigned to a location sees only those at that location (or at none): others are 404 resource_missing, for reads and writes alike.";
 
 /** Endpoint group `sales-orders` (spec part 2, sections 2.4, 3.4 and 4.4; architecture section 8). */
 export const salesOrderRoutes: RouteDefinition[] = [
@@ -105,7 +106,8 @@ export const salesOrderRoutes: RouteDefinition[] = [
     path: one,
     group: "sales-orders",
     summary: "Delete an open sales order with no activity",
-    description: "Same rule as update (open, nothing invoiced, packed or shipped; else 409 sales_order_update_not_allowed). Its reservations are released in the same write. Returns {id, object: \"sales_order\", deleted: true}.",
+    description:
+      'Same rule as update (open, nothing invoiced, packed or shipped; else 409 sales_order_update_not_allowed). Its reservations are released in the same write. Returns {id, object: "sales_order", deleted: true}.',
     scopes: ["sales_orders:write"],
     permissions: ["sales_orders.modify"],
     idempotency: "optional",
@@ -156,7 +158,14 @@ export const salesOrderRoutes: RouteDefinition[] = [
     request: { path: salesOrderFulfillmentPath, body: shipBody },
     responses: { 200: salesOrderFulfillment },
     errors: { 409: ["fulfillment_already_shipped"] },
-    example: { body: { shipped_date: "2026-11-24", carrier: "UPS", tracking_number: "1Z999AA10123456784", tracking_url: "https://www.ups.com/track?tracknum=1Z999AA10123456784" } },
+    example: {
+      body: {
+        shipped_date: "2026-11-24",
+        carrier: "UPS",
+        tracking_number: "1Z999AA10123456784",
+        tracking_url: "https://www.ups.com/track?tracknum=1Z999AA10123456784",
+      },
+    },
   }),
   route({
     operationId: "listSalesOrderInvoices",

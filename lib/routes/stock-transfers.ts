@@ -75,7 +75,7 @@ export const stockTransferRoutes: RouteDefinition[] = [
     group: "stock-transfers",
     summary: "Update a pending or in-transit stock transfer",
     description:
-      "issue_date, estimated_arrival_date (\"\" or null clears), shipping_provider, shipping_tracking_code and lines (the complete list: an existing id keeps that line, no id adds one, omitted lines are removed). An in-transit update moves the stock difference in the same write. Transferred transfers: 409 stock_transfer_update_not_allowed.",
+      'issue_date, estimated_arrival_date ("" or null clears), shipping_provider, shipping_tracking_code and lines (the complete list: an existing id keeps that line, no id adds one, omitted lines are removed). An in-transit update moves the stock difference in the same write. Transferred transfers: 409 stock_transfer_update_not_allowed.',
     scopes: ["stock_transfers:write"],
     permissions: ["inventory.manage", "inventory.modify"],
     idempotency: "optional",

@@ -103,7 +103,13 @@ export function decimalInput(options: { min?: number; max?: number; description:
   const max = options.max ?? DECIMAL_LIMIT - 0.0001;
   const textPattern = min >= 0 ? UNSIGNED_DECIMAL_TEXT : DECIMAL_TEXT;
   return z
-    .union([z.number().min(min).max(max), z.string().max(DECIMAL_INTEGER_DIGITS + DECIMAL_PLACES + 2).regex(textPattern, "must be a decimal number")])
+    .union([
+      z.number().min(min).max(max),
+      z
+        .string()
+        .max(DECIMAL_INTEGER_DIGITS + DECIMAL_PLACES + 2)
+        .regex(textPattern, "must be a decimal number"),
+    ])
     .refine((value) => {
       const decimal = decimalOf(value);
       return decimal !== undefined && decimal.gte(min) && decimal.lte(max);
@@ -112,11 +118,22 @@ export function decimalInput(options: { min?: number; max?: number; description:
 }
 
 /** Money in a request that may not be negative (prices, costs, fees). */
-export const moneyInput = lazy(() => decimalInput({ id: "MoneyInput", min: 0, description: "Amount, not negative, e.g. 12.5 or \"12.5000\": at most 12 integer digits and 4 decimals", example: "12.5000" }));
+export const moneyInput = lazy(() =>
+  decimalInput({
+    id: "MoneyInput",
+    min: 0,
+    description: 'Amount, not negative, e.g. 12.5 or "12.5000": at most 12 integer digits and 4 decimals',
+    example: "12.5000",
+  }),
+);
 /** Signed money in a request (payments: negative is a refund). */
-export const signedMoneyInput = lazy(() => decimalInput({ id: "SignedMoneyInput", description: "Signed amount, e.g. -5 or \"-5.0000\": at most 12 integer digits and 4 decimals", example: "25.0000" }));
+export const signedMoneyInput = lazy(() =>
+  decimalInput({ id: "SignedMoneyInput", description: 'Signed amount, e.g. -5 or "-5.0000": at most 12 integer digits and 4 decimals', example: "25.0000" }),
+);
 /** A percentage or tax rate in a request: 0 to 100, at most 4 decimals. */
-export const percentInput = lazy(() => decimalInput({ id: "PercentInput", min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" }));
+export const percentInput = lazy(() =>
+  decimalInput({ id: "PercentInput", min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" }),
+);
 
 /** Quantities: at most 4 decimals and below a billion units. */
 export const MAX_QUANTITY = 999_999_999;
@@ -155,7 +172,9 @@ export const pageQuery = lazy(() =>
 );
 
 /** An ISO 8601 timestamp in a response (UTC, milliseconds). */
-export const timestamp = lazy(() => z.string().meta({ id: "Timestamp", format: "date-time", description: "ISO 8601 timestamp (UTC)", example: "2026-11-23T09:30:00.000Z" }));
+export const timestamp = lazy(() =>
+  z.string().meta({ id: "Timestamp", format: "date-time", description: "ISO 8601 timestamp (UTC)", example: "2026-11-23T09:30:00.000Z" }),
+);
 /** A calendar date `YYYY-MM-DD` in a response. */
 export const calendarDate = lazy(() => z.string().meta({ format: "date", example: "2026-11-23" }));
 

@@ -18,22 +18,16 @@ const contactFields = lazy(() => ({
   email_1: email(),
   email_2: email(),
   auto_add_email: z.boolean().optional(),
-  account_record_ids: z
-    .array(uuid())
-    .max(MAX_CONTACT_LINKS)
-    .optional()
-    .meta({
-      description:
-        "Unique ids of visible customers, prospects or suppliers (a repeated id is 422 `duplicate`). Omitted keeps the links, an array replaces them, [] removes all.",
-      uniqueItems: true,
-    }),
+  account_record_ids: z.array(uuid()).max(MAX_CONTACT_LINKS).optional().meta({
+    description:
+      "Unique ids of visible customers, prospects or suppliers (a repeated id is 422 `duplicate`). Omitted keeps the links, an array replaces them, [] removes all.",
+    uniqueItems: true,
+  }),
 }));
 
 export const contactCreateBody = lazy(() => z.strictObject(contactFields()).meta({ id: "ContactCreate" }));
 export const contactUpdateBody = lazy(() =>
-  z
-    .strictObject({ ...contactFields(), first_name: contactFields().first_name.optional() })
-    .meta({ id: "ContactUpdate" }),
+  z.strictObject({ ...contactFields(), first_name: contactFields().first_name.optional() }).meta({ id: "ContactUpdate" }),
 );
 
 export type ContactWriteBody = Infer<typeof contactUpdateBody>;
@@ -52,9 +46,7 @@ export const contactResource = lazy(() =>
       email_1: z.string().nullable(),
       email_2: z.string().nullable(),
       auto_add_email: z.boolean(),
-      account_records: z.array(
-        z.object({ id: uuid(), object: z.enum(["customer", "prospect", "supplier"]), name: z.string() }),
-      ),
+      account_records: z.array(z.object({ id: uuid(), object: z.enum(["customer", "prospect", "supplier"]), name: z.string() })),
       created_at: timestamp().nullable(),
       updated_at: timestamp().nullable(),
     })

@@ -17,4 +17,3 @@ export const documentedAs = (parameter: DocumentedParameter) => ({ "x-parameter"
 
 /** A query id: a UUID (an id that is not one is 422 invalid_query_parameter naming it, checked where it is used). */
 export const QUERY_UUID = { type: "string", format: "uuid" } as const;
-

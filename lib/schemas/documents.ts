@@ -20,12 +20,24 @@ export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number,
     .min(1)
     .max(MAX_DOCUMENT_LINES)
     .optional()
-    .meta({ description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate).` });
+    .meta({
+      description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate).`,
+    });
 
 /** A four-decimal money string in responses. */
-export const moneyOut = lazy(() => z.string().regex(/^-?\d+\.\d{4}$/).meta({ id: "Money", description: "Money: four decimals", example: "12.5000" }));
+export const moneyOut = lazy(() =>
+  z
+    .string()
+    .regex(/^-?\d+\.\d{4}$/)
+    .meta({ id: "Money", description: "Money: four decimals", example: "12.5000" }),
+);
 /** A three-decimal percentage in responses. */
-export const rateOut = lazy(() => z.string().regex(/^-?\d+\.\d{3}$/).meta({ id: "Rate", description: "Percent: three decimals", example: "8.250" }));
+export const rateOut = lazy(() =>
+  z
+    .string()
+    .regex(/^-?\d+\.\d{3}$/)
+    .meta({ id: "Rate", description: "Percent: three decimals", example: "8.250" }),
+);
 export const dateOut = lazy(() => z.string().nullable().meta({ format: "date", description: "YYYY-MM-DD" }));
 export const timestampOut = lazy(() => z.string().nullable().meta({ format: "date-time" }));
 export const nullableText = lazy(() => z.string().nullable());
@@ -33,7 +45,9 @@ export const nullableText = lazy(() => z.string().nullable());
 /** `custom_field_values` in responses. */
 export const customFieldValuesOut = lazy(() => z.array(z.object({ custom_field_id: z.string(), value: z.string() }).meta({ id: "CustomFieldValue" })));
 /** `custom_field_values` in requests: a complete replacement. */
-export const customFieldValuesIn = lazy(() => z.array(customFieldValueInput()).max(100).meta({ description: "Complete replacement of the record's custom-field values" }));
+export const customFieldValuesIn = lazy(() =>
+  z.array(customFieldValueInput()).max(100).meta({ description: "Complete replacement of the record's custom-field values" }),
+);
 
 /** The `party` object of detail responses: the counterparty's contact and addresses. */
 export const partyOut = lazy(() =>
@@ -72,7 +86,10 @@ export const STATUS_IDS = {
 } as const;
 export type StatusKind = keyof typeof STATUS_IDS;
 const statusIdsOf = (kind: StatusKind) => Object.keys(STATUS_IDS[kind]).map(Number);
-const statusNames = (kind: StatusKind) => Object.entries(STATUS_IDS[kind]).map(([id, name]) => `${id} ${name}`).join(", ");
+const statusNames = (kind: StatusKind) =>
+  Object.entries(STATUS_IDS[kind])
+    .map(([id, name]) => `${id} ${name}`)
+    .join(", ");
 
 /** A document's `status_id` in responses: one of its kind's ids. */
 export const statusIdOut = (kind: StatusKind, description = statusNames(kind)) =>
@@ -108,4 +125,3 @@ export const documentListQuery = lazy(() =>
     q: text(255).optional(),
   }),
 );
-

@@ -1,7 +1,19 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { isoDate, listEnvelope, moneyInput, nullMeansAbsent, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
-import { customFieldValuesIn, customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
+import {
+  customFieldValuesIn,
+  customFieldValuesOut,
+  dateFilter,
+  dateOut,
+  documentListQuery,
+  moneyOut,
+  nullableText,
+  rateOut,
+  statusIdOut,
+  statusIdQuery,
+  timestampOut,
+} from "./documents.js";
 
 /** Estimates (spec part 2, sections 2.3, 3.3 and 4.3). */
 
@@ -13,17 +25,25 @@ export const MAX_ESTIMATE_LINES = 500;
 export const MAX_ESTIMATE_CUSTOM_FIELDS = 25;
 
 const lineFields = lazy(() => ({
-  item_id: nullMeansAbsent(uuid()).meta({ description: "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line." }),
-  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647))
-    .meta({ description: "A stock row of the item; required for items with several variations." }),
-  name: nullMeansAbsent(requiredText(255)).meta({
-    description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  item_id: nullMeansAbsent(uuid()).meta({
+    description:
+      "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line.",
   }),
-  description: optionalText(4000).meta({ description: "Service lines; omitted on an inventory line, the item's description applies; null or \"\" clears it." }),
+  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({
+    description: "A stock row of the item; required for items with several variations.",
+  }),
+  name: nullMeansAbsent(requiredText(255)).meta({
+    description:
+      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  }),
+  description: optionalText(4000).meta({ description: 'Service lines; omitted on an inventory line, the item\'s description applies; null or "" clears it.' }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_price: moneyInput()
     .optional()
-    .meta({ description: "Required for service lines. Inventory lines default to the item's selling price; giving one needs the prices.modify permission (else 403 permission_denied)." }),
+    .meta({
+      description:
+        "Required for service lines. Inventory lines default to the item's selling price; giving one needs the prices.modify permission (else 403 permission_denied).",
+    }),
   tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's primary tax rate" }),
   tax_2_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's secondary tax rate" }),
 }));
@@ -74,7 +94,10 @@ export const estimateUpdateBody = lazy(() =>
         .min(1)
         .max(MAX_ESTIMATE_LINES)
         .optional()
-        .meta({ description: "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line." }),
+        .meta({
+          description:
+            "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line.",
+        }),
       ...headerFields(),
       expiry_date: isoDate().optional().meta({ description: "Today or later in the account's time zone, and not before issue_date" }),
     })
@@ -188,12 +211,15 @@ const estimateShape = lazy(() => ({
   customer_name: z.string(),
   customer_kind: z.enum(["customer", "prospect"]).nullable(),
   salesperson_id: z.string(),
-  status_id: statusIdOut("estimate", "5 Open, 6 Closed (converted), 7 Declined, 8 Expired (an Open estimate whose expiry_date has passed in the account's time zone)"),
+  status_id: statusIdOut(
+    "estimate",
+    "5 Open, 6 Closed (converted), 7 Declined, 8 Expired (an Open estimate whose expiry_date has passed in the account's time zone)",
+  ),
   status: z.enum(STATUSES).nullable(),
   issue_date: dateOut(),
   expiry_date: dateOut(),
   date_sent: dateOut(),
-  purchase_order_number: z.string().meta({ description: "The customer's reference; \"\" when none" }),
+  purchase_order_number: z.string().meta({ description: 'The customer\'s reference; "" when none' }),
   attention: nullableText(),
   shipping_address: nullableText(),
   public_note: nullableText(),
@@ -233,7 +259,9 @@ export const estimatePreview = lazy(() =>
   z
     .object({
       object: z.literal("estimate_preview"),
-      estimate: estimateResource().nullable().meta({ description: "The canonical estimate; null only when the customer or an item line cannot be resolved (see errors)" }),
+      estimate: estimateResource()
+        .nullable()
+        .meta({ description: "The canonical estimate; null only when the customer or an item line cannot be resolved (see errors)" }),
       errors: z.array(previewProblem()).meta({ description: "What the real create or update would refuse; empty when it would succeed" }),
       warnings: z.array(previewProblem()).meta({ description: "What it would accept but deserves attention (insufficient stock, an expiry date in the past)" }),
     })

@@ -1,7 +1,18 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, isoDate, listEnvelope, optionalText, uuid } from "./common.js";
-import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, paymentBody, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
+import {
+  customFieldValuesOut,
+  dateFilter,
+  dateOut,
+  documentListQuery,
+  moneyOut,
+  nullableText,
+  paymentBody,
+  statusIdOut,
+  statusIdQuery,
+  timestampOut,
+} from "./documents.js";
 import { createLines, invoiceFulfillment, lineCostsOut, linePricingOut, salesHeaderFields, sourceEstimateOut, updateLines } from "./sales-documents.js";
 
 /** Invoices (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */

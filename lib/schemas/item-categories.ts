@@ -61,7 +61,10 @@ export const itemCategoryUpdateBody = lazy(() =>
         .array(customFieldInput())
         .max(MAX_CUSTOM_FIELDS)
         .optional()
-        .meta({ description: "The complete desired list: include an existing `id` to keep a field, omit `id` to add one; omitted fields are deleted; array order becomes `display_order`." }),
+        .meta({
+          description:
+            "The complete desired list: include an existing `id` to keep a field, omit `id` to add one; omitted fields are deleted; array order becomes `display_order`.",
+        }),
     })
     .meta({ id: "ItemCategoryUpdate" }),
 );

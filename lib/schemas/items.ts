@@ -13,11 +13,13 @@ export const variationInput = lazy(() =>
   z.strictObject({
     values: z
       .record(requiredText(100), requiredText(255))
-      .refine((values) => Object.keys(values).length > 0 && Object.keys(values).length <= 5, "must name 1 to 5 attributes, e.g. {\"Size\": \"M\"}"),
+      .refine((values) => Object.keys(values).length > 0 && Object.keys(values).length <= 5, 'must name 1 to 5 attributes, e.g. {"Size": "M"}'),
     sku: text255(),
     barcode: text255(),
     unit_price_override: moneyInput().nullish(),
-    unit_cost_override: moneyInput().nullish().meta({ description: "Unit cost override; needs the costs.view permission (else 403 permission_denied), except null" }),
+    unit_cost_override: moneyInput()
+      .nullish()
+      .meta({ description: "Unit cost override; needs the costs.view permission (else 403 permission_denied), except null" }),
   }),
 );
 
@@ -32,7 +34,12 @@ const itemWritable = lazy(() => ({
   location_id: uuid().nullish(),
   unit_id: z.int().min(1).nullish(),
   price: moneyInput().nullish(),
-  cost: moneyInput().nullish().meta({ description: "Unit cost; needs the costs.view permission (else 403 permission_denied). null clears it; without costs.view, null (as GET shows it) changes nothing" }),
+  cost: moneyInput()
+    .nullish()
+    .meta({
+      description:
+        "Unit cost; needs the costs.view permission (else 403 permission_denied). null clears it; without costs.view, null (as GET shows it) changes nothing",
+    }),
   threshold: quantityInput({ min: 0, description: "Reorder level, at most 4 decimals" }).optional(),
   published: z.boolean().optional(),
   custom_field_values: z.array(customFieldValueInput()).max(50).optional(),
@@ -41,14 +48,10 @@ const itemWritable = lazy(() => ({
 export const MAX_VARIATIONS = 50;
 
 export const itemCreateBody = lazy(() =>
-  z
-    .strictObject({ ...itemWritable(), variations: z.array(variationInput()).max(MAX_VARIATIONS).optional() })
-    .meta({ id: "ItemCreate" }),
+  z.strictObject({ ...itemWritable(), variations: z.array(variationInput()).max(MAX_VARIATIONS).optional() }).meta({ id: "ItemCreate" }),
 );
 export const itemUpdateBody = lazy(() =>
-  z
-    .strictObject({ ...itemWritable(), name: itemWritable().name.optional(), archived: z.boolean().optional() })
-    .meta({ id: "ItemUpdate" }),
+  z.strictObject({ ...itemWritable(), name: itemWritable().name.optional(), archived: z.boolean().optional() }).meta({ id: "ItemUpdate" }),
 );
 export type ItemCreateBody = Infer<typeof itemCreateBody>;
 export type ItemUpdateBody = Infer<typeof itemUpdateBody>;
@@ -80,7 +83,11 @@ export const itemResource = lazy(() =>
       category_id: uuid().nullable(),
       category_name: z.string().nullable(),
       inventory_type: z.enum(["quantity", "unique"]),
-      status_id: z.int().min(1).max(3).meta({ description: "1 active, 2 sold, 3 archived", enum: [1, 2, 3] }),
+      status_id: z
+        .int()
+        .min(1)
+        .max(3)
+        .meta({ description: "1 active, 2 sold, 3 archived", enum: [1, 2, 3] }),
       location_id: uuid().nullable(),
       unit_id: z.int().min(1).nullable(),
       unit_name: z.string().nullable(),
@@ -109,18 +116,30 @@ export const itemList = lazy(() => listEnvelope(itemResource(), "ItemList"));
 export const itemListQuery = lazy(() =>
   pageQuery().extend({
     q: text(255).optional().meta({ description: "Searches name and SKU (case-insensitive); a number also matches the exact item_number." }),
-    category_id: z.string().optional().meta({ description: "Only items of this category.", ...documentedAs({ schema: QUERY_UUID }) }),
+    category_id: z
+      .string()
+      .optional()
+      .meta({ description: "Only items of this category.", ...documentedAs({ schema: QUERY_UUID }) }),
     location_id: z
       .string()
       .optional()
       .meta({ description: "Adds location_inventory for this location (a location-restricted user: only its own).", ...documentedAs({ schema: QUERY_UUID }) }),
-    ids: z.string().optional().meta({
-      description:
-        "1 to 50 comma-separated item UUIDs (`ids=a,b`): returns every visible existing one (archived and sold included) in one response, whatever page and limit say. An id absent from the response no longer exists.",
-      ...documentedAs({ schema: { type: "array", items: QUERY_UUID, minItems: 1, maxItems: 50 }, explode: false }),
-    }),
-    archived: z.string().optional().meta({ description: "`all` includes archived items.", ...documentedAs({ schema: { type: "string", enum: ["all"] } }) }),
-    include_sold: z.string().optional().meta({ description: "`true` includes sold unique items.", ...documentedAs({ schema: { type: "boolean", default: false } }) }),
+    ids: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          "1 to 50 comma-separated item UUIDs (`ids=a,b`): returns every visible existing one (archived and sold included) in one response, whatever page and limit say. An id absent from the response no longer exists.",
+        ...documentedAs({ schema: { type: "array", items: QUERY_UUID, minItems: 1, maxItems: 50 }, explode: false }),
+      }),
+    archived: z
+      .string()
+      .optional()
+      .meta({ description: "`all` includes archived items.", ...documentedAs({ schema: { type: "string", enum: ["all"] } }) }),
+    include_sold: z
+      .string()
+      .optional()
+      .meta({ description: "`true` includes sold unique items.", ...documentedAs({ schema: { type: "boolean", default: false } }) }),
   }),
 );
 
@@ -152,7 +171,10 @@ export const variationResource = lazy(() =>
       sku: z.string().nullable(),
       barcode: z.string().nullable(),
       unit_price_override: z.string().nullable(),
-      unit_cost_override: z.string().nullable().meta({ description: "Four-decimal unit cost override, or null: always null without the costs.view permission" }),
+      unit_cost_override: z
+        .string()
+        .nullable()
+        .meta({ description: "Four-decimal unit cost override, or null: always null without the costs.view permission" }),
       quantity: z.number(),
       quantity_reserved: z.number(),
       quantity_incoming: z.number(),

@@ -18,12 +18,10 @@ export const kitListQuery = lazy(() =>
 
 export const kitBuildListQuery = lazy(() =>
   pageQuery().extend({
-    location_id: uuid()
-      .optional()
-      .meta({
-        description:
-          "Only builds at this active location of the account. A user assigned to one location sees only that location's builds whatever is sent; another location is 422 invalid_query_parameter.",
-      }),
+    location_id: uuid().optional().meta({
+      description:
+        "Only builds at this active location of the account. A user assigned to one location sees only that location's builds whatever is sent; another location is 422 invalid_query_parameter.",
+    }),
   }),
 );
 
@@ -61,16 +59,17 @@ const kitFields = lazy(() => ({
     description: "`automatic`: when a build of another kit needs this kit's item and it is short at the location, the shortfall is assembled first.",
   }),
   build_count: z.number().meta({ description: "Builds in the kit's history (assembled and not disassembled), over the locations the caller sees." }),
-  last_built_at: z.string().nullable().meta({ description: "Time of the latest assembly over the locations the caller sees (a disassembly does not change it)." }),
+  last_built_at: z
+    .string()
+    .nullable()
+    .meta({ description: "Time of the latest assembly over the locations the caller sees (a disassembly does not change it)." }),
   created_at: z.string().nullable(),
   updated_at: z.string().nullable(),
 }));
 
 export const kitResource = lazy(() => z.object(kitFields()).meta({ id: "Kit" }));
 export const kitDetailResource = lazy(() =>
-  z
-    .object({ ...kitFields(), components: z.array(kitComponentResource()).meta({ description: "Ordered by position." }) })
-    .meta({ id: "KitDetail" }),
+  z.object({ ...kitFields(), components: z.array(kitComponentResource()).meta({ description: "Ordered by position." }) }).meta({ id: "KitDetail" }),
 );
 export const kitList = lazy(() => listEnvelope(kitResource(), "KitList"));
 
@@ -80,9 +79,7 @@ export const kitBuildResource = lazy(() =>
       id: uuid(),
       object: z.literal("kit_build"),
       kit_id: uuid(),
-      location: z
-        .object({ id: uuid(), name: z.string().nullable().meta({ description: "Null when the location is no longer active." }) })
-        .nullable(),
+      location: z.object({ id: uuid(), name: z.string().nullable().meta({ description: "Null when the location is no longer active." }) }).nullable(),
       quantity: z.number(),
       assembly_method: z.enum(["manual", "automatic"]).meta({
         description: "`manual` for builds requested through the API; `automatic` for a nested build assembled for a parent kit's build.",
@@ -106,13 +103,12 @@ export const kitBuildBody = lazy(() =>
     })
     .meta({
       id: "KitBuildCreate",
-      description: "Only these fields: the method (manual), the user, the kit, costs and parent-kit fields are set by the service (other fields: 422 unknown_field).",
+      description:
+        "Only these fields: the method (manual), the user, the kit, costs and parent-kit fields are set by the service (other fields: 422 unknown_field).",
     }),
 );
 export type KitBuildBody = Infer<typeof kitBuildBody>;
 
 export const deletedKitBuild = lazy(() =>
-  z
-    .object({ id: uuid(), object: z.literal("kit_build"), kit_id: uuid(), deleted: z.literal(true) })
-    .meta({ id: "DeletedKitBuild" }),
+  z.object({ id: uuid(), object: z.literal("kit_build"), kit_id: uuid(), deleted: z.literal(true) }).meta({ id: "DeletedKitBuild" }),
 );

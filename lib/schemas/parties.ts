@@ -77,7 +77,10 @@ const titles: Record<PartyKind, string> = { customer: "Customer", prospect: "Pro
 
 export const partyCreateBody = (kind: PartyKind) => z.strictObject(writableShape()[kind]).meta({ id: `${titles[kind]}Create` });
 export const partyUpdateBody = (kind: PartyKind) =>
-  z.strictObject(writableShape()[kind]).partial().meta({ id: `${titles[kind]}Update` });
+  z
+    .strictObject(writableShape()[kind])
+    .partial()
+    .meta({ id: `${titles[kind]}Update` });
 
 export type PartyWriteBody = Partial<z.infer<ReturnType<typeof partyCreateBody>>> & {
   vat_number?: string | null;
@@ -137,9 +140,7 @@ export const partyList = (kind: PartyKind) => listEnvelope(partyResource(kind), 
 
 export const partyListQuery = lazy(() =>
   pageQuery().extend({
-    q: text(255)
-      .optional()
-      .meta({ description: "Searches name and office email (case-insensitive); a number also matches the exact customer_number." }),
+    q: text(255).optional().meta({ description: "Searches name and office email (case-insensitive); a number also matches the exact customer_number." }),
   }),
 );
 

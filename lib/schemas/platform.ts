@@ -20,8 +20,27 @@ export const apiIndex = lazy(() =>
 export const openApiDocument = lazy(() =>
   z.record(z.string(), z.unknown()).meta({
     description: "An OpenAPI 3.1 document",
-    example: { openapi: "3.1.0", info: { title: "Inventory and Sales Management API", version: "3.0.0" }, paths: { "/api/v3/locations": { get: { operationId: "listLocations" } } } },
+    example: {
+      openapi: "3.1.0",
+      info: { title: "Inventory and Sales Management API", version: "3.0.0" },
+      paths: { "/api/v3/locations": { get: { operationId: "listLocations" } } },
+    },
   }),
 );
-export const htmlPage = lazy(() => z.string().meta({ description: "An HTML page", example: '<!doctype html>\n<html lang="en">\n<head><title>Inventory and Sales Management API v3 reference</title></head>\n<body><redoc spec-url="openapi.json"></redoc><script src="docs/redoc.standalone.js"></script></body>\n</html>' }));
-export const javascript = lazy(() => z.string().meta({ description: "A JavaScript file", example: "/*! For license information please see redoc.standalone.js.LICENSE.txt */\n!function(e,t){...}(this,(()=>{...}));" }));
+export const htmlPage = lazy(() =>
+  z
+    .string()
+    .meta({
+      description: "An HTML page",
+      example:
+        '<!doctype html>\n<html lang="en">\n<head><title>Inventory and Sales Management API v3 reference</title></head>\n<body><redoc spec-url="openapi.json"></redoc><script src="docs/redoc.standalone.js"></script></body>\n</html>',
+    }),
+);
+export const javascript = lazy(() =>
+  z
+    .string()
+    .meta({
+      description: "A JavaScript file",
+      example: "/*! For license information please see redoc.standalone.js.LICENSE.txt */\n!function(e,t){...}(this,(()=>{...}));",
+    }),
+);

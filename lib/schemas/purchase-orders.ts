@@ -22,13 +22,17 @@ import {
 export const MAX_PO_LINES = 100;
 
 const lineFields = lazy(() => ({
-  item_id: nullMeansAbsent(uuid()).meta({ description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line." }),
-  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647))
-    .meta({ description: "The item's stock row at the order's location; required for items with several variations." }),
-  name: nullMeansAbsent(requiredText(255)).meta({
-    description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  item_id: nullMeansAbsent(uuid()).meta({
+    description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line.",
   }),
-  description: optionalText(4000).meta({ description: "Omitted on an inventory line, the item's description applies; null or \"\" clears it." }),
+  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({
+    description: "The item's stock row at the order's location; required for items with several variations.",
+  }),
+  name: nullMeansAbsent(requiredText(255)).meta({
+    description:
+      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  }),
+  description: optionalText(4000).meta({ description: 'Omitted on an inventory line, the item\'s description applies; null or "" clears it.' }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_cost: moneyInput().optional().meta({ description: "Required for service lines; inventory lines default to the item's unit cost." }),
   tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the supplier's primary tax rate" }),

@@ -12,16 +12,18 @@ import { customFieldValuesIn, dateOut, moneyOut, nullableText, rateOut, timestam
 export const MAX_SALES_LINES = 100;
 
 const lineFields = lazy(() => ({
-  item_id: nullMeansAbsent(uuid()).meta({ description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line." }),
-  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647))
-    .meta({
-      description:
-        "The stock row the line sells from (required for items with several variations). Without it: the item's row at the order's location, else at the user's location, else at the item's default location, else its only row.",
-    }),
-  name: nullMeansAbsent(requiredText(255)).meta({
-    description: "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  item_id: nullMeansAbsent(uuid()).meta({
+    description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line.",
   }),
-  description: optionalText(4000).meta({ description: "Omitted on an inventory line, the item's description applies; null or \"\" clears it." }),
+  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({
+    description:
+      "The stock row the line sells from (required for items with several variations). Without it: the item's row at the order's location, else at the user's location, else at the item's default location, else its only row.",
+  }),
+  name: nullMeansAbsent(requiredText(255)).meta({
+    description:
+      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  }),
+  description: optionalText(4000).meta({ description: 'Omitted on an inventory line, the item\'s description applies; null or "" clears it.' }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
   unit_price: moneyInput().optional().meta({ description: "Required for service lines; see the route for inventory lines." }),
   tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's primary tax rate" }),
@@ -46,7 +48,9 @@ export const salesHeaderFields = lazy(() => ({
   public_note: optionalText(4000),
   payment_terms: optionalText(255).meta({ description: "Default: the account's payment terms" }),
   shipping_fee: moneyInput().optional().meta({ description: "Non-negative, default 0" }),
-  shipping_cost: moneyInput().optional().meta({ description: "Non-negative, default 0; requires the unit-cost permission (costs.view), else 403 permission_denied" }),
+  shipping_cost: moneyInput()
+    .optional()
+    .meta({ description: "Non-negative, default 0; requires the unit-cost permission (costs.view), else 403 permission_denied" }),
   discount_percent: percentInput().optional().meta({ description: "Document-wide discount, 0 to 100: adds one generated discount line" }),
   custom_field_values: customFieldValuesIn().optional(),
 }));
@@ -88,7 +92,11 @@ export const shipBody = lazy(() =>
       shipped_date: isoDate().optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
       carrier: text(255).nullish(),
       tracking_number: text(255).nullish(),
-      tracking_url: z.url({ protocol: /^https?$/ }).max(2000).nullish().meta({ description: "An http(s) URL" }),
+      tracking_url: z
+        .url({ protocol: /^https?$/ })
+        .max(2000)
+        .nullish()
+        .meta({ description: "An http(s) URL" }),
     })
     .meta({ id: "FulfillmentShip" }),
 );
@@ -160,7 +168,12 @@ export const linePricingOut = lazy(() => ({
 
 export const lineCostsOut = lazy(() => ({
   unit_cost: moneyOut().nullable().optional().meta({ description: "Present only with the unit-cost permission; null on discount lines" }),
-  total_cost: moneyOut().nullable().optional().meta({ description: "unit_cost x quantity; present only with the unit-cost permission; null on discount lines" }),
+  total_cost: moneyOut()
+    .nullable()
+    .optional()
+    .meta({ description: "unit_cost x quantity; present only with the unit-cost permission; null on discount lines" }),
 }));
 
-export const percentOut = lazy(() => z.number().nullable().meta({ description: "Percent (two decimals, rounded down: 100 only when complete), or null when nothing applies" }));
+export const percentOut = lazy(() =>
+  z.number().nullable().meta({ description: "Percent (two decimals, rounded down: 100 only when complete), or null when nothing applies" }),
+);

@@ -1,7 +1,19 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, uuid } from "./common.js";
-import { customFieldValuesOut, dateFilter, dateOut, documentListQuery, moneyOut, nullableText, partyOut, rateOut, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
+import {
+  customFieldValuesOut,
+  dateFilter,
+  dateOut,
+  documentListQuery,
+  moneyOut,
+  nullableText,
+  partyOut,
+  rateOut,
+  statusIdOut,
+  statusIdQuery,
+  timestampOut,
+} from "./documents.js";
 import {
   MAX_SALES_LINES,
   createLines,
@@ -18,7 +30,9 @@ import {
 
 const orderFields = lazy(() => ({
   ...salesHeaderFields(),
-  location_id: uuid().optional().meta({ description: "An active location; must be the user's own location when the user is restricted to one (the default then)" }),
+  location_id: uuid()
+    .optional()
+    .meta({ description: "An active location; must be the user's own location when the user is restricted to one (the default then)" }),
   expiry_date: blankAsNull(isoDate()).meta({ description: "Not before issue_date" }),
   packing_list_note: optionalText(4000),
 }));
@@ -78,7 +92,9 @@ export const salesOrderLine = lazy(() =>
       quantity_invoiced: z.number(),
       quantity_packed: z.number(),
       quantity_shipped: z.number(),
-      quantity_remaining_to_pack: z.number().meta({ description: "0 for service lines when the packing-list service-item setting is off, always 0 for discount lines" }),
+      quantity_remaining_to_pack: z
+        .number()
+        .meta({ description: "0 for service lines when the packing-list service-item setting is off, always 0 for discount lines" }),
       ...linePricingOut(),
       position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
       line_type: z.enum(["inventory", "service", "discount"]),
@@ -164,7 +180,9 @@ export const salesOrderResource = lazy(() =>
 
 export const salesOrderList = lazy(() => listEnvelope(salesOrderListEntry(), "SalesOrderList"));
 export const salesOrderFulfillmentList = lazy(() => listEnvelope(salesOrderFulfillment(), "SalesOrderFulfillmentList"));
-export const deletedSalesOrder = lazy(() => z.object({ id: uuid(), object: z.literal("sales_order"), deleted: z.literal(true) }).meta({ id: "DeletedSalesOrder" }));
+export const deletedSalesOrder = lazy(() =>
+  z.object({ id: uuid(), object: z.literal("sales_order"), deleted: z.literal(true) }).meta({ id: "DeletedSalesOrder" }),
+);
 
 export const salesOrderListQuery = lazy(() =>
   documentListQuery().extend({

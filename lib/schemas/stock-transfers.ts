@@ -10,13 +10,8 @@ export const MAX_TRANSFER_LINES = 100;
 const lineFields = lazy(() => ({
   item_id: uuid().meta({ description: "An active item of the account stocked at the origin" }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; unique items are stored as 1" }),
-  item_variation_location_id: z
-    .int()
-    .min(1)
-    .max(2_147_483_647)
-    .optional()
-    .meta({ description: "For variation items: a stock row of the item at the origin" }),
-  description: optionalText(4000).meta({ description: "Omitted, the item's description applies; null or \"\" clears it" }),
+  item_variation_location_id: z.int().min(1).max(2_147_483_647).optional().meta({ description: "For variation items: a stock row of the item at the origin" }),
+  description: optionalText(4000).meta({ description: 'Omitted, the item\'s description applies; null or "" clears it' }),
 }));
 
 export const stockTransferLineInput = lazy(() => z.strictObject(lineFields()).meta({ id: "StockTransferLineCreate" }));
@@ -28,7 +23,7 @@ export const stockTransferLineUpdate = lazy(() =>
 export type StockTransferLineBody = Infer<typeof stockTransferLineUpdate>;
 
 const shippingFields = lazy(() => ({
-  estimated_arrival_date: blankAsNull(isoDate()).meta({ description: "YYYY-MM-DD; null or \"\" clears it" }),
+  estimated_arrival_date: blankAsNull(isoDate()).meta({ description: 'YYYY-MM-DD; null or "" clears it' }),
   shipping_provider: optionalText(255),
   shipping_tracking_code: optionalText(255),
 }));
@@ -86,7 +81,7 @@ export const stockTransferLine = lazy(() =>
       item_variation_location_id: z.int().min(1),
       name: z.string(),
       description: nullableText(),
-      variation: nullableText().meta({ description: "The variation's values for display, e.g. \"Size: M, Colour: Red\"" }),
+      variation: nullableText().meta({ description: 'The variation\'s values for display, e.g. "Size: M, Colour: Red"' }),
       quantity: z.number(),
       unit_id: z.int().min(1).nullable(),
     })
@@ -116,9 +111,7 @@ export const stockTransferListEntry = lazy(() => z.object(shape()).meta({ id: "S
 export const stockTransferResource = lazy(() => z.object({ ...shape(), lines: z.array(stockTransferLine()) }).meta({ id: "StockTransfer" }));
 export const stockTransferList = lazy(() => listEnvelope(stockTransferListEntry(), "StockTransferList"));
 export const deletedStockTransfer = lazy(() =>
-  z
-    .object({ id: uuid(), object: z.literal("stock_transfer"), deleted: z.literal(true) })
-    .meta({ id: "DeletedStockTransfer" }),
+  z.object({ id: uuid(), object: z.literal("stock_transfer"), deleted: z.literal(true) }).meta({ id: "DeletedStockTransfer" }),
 );
 
 export const stockTransferListQuery = lazy(() =>

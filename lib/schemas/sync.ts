@@ -14,27 +14,42 @@ export const syncQuery = lazy(() =>
       start: z
         .string()
         .optional()
-        .meta({ description: "Only `now`: returns a sync_start checkpoint before a full download.", ...documentedAs({ schema: { type: "string", enum: ["now"] } }) }),
-      since: z.string().optional().meta({
-        description:
-          "ISO 8601 with an explicit zone and whole seconds (encode + as %2B), or epoch seconds (1-10 digits). Boundary second included; not in the future (400); at most 90 days old (409 sync_full_refresh_required).",
-        ...documentedAs({
-          schema: {
-            type: "string",
-            pattern: "^(\\d{1,10}|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(Z|[+-]\\d{2}:?\\d{2}))$",
-            examples: ["2026-11-01T00:00:00Z", "1793577600"],
-          },
+        .meta({
+          description: "Only `now`: returns a sync_start checkpoint before a full download.",
+          ...documentedAs({ schema: { type: "string", enum: ["now"] } }),
         }),
-      }),
-      cursor: z.string().optional().meta({ description: "A cursor or next_cursor from a previous response.", ...documentedAs({ schema: { type: "string", minLength: 1 } }) }),
-      resources: z.string().optional().meta({
-        description: `Comma-separated from ${SYNC_RESOURCES.join(", ")} (a repeated name counts once); required with start or since, refused with cursor (the cursor keeps the selection).`,
-        ...documentedAs({ schema: { type: "array", items: { type: "string", enum: [...SYNC_RESOURCES] }, minItems: 1 }, explode: false }),
-      }),
-      limit: z.string().optional().meta({
-        description: "Markers examined per page (a page may hold fewer matching changes, or none); outside 1-500 is 400.",
-        ...documentedAs({ schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } }),
-      }),
+      since: z
+        .string()
+        .optional()
+        .meta({
+          description:
+            "ISO 8601 with an explicit zone and whole seconds (encode + as %2B), or epoch seconds (1-10 digits). Boundary second included; not in the future (400); at most 90 days old (409 sync_full_refresh_required).",
+          ...documentedAs({
+            schema: {
+              type: "string",
+              pattern: "^(\\d{1,10}|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(Z|[+-]\\d{2}:?\\d{2}))$",
+              examples: ["2026-11-01T00:00:00Z", "1793577600"],
+            },
+          }),
+        }),
+      cursor: z
+        .string()
+        .optional()
+        .meta({ description: "A cursor or next_cursor from a previous response.", ...documentedAs({ schema: { type: "string", minLength: 1 } }) }),
+      resources: z
+        .string()
+        .optional()
+        .meta({
+          description: `Comma-separated from ${SYNC_RESOURCES.join(", ")} (a repeated name counts once); required with start or since, refused with cursor (the cursor keeps the selection).`,
+          ...documentedAs({ schema: { type: "array", items: { type: "string", enum: [...SYNC_RESOURCES] }, minItems: 1 }, explode: false }),
+        }),
+      limit: z
+        .string()
+        .optional()
+        .meta({
+          description: "Markers examined per page (a page may hold fewer matching changes, or none); outside 1-500 is 400.",
+          ...documentedAs({ schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } }),
+        }),
     })
     .meta({ description: "Exactly one of start, since, cursor. Unknown parameters (including modifiedSince) are 400." }),
 );
@@ -42,9 +57,7 @@ export const syncQuery = lazy(() =>
 const resourceList = lazy(() => z.array(z.enum(SYNC_RESOURCES)).meta({ description: "The selected resources, sorted alphabetically" }));
 
 export const syncStart = lazy(() =>
-  z
-    .object({ object: z.literal("sync_start"), resources: resourceList(), retention_days: z.literal(90), cursor: z.string() })
-    .meta({ id: "SyncStart" }),
+  z.object({ object: z.literal("sync_start"), resources: resourceList(), retention_days: z.literal(90), cursor: z.string() }).meta({ id: "SyncStart" }),
 );
 
 export const syncPage = lazy(() =>

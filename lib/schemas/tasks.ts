@@ -23,9 +23,7 @@ const recordType = lazy(() =>
 );
 
 export const recordReference = lazy(() =>
-  z
-    .strictObject({ type: recordType(), id: uuid() })
-    .meta({ id: "TaskRecordReference", description: "A record of the account: `{type, id}`." }),
+  z.strictObject({ type: recordType(), id: uuid() }).meta({ id: "TaskRecordReference", description: "A record of the account: `{type, id}`." }),
 );
 
 const timeZone = lazy(() =>
@@ -37,7 +35,9 @@ const timeZone = lazy(() =>
     .meta({ description: "IANA time zone of the schedule, e.g. America/New_York.", example: "Europe/London" }),
 );
 
-const dueTime = lazy(() => z.string().regex(DUE_TIME, "must be a local time HH:mm").meta({ description: "Local time HH:mm in the task's zone.", example: "17:00" }));
+const dueTime = lazy(() =>
+  z.string().regex(DUE_TIME, "must be a local time HH:mm").meta({ description: "Local time HH:mm in the task's zone.", example: "17:00" }),
+);
 
 const writableFields = lazy(() => ({
   title: requiredText(255).meta({ description: "1 to 255 characters." }),
@@ -52,11 +52,11 @@ const writableFields = lazy(() => ({
     description:
       "Resolve the zone on the server: `mine` = the caller's zone, `assignee` = the assignee's; each falls back to the account's zone, then UTC. Cannot be combined with time_zone.",
   }),
-  reminder_at: blankAsNull(z.string().max(64))
-    .meta({
-      description: "A future ISO 8601 timestamp with an explicit offset (Z or +hh:mm): schedules a reminder for the assignee; null (or blank) removes the reminder.",
-      example: "2026-11-23T09:00:00+01:00",
-    }),
+  reminder_at: blankAsNull(z.string().max(64)).meta({
+    description:
+      "A future ISO 8601 timestamp with an explicit offset (Z or +hh:mm): schedules a reminder for the assignee; null (or blank) removes the reminder.",
+    example: "2026-11-23T09:00:00+01:00",
+  }),
   record: recordReference().nullable().meta({ description: "The linked record `{type, id}`, or null to unlink." }),
 }));
 
@@ -109,7 +109,12 @@ export type TaskUpdateBody = Infer<typeof taskUpdateBody>;
 export const reminderActionBody = lazy(() =>
   z
     .strictObject({
-      version: z.int().min(1).max(2_000_000_000).optional().meta({ description: "The task's current version: required by snooze and complete, refused by read and dismiss." }),
+      version: z
+        .int()
+        .min(1)
+        .max(2_000_000_000)
+        .optional()
+        .meta({ description: "The task's current version: required by snooze and complete, refused by read and dismiss." }),
       minutes: z
         .union(SNOOZE_MINUTES.map((m) => z.literal(m)) as unknown as [z.ZodLiteral<5>, z.ZodLiteral<15>, z.ZodLiteral<60>, z.ZodLiteral<1440>])
         .optional()
@@ -133,7 +138,10 @@ export type ReconcileBody = Infer<typeof reconcileBody>;
 
 /** A query integer (up to 10 digits; the service checks the range and answers 422 outside it), documented with that range. */
 const integerText = (description: string, range: { minimum: number; maximum: number; default?: number }) =>
-  z.string().regex(/^\d{1,10}$/, "must be a positive integer").meta({ description, ...documentedAs({ schema: { type: "integer", ...range } }) });
+  z
+    .string()
+    .regex(/^\d{1,10}$/, "must be a positive integer")
+    .meta({ description, ...documentedAs({ schema: { type: "integer", ...range } }) });
 
 /** record_type is matched case-insensitively and echoed in lower case. */
 const recordTypeQuery = lazy(() =>
@@ -176,7 +184,10 @@ export const taskStatsQuery = lazy(() =>
 
 export const activityQuery = lazy(() =>
   z.object({
-    before_version: integerText("Events of versions below this one (the previous page's next_before_version).", { minimum: 1, maximum: 9_999_999_999 }).optional(),
+    before_version: integerText("Events of versions below this one (the previous page's next_before_version).", {
+      minimum: 1,
+      maximum: 9_999_999_999,
+    }).optional(),
   }),
 );
 
@@ -221,9 +232,14 @@ export const taskRecordPreview = lazy(() =>
         type: recordType(),
         id: uuid(),
         name: z.string(),
-        number: z.union([z.int().min(1), z.string()]).nullable().meta({ description: "The record's number as the record shows it." }),
+        number: z
+          .union([z.int().min(1), z.string()])
+          .nullable()
+          .meta({ description: "The record's number as the record shows it." }),
       }),
-      z.object({ available: z.literal(false) }).meta({ description: "The link exists but the record is not accessible to the caller (or no longer exists); its former name and id are withheld." }),
+      z
+        .object({ available: z.literal(false) })
+        .meta({ description: "The link exists but the record is not accessible to the caller (or no longer exists); its former name and id are withheld." }),
     ])
     .meta({ id: "TaskRecordPreview" }),
 );
@@ -258,7 +274,12 @@ export const taskList = lazy(() =>
     .object({
       object: z.literal("list"),
       data: z.array(taskResource()),
-      next_cursor: z.string().nullable().meta({ description: "Continue with the same filters and this cursor; null at the end. A page may hold fewer than `limit` tasks while filters skip tasks." }),
+      next_cursor: z
+        .string()
+        .nullable()
+        .meta({
+          description: "Continue with the same filters and this cursor; null at the end. A page may hold fewer than `limit` tasks while filters skip tasks.",
+        }),
     })
     .meta({ id: "TaskList" }),
 );
@@ -297,7 +318,10 @@ export const taskStats = lazy(() =>
       completed: z.int().min(0),
       overdue: z.int().min(0).meta({ description: "Open tasks past overdue_at." }),
       current_week: z.int().min(0).meta({ description: "Open tasks whose due date falls in the current week (Monday to Sunday) of their own zone." }),
-      task_badge_count: z.int().min(0).meta({ description: "Open tasks assigned to the caller that are due today (in their zone) or overdue; independent of scope and filters." }),
+      task_badge_count: z
+        .int()
+        .min(0)
+        .meta({ description: "Open tasks assigned to the caller that are due today (in their zone) or overdue; independent of scope and filters." }),
     })
     .meta({ id: "TaskStats" }),
 );

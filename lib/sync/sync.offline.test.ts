@@ -155,7 +155,12 @@ describe("parseSyncQuery", () => {
 
   it("refuses the v2 parameter modifiedSince, alone or with since", () => {
     expectApiError(() => parseSyncQuery({ modifiedSince: String(NOW - 60), resources: "item" }, NOW), 400, "invalid_query_parameter", "modifiedSince");
-    expectApiError(() => parseSyncQuery({ since: String(NOW - 60), modifiedSince: String(NOW - 60), resources: "item" }, NOW), 400, "invalid_query_parameter", "modifiedSince");
+    expectApiError(
+      () => parseSyncQuery({ since: String(NOW - 60), modifiedSince: String(NOW - 60), resources: "item" }, NOW),
+      400,
+      "invalid_query_parameter",
+      "modifiedSince",
+    );
   });
 
   it.each(["later", "NOW", "", "0", String(NOW)])("start=%j is 400 on start", (start) => {
@@ -332,7 +337,9 @@ describe("accessFingerprint", () => {
   });
 
   it("changes when a permission is added or removed (unit-cost visibility included)", () => {
-    expect(accessFingerprint(principal({ permissions: new Set<Permission>(["inventory.list", "records.view_all", "invoices.list", "costs.view"]) }))).not.toBe(base);
+    expect(accessFingerprint(principal({ permissions: new Set<Permission>(["inventory.list", "records.view_all", "invoices.list", "costs.view"]) }))).not.toBe(
+      base,
+    );
     expect(accessFingerprint(principal({ permissions: new Set<Permission>(["inventory.list", "records.view_all"]) }))).not.toBe(base);
     expect(accessFingerprint(principal({ permissions: new Set<Permission>() }))).not.toBe(base);
   });

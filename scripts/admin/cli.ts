@@ -76,7 +76,12 @@ class Flags {
 
   list(name: string): string[] | undefined {
     const value = this.values.get(name);
-    return value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean);
+    return value === undefined
+      ? undefined
+      : value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
   }
 
   /** Runs one of the domain's own input checks now, as an argument error. */
@@ -166,7 +171,17 @@ const COMMANDS: readonly Command[] = [
       "               [--estimate-expiry-days N] [--payment-terms S] [--tax-label S] [--tax-2-label S] [--record-limit N|none]",
     summary: "Changes an account's settings; prints them all.",
     output: '{"account_id","time_zone","currency","estimate_expiry_days",...,"record_limit"}',
-    flags: ["account", "time-zone", "packing-lists", "packing-service-items", "estimate-expiry-days", "payment-terms", "tax-label", "tax-2-label", "record-limit"],
+    flags: [
+      "account",
+      "time-zone",
+      "packing-lists",
+      "packing-service-items",
+      "estimate-expiry-days",
+      "payment-terms",
+      "tax-label",
+      "tax-2-label",
+      "record-limit",
+    ],
     prepare: (f) => {
       const accountId = f.id("account", true);
       const timeZone = f.get("time-zone");
@@ -242,7 +257,12 @@ const COMMANDS: readonly Command[] = [
     prepare: (f) => {
       const userId = f.id("user", true);
       const location = f.get("location") === "none" ? null : f.id("location");
-      const input = { permissions: f.list("permissions"), status: f.oneOf("status", ["active", "inactive"] as const), locationId: location, accountId: f.id("account") };
+      const input = {
+        permissions: f.list("permissions"),
+        status: f.oneOf("status", ["active", "inactive"] as const),
+        locationId: location,
+        accountId: f.id("account"),
+      };
       if (input.permissions) f.check((c) => c.permissions(input.permissions!));
       return async (admin) => ({ ...(await admin.updateUser(userId, input)) });
     },
@@ -294,7 +314,10 @@ const COMMANDS: readonly Command[] = [
     flags: ["key"],
     prepare: (f) => {
       const keyId = f.required("key");
-      if (!KEY_ID.test(keyId)) throw new UsageError(`--key takes a key id (key_ followed by 32 hex digits, see key list), not the key itself: ${keyId.startsWith("isk_") ? "isk_..." : keyId}.`);
+      if (!KEY_ID.test(keyId))
+        throw new UsageError(
+          `--key takes a key id (key_ followed by 32 hex digits, see key list), not the key itself: ${keyId.startsWith("isk_") ? "isk_..." : keyId}.`,
+        );
       return async (admin) => ({ ...(await admin.revokeKey(keyId)) });
     },
   },
@@ -452,7 +475,7 @@ function overview(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Options of every command:",
-    "  --json   print exactly one JSON object on stdout (errors too: {\"error\": {\"code\", \"message\"}})",
+    '  --json   print exactly one JSON object on stdout (errors too: {"error": {"code", "message"}})',
     "  --help   show a command's options",
     "",
     "`npm run -s admin -- <command> --help` shows the command's options. It uses DYNAMODB_ENDPOINT,",
@@ -516,7 +539,13 @@ function helpFor(words: string[]): string {
   const command = findCommand(words);
   if (command) return commandHelp(command);
   const group = COMMANDS.filter((c) => c.name.split(" ")[0] === words[0]);
-  if (group.length > 0) return [`Commands of ${words[0]}:`, ...group.map((c) => `  ${c.name} ${c.synopsis.split("\n")[0]}`.trimEnd()), "", "Add --help to a command for its options."].join("\n");
+  if (group.length > 0)
+    return [
+      `Commands of ${words[0]}:`,
+      ...group.map((c) => `  ${c.name} ${c.synopsis.split("\n")[0]}`.trimEnd()),
+      "",
+      "Add --help to a command for its options.",
+    ].join("\n");
   return overview();
 }
 
@@ -526,7 +555,11 @@ function resolveCommand(parsed: Parsed): Command {
   if (words.length === 0) throw new UsageError("No command given.");
   const command = findCommand(words);
   if (!command) {
-    const known = GROUPS.includes(words[0]!) ? ` ${words[0]} takes: ${COMMANDS.filter((c) => c.name.startsWith(`${words[0]} `)).map((c) => c.name.split(" ")[1]).join(", ")}.` : "";
+    const known = GROUPS.includes(words[0]!)
+      ? ` ${words[0]} takes: ${COMMANDS.filter((c) => c.name.startsWith(`${words[0]} `))
+          .map((c) => c.name.split(" ")[1])
+          .join(", ")}.`
+      : "";
     throw new UsageError(`Unknown command: ${words.join(" ")}.${known}`);
   }
   if (words.length > wordsOf(command)) throw new UsageError(`Unexpected argument: ${words[wordsOf(command)]}.`);
@@ -641,9 +674,12 @@ function messageOf(error: unknown): string {
   const name = aws?.name ?? "";
   const table = process.env.TABLE_NAME ?? "(TABLE_NAME unset)";
   const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "(AWS_REGION unset)";
-  if (name === "ResourceNotFoundException") return `${message}: no table ${table} in region ${region}; set TABLE_NAME to the stack's TableName output and AWS_REGION to its region.`;
-  if (name === "CredentialsProviderError") return `${message}: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).`;
-  if (name === "UnrecognizedClientException" || name === "AccessDeniedException") return `${message}: the AWS credentials are invalid or lack access to table ${table} in ${region}.`;
+  if (name === "ResourceNotFoundException")
+    return `${message}: no table ${table} in region ${region}; set TABLE_NAME to the stack's TableName output and AWS_REGION to its region.`;
+  if (name === "CredentialsProviderError")
+    return `${message}: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).`;
+  if (name === "UnrecognizedClientException" || name === "AccessDeniedException")
+    return `${message}: the AWS credentials are invalid or lack access to table ${table} in ${region}.`;
   if (/Region is missing/.test(message)) return "No AWS region is set (the AWS SDK says: Region is missing): set AWS_REGION to the stack's region.";
   return message;
 }

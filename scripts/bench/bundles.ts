@@ -112,7 +112,14 @@ async function bundle(group: string, format: BundleFormat, out: string): Promise
 }
 
 /** The same environment a Lambda has (no DynamoDB is contacted at import). */
-const IMPORT_ENV = { PATH: process.env.PATH, TABLE_NAME: "bench", AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "bench", AWS_SECRET_ACCESS_KEY: "bench", NODE_OPTIONS: "" };
+const IMPORT_ENV = {
+  PATH: process.env.PATH,
+  TABLE_NAME: "bench",
+  AWS_REGION: "us-east-1",
+  AWS_ACCESS_KEY_ID: "bench",
+  AWS_SECRET_ACCESS_KEY: "bench",
+  NODE_OPTIONS: "",
+};
 
 /** CPU ms (user + system) of loading one bundle in a fresh process, as the Lambda runtime loads it. */
 function importCpuMs(target: Bundle): number {

@@ -58,17 +58,24 @@ export async function benchContention(options: { processes: readonly number[]; r
         return { status: response.status, body: await response.json(), ms: Date.now() - started };
       };
       const customer = (await call("POST", "/customers", { name: "Buyer" })).body.id as string;
-      const location = (await fetch(`${api.url}/api/v3/locations`, { method: "POST", headers: { ...headers, "idempotency-key": `bench-${processes}` }, body: JSON.stringify({ name: "Main", short_name: "MAIN" }) }).then((r) => r.json())) as { id: string };
+      const location = (await fetch(`${api.url}/api/v3/locations`, {
+        method: "POST",
+        headers: { ...headers, "idempotency-key": `bench-${processes}` },
+        body: JSON.stringify({ name: "Main", short_name: "MAIN" }),
+      }).then((r) => r.json())) as { id: string };
       const item = (await call("POST", "/items", { name: "Widget", price: "10" })).body.id as string;
       await call("POST", `/items/${item}/adjustments`, { location_id: location.id, quantity: REQUESTS * 2 });
-      const invoice = (await call("POST", "/invoices", { customer_id: customer, lines: [{ name: "Service", unit_price: String(REQUESTS * 10), tax_rate: 0, tax_2_rate: 0 }] })).body.id as string;
+      const invoice = (
+        await call("POST", "/invoices", { customer_id: customer, lines: [{ name: "Service", unit_price: String(REQUESTS * 10), tax_rate: 0, tax_2_rate: 0 }] })
+      ).body.id as string;
       // One kit of two units of a stocked component; one sales order of REQUESTS units to pack one by one.
       const component = (await call("POST", "/items", { name: "Part", cost: "2" })).body.id as string;
       await call("POST", `/items/${component}/adjustments`, { location_id: location.id, quantity: REQUESTS * 2 });
       const assembled = (await call("POST", "/items", { name: "Assembly" })).body.id as string;
       const { createKit } = await import("../../lib/domain/admin.js");
       const { kit_id: kit } = await createKit({ accountId: account.account_id, itemId: assembled, components: [{ itemId: component, quantity: 2 }] });
-      const order = (await call("POST", "/sales-orders", { customer_id: customer, location_id: location.id, lines: [{ item_id: item, quantity: REQUESTS }] })).body;
+      const order = (await call("POST", "/sales-orders", { customer_id: customer, location_id: location.id, lines: [{ item_id: item, quantity: REQUESTS }] }))
+        .body;
       const orderLine = order.lines[0].id as string;
       // Warm every worker (each loads its handler modules on first use, as a cold Lambda does).
       await Promise.all(Array.from({ length: processes * 2 }, () => call("GET", `/invoices/${invoice}`)));
@@ -88,7 +95,16 @@ export async function benchContention(options: { processes: readonly number[]; r
         const ok = outcomes.filter((o) => o.status === 201).length;
         const busy = outcomes.filter((o) => o.status === 503).length;
         const latencies = outcomes.map((o) => o.ms);
-        rows.push({ processes, scenario: name, ok, busy, requests: REQUESTS, totalMs: total, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) });
+        rows.push({
+          processes,
+          scenario: name,
+          ok,
+          busy,
+          requests: REQUESTS,
+          totalMs: total,
+          p50Ms: percentile(latencies, 50),
+          p99Ms: percentile(latencies, 99),
+        });
         process.stderr.write(`${processes} process(es), ${name}: ${ok}/${REQUESTS} in ${total} ms\n`);
       }
       api.server.closeAllConnections();
@@ -101,7 +117,15 @@ export async function benchContention(options: { processes: readonly number[]; r
 /** The rows as a table. */
 export function contentionTable(rows: readonly ContentionRow[]): string {
   const header = ["processes", "scenario", "201", "503", "total ms", "p50 ms", "p99 ms"];
-  const cells = rows.map((r) => [String(r.processes), r.scenario, `${r.ok}/${r.requests}`, String(r.busy), String(r.totalMs), String(r.p50Ms), String(r.p99Ms)]);
+  const cells = rows.map((r) => [
+    String(r.processes),
+    r.scenario,
+    `${r.ok}/${r.requests}`,
+    String(r.busy),
+    String(r.totalMs),
+    String(r.p50Ms),
+    String(r.p99Ms),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
   const line = (row: string[]) => row.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   return [line(header), ...cells.map(line)].join("\n");
@@ -115,8 +139,12 @@ export function contentionFailures(rows: readonly ContentionRow[]): string[] {
   return rows
     .filter((r) => r.processes === CONTENTION_BUDGET.processes)
     .flatMap((r) => [
-      ...(r.ok < r.requests ? [`contention: ${r.scenario} through ${r.processes} processes: ${r.requests - r.ok} of ${r.requests} failed (${r.busy} x 503)`] : []),
-      ...(r.p99Ms > CONTENTION_BUDGET.p99Ms ? [`contention: ${r.scenario} through ${r.processes} processes: p99 ${r.p99Ms} ms > ${CONTENTION_BUDGET.p99Ms} ms`] : []),
+      ...(r.ok < r.requests
+        ? [`contention: ${r.scenario} through ${r.processes} processes: ${r.requests - r.ok} of ${r.requests} failed (${r.busy} x 503)`]
+        : []),
+      ...(r.p99Ms > CONTENTION_BUDGET.p99Ms
+        ? [`contention: ${r.scenario} through ${r.processes} processes: p99 ${r.p99Ms} ms > ${CONTENTION_BUDGET.p99Ms} ms`]
+        : []),
     ]);
 }
 
@@ -146,10 +174,11 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href)
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );

@@ -182,7 +182,11 @@ export async function lineCallsTable(
       lines: (updated.lines as Json[]).map((line) => ({ line_id: line.id, quantity: 2 })),
     });
 
-    const transfer = await run(n, "createStockTransfer", "POST", "/stock-transfers", { origin_location_id: location.id, destination_location_id: destination.id, lines: linesOf(n) });
+    const transfer = await run(n, "createStockTransfer", "POST", "/stock-transfers", {
+      origin_location_id: location.id,
+      destination_location_id: destination.id,
+      lines: linesOf(n),
+    });
     await run(n, "updateStockTransfer", "PATCH", `/stock-transfers/${transfer.id}`, { lines: linesOf(n, 2) });
     await run(n, "sendStockTransfer", "POST", `/stock-transfers/${transfer.id}/send`, {});
     await run(n, "receiveStockTransfer", "POST", `/stock-transfers/${transfer.id}/receive`, {});
@@ -206,6 +210,8 @@ export function lineCallsViolations(rows: readonly LineCallsRow[]): string[] {
     ...(row.outsideChunks[100] - row.outsideChunks[1] > LINE_CALLS_BUDGET.growth
       ? [`line calls: ${row.route}: ${row.outsideChunks[1]} calls at 1 line, ${row.outsideChunks[100]} at 100 (more than ${LINE_CALLS_BUDGET.growth} more)`]
       : []),
-    ...(row.chunks[100] > LINE_CALLS_BUDGET.chunks ? [`line calls: ${row.route}: ${row.chunks[100]} hold chunks at 100 lines (> ${LINE_CALLS_BUDGET.chunks})`] : []),
+    ...(row.chunks[100] > LINE_CALLS_BUDGET.chunks
+      ? [`line calls: ${row.route}: ${row.chunks[100]} hold chunks at 100 lines (> ${LINE_CALLS_BUDGET.chunks})`]
+      : []),
   ]);
 }

@@ -100,9 +100,15 @@ export async function buildInvoiceAccount(size: number): Promise<Fixture> {
     };
     return { ...header, ...documentListing(header) };
   });
-  for (let i = 0; i < headers.length; i += 500) await db().entities.document.put(headers.slice(i, i + 500) as never).go();
+  for (let i = 0; i < headers.length; i += 500)
+    await db()
+      .entities.document.put(headers.slice(i, i + 500) as never)
+      .go();
   await db().entities.sequence.update({ accountId: owner.accountId, name: "invoice" }).set({ value: size, count: size }).go();
-  await db().entities.ownerCounters.update({ accountId: owner.accountId, userId: owner.userId }).set({ invoiceCount: size } as never).go();
+  await db()
+    .entities.ownerCounters.update({ accountId: owner.accountId, userId: owner.userId })
+    .set({ invoiceCount: size } as never)
+    .go();
   const restricted: Principal = {
     ...owner,
     userId: randomUUID(),
@@ -151,7 +157,9 @@ export async function listCost(options: { sizes?: number[]; print?: (text: strin
     }
   }
   const result = { sizes, rows: [...rows.values()] };
-  print(`\nList cost: GET /invoices by account size (domain call, auth excluded; limit 20; budget RCU@${sizes.at(-1)} <= ${LIST_COST_RATIO} x RCU@${sizes[0]} for bounded lists)\n`);
+  print(
+    `\nList cost: GET /invoices by account size (domain call, auth excluded; limit 20; budget RCU@${sizes.at(-1)} <= ${LIST_COST_RATIO} x RCU@${sizes[0]} for bounded lists)\n`,
+  );
   print(`| list | ${sizes.map((s) => `RCU@${s}`).join(" | ")} | ${sizes.map((s) => `calls@${s}`).join(" | ")} | ratio |\n`);
   print(`|---|${sizes.map(() => "---|").join("")}${sizes.map(() => "---|").join("")}---|\n`);
   for (const row of result.rows) {

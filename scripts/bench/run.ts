@@ -107,7 +107,11 @@ async function main(): Promise<void> {
     const destination = await call("POST", "/locations", { name: "Bench Destination", short_name: "BD" }, true);
     const orderBody = { supplier_id: supplier.id, location_id: location.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5 })) };
     const order = (await call("POST", "/purchase-orders", orderBody)) as { id: string };
-    const transfer = (await call("POST", "/stock-transfers", { origin_location_id: location.id, destination_location_id: destination.id, lines: [{ item_id: stocked, quantity: 1 }] })) as { id: string };
+    const transfer = (await call("POST", "/stock-transfers", {
+      origin_location_id: location.id,
+      destination_location_id: destination.id,
+      lines: [{ item_id: stocked, quantity: 1 }],
+    })) as { id: string };
     // Kits: a kit of 10 components, one of them the item of an automatic kit of 3 components
     // that is never in stock, so every build also assembles one nested build (11 + 4 changes).
     const { createKit } = await import("../../lib/domain/admin.js");
@@ -118,7 +122,12 @@ async function main(): Promise<void> {
       kitParts.push(part.id!);
     }
     const subItem = await call("POST", "/items", { name: "Nested kit item" });
-    await createKit({ accountId: account.account_id, itemId: subItem.id!, method: "automatic", components: kitParts.slice(9, 12).map((itemId) => ({ itemId, quantity: 1 })) });
+    await createKit({
+      accountId: account.account_id,
+      itemId: subItem.id!,
+      method: "automatic",
+      components: kitParts.slice(9, 12).map((itemId) => ({ itemId, quantity: 1 })),
+    });
     const kitItem = await call("POST", "/items", { name: "Bench kit" });
     const { kit_id: kitId } = await createKit({
       accountId: account.account_id,
@@ -140,7 +149,13 @@ async function main(): Promise<void> {
     const estimateBody = { customer_id: customer.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5 })) };
     const estimate = (await call("POST", "/estimates", estimateBody)) as { id: string };
     // Conversions: each request consumes an Open estimate (one stocked item line and one service line).
-    const convertBody = { customer_id: customer.id, lines: [{ item_id: stocked, quantity: 1 }, { name: "Service", unit_price: "10" }] };
+    const convertBody = {
+      customer_id: customer.id,
+      lines: [
+        { item_id: stocked, quantity: 1 },
+        { name: "Service", unit_price: "10" },
+      ],
+    };
     const toInvoice: string[] = [];
     const toOrder: string[] = [];
     for (let i = 0; i < ITERATIONS + 3; i++) {
@@ -179,13 +194,24 @@ async function main(): Promise<void> {
       ["listPurchaseOrders (page of 20)", () => call("GET", "/purchase-orders")],
       ["updatePurchaseOrder (header only)", () => call("PATCH", `/purchase-orders/${order.id}`, { attention: `A${counter}` })],
       ["createPurchaseOrderPayment", () => call("POST", `/purchase-orders/${order.id}/payments`, { amount: "1" })],
-      ["createStockTransfer (1 line)", () => call("POST", "/stock-transfers", { origin_location_id: location.id, destination_location_id: destination.id, lines: [{ item_id: stocked, quantity: 1 }] })],
+      [
+        "createStockTransfer (1 line)",
+        () =>
+          call("POST", "/stock-transfers", {
+            origin_location_id: location.id,
+            destination_location_id: destination.id,
+            lines: [{ item_id: stocked, quantity: 1 }],
+          }),
+      ],
       ["getStockTransfer", () => call("GET", `/stock-transfers/${transfer.id}`)],
       ["listStockTransfers (page of 20)", () => call("GET", "/stock-transfers")],
       ["listKits", () => call("GET", "/kits")],
       ["getKit (10 components)", () => call("GET", `/kits/${kitId}`)],
       ["listKitBuilds (page of 20)", () => call("GET", `/kits/${kitId}/builds`)],
-      ["createKitBuild (10 components + nested automatic kit, with key)", () => call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 }, true)],
+      [
+        "createKitBuild (10 components + nested automatic kit, with key)",
+        () => call("POST", `/kits/${kitId}/builds`, { location_id: location.id, quantity: 1 }, true),
+      ],
       ["deleteKitBuild (10 components)", () => call("DELETE", `/kits/${kitId}/builds/${builtForRemoval.pop()}`)],
       ["createTask", () => call("POST", "/tasks", { title: `T${counter}`, due_date: "2030-01-01" }, true)],
       ["getTask", () => call("GET", `/tasks/${taskIds[0]}`)],
@@ -235,7 +261,9 @@ async function main(): Promise<void> {
     overBudget.push(...listCostViolations(await listCost({ print: originalWrite })));
     const { benchContention, contentionTable, contentionFailures, CONTENTION_BUDGET } = await import("./contention.js");
     const contention = await benchContention({ processes: [CONTENTION_BUDGET.processes], requests: 100 });
-    originalWrite(`\nContention as Lambda runs it: 100 simultaneous requests per scenario through ${CONTENTION_BUDGET.processes} worker processes (scripts/bench/contention.ts)\n`);
+    originalWrite(
+      `\nContention as Lambda runs it: 100 simultaneous requests per scenario through ${CONTENTION_BUDGET.processes} worker processes (scripts/bench/contention.ts)\n`,
+    );
     originalWrite(`${contentionTable(contention)}\n`);
     overBudget.push(...contentionFailures(contention));
     await syncCosts(base);
@@ -262,7 +290,12 @@ const overBudget: string[] = [];
  * before the response (a hold of ~5 exactly-once chunks, bound by the document's transaction),
  * so the stock levels show it as soon as the request answers.
  */
-async function largeDocuments(call: (method: string, path: string, body?: unknown) => Promise<any>, locationId: string, destinationId: string, supplierId: string): Promise<void> {
+async function largeDocuments(
+  call: (method: string, path: string, body?: unknown) => Promise<any>,
+  locationId: string,
+  destinationId: string,
+  supplierId: string,
+): Promise<void> {
   const items: string[] = [];
   for (let i = 0; i < 100; i++) items.push((await call("POST", "/items", { name: `Large ${i}`, cost: "1" })).id);
   for (const id of items) await call("POST", `/items/${id}/adjustments`, { location_id: locationId, quantity: 10 });
@@ -278,11 +311,19 @@ async function largeDocuments(call: (method: string, path: string, body?: unknow
     originalWrite(`| ${name} | ${sample.calls} | ${transactions} | ${sample.writeCapacity} | ${ms.toFixed(0)} | at the response |\n`);
     return result;
   };
-  const order = await run("create purchase order", "POST", "/purchase-orders", { supplier_id: supplierId, location_id: locationId, lines: items.map((id) => ({ item_id: id, quantity: 3 })) });
+  const order = await run("create purchase order", "POST", "/purchase-orders", {
+    supplier_id: supplierId,
+    location_id: locationId,
+    lines: items.map((id) => ({ item_id: id, quantity: 3 })),
+  });
   await run("retrieve purchase order", "GET", `/purchase-orders/${order.id}`);
   await run("send purchase order (incoming +)", "POST", `/purchase-orders/${order.id}/send`, {});
   await run("receive purchase order", "POST", `/purchase-orders/${order.id}/receive`, { lines: order.lines.map((l: any) => ({ line_id: l.id, quantity: 3 })) });
-  const transfer = await run("create stock transfer", "POST", "/stock-transfers", { origin_location_id: locationId, destination_location_id: destinationId, lines: items.map((id) => ({ item_id: id, quantity: 2 })) });
+  const transfer = await run("create stock transfer", "POST", "/stock-transfers", {
+    origin_location_id: locationId,
+    destination_location_id: destinationId,
+    lines: items.map((id) => ({ item_id: id, quantity: 2 })),
+  });
   await run("send stock transfer (200 row changes)", "POST", `/stock-transfers/${transfer.id}/send`, {});
   await run("receive stock transfer", "POST", `/stock-transfers/${transfer.id}/receive`, {});
 }
@@ -293,7 +334,11 @@ async function largeDocuments(call: (method: string, path: string, body?: unknow
  * ONE Query for the retrieve. Lines of 50 different items (each on every 50th line), with short
  * descriptions and with 4,000-character ones (~2.2 MB of JSON).
  */
-async function largeEstimates(call: (method: string, path: string, body?: unknown, idempotent?: boolean) => Promise<any>, customerId: string, itemIds: string[]): Promise<void> {
+async function largeEstimates(
+  call: (method: string, path: string, body?: unknown, idempotent?: boolean) => Promise<any>,
+  customerId: string,
+  itemIds: string[],
+): Promise<void> {
   const words = "steel brass cable valve panel fitting the of and to in for with on at by from".split(" ");
   const prose = (length: number) => {
     let out = "";
@@ -313,7 +358,9 @@ async function largeEstimates(call: (method: string, path: string, body?: unknow
     const commands = Object.entries(sample.commands.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c]: (acc[c] ?? 0) + 1 }), {}))
       .map(([c, n]) => (n > 1 ? `${n} ${c}` : c))
       .join(" + ");
-    originalWrite(`| ${name} | ${sample.calls} | ${commands} | ${sample.readCapacity} | ${sample.writeCapacity} | ${ms.toFixed(0)} | ${(Buffer.byteLength(JSON.stringify(result)) / 1024).toFixed(0)} |\n`);
+    originalWrite(
+      `| ${name} | ${sample.calls} | ${commands} | ${sample.readCapacity} | ${sample.writeCapacity} | ${ms.toFixed(0)} | ${(Buffer.byteLength(JSON.stringify(result)) / 1024).toFixed(0)} |\n`,
+    );
     return result;
   };
   for (const [label, items] of [
@@ -360,7 +407,10 @@ async function listScaling(base: string): Promise<void> {
         updatedAt: now,
       };
     });
-    for (let i = 0; i < items.length; i += 500) await db().entities.party.put(items.slice(i, i + 500)).go();
+    for (let i = 0; i < items.length; i += 500)
+      await db()
+        .entities.party.put(items.slice(i, i + 500))
+        .go();
     await db().entities.accountCounters.update({ accountId }).set({ customerSeq: size, customerCount: size }).go();
     await db().entities.ownerCounters.update({ accountId, userId: ownerUserId }).set({ customerCount: size }).go();
     const headers = { authorization: `Bearer ${account.api_key}` };
@@ -499,7 +549,9 @@ function costs(): void {
     writeUnits: read.writeUnits + transactionWriteUnits(lines, 1), // the auth rate window + the transaction
     modelled: `document routes are coming: ${lines} ~1 KB items in one TransactWriteItems (2 WRU per KB per item = ${transactionWriteUnits(lines, 1)} WRU) plus the auth rate-window write; reads of POST /items plus 1 RRU per line's item; duration of POST /items (one transaction round trip either way).`,
   };
-  const measuredDocument = measured.has("createInvoice (100 inventory lines)") ? profile(`document write: POST /invoices, ${lines} inventory lines of ${lines} items`, "createInvoice (100 inventory lines)") : undefined;
+  const measuredDocument = measured.has("createInvoice (100 inventory lines)")
+    ? profile(`document write: POST /invoices, ${lines} inventory lines of ${lines} items`, "createInvoice (100 inventory lines)")
+    : undefined;
   const sync = profile("sync page (100 changes)", "sync page");
   originalWrite(`\n${costTable([read, write, measuredDocument ?? document, sync])}`);
   originalWrite(

@@ -20,14 +20,31 @@ export async function salesScenarios(call: Call, context: { locationId: string; 
   const bigInvoice = await call("POST", "/invoices", { customer_id: customerId, lines: hundredLines });
   const packOrder = await call("POST", "/sales-orders", { customer_id: customerId, lines: [{ item_id: items[0], quantity: 100_000 }] });
   const invoiceOrder = await call("POST", "/sales-orders", { customer_id: customerId, lines: [{ item_id: items[1], quantity: 100_000 }] });
-  const payable = await call("POST", "/invoices", { customer_id: customerId, lines: [{ name: "Retainer", unit_price: "1000000000", tax_rate: 0, tax_2_rate: 0 }] });
+  const payable = await call("POST", "/invoices", {
+    customer_id: customerId,
+    lines: [{ name: "Retainer", unit_price: "1000000000", tax_rate: 0, tax_2_rate: 0 }],
+  });
   return [
-    ["createSalesOrder (2 lines)", () => call("POST", "/sales-orders", { customer_id: customerId, lines: [{ item_id: items[2], quantity: 1 }, { name: "Labour", unit_price: "5" }] })],
+    [
+      "createSalesOrder (2 lines)",
+      () =>
+        call("POST", "/sales-orders", {
+          customer_id: customerId,
+          lines: [
+            { item_id: items[2], quantity: 1 },
+            { name: "Labour", unit_price: "5" },
+          ],
+        }),
+    ],
     ["getSalesOrder (100 lines)", () => call("GET", `/sales-orders/${bigOrder.id}`)],
     ["listSalesOrders (page of 20)", () => call("GET", "/sales-orders")],
     ["packSalesOrder (1 line)", () => call("POST", `/sales-orders/${packOrder.id}/fulfillments`, { lines: [{ id: packOrder.lines[0].id, quantity: 1 }] })],
     // At most 50 invoices per order: 3 warm-up requests + 20.
-    ["invoiceSalesOrder (1 line)", () => call("POST", `/sales-orders/${invoiceOrder.id}/invoices`, { lines: [{ id: invoiceOrder.lines[0].id, quantity: 1 }] }), 20],
+    [
+      "invoiceSalesOrder (1 line)",
+      () => call("POST", `/sales-orders/${invoiceOrder.id}/invoices`, { lines: [{ id: invoiceOrder.lines[0].id, quantity: 1 }] }),
+      20,
+    ],
     ["createInvoice (1 inventory line)", () => call("POST", "/invoices", { customer_id: customerId, lines: [{ item_id: items[3], quantity: 1 }] })],
     ["createInvoice (100 inventory lines)", () => call("POST", "/invoices", { customer_id: customerId, lines: hundredLines }), 10],
     ["getInvoice (100 lines)", () => call("GET", `/invoices/${bigInvoice.id}`)],

@@ -25,20 +25,57 @@ const CITIES = ["Springfield", "Riverton", "Lakeside", "Fairview", "Greenville",
 const STREETS = ["Main St", "Oak Ave", "Pine Rd", "Maple Dr", "Cedar Ln", "Elm St", "Harbor Way", "Mill Rd"];
 
 const CUSTOMERS = [
-  "Acme Hardware", "Blue Ridge Outfitters", "Cedar Point Cafe", "Delta Office Supply", "Evergreen Landscaping",
-  "Fairview Dental", "Granite State Builders", "Harbor Marine", "Iron Horse Fitness", "Juniper Bakery",
-  "Keystone Auto Repair", "Lakeside Books", "Maple Leaf Florist", "Northwind Traders", "Oakridge Veterinary",
-  "Pioneer Plumbing", "Quarry Street Pizza", "Riverside Pharmacy", "Summit Cycles", "Twin Pines Motel",
-  "Union Square Deli", "Valley Electric", "Westgate Laundry", "Yellowstone Outdoor", "Zephyr Coffee Roasters",
+  "Acme Hardware",
+  "Blue Ridge Outfitters",
+  "Cedar Point Cafe",
+  "Delta Office Supply",
+  "Evergreen Landscaping",
+  "Fairview Dental",
+  "Granite State Builders",
+  "Harbor Marine",
+  "Iron Horse Fitness",
+  "Juniper Bakery",
+  "Keystone Auto Repair",
+  "Lakeside Books",
+  "Maple Leaf Florist",
+  "Northwind Traders",
+  "Oakridge Veterinary",
+  "Pioneer Plumbing",
+  "Quarry Street Pizza",
+  "Riverside Pharmacy",
+  "Summit Cycles",
+  "Twin Pines Motel",
+  "Union Square Deli",
+  "Valley Electric",
+  "Westgate Laundry",
+  "Yellowstone Outdoor",
+  "Zephyr Coffee Roasters",
 ];
 const PROSPECTS = [
-  "Aurora Event Rentals", "Brightside Daycare", "Copperfield Brewing", "Driftwood Surf Shop", "Elm Street Clinic",
-  "Foxglove Interiors", "Goldleaf Jewelers", "Highland Golf Club", "Ivy League Tutoring", "Jetstream Couriers",
+  "Aurora Event Rentals",
+  "Brightside Daycare",
+  "Copperfield Brewing",
+  "Driftwood Surf Shop",
+  "Elm Street Clinic",
+  "Foxglove Interiors",
+  "Goldleaf Jewelers",
+  "Highland Golf Club",
+  "Ivy League Tutoring",
+  "Jetstream Couriers",
 ];
 const SUPPLIERS = [
-  "Allied Packaging", "Benchmark Tools", "Continental Fasteners", "Dynamo Electronics", "Eastern Paper Co",
-  "Frontier Lumber", "Global Cable Supply", "Horizon Chemicals", "Interstate Freight", "Jade Textiles",
-  "Kingsley Metals", "Lighthouse Lighting",
+  "Allied Packaging",
+  "Benchmark Tools",
+  "Continental Fasteners",
+  "Dynamo Electronics",
+  "Eastern Paper Co",
+  "Frontier Lumber",
+  "Global Cable Supply",
+  "Horizon Chemicals",
+  "Interstate Freight",
+  "Jade Textiles",
+  "Kingsley Metals",
+  "Lighthouse Lighting",
 ];
 const FIRST = ["Ann", "Ben", "Carla", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jon", "Kara", "Luis", "Mia", "Nate", "Omar", "Priya"];
 const LAST = ["Lee", "Garcia", "Novak", "Okafor", "Schmidt", "Tanaka", "Rossi", "Kowalski", "Haddad", "Silva", "Murphy", "Chen"];
@@ -87,8 +124,20 @@ export async function seedDemo(): Promise<SeededDemo> {
     undefined,
   );
   const cables = await createItemCategory(owner, { name: "Cables", inventory_type: "quantity", parent_id: electronics.id, custom_fields: [] }, undefined);
-  const tools = await createItemCategory(owner, { name: "Power Tools", inventory_type: "quantity", custom_fields: [{ name: "Brand", display_on_inventory_list: true, publish_on_documents: false }] }, undefined);
-  const serialized = await createItemCategory(owner, { name: "Serialized Equipment", inventory_type: "unique", custom_fields: [{ name: "Calibration date", display_on_inventory_list: false, publish_on_documents: true }] }, undefined);
+  const tools = await createItemCategory(
+    owner,
+    { name: "Power Tools", inventory_type: "quantity", custom_fields: [{ name: "Brand", display_on_inventory_list: true, publish_on_documents: false }] },
+    undefined,
+  );
+  const serialized = await createItemCategory(
+    owner,
+    {
+      name: "Serialized Equipment",
+      inventory_type: "unique",
+      custom_fields: [{ name: "Calibration date", display_on_inventory_list: false, publish_on_documents: true }],
+    },
+    undefined,
+  );
   const packaging = await createItemCategory(owner, { name: "Packaging", inventory_type: "quantity", custom_fields: [] }, undefined);
   await seedItems(owner, { warehouse: warehouse.id, store: store.id, riverton: rivertonDepot.id }, { electronics, cables, tools, serialized, packaging });
 
@@ -225,7 +274,16 @@ async function seedItems(
   for (const [name, sku, category, price, cost, warehouseQty, storeQty] of plain) {
     const item = await createItem(
       owner,
-      { name, sku, category_id: category.id, price, cost, threshold: 5, unit_id: category === categories.packaging ? box : each, location_id: locations.warehouse },
+      {
+        name,
+        sku,
+        category_id: category.id,
+        price,
+        cost,
+        threshold: 5,
+        unit_id: category === categories.packaging ? box : each,
+        location_id: locations.warehouse,
+      },
       undefined,
     );
     created[sku] = item.id as string;
@@ -257,7 +315,13 @@ async function seedItems(
   }
   const gloves = await createItem(
     owner,
-    { name: "Safety Gloves", sku: "AP-GLOVE", price: "7.5000", cost: "2.2000", variations: [{ values: { Size: "S" } }, { values: { Size: "M" } }, { values: { Size: "L" } }] },
+    {
+      name: "Safety Gloves",
+      sku: "AP-GLOVE",
+      price: "7.5000",
+      cost: "2.2000",
+      variations: [{ values: { Size: "S" } }, { values: { Size: "M" } }, { values: { Size: "L" } }],
+    },
     undefined,
   );
   const gloveVariations = (await listVariations(owner, gloves.id as string, "", { page: 1, limit: 100 }, undefined)).data as { id: string }[];

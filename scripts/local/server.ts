@@ -54,11 +54,7 @@ function matchPath(method: string, path: string): ReturnType<typeof matchRoute> 
 }
 
 /** Builds the payload 2.0 event API Gateway would send for this request. */
-export function toHttpEvent(
-  request: IncomingMessage,
-  body: Buffer,
-  requestId: string = randomUUID(),
-): { event: HttpEvent; group: EndpointGroup } {
+export function toHttpEvent(request: IncomingMessage, body: Buffer, requestId: string = randomUUID()): { event: HttpEvent; group: EndpointGroup } {
   const url = new URL(request.url ?? "/", "http://127.0.0.1");
   const method = (request.method ?? "GET").toUpperCase();
   const headers: Record<string, string> = {};

@@ -68,7 +68,9 @@ async function checkPorts(external: boolean, port: number, dynamoPort: number): 
   }
   const problem = await portProblem(port);
   if (problem) {
-    problems.push(`PORT ${port} is ${problem} (perhaps a local stack already running). Stop it, or choose another port: PORT=${port === 3000 ? 3001 : port + 1} npm start.`);
+    problems.push(
+      `PORT ${port} is ${problem} (perhaps a local stack already running). Stop it, or choose another port: PORT=${port === 3000 ? 3001 : port + 1} npm start.`,
+    );
   }
   if (problems.length > 0) throw new StartError(problems.join("\n"));
 }
@@ -144,7 +146,9 @@ async function main(): Promise<void> {
     // Without its database the API can only answer 500s: if Java dies, say so and stop everything.
     dynamo.process.once("exit", (code, signal) => {
       if (stopping) return;
-      process.stderr.write(`\nDynamoDB Local exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it. Stopping. Start again with npm start.\n`);
+      process.stderr.write(
+        `\nDynamoDB Local exited unexpectedly (${signal ?? `code ${code}`}); the API cannot serve without it. Stopping. Start again with npm start.\n`,
+      );
       stopping = true;
       void stopAll().then(() => process.exit(1));
     });

@@ -112,7 +112,9 @@ export async function startStreamPoller(options: {
     let exclusiveStartShardId: string | undefined;
     const shards: Shard[] = [];
     do {
-      const page: DescribeStreamCommandOutput = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }));
+      const page: DescribeStreamCommandOutput = await streams.send(
+        new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
+      );
       shards.push(...(page.StreamDescription?.Shards ?? []));
       exclusiveStartShardId = page.StreamDescription?.LastEvaluatedShardId;
     } while (exclusiveStartShardId);
@@ -123,9 +125,7 @@ export async function startStreamPoller(options: {
       const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
       const type = firstDiscovery && !options.fromStart && open ? "LATEST" : "TRIM_HORIZON";
       if (firstDiscovery && !options.fromStart && !open) continue; // history from before this start
-      const { ShardIterator } = await streams.send(
-        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type }),
-      );
+      const { ShardIterator } = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type }));
       iterators.set(shardId, ShardIterator);
     }
     firstDiscovery = false;

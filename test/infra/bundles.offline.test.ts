@@ -36,7 +36,10 @@ describe("offline: what each bundle holds", () => {
     const files = inputs.get(group)!;
     expect(files.filter((f) => f === "lib/routes/index.ts" || f.startsWith("lib/openapi/"))).toEqual([]);
     const routeFiles = files.filter((f) => f.startsWith("lib/routes/") && f !== "lib/routes/define.ts");
-    expect(routeFiles.every((f) => f === `lib/routes/${group}.ts`), routeFiles.join(", ")).toBe(true);
+    expect(
+      routeFiles.every((f) => f === `lib/routes/${group}.ts`),
+      routeFiles.join(", "),
+    ).toBe(true);
   });
 
   it("platform: no ElectroDB, no AWS SDK, no database code", () => {
@@ -49,9 +52,18 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
   it("every database bundle carries the stand-ins, not jsonschema, the SDK's default credential chain or all of lib-dynamodb", () => {
     for (const group of groups.filter((g) => g !== "platform")) {
       const files = inputs.get(group)!;
-      expect(files.some((f) => f.includes("node_modules/jsonschema/")), group).toBe(false);
-      expect(files.some((f) => f.includes("credential-provider-node/")), group).toBe(false);
-      expect(files.some((f) => f.includes("credential-provider-sso/")), group).toBe(false);
+      expect(
+        files.some((f) => f.includes("node_modules/jsonschema/")),
+        group,
+      ).toBe(false);
+      expect(
+        files.some((f) => f.includes("credential-provider-node/")),
+        group,
+      ).toBe(false);
+      expect(
+        files.some((f) => f.includes("credential-provider-sso/")),
+        group,
+      ).toBe(false);
       expect(files).toContain("infra/shims/jsonschema.cjs");
       expect(files).toContain("infra/shims/lib-dynamodb.mjs");
     }

@@ -39,7 +39,12 @@ const event = { version: "2.0", routeKey: ${JSON.stringify(routeKey)}, rawPath: 
 const result = await handler(event, { getRemainingTimeInMillis: () => 10000 });
 console.log(JSON.stringify(result));`,
   );
-  const run = spawnSync(process.execPath, [script], { cwd: dir, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH, TABLE_NAME: "t", AWS_REGION: "us-east-1", LOG_LEVEL: "ERROR" } });
+  const run = spawnSync(process.execPath, [script], {
+    cwd: dir,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    env: { PATH: process.env.PATH, TABLE_NAME: "t", AWS_REGION: "us-east-1", LOG_LEVEL: "ERROR" },
+  });
   expect(run.status, run.stderr).toBe(0);
   return JSON.parse(run.stdout.trim().split("\n").pop()!);
 }

@@ -228,7 +228,10 @@ describe("infrastructure", () => {
       const expected = tableAccessOf(routesOfGroup(group));
       expect(tableActions(statements), group).toEqual(expected?.table ?? []);
       const allActions = statements.flatMap((s) => list(s.Action));
-      for (const action of allActions) expect(action, group).toMatch(/^(dynamodb:(BatchGetItem|GetItem|Query|UpdateItem|PutItem|DeleteItem|ConditionCheckItem)|logs:(CreateLogStream|PutLogEvents)|secretsmanager:GetSecretValue)$/);
+      for (const action of allActions)
+        expect(action, group).toMatch(
+          /^(dynamodb:(BatchGetItem|GetItem|Query|UpdateItem|PutItem|DeleteItem|ConditionCheckItem)|logs:(CreateLogStream|PutLogEvents)|secretsmanager:GetSecretValue)$/,
+        );
       // No wildcard resource in any API function policy.
       expect(JSON.stringify(statements.map((s) => s.Resource)), group).not.toContain("*");
     }
@@ -291,8 +294,15 @@ describe("infrastructure", () => {
     const errors = nag.filter((m) => m.level === "error").map((m) => `${m.id}: ${String(m.entry.data).split("\n")[0]}`);
     expect(errors).toEqual([]);
     // The checks really ran: their report lists every rule applied, none of them failing.
-    const report = readFileSync(join(assembly.directory, readdirSync(assembly.directory).find((f) => /^AwsSolutions-.*TestStack-NagReport\.csv$/.test(f))!), "utf8");
-    const rows = report.trim().split("\n").slice(1).map((line) => line.split('","').map((cell) => cell.replace(/^"|"$/g, "")));
+    const report = readFileSync(
+      join(assembly.directory, readdirSync(assembly.directory).find((f) => /^AwsSolutions-.*TestStack-NagReport\.csv$/.test(f))!),
+      "utf8",
+    );
+    const rows = report
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((line) => line.split('","').map((cell) => cell.replace(/^"|"$/g, "")));
     expect(rows.length).toBeGreaterThan(50);
     expect(rows.filter((row) => row[2] === "Non-Compliant")).toEqual([]);
     expect(new Set(rows.filter((row) => row[2] === "Suppressed").map((row) => row[0]))).toEqual(

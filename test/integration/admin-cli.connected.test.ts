@@ -81,9 +81,7 @@ describe("admin CLI (architecture 7)", () => {
 
       // With an all-scopes key the stored inventory.modify permission lets the staff user create.
       const full = await newKey(created.user_id);
-      const allowed = await api()
-        .withKey(full.key)
-        .post("/locations", { name: "Clerk depot", short_name: "CLK" }, { idempotencyKey: idempotencyKey() });
+      const allowed = await api().withKey(full.key).post("/locations", { name: "Clerk depot", short_name: "CLK" }, { idempotencyKey: idempotencyKey() });
       expect(allowed.status, allowed.text).toBe(201);
     },
     CLI_TIMEOUT,
@@ -151,9 +149,7 @@ describe("admin CLI (architecture 7)", () => {
     "account update --record-limit none --packing-lists off --json succeeds and stores the settings",
     async () => {
       const account = await newAccount();
-      const updated = succeeded(
-        await cli("account", "update", "--account", account.accountId, "--record-limit", "none", "--packing-lists", "off", "--json"),
-      );
+      const updated = succeeded(await cli("account", "update", "--account", account.accountId, "--record-limit", "none", "--packing-lists", "off", "--json"));
       expect(updated).toMatchObject({ account_id: account.accountId, packing_lists_enabled: false, record_limit: null });
 
       const stored = await readAccount(account.accountId);
@@ -322,7 +318,9 @@ describe("admin CLI: against AWS (DYNAMODB_ENDPOINT=aws)", () => {
         "Could not load credentials from any providers: no AWS credentials found; configure them (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).",
       );
       expect(region.code).toBe(1);
-      expect(failed(region, "database_unavailable").error.message).toBe("No AWS region is set (the AWS SDK says: Region is missing): set AWS_REGION to the stack's region.");
+      expect(failed(region, "database_unavailable").error.message).toBe(
+        "No AWS region is set (the AWS SDK says: Region is missing): set AWS_REGION to the stack's region.",
+      );
     },
     CLI_TIMEOUT,
   );
@@ -355,7 +353,13 @@ describe("admin CLI: listing and locations", () => {
       const listed = succeeded(accounts);
       expect(Object.keys(listed)).toEqual(["accounts"]);
       const mine = listed.accounts.find((a: { account_id: string }) => a.account_id === account.accountId);
-      expect(mine).toEqual({ account_id: account.accountId, name: expect.stringMatching(/^Listed /), time_zone: "UTC", currency: "USD", created_at: expect.any(String) });
+      expect(mine).toEqual({
+        account_id: account.accountId,
+        name: expect.stringMatching(/^Listed /),
+        time_zone: "UTC",
+        currency: "USD",
+        created_at: expect.any(String),
+      });
 
       const people = succeeded(users).users as Record<string, unknown>[];
       expect(people.map((u) => u.user_id).sort()).toEqual([account.ownerUserId, clerk.userId].sort());
@@ -384,8 +388,12 @@ describe("admin CLI: listing and locations", () => {
       expect(usersText.code, usersText.stderr).toBe(0);
       const textLines = usersText.stdout.split("\n");
       expect(textLines[0]).toBe("users: 2");
-      expect(textLines.find((line) => line.includes(`user_id=${account.ownerUserId}`))).toContain(`  role=owner  status=active  permissions=${[...PERMISSIONS].sort().join(",")}  created_at=`);
-      expect(textLines.find((line) => line.includes(`user_id=${clerk.userId}`))).toContain("  role=staff  status=active  permissions=inventory.list,inventory.modify  created_at=");
+      expect(textLines.find((line) => line.includes(`user_id=${account.ownerUserId}`))).toContain(
+        `  role=owner  status=active  permissions=${[...PERMISSIONS].sort().join(",")}  created_at=`,
+      );
+      expect(textLines.find((line) => line.includes(`user_id=${clerk.userId}`))).toContain(
+        "  role=staff  status=active  permissions=inventory.list,inventory.modify  created_at=",
+      );
 
       const listedKeys = succeeded(keys).keys as Record<string, unknown>[];
       expect(listedKeys.map((k) => [k.key_id, k.status])).toEqual(

@@ -49,7 +49,9 @@ describe("connected: long writes are atomic to readers", () => {
   it("readers during a 100-line purchase-order receive see all of it or none of it, in every order they read", async () => {
     const w = await world();
     const parts = await items(w, 100, 0);
-    const order = (await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: parts.map((p) => ({ item_id: p.id, quantity: 2 })) })).body;
+    const order = (
+      await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: parts.map((p) => ({ item_id: p.id, quantity: 2 })) })
+    ).body;
     expect((await w.client.post(`/purchase-orders/${order.id}/send`, {})).status).toBe(200);
     // Each reader reads the first item, the last, a middle one and the order, over and over.
     // Once any read has shown the receipt, no later read of the same reader may show it missing.
@@ -63,7 +65,9 @@ describe("connected: long writes are atomic to readers", () => {
       return seen;
     };
     const readers = Array.from({ length: 4 }, reader);
-    const received = await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: order.lines.map((line: any) => ({ line_id: line.id, quantity: 2 })) });
+    const received = await w.client.post(`/purchase-orders/${order.id}/receive`, {
+      lines: order.lines.map((line: any) => ({ line_id: line.id, quantity: 2 })),
+    });
     receiving = false;
     expect(received.status, received.text).toBe(200);
     const observations = await Promise.all(readers);
@@ -112,7 +116,10 @@ describe("connected: long writes are atomic to readers", () => {
     expect((await readHold(w.account.accountId, journalId))?.status).toBe("released");
     for (const part of parts.slice(1)) {
       const rows = (await readItemTree(w.account.accountId, part.id)).rows;
-      expect(rows.every((row) => row.pending === undefined), part.id).toBe(true);
+      expect(
+        rows.every((row) => row.pending === undefined),
+        part.id,
+      ).toBe(true);
       expect(await quantityOf(w, part.id)).toBe(5);
     }
   }, 180_000);
@@ -132,7 +139,12 @@ describe("connected: long writes are atomic to readers", () => {
     // The first reader of any part sees the whole write: it folds the hold first.
     expect(await quantityOf(w, parts[59]!.id)).toBe(2);
     expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("applied");
-    const listed = await w.client.get("/items", { ids: parts.slice(0, 50).map((p) => p.id).join(",") });
+    const listed = await w.client.get("/items", {
+      ids: parts
+        .slice(0, 50)
+        .map((p) => p.id)
+        .join(","),
+    });
     expect(listed.body.data.map((item: any) => item.quantity)).toEqual(Array(50).fill(2));
     for (const part of parts) {
       const tree = await readItemTree(w.account.accountId, part.id);

@@ -103,7 +103,11 @@ describe("authentication: credential format (spec 5.1, 5.3)", () => {
     const transplanted = other.ownerKey.slice(0, 9 + 22) + account.ownerKey.slice(9 + 22);
     expectUnauthenticated(await api().withKey(transplanted).get("/locations"));
     // Base62 but encoding no possible account id.
-    expectUnauthenticated(await api().withKey(`isk_live_${"z".repeat(40)}`).get("/locations"));
+    expectUnauthenticated(
+      await api()
+        .withKey(`isk_live_${"z".repeat(40)}`)
+        .get("/locations"),
+    );
     expect((await api().withKey(account.ownerKey).get("/locations")).status).toBe(200);
   });
 });
@@ -230,9 +234,7 @@ describe("account isolation (spec 1, 4.1 rule 3, 7)", () => {
   it("another account's item category is 404 and never listed", async () => {
     const a = await newAccount();
     const b = await newAccount();
-    const category = await api()
-      .withKey(a.ownerKey)
-      .post("/item-categories", { name: "Alpha widgets", inventory_type: "quantity" });
+    const category = await api().withKey(a.ownerKey).post("/item-categories", { name: "Alpha widgets", inventory_type: "quantity" });
     expect(category.status, category.text).toBe(201);
 
     const get = await api().withKey(b.ownerKey).get(`/item-categories/${category.body.id}`);
@@ -272,9 +274,7 @@ describe("scopes (spec 4, 5.5, 5.7; architecture 4: insufficient_scope)", () => 
   it("a scoped key never grants more than its user's permissions", async () => {
     const account = await newAccount();
     const user = await newUser(account, { permissions: ["inventory.list"], scopes: ["items:read", "items:write"] });
-    const attempt = await api()
-      .withKey(user.key)
-      .post("/locations", { name: "Nope", short_name: "N" }, { idempotencyKey: idempotencyKey() });
+    const attempt = await api().withKey(user.key).post("/locations", { name: "Nope", short_name: "N" }, { idempotencyKey: idempotencyKey() });
     expectPermissionDenied(attempt);
   });
 });
@@ -287,12 +287,8 @@ describe("user permissions (spec 1, 4.1 rules 1-2, 4.2; architecture 4: permissi
     const staff = await newUser(account, { permissions: [] });
     const client = api().withKey(staff.key);
 
-    expectPermissionDenied(
-      await client.post("/locations", { name: "Staff depot", short_name: "STF" }, { idempotencyKey: idempotencyKey() }),
-    );
-    expectPermissionDenied(
-      await client.post(`/locations/${location.id}/zones`, { name: "Aisle 1", short_name: "A1" }, { idempotencyKey: idempotencyKey() }),
-    );
+    expectPermissionDenied(await client.post("/locations", { name: "Staff depot", short_name: "STF" }, { idempotencyKey: idempotencyKey() }));
+    expectPermissionDenied(await client.post(`/locations/${location.id}/zones`, { name: "Aisle 1", short_name: "A1" }, { idempotencyKey: idempotencyKey() }));
     expectPermissionDenied(await client.post("/item-categories", { name: "Tools", inventory_type: "quantity" }));
 
     const locations = await client.get("/locations");
@@ -328,9 +324,7 @@ describe("user permissions (spec 1, 4.1 rules 1-2, 4.2; architecture 4: permissi
     const account = await newAccount();
     const location = await createLocation(api().withKey(account.ownerKey), "Assigned", "ASG");
     const restricted = await newUser(account, { permissions: ["inventory.modify"], locationId: location.id });
-    const attempt = await api()
-      .withKey(restricted.key)
-      .post("/locations", { name: "Second", short_name: "SEC" }, { idempotencyKey: idempotencyKey() });
+    const attempt = await api().withKey(restricted.key).post("/locations", { name: "Second", short_name: "SEC" }, { idempotencyKey: idempotencyKey() });
     expectPermissionDenied(attempt);
     expect(await locationNames(account)).toEqual(["Assigned"]);
   });

@@ -88,7 +88,10 @@ async function invokeBundle(): Promise<{ statusCode: number; headers: Record<str
       RATE_LIMIT_PER_MINUTE: "100000",
     },
   });
-  return (JSON.parse(stdout) as { statusCode: number; headers: Record<string, string>; body: string }[]).map((r) => ({ ...r, body: r.body ? JSON.parse(r.body) : undefined }));
+  return (JSON.parse(stdout) as { statusCode: number; headers: Record<string, string>; body: string }[]).map((r) => ({
+    ...r,
+    body: r.body ? JSON.parse(r.body) : undefined,
+  }));
 }
 
 describe("the bundled locations function against DynamoDB Local", () => {

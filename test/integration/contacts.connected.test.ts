@@ -103,8 +103,6 @@ const total = async (client: ApiClient, query: Record<string, string | number> =
 const ids = (contacts: { id: string }[]) => contacts.map((c) => c.id).sort();
 const ref = (party: Party) => ({ id: party.id, object: party.object, name: party.name });
 
-
-
 describe("contact shape (spec 2.5)", () => {
   it("POST returns 201 with exactly the contact keys in order, nulls for fields not given and auto_add_email false", async () => {
     const { owner } = await setup();
@@ -167,9 +165,7 @@ describe("contact shape (spec 2.5)", () => {
 
     expect((await getContact(owner, contact.id)).account_records).toEqual([{ id: customer.id, object: "customer", name: "New Name Ltd" }]);
     const listed = await list(owner);
-    expect(listed.data.find((c) => c.id === contact.id)!.account_records).toEqual([
-      { id: customer.id, object: "customer", name: "New Name Ltd" },
-    ]);
+    expect(listed.data.find((c) => c.id === contact.id)!.account_records).toEqual([{ id: customer.id, object: "customer", name: "New Name Ltd" }]);
   });
 });
 
@@ -353,9 +349,7 @@ describe("GET /contacts", () => {
 
   it("pages with a default limit of 20 and the list envelope", async () => {
     const { owner } = await setup();
-    const created = await Promise.all(
-      Array.from({ length: 21 }, (_, i) => createContact(owner, { first_name: `Person ${String(i).padStart(2, "0")}` })),
-    );
+    const created = await Promise.all(Array.from({ length: 21 }, (_, i) => createContact(owner, { first_name: `Person ${String(i).padStart(2, "0")}` })));
 
     const first = await list(owner);
     expect(first.object).toBe("list");
@@ -578,7 +572,9 @@ describe("deleting a record with more linked contacts than one transaction holds
     const other = await createParty(owner, "customer", "Other customer");
     const linked = [];
     for (let i = 0; i < 23; i++) {
-      linked.push(await createContact(owner, { first_name: `Linked ${String(i).padStart(2, "0")}`, account_record_ids: i % 2 ? [busy.id, other.id] : [busy.id] }));
+      linked.push(
+        await createContact(owner, { first_name: `Linked ${String(i).padStart(2, "0")}`, account_record_ids: i % 2 ? [busy.id, other.id] : [busy.id] }),
+      );
     }
     expect(await total(u1)).toBe(23);
     expect(await total(owner, { account_record_id: busy.id })).toBe(23);

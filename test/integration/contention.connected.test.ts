@@ -69,14 +69,18 @@ describe("connected: contention", () => {
   it("60 parallel invoice creates of one account all answer 201, numbered 1..60 without gaps; 40 of one stocked item take exactly 40", async () => {
     const client = await owner();
     const customer = (await client.post("/customers", { name: "Buyer" })).body;
-    const responses = await Promise.all(Array.from({ length: 60 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] })));
+    const responses = await Promise.all(
+      Array.from({ length: 60 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] })),
+    );
     expectAllCreated(responses, 201);
     expect(responses.map((r) => r.body.invoice_number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect((await client.get("/invoices", { limit: 1 })).body.pagination.total_records).toBe(60);
 
     const location = (await client.post("/locations", { name: "Main", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() })).body;
     const item = await newItem(client, location.id, { stock: 100 });
-    const sales = await Promise.all(Array.from({ length: 40 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ item_id: item.id, quantity: 1 }] })));
+    const sales = await Promise.all(
+      Array.from({ length: 40 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ item_id: item.id, quantity: 1 }] })),
+    );
     expectAllCreated(sales, 201);
     expect((await stockOf(client, item.id)).quantity).toBe(60);
     expect(sales.map((r) => r.body.invoice_number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 61));
@@ -85,7 +89,8 @@ describe("connected: contention", () => {
   it("40 parallel payments of one invoice all answer 201 and the amount paid is exactly their sum", async () => {
     const client = await owner();
     const customer = (await client.post("/customers", { name: "Payer" })).body;
-    const invoice = (await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }] })).body;
+    const invoice = (await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }] }))
+      .body;
     const responses = await Promise.all(Array.from({ length: 40 }, () => client.post(`/invoices/${invoice.id}/payments`, { amount: "1.00" })));
     expectAllCreated(responses, 201);
     expect((await client.get(`/invoices/${invoice.id}`)).body).toMatchObject({ amount_paid: "40.0000", amount_due: "60.0000" });

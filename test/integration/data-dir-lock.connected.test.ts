@@ -147,13 +147,22 @@ describe("the DATA_DIR lock", () => {
     mkdirSync(dataDir, { recursive: true });
     const silentPort = await freePort();
     // This test's own process is alive; nothing answers on silentPort.
-    const stackLock: DataDirLockInfo = { holder: "npm start", pid: process.pid, port: await freePort(), dynamodb_port: silentPort, started_at: new Date().toISOString() };
+    const stackLock: DataDirLockInfo = {
+      holder: "npm start",
+      pid: process.pid,
+      port: await freePort(),
+      dynamodb_port: silentPort,
+      started_at: new Date().toISOString(),
+    };
     writeFileSync(lockPath(dataDir), JSON.stringify(stackLock));
     const { env } = await stackEnv(dataDir);
-    const [cli, stack] = await Promise.all([cliOn(dataDir, "account", "list", "--json"), (async () => {
-      const spawned = spawnStack(env);
-      return { code: await exitOf(spawned.child), output: spawned.output() };
-    })()]);
+    const [cli, stack] = await Promise.all([
+      cliOn(dataDir, "account", "list", "--json"),
+      (async () => {
+        const spawned = spawnStack(env);
+        return { code: await exitOf(spawned.child), output: spawned.output() };
+      })(),
+    ]);
     expect(cli.code).toBe(1);
     expect(failed(cli, "database_unavailable").error.message).toBe(
       `The local stack (npm start, pid ${process.pid}) has DATA_DIR ${dataDir} open, but its DynamoDB Local on port ${silentPort} does not answer (still starting?). ` +
@@ -162,11 +171,17 @@ describe("the DATA_DIR lock", () => {
     expect(stack.code, stack.output).toBe(1);
     expect(stack.output).toContain(`DATA_DIR ${dataDir} is in use by another local stack (npm start, pid ${process.pid}; `);
 
-    writeFileSync(lockPath(dataDir), JSON.stringify({ holder: "admin CLI", pid: process.pid, dynamodb_port: silentPort, started_at: new Date().toISOString() }));
-    const [cliAgain, stackAgain] = await Promise.all([cliOn(dataDir, "account", "list"), (async () => {
-      const spawned = spawnStack(env);
-      return { code: await exitOf(spawned.child), output: spawned.output() };
-    })()]);
+    writeFileSync(
+      lockPath(dataDir),
+      JSON.stringify({ holder: "admin CLI", pid: process.pid, dynamodb_port: silentPort, started_at: new Date().toISOString() }),
+    );
+    const [cliAgain, stackAgain] = await Promise.all([
+      cliOn(dataDir, "account", "list"),
+      (async () => {
+        const spawned = spawnStack(env);
+        return { code: await exitOf(spawned.child), output: spawned.output() };
+      })(),
+    ]);
     expect(cliAgain.code).toBe(1);
     expect(cliAgain.stderr).toBe(
       `error: Another admin command (pid ${process.pid}) has DATA_DIR ${dataDir} open with its own DynamoDB Local; run this one again when it has finished.\n`,

@@ -32,7 +32,9 @@ let profile: string | undefined;
 /** A fresh profile each run; fails (never skips) without Chromium. */
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is required for the HTML reference test and was not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+    throw new Error(
+      `Chromium is required for the HTML reference test and was not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH.`,
+    );
   }
   profile = mkdtempSync(join(tmpdir(), "api-docs-chromium-"));
   context = await chromium.launchPersistentContext(profile, {
@@ -104,8 +106,14 @@ function expectOwnRequests({ requested, problems }: Opened): void {
 }
 
 describe("GET /api/v3/docs in Chromium", () => {
-  it(`renders the operations list within ${RENDER_BUDGET_MS / 1000} s of the page's main thread (scaled by the test timeout), every request to the API itself and no CSP violation`, async ({ task }) => {
-    for (const summary of SUMMARIES) expect(ROUTES.some((r) => r.summary === summary), summary).toBe(true);
+  it(`renders the operations list within ${RENDER_BUDGET_MS / 1000} s of the page's main thread (scaled by the test timeout), every request to the API itself and no CSP violation`, async ({
+    task,
+  }) => {
+    for (const summary of SUMMARIES)
+      expect(
+        ROUTES.some((r) => r.summary === summary),
+        summary,
+      ).toBe(true);
     const budget = scaledToTimeout(RENDER_BUDGET_MS, task.timeout);
     const opened = await openReference("/api/v3/docs", scaledToTimeout(RENDER_WALL_LIMIT_MS, task.timeout));
     expect(
@@ -131,9 +139,12 @@ describe("GET /api/v3/docs in Chromium", () => {
     const opened = await openReference("/api/v3/docs", scaledToTimeout(20_000, task.timeout));
     await opened.page.getByRole("search").locator("input").fill("convert estimate");
     const results = opened.page.locator('[data-role="search:results"] [role="menuitem"]');
-    await results.first().waitFor({ timeout: 5_000 }).catch((error: unknown) => {
-      throw new Error(`Timed out: the search for "convert estimate" listed no result within 5 s (${String(error)})`);
-    });
+    await results
+      .first()
+      .waitFor({ timeout: 5_000 })
+      .catch((error: unknown) => {
+        throw new Error(`Timed out: the search for "convert estimate" listed no result within 5 s (${String(error)})`);
+      });
     const labels = await results.evaluateAll((items) => items.map((item) => item.getAttribute("aria-label")));
     expect(labels).toEqual(expect.arrayContaining(["Convert an estimate into an invoice", "Convert an estimate into a sales order"]));
     expect(opened.problems, opened.problems.join("\n")).toEqual([]);

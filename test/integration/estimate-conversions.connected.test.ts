@@ -51,7 +51,11 @@ async function estimateFor(w: World, partyId: string = w.customer.id, extra: Rec
 }
 
 const onHand = async (w: World) => {
-  const rows = (await w.client.get(`/items/${w.item.id}/variations`, { include: "locations" })).body.data[0].locations as { location_id: string; quantity: number; quantity_reserved: number }[];
+  const rows = (await w.client.get(`/items/${w.item.id}/variations`, { include: "locations" })).body.data[0].locations as {
+    location_id: string;
+    quantity: number;
+    quantity_reserved: number;
+  }[];
   const row = rows.find((r) => r.location_id === w.location)!;
   return { onHand: row.quantity, reserved: row.quantity_reserved };
 };
@@ -87,7 +91,18 @@ describe("connected: estimate conversions", () => {
       total: estimate.total,
       source_estimate: { id: estimate.id, estimate_number: estimate.estimate_number },
     });
-    const pick = (line: Record<string, any>) => ({ line_type: line.line_type, item_id: line.item_id, name: line.name, description: line.description, quantity: line.quantity, unit_price: line.unit_price, discount_percent: line.discount_percent, tax_rate: line.tax_rate, tax_2_rate: line.tax_2_rate, subtotal: line.subtotal });
+    const pick = (line: Record<string, any>) => ({
+      line_type: line.line_type,
+      item_id: line.item_id,
+      name: line.name,
+      description: line.description,
+      quantity: line.quantity,
+      unit_price: line.unit_price,
+      discount_percent: line.discount_percent,
+      tax_rate: line.tax_rate,
+      tax_2_rate: line.tax_2_rate,
+      subtotal: line.subtotal,
+    });
     expect(invoice.lines.map(pick)).toEqual(estimate.lines.map(pick));
 
     const closed = await w.client.get(`/estimates/${estimate.id}`);
@@ -130,7 +145,10 @@ describe("connected: estimate conversions", () => {
     });
     expect(order.lines.filter((l: any) => l.line_type !== "discount")).toHaveLength(2);
     expect((await onHand(w)).reserved).toBe(10);
-    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toMatchObject({ status_id: 6, converted_document: { id: order.id, kind: "sales_order", number: 1 } });
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toMatchObject({
+      status_id: 6,
+      converted_document: { id: order.id, kind: "sales_order", number: 1 },
+    });
     expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}), 409, "estimate_sales_order_conversion_not_allowed");
     expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
     // A closed estimate is neither updatable nor deletable.
@@ -153,7 +171,13 @@ describe("connected: estimate conversions", () => {
     expectError(await w.client.get(`/prospects/${prospect.body.id}`), 404, "resource_missing");
     const customer = await w.client.get(`/customers/${prospect.body.id}`);
     expect(customer.status, customer.text).toBe(200);
-    expect(customer.body).toMatchObject({ object: "customer", customer_number: prospect.body.customer_number, name: "Globex Prospect", document_count: 2, lifetime_revenue_total: converted.body.total });
+    expect(customer.body).toMatchObject({
+      object: "customer",
+      customer_number: prospect.body.customer_number,
+      name: "Globex Prospect",
+      document_count: 2,
+      lifetime_revenue_total: converted.body.total,
+    });
     expect(customer.body).not.toHaveProperty("sale_opportunity");
     expect(await totalOf(w.client, "/customers")).toBe(customersBefore + 1);
     expect(await totalOf(w.client, "/prospects")).toBe(prospectsBefore - 1);
@@ -169,7 +193,9 @@ describe("connected: estimate conversions", () => {
 
   it("a prospect's estimate converts into a sales order and the prospect becomes a customer; a staff salesperson's owner counts merge", async () => {
     const w = await world();
-    const staff = await newUser(w.account, { permissions: ["estimates.list", "estimates.modify", "sales_orders.list", "sales_orders.modify", "invoices.list", "invoices.modify"] });
+    const staff = await newUser(w.account, {
+      permissions: ["estimates.list", "estimates.modify", "sales_orders.list", "sales_orders.modify", "invoices.list", "invoices.modify"],
+    });
     const client = api().withKey(staff.key);
     const prospect = await client.post("/prospects", { name: "Initech Prospect" });
     expect(prospect.status, prospect.text).toBe(201);
@@ -200,11 +226,15 @@ describe("connected: estimate conversions", () => {
   it("permissions: converting needs estimates.modify and the target's permissions (403, nothing changes)", async () => {
     const w = await world();
     const estimate = await estimateFor(w);
-    const noInvoices = api().withKey((await newUser(w.account, { permissions: ["records.view_all", "estimates.list", "estimates.modify", "sales_orders.modify"] })).key);
+    const noInvoices = api().withKey(
+      (await newUser(w.account, { permissions: ["records.view_all", "estimates.list", "estimates.modify", "sales_orders.modify"] })).key,
+    );
     expectError(await noInvoices.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 403, "permission_denied");
     // Sales orders need sales_orders.list as well as sales_orders.modify.
     expectError(await noInvoices.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}), 403, "permission_denied");
-    const noEstimates = api().withKey((await newUser(w.account, { permissions: ["records.view_all", "estimates.list", "invoices.modify", "invoices.list"] })).key);
+    const noEstimates = api().withKey(
+      (await newUser(w.account, { permissions: ["records.view_all", "estimates.list", "invoices.modify", "invoices.list"] })).key,
+    );
     expectError(await noEstimates.post(`/estimates/${estimate.id}/convert-to-invoice`, {}), 403, "permission_denied");
     const wrongScope = api().withKey((await newUser(w.account, { role: "owner", scopes: ["estimates:convert"] })).key);
     expectError(await wrongScope.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}), 403, "insufficient_scope");
@@ -245,8 +275,14 @@ describe("connected: estimate conversions", () => {
       ),
     );
     const statuses = attempts.map((a) => a.status);
-    expect(statuses.filter((s) => s === 201), statuses.join(",")).toHaveLength(1);
-    expect(statuses.every((s) => s === 201 || s === 409), statuses.join(",")).toBe(true);
+    expect(
+      statuses.filter((s) => s === 201),
+      statuses.join(","),
+    ).toHaveLength(1);
+    expect(
+      statuses.every((s) => s === 201 || s === 409),
+      statuses.join(","),
+    ).toBe(true);
     const invoices = await totalOf(w.client, "/invoices");
     const orders = await totalOf(w.client, "/sales-orders");
     expect(invoices + orders).toBe(1);

@@ -8,7 +8,14 @@ import { newDbUsage, withDbUsage } from "../../lib/db/metrics.js";
 import { db } from "../../lib/db/service.js";
 import { tableName } from "../../lib/db/table.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
-import { ESTIMATE_CONVERSION_LABEL, addEstimateConversion, createEstimate, getEstimate, readEstimateForConversion, updateEstimate } from "../../lib/domain/estimates.js";
+import {
+  ESTIMATE_CONVERSION_LABEL,
+  addEstimateConversion,
+  createEstimate,
+  getEstimate,
+  readEstimateForConversion,
+  updateEstimate,
+} from "../../lib/domain/estimates.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
@@ -22,7 +29,10 @@ import { idempotencyKey, newAccount, type TestAccount } from "../support/fixture
  */
 const api = useApiServer();
 
-const WORDS = "the of and to in is you that it he was for on are as with his they at be this have from or one had by word but not what all were we when your can said there use an each which she do how their if will up other about out many then them these so some her would make like him into time has look two more write go see number no way could people my than first water been call who its now find long down day did get come made may part cable steel brass fitting valve panel".split(" ");
+const WORDS =
+  "the of and to in is you that it he was for on are as with his they at be this have from or one had by word but not what all were we when your can said there use an each which she do how their if will up other about out many then them these so some her would make like him into time has look two more write go see number no way could people my than first water been call who its now find long down day did get come made may part cable steel brass fitting valve panel".split(
+    " ",
+  );
 /** Natural-language-like text: words drawn at random (compresses like prose, not like a repeated phrase). */
 function prose(length: number): string {
   let out = "";
@@ -100,7 +110,12 @@ describe("connected: large estimates, concurrency and conversion", () => {
     // Header and pages: one partition, read whole by ONE Query request (no LastEvaluatedKey).
     const header = (await db().entities.document.get({ accountId: w.account.accountId, documentId: estimate.id }).go({ consistent: true })).data!;
     const raw = await getDocumentClient().send(
-      new QueryCommand({ TableName: tableName(), KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `$inv#accountid_${w.account.accountId}#documentid_${estimate.id}` }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": `$inv#accountid_${w.account.accountId}#documentid_${estimate.id}` },
+        ConsistentRead: true,
+      }),
     );
     expect(raw.LastEvaluatedKey).toBeUndefined();
     expect(raw.Count).toBe(1 + header.pageCount);
@@ -125,7 +140,9 @@ describe("connected: large estimates, concurrency and conversion", () => {
     const write = await measured(() => createEstimate(ownerPrincipal(w.account), { ...body, lines: body.lines.map((l) => ({ ...l })) } as never, undefined));
     const transactions = write.usage.commands.filter((c) => c === "TransactWriteItems").length;
     expect(transactions).toBe(1);
-    console.info(`500-line estimate create (domain): ${write.usage.calls} DynamoDB calls, ${transactions} transaction, ${write.usage.writeCapacity} WCU, ${write.usage.readCapacity} RCU, ${write.ms.toFixed(0)} ms`);
+    console.info(
+      `500-line estimate create (domain): ${write.usage.calls} DynamoDB calls, ${transactions} transaction, ${write.usage.writeCapacity} WCU, ${write.usage.readCapacity} RCU, ${write.ms.toFixed(0)} ms`,
+    );
 
     // A header-only update rewrites it atomically and keeps every line.
     const renamed = await w.client.patch(`/estimates/${estimate.id}`, { name: "Fit-out v2" }, { headers: { "if-match": estimate.revision } });
@@ -144,7 +161,9 @@ describe("connected: large estimates, concurrency and conversion", () => {
     const replayedRepeat = await w.client.post(`/estimates/${estimate.id}/decline`, {}, { idempotencyKey: repeatKey });
     expect(replayedRepeat.headers.get("idempotent-replayed")).toBe("true");
     expect(replayedRepeat.text).toBe(repeat.text);
-    const { data: parts } = await db().entities.idempotencyPart.scan.where(({ accountId }, { eq }) => eq(accountId, w.account.accountId)).go({ pages: "all" });
+    const { data: parts } = await db()
+      .entities.idempotencyPart.scan.where(({ accountId }, { eq }) => eq(accountId, w.account.accountId))
+      .go({ pages: "all" });
     expect(parts.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -179,13 +198,19 @@ describe("connected: large estimates, concurrency and conversion", () => {
     expect((await w.client.get(`/customers/${w.customer.id}`)).body.document_count).toBe(20);
 
     const target = creates[0]!.body;
-    const updates = await Promise.all(Array.from({ length: 100 }, (_, i) => w.client.patch(`/estimates/${target.id}`, { attention: `A${i}`, lines: [{ name: "Consulting", unit_price: String(i + 1) }] })));
+    const updates = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        w.client.patch(`/estimates/${target.id}`, { attention: `A${i}`, lines: [{ name: "Consulting", unit_price: String(i + 1) }] }),
+      ),
+    );
     expect(updates.map((r) => r.status)).toEqual(Array(100).fill(200));
     const final = (await w.client.get(`/estimates/${target.id}`)).body;
     expect(updates.some((r) => r.body.revision === final.revision)).toBe(true);
     expect(final.lines).toHaveLength(1);
 
-    const guarded = await Promise.all(Array.from({ length: 10 }, (_, i) => w.client.patch(`/estimates/${target.id}`, { name: `N${i}` }, { headers: { "if-match": final.revision } })));
+    const guarded = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => w.client.patch(`/estimates/${target.id}`, { name: `N${i}` }, { headers: { "if-match": final.revision } })),
+    );
     expect(guarded.filter((r) => r.status === 200)).toHaveLength(1);
     for (const refused of guarded.filter((r) => r.status !== 200)) expectError(refused, 409, "mobile_mutation_conflict");
     const declines = await Promise.all(Array.from({ length: 10 }, () => w.client.post(`/estimates/${target.id}/decline`, {})));
@@ -195,10 +220,21 @@ describe("connected: large estimates, concurrency and conversion", () => {
 
   it("closes an estimate as converted in the converting document's transaction, once", async () => {
     const w = await world();
-    const estimate = (await w.client.post("/estimates", { customer_id: w.customer.id, discount_percent: 10, shipping_fee: 5, lines: [{ name: "Design", unit_price: "200" }] })).body;
+    const estimate = (
+      await w.client.post("/estimates", { customer_id: w.customer.id, discount_percent: 10, shipping_fee: 5, lines: [{ name: "Design", unit_price: "200" }] })
+    ).body;
     const principal = ownerPrincipal(w.account);
     const source = await readEstimateForConversion(principal, estimate.id, "invoice");
-    expect(source.header).toMatchObject({ partyId: w.customer.id, partyName: "Big Buyer", partyKind: "customer", assignedUserId: w.account.ownerUserId, discountPercent: "10.000", shippingFee: "5.0000", subtotal: "180.0000", total: estimate.total });
+    expect(source.header).toMatchObject({
+      partyId: w.customer.id,
+      partyName: "Big Buyer",
+      partyKind: "customer",
+      assignedUserId: w.account.ownerUserId,
+      discountPercent: "10.000",
+      shippingFee: "5.0000",
+      subtotal: "180.0000",
+      total: estimate.total,
+    });
     expect(source.lines).toHaveLength(1);
     expect(source.lines[0]).toMatchObject({ lineType: "service", name: "Design", unitPrice: "200.0000", sourceLineId: estimate.lines[0].id });
     expect(source.lines[0]!.id).not.toBe(estimate.lines[0].id);
@@ -219,14 +255,26 @@ describe("connected: large estimates, concurrency and conversion", () => {
     expect(committed).toBeNull();
     expect(closed).toMatchObject({ status: "closed", statusId: 6 });
     const shown = (await w.client.get(`/estimates/${estimate.id}`)).body;
-    expect(shown).toMatchObject({ status_id: 6, status: "Closed", can_edit: false, edit_block_reason: "estimate_not_open", converted_document: { id: invoiceId, kind: "invoice", number: 41 } });
+    expect(shown).toMatchObject({
+      status_id: 6,
+      status: "Closed",
+      can_edit: false,
+      edit_block_reason: "estimate_not_open",
+      converted_document: { id: invoiceId, kind: "invoice", number: 41 },
+    });
     expect(shown.lines).toEqual(estimate.lines);
     expect((await w.client.get("/estimates", { status_id: 6 })).body.data.map((e: any) => e.id)).toEqual([estimate.id]);
     expectError(await w.client.patch(`/estimates/${estimate.id}`, { name: "x" }), 409, "estimate_update_not_allowed");
     expectError(await w.client.post(`/estimates/${estimate.id}/decline`, {}), 409, "estimate_decline_not_allowed");
     expectError(await w.client.request("DELETE", `/estimates/${estimate.id}`), 409, "estimate_delete_not_allowed");
-    await expect(readEstimateForConversion(principal, estimate.id, "invoice")).rejects.toMatchObject({ statusCode: 409, code: "estimate_conversion_not_allowed" });
-    await expect(readEstimateForConversion(principal, estimate.id, "sales_order")).rejects.toMatchObject({ statusCode: 409, code: "estimate_sales_order_conversion_not_allowed" });
+    await expect(readEstimateForConversion(principal, estimate.id, "invoice")).rejects.toMatchObject({
+      statusCode: 409,
+      code: "estimate_conversion_not_allowed",
+    });
+    await expect(readEstimateForConversion(principal, estimate.id, "sales_order")).rejects.toMatchObject({
+      statusCode: 409,
+      code: "estimate_sales_order_conversion_not_allowed",
+    });
     // A second close of the same read (a concurrent converter) fails its condition: converted once.
     const twice = await writeTransaction((tx) => {
       addEstimateConversion(tx, fresh.estimate, { kind: "sales_order", id: randomUUID(), number: 1 });

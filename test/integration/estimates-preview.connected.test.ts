@@ -62,7 +62,14 @@ async function world(): Promise<World> {
   return { account, client, customer, item, location };
 }
 
-const body = (w: World, extra: Record<string, unknown> = {}) => ({ customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 3 }, { name: "Setup", unit_price: "20" }], ...extra });
+const body = (w: World, extra: Record<string, unknown> = {}) => ({
+  customer_id: w.customer.id,
+  lines: [
+    { item_id: w.item.id, quantity: 3 },
+    { name: "Setup", unit_price: "20" },
+  ],
+  ...extra,
+});
 
 /** Everything a preview must leave untouched: the sequence item, the account's estimates (headers and pages) and the feed head. */
 async function tableState(accountId: string, estimateIds: readonly string[] = []) {
@@ -88,7 +95,15 @@ describe("connected: estimate previews", () => {
     expect(preview.headers.get("etag")).toBeNull();
     const estimate = preview.body.estimate;
     expect(Object.keys(estimate)).toEqual([...ESTIMATE_KEYS, "lines"]);
-    expect(estimate).toMatchObject({ id: null, estimate_number: null, revision: null, created_at: null, updated_at: null, status: "Open", customer_name: "Acme Retail" });
+    expect(estimate).toMatchObject({
+      id: null,
+      estimate_number: null,
+      revision: null,
+      created_at: null,
+      updated_at: null,
+      status: "Open",
+      customer_name: "Acme Retail",
+    });
     expect(estimate.lines.map((l: any) => l.id)).toEqual([null, null, null]);
     expect(Object.keys(estimate.lines[0])).toEqual(LINE_KEYS);
     // The same request as a create gives the same estimate (with identity).
@@ -148,7 +163,12 @@ describe("connected: estimate previews", () => {
     // The customer or an item that cannot be resolved: no estimate, the errors say why.
     const foreign = await w.client.post("/estimates/preview", body(w, { customer_id: other.customer.id }));
     expect(foreign.status).toBe(200);
-    expect(foreign.body).toEqual({ object: "estimate_preview", estimate: null, errors: [{ code: "invalid_reference", param: "customer_id", message: expect.any(String) }], warnings: [] });
+    expect(foreign.body).toEqual({
+      object: "estimate_preview",
+      estimate: null,
+      errors: [{ code: "invalid_reference", param: "customer_id", message: expect.any(String) }],
+      warnings: [],
+    });
     const foreignItem = await w.client.post("/estimates/preview", body(w, { lines: [{ item_id: other.item.id }] }));
     expect(foreignItem.body).toMatchObject({ estimate: null, errors: [{ code: "invalid_reference", param: "lines[0].item_id" }] });
     expect(foreignItem.text).not.toContain(other.item.name);
@@ -156,7 +176,13 @@ describe("connected: estimate previews", () => {
     // A body the create's schema refuses is answered as the create answers it.
     expectError(await w.client.post("/estimates/preview", body(w, { estimate_number: 9 })), 422, "unsupported_estimate_field", "estimate_number");
     expectError(await w.client.post("/estimates/preview", { lines: [] }), 422, "validation_failed");
-    expectError(await api().withKey((await newUser(w.account, { permissions: ["estimates.list"] })).key).post("/estimates/preview", body(w)), 403, "permission_denied");
+    expectError(
+      await api()
+        .withKey((await newUser(w.account, { permissions: ["estimates.list"] })).key)
+        .post("/estimates/preview", body(w)),
+      403,
+      "permission_denied",
+    );
     await settle(w.account.accountId);
     expect(await tableState(w.account.accountId)).toEqual(before);
   });
@@ -170,19 +196,37 @@ describe("connected: estimate previews", () => {
     expectError(await w.client.post(path, { name: "x" }), 428, "estimate_revision_required", "If-Match");
     expectError(await w.client.post(path, { name: "x" }, { headers: { "if-match": "*" } }), 428, "estimate_revision_required");
     expectError(await w.client.post(path, { name: "x" }, { headers: { "if-match": '"est_stale"' } }), 409, "mobile_mutation_conflict");
-    expectError(await w.client.post(`/estimates/${randomUUID()}/preview`, { name: "x" }, { headers: { "if-match": estimate.revision } }), 404, "resource_missing");
+    expectError(
+      await w.client.post(`/estimates/${randomUUID()}/preview`, { name: "x" }, { headers: { "if-match": estimate.revision } }),
+      404,
+      "resource_missing",
+    );
 
     const [inventory] = estimate.lines;
     const preview = await w.client.post(
       path,
-      { name: "Bigger", discount_percent: 50, lines: [{ id: inventory.id, item_id: w.item.id, quantity: 6 }, { name: "Training", unit_price: "100" }] },
+      {
+        name: "Bigger",
+        discount_percent: 50,
+        lines: [
+          { id: inventory.id, item_id: w.item.id, quantity: 6 },
+          { name: "Training", unit_price: "100" },
+        ],
+      },
       { headers: { "if-match": `"${estimate.revision}"` } },
     );
     expect(preview.status, preview.text).toBe(200);
     expect(preview.body.errors).toEqual([]);
     expect(preview.body.warnings.map((x: any) => x.code)).toEqual(["insufficient_stock"]);
     const previewed = preview.body.estimate;
-    expect(previewed).toMatchObject({ id: estimate.id, estimate_number: estimate.estimate_number, revision: null, name: "Bigger", created_at: estimate.created_at, updated_at: estimate.updated_at });
+    expect(previewed).toMatchObject({
+      id: estimate.id,
+      estimate_number: estimate.estimate_number,
+      revision: null,
+      name: "Bigger",
+      created_at: estimate.created_at,
+      updated_at: estimate.updated_at,
+    });
     expect(previewed.lines.map((l: any) => l.id)).toEqual([inventory.id, null, null]);
     expect(previewed.lines.map((l: any) => l.line_type)).toEqual(["inventory", "service", "discount"]);
 

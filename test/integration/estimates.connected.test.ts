@@ -24,7 +24,10 @@ const world = (): Promise<World> => estimateWorld((key) => api().withKey(key), {
 function createEstimate(w: World, extra: Record<string, unknown> = {}, client: ApiClient = w.client): Promise<TestResponse> {
   return client.post("/estimates", {
     customer_id: w.customer.id,
-    lines: [{ item_id: w.item.id, quantity: 10 }, { name: "Installation", unit_price: "35" }],
+    lines: [
+      { item_id: w.item.id, quantity: 10 },
+      { name: "Installation", unit_price: "35" },
+    ],
     ...extra,
   });
 }
@@ -99,7 +102,19 @@ describe("connected: estimates", () => {
       tax_2: "1.8000",
       total: "131.7000",
     });
-    expect(service).toMatchObject({ item_id: null, line_type: "service", position: 1, name: "Installation", unit_price: "35.0000", unit_cost: "0.0000", total_cost: "0.0000", quantity: 1, subtotal: "35.0000", tax: "2.8875", tax_2: "0.5250" });
+    expect(service).toMatchObject({
+      item_id: null,
+      line_type: "service",
+      position: 1,
+      name: "Installation",
+      unit_price: "35.0000",
+      unit_cost: "0.0000",
+      total_cost: "0.0000",
+      quantity: 1,
+      subtotal: "35.0000",
+      tax: "2.8875",
+      tax_2: "0.5250",
+    });
     // 120 + 35 = 155; tax 9.9 + 2.8875 = 12.7875; tax 2 1.8 + 0.525 = 2.325; + 12 shipping
     expect(estimate).toMatchObject({ subtotal: "155.0000", shipping_fee: "12.0000", tax: "12.7875", tax_2: "2.3250", total: "182.1125" });
 
@@ -120,21 +135,62 @@ describe("connected: estimates", () => {
 
   it("adds one generated discount line for discount_percent, discounts every taxable base, and prices variation rows with their location", async () => {
     const w = await world();
-    const item = (await w.client.post("/items", { name: "T-shirt", price: "20", cost: "8", variations: [{ values: { Size: "M" }, unit_price_override: "22" }, { values: { Size: "L" } }] })).body;
+    const item = (
+      await w.client.post("/items", {
+        name: "T-shirt",
+        price: "20",
+        cost: "8",
+        variations: [{ values: { Size: "M" }, unit_price_override: "22" }, { values: { Size: "L" } }],
+      })
+    ).body;
     const variations = (await w.client.get(`/items/${item.id}/variations`, { include: "locations" })).body.data;
     const medium = variations.find((v: any) => v.values.Size === "M");
     const adjusted = await w.client.post(`/items/${item.id}/adjustments`, { location_id: w.location, item_variation_id: medium.id, quantity: 5 });
     expect(adjusted.status, adjusted.text).toBe(201);
     const ivl = adjusted.body.item_variation_location_id;
     expectValidation(await createEstimate(w, { lines: [{ item_id: item.id }] }), "lines[0].item_variation_location_id", "required");
-    const created = await createEstimate(w, { discount_percent: 10, lines: [{ item_id: item.id, item_variation_location_id: ivl, quantity: 2, tax_rate: 20, tax_2_rate: 0 }, { name: "Printing", unit_price: "100", tax_rate: 20, tax_2_rate: 0 }] });
+    const created = await createEstimate(w, {
+      discount_percent: 10,
+      lines: [
+        { item_id: item.id, item_variation_location_id: ivl, quantity: 2, tax_rate: 20, tax_2_rate: 0 },
+        { name: "Printing", unit_price: "100", tax_rate: 20, tax_2_rate: 0 },
+      ],
+    });
     expect(created.status, created.text).toBe(201);
     const estimate = created.body;
     expect(estimate.lines).toHaveLength(3);
-    expect(estimate.lines[0]).toMatchObject({ item_variation_location_id: ivl, variation_values: { Size: "M" }, location_name: "Main Warehouse", unit_price: "22.0000", subtotal: "44.0000", discounted_unit_price: "19.8000" });
-    expect(estimate.lines[2]).toMatchObject({ line_type: "discount", position: 2, name: "Discount", unit_name: "discount", quantity: 1, unit_price: "-14.4000", subtotal: "-14.4000", tax: "0.0000", total: "-14.4000", unit_cost: null, total_cost: null, item_id: null });
+    expect(estimate.lines[0]).toMatchObject({
+      item_variation_location_id: ivl,
+      variation_values: { Size: "M" },
+      location_name: "Main Warehouse",
+      unit_price: "22.0000",
+      subtotal: "44.0000",
+      discounted_unit_price: "19.8000",
+    });
+    expect(estimate.lines[2]).toMatchObject({
+      line_type: "discount",
+      position: 2,
+      name: "Discount",
+      unit_name: "discount",
+      quantity: 1,
+      unit_price: "-14.4000",
+      subtotal: "-14.4000",
+      tax: "0.0000",
+      total: "-14.4000",
+      unit_cost: null,
+      total_cost: null,
+      item_id: null,
+    });
     // 144 - 14.4 = 129.6; tax 20% of the discounted bases 39.6 + 90 = 25.92
-    expect(estimate).toMatchObject({ discount_percent: "10.000", pre_discount_subtotal: "144.0000", discount: "-14.4000", subtotal: "129.6000", tax: "25.9200", tax_2: "0.0000", total: "155.5200" });
+    expect(estimate).toMatchObject({
+      discount_percent: "10.000",
+      pre_discount_subtotal: "144.0000",
+      discount: "-14.4000",
+      subtotal: "129.6000",
+      tax: "25.9200",
+      tax_2: "0.0000",
+      total: "155.5200",
+    });
   });
 
   it("takes the expiry default from the account's setting and dates from the user's and account's time zones", async () => {
@@ -199,10 +255,28 @@ describe("connected: estimates", () => {
     expectValidation(await createEstimate(w, { lines: [{ item_id: w.item.id, name: "Renamed" }] }), "lines[0].name", "invalid");
     expectValidation(await createEstimate(w, { issue_date: "2030-01-10", expiry_date: "2030-01-09" }), "expiry_date", "before_issue_date");
     expectValidation(await createEstimate(w, { custom_estimate_number: "x".repeat(25) }), "custom_estimate_number", "too_long");
-    expectValidation(await createEstimate(w, { custom_field_values: [{ custom_field_id: randomUUID(), value: "x" }] }), "custom_field_values[0].custom_field_id", "invalid_reference");
+    expectValidation(
+      await createEstimate(w, { custom_field_values: [{ custom_field_id: randomUUID(), value: "x" }] }),
+      "custom_field_values[0].custom_field_id",
+      "invalid_reference",
+    );
     expectValidation(await createEstimate(w, { shipping_fee: -1 }), "shipping_fee");
     // Service-controlled fields: 422 unsupported_estimate_field, not the generic unknown_field.
-    for (const field of ["estimate_number", "status_id", "status", "salesperson_id", "account_id", "source", "subtotal", "total", "tax", "converted_document", "created_at", "updated_at", "revision"]) {
+    for (const field of [
+      "estimate_number",
+      "status_id",
+      "status",
+      "salesperson_id",
+      "account_id",
+      "source",
+      "subtotal",
+      "total",
+      "tax",
+      "converted_document",
+      "created_at",
+      "updated_at",
+      "revision",
+    ]) {
       const refused = await createEstimate(w, { [field]: 1 });
       expectError(refused, 422, "unsupported_estimate_field", field);
     }
@@ -211,7 +285,12 @@ describe("connected: estimates", () => {
     expect(lineField.body.error.details.map((d: any) => d.param)).toEqual(["lines[1].subtotal", "lines[1].total_cost"]);
     // Any other field the body does not define is an unsupported field too (spec 4.3).
     expectError(await createEstimate(w, { colour: "red" }), 422, "unsupported_estimate_field", "colour");
-    expectError(await createEstimate(w, { lines: [{ item_id: w.item.id, discount_percent: 5 }] }), 422, "unsupported_estimate_field", "lines[0].discount_percent");
+    expectError(
+      await createEstimate(w, { lines: [{ item_id: w.item.id, discount_percent: 5 }] }),
+      422,
+      "unsupported_estimate_field",
+      "lines[0].discount_percent",
+    );
 
     expect(await estimateCount(w.client)).toBe(0);
     expect(await documentCount(w.client, w.customer.id)).toBe(0);
@@ -238,7 +317,12 @@ describe("connected: estimates", () => {
 
     const replaced = await w.client.patch(
       `/estimates/${estimate.id}`,
-      { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 3, description: "" }, { name: "Delivery", unit_price: "5" }] },
+      {
+        lines: [
+          { id: inventory.id, item_id: w.item.id, quantity: 3, description: "" },
+          { name: "Delivery", unit_price: "5" },
+        ],
+      },
       { headers: { "if-match": renamed.body.revision } },
     );
     expect(replaced.status, replaced.text).toBe(200);
@@ -248,10 +332,23 @@ describe("connected: estimates", () => {
     expect(replaced.body.lines[1].id).not.toBe(service.id);
     expect(replaced.body.lines[2]).toMatchObject({ id: renamed.body.lines[2].id, line_type: "discount", unit_price: "-2.0500" });
 
-    expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { lines: [{ id: randomUUID(), item_id: w.item.id }] }), "lines[0].id", "invalid_reference");
-    expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { lines: [{ id: renamed.body.lines[2].id, name: "Discount", unit_price: 1 }] }), "lines[0].id", "invalid_reference");
     expectValidation(
-      await w.client.patch(`/estimates/${estimate.id}`, { lines: [{ id: inventory.id, item_id: w.item.id }, { id: inventory.id, item_id: w.item.id }] }),
+      await w.client.patch(`/estimates/${estimate.id}`, { lines: [{ id: randomUUID(), item_id: w.item.id }] }),
+      "lines[0].id",
+      "invalid_reference",
+    );
+    expectValidation(
+      await w.client.patch(`/estimates/${estimate.id}`, { lines: [{ id: renamed.body.lines[2].id, name: "Discount", unit_price: 1 }] }),
+      "lines[0].id",
+      "invalid_reference",
+    );
+    expectValidation(
+      await w.client.patch(`/estimates/${estimate.id}`, {
+        lines: [
+          { id: inventory.id, item_id: w.item.id },
+          { id: inventory.id, item_id: w.item.id },
+        ],
+      }),
       "lines[1].id",
       "duplicate",
     );
@@ -263,7 +360,11 @@ describe("connected: estimates", () => {
 
     const otherCustomer = (await w.client.post("/customers", { name: "Globex", tax_rate1: 0 })).body;
     expectValidation(await w.client.patch(`/estimates/${estimate.id}`, { customer_id: otherCustomer.id }), "lines", "required");
-    const moved = await w.client.patch(`/estimates/${estimate.id}`, { customer_id: otherCustomer.id, lines: [{ item_id: w.item.id, quantity: 1 }], expiry_date: plusDays(today(), 1) });
+    const moved = await w.client.patch(`/estimates/${estimate.id}`, {
+      customer_id: otherCustomer.id,
+      lines: [{ item_id: w.item.id, quantity: 1 }],
+      expiry_date: plusDays(today(), 1),
+    });
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body).toMatchObject({ customer_name: "Globex", customer_id: otherCustomer.id, expiry_date: plusDays(today(), 1), status: "Open" });
     expect(moved.body.lines[0].tax_rate).toBe("0.000");
@@ -322,7 +423,11 @@ describe("connected: estimates", () => {
     expect(list.body.data.map((e: any) => e.id)).toEqual([kept.id]);
     expect(list.body.pagination.total_records).toBe(1);
     expect((await createEstimate(w)).body.estimate_number).toBe(3);
-    expectError(await w.client.request("DELETE", `/estimates/${kept.id}`, undefined, { headers: { "if-match": "est_stale" } }), 409, "mobile_mutation_conflict");
+    expectError(
+      await w.client.request("DELETE", `/estimates/${kept.id}`, undefined, { headers: { "if-match": "est_stale" } }),
+      409,
+      "mobile_mutation_conflict",
+    );
   });
 
   it("counts an Open estimate past its expiry date (account time zone) as Expired on reads and refuses writes to it", async () => {
@@ -394,7 +499,13 @@ describe("connected: estimates", () => {
     expectError(await staffClient.get(`/estimates/${first.id}`), 404, "resource_missing");
     expectError(await staffClient.patch(`/estimates/${first.id}`, { name: "x" }), 404, "resource_missing");
     expect((await w.client.get("/estimates")).body.pagination.total_records).toBe(4);
-    expectError(await api().withKey((await newUser(w.account, { permissions: [] })).key).get("/estimates"), 403, "permission_denied");
+    expectError(
+      await api()
+        .withKey((await newUser(w.account, { permissions: [] })).key)
+        .get("/estimates"),
+      403,
+      "permission_denied",
+    );
     expectError(await (await world()).client.get(`/estimates/${first.id}`), 404, "resource_missing");
   });
 

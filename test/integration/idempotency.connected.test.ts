@@ -21,7 +21,6 @@ async function setup(): Promise<{ account: TestAccount; client: ApiClient }> {
   return { account, client: api().withKey(account.ownerKey) };
 }
 
-
 async function storedRecords(accountId: string) {
   const { data } = await db()
     .entities.idempotencyRecord.scan.where(({ accountId: attr }, { eq }) => eq(attr, accountId))
@@ -36,15 +35,10 @@ async function createLocation(client: ApiClient, name = `Loc ${randomUUID().slic
 }
 
 async function createZone(client: ApiClient, locationId: string, name = `Zone ${randomUUID().slice(0, 6)}`) {
-  const response = await client.post(
-    `/locations/${locationId}/zones`,
-    { name, short_name: name.slice(0, 20) },
-    { idempotencyKey: idempotencyKey() },
-  );
+  const response = await client.post(`/locations/${locationId}/zones`, { name, short_name: name.slice(0, 20) }, { idempotencyKey: idempotencyKey() });
   expect(response.status).toBe(201);
   return response.body as { id: string; location_id: string; name: string };
 }
-
 
 describe("Idempotency-Key header", () => {
   it("is required on POST /locations: a missing key is 400 idempotency_key_required and creates nothing", async () => {
@@ -99,11 +93,7 @@ describe("Idempotency-Key header", () => {
     const { account, client } = await setup();
     const long = await client.post("/locations", { name: "Long key", short_name: "LK" }, { idempotencyKey: "k".repeat(255) });
     expect(long.status, long.text).toBe(201);
-    const symbols = await client.post(
-      "/locations",
-      { name: "Symbols", short_name: "SY" },
-      { idempotencyKey: "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~" },
-    );
+    const symbols = await client.post("/locations", { name: "Symbols", short_name: "SY" }, { idempotencyKey: "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~" });
     expect(symbols.status, symbols.text).toBe(201);
     expect(await storedLocations(account.accountId)).toHaveLength(2);
   });
@@ -372,9 +362,7 @@ describe("concurrent requests with one key", () => {
     const key = idempotencyKey();
     const body = { name: "Race", short_name: "RC" };
 
-    const responses = await Promise.all(
-      Array.from({ length: 10 }, () => client.post("/locations", body, { idempotencyKey: key })),
-    );
+    const responses = await Promise.all(Array.from({ length: 10 }, () => client.post("/locations", body, { idempotencyKey: key })));
 
     const statuses = responses.map((r) => r.status);
     for (const response of responses) {
@@ -424,15 +412,27 @@ describe("a request still running", () => {
     const body = { name: "Claimed", short_name: "CL" };
     // The claim a request writes before its handler runs (as if one were running now).
     const scope = idempotencyScope({ accountId: account.accountId, keyId: account.ownerKeyId, method: "POST", path: "/api/v3/locations", key });
-    const claim = { accountId: account.accountId, scope, fingerprint: requestFingerprint("POST", "/api/v3/locations", body), statusCode: 0, claim: randomUUID(), headers: {}, createdAt: new Date().toISOString() };
-    await db().entities.idempotencyRecord.put({ ...claim, expiresAt: Math.floor(Date.now() / 1000) + 60 }).go();
+    const claim = {
+      accountId: account.accountId,
+      scope,
+      fingerprint: requestFingerprint("POST", "/api/v3/locations", body),
+      statusCode: 0,
+      claim: randomUUID(),
+      headers: {},
+      createdAt: new Date().toISOString(),
+    };
+    await db()
+      .entities.idempotencyRecord.put({ ...claim, expiresAt: Math.floor(Date.now() / 1000) + 60 })
+      .go();
 
     expectError(await client.post("/locations", body, { idempotencyKey: key }), 409, "idempotency_in_progress", "Idempotency-Key");
     expectError(await client.post("/locations", { ...body, name: "Other" }, { idempotencyKey: key }), 409, "idempotency_key_reused", "Idempotency-Key");
     expect(await storedLocations(account.accountId)).toHaveLength(0);
 
     // The claimant died: once its lease ran out, the retry runs, and a repeat replays it.
-    await db().entities.idempotencyRecord.put({ ...claim, expiresAt: Math.floor(Date.now() / 1000) - 1 }).go();
+    await db()
+      .entities.idempotencyRecord.put({ ...claim, expiresAt: Math.floor(Date.now() / 1000) - 1 })
+      .go();
     const retried = await client.post("/locations", body, { idempotencyKey: key });
     expect(retried.status, retried.text).toBe(201);
     const replay = await client.post("/locations", body, { idempotencyKey: key });

@@ -63,7 +63,9 @@ describe("connected: input edges", () => {
 
   it("treats blank text in an optional field as null on every resource: it clears the field and reads back as null", async () => {
     const client = await owner();
-    const customer = await created(client.post("/customers", { name: "Blank test", office_phone: "+1 555 0100", url: "https://a.test", billing_city: "Springfield" }));
+    const customer = await created(
+      client.post("/customers", { name: "Blank test", office_phone: "+1 555 0100", url: "https://a.test", billing_city: "Springfield" }),
+    );
     const cleared = await client.patch(`/customers/${customer.id}`, { office_phone: "", url: "   ", billing_city: " \t " });
     expect(cleared.status, cleared.text).toBe(200);
     expect(cleared.body).toMatchObject({ office_phone: null, url: null, billing_city: null });
@@ -72,8 +74,12 @@ describe("connected: input edges", () => {
     const contact = await created(client.post("/contacts", { first_name: "Ann", last_name: "  ", email_1: "", job_title: "" }));
     expect(contact).toMatchObject({ last_name: null, email_1: null, job_title: null });
 
-    const location = await created(client.post("/locations", { name: "Blank Yard", short_name: "BY", city: " ", email: "" }, { idempotencyKey: idempotencyKey() }));
-    const zone = await created(client.post(`/locations/${location.id}/zones`, { name: "Shelf", short_name: "S", description: "  " }, { idempotencyKey: idempotencyKey() }));
+    const location = await created(
+      client.post("/locations", { name: "Blank Yard", short_name: "BY", city: " ", email: "" }, { idempotencyKey: idempotencyKey() }),
+    );
+    const zone = await created(
+      client.post(`/locations/${location.id}/zones`, { name: "Shelf", short_name: "S", description: "  " }, { idempotencyKey: idempotencyKey() }),
+    );
     expect(zone.description).toBeNull();
 
     const item = await newItem(client, location.id, { stock: 5, body: { description: "Blue", sku: " " } });

@@ -32,7 +32,13 @@ const ownerOf = (w: SalesWorld): Principal => ({
 
 /** A caller's item whose condition holds only if `documentId` exists (an estimate's revision check, say). */
 const documentCheck = (accountId: string, documentId: string) => (tx: TransactionBuilder) =>
-  tx.add("estimate", tx.entities.document.check({ accountId, documentId }).where(({ documentId: id }, { exists }) => exists(id)).commit());
+  tx.add(
+    "estimate",
+    tx.entities.document
+      .check({ accountId, documentId })
+      .where(({ documentId: id }, { exists }) => exists(id))
+      .commit(),
+  );
 
 describe("connected: documents built from drafts", () => {
   it("an invoice from a draft keeps the draft's lines and writes with the caller's items, or not at all", async () => {
@@ -92,13 +98,17 @@ describe("connected: documents built from drafts", () => {
     expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 2, lifetime_revenue_total: "54.0500" });
 
     // A caller that writes the customer itself (a prospect's conversion) applies the activity there.
-    const own = await createInvoiceFromDraft(owner, { ...draft, lines: [draft.lines[1]!] }, {
-      customerActivity: "caller",
-      extra: (tx, _header, _lines, activity) => {
-        expect(activity).toMatchObject({ documents: 1, revenueMinor: expect.any(Number) });
-        addDocumentActivity(tx, { accountId: w.account.accountId, partyId: w.customer.id }, activity);
+    const own = await createInvoiceFromDraft(
+      owner,
+      { ...draft, lines: [draft.lines[1]!] },
+      {
+        customerActivity: "caller",
+        extra: (tx, _header, _lines, activity) => {
+          expect(activity).toMatchObject({ documents: 1, revenueMinor: expect.any(Number) });
+          addDocumentActivity(tx, { accountId: w.account.accountId, partyId: w.customer.id }, activity);
+        },
       },
-    });
+    );
     expect(own.ok).toBe(true);
     expect((await figuresOf(w.client, w.customer.id)).document_count).toBe(3);
   });
@@ -106,14 +116,24 @@ describe("connected: documents built from drafts", () => {
   it("a sales order from a draft reserves its quantities in the caller's transaction", async () => {
     const w = await world();
     const owner = ownerOf(w);
-    const draft = { customerId: w.customer.id, locationId: w.location, sourceEstimate: { id: randomUUID(), number: 3 }, lines: [{ itemId: w.item.id, quantity: 6, unitPrice: "10" }] };
+    const draft = {
+      customerId: w.customer.id,
+      locationId: w.location,
+      sourceEstimate: { id: randomUUID(), number: 3 },
+      lines: [{ itemId: w.item.id, quantity: 6, unitPrice: "10" }],
+    };
     const refused = await createSalesOrderFromDraft(owner, draft, { extra: documentCheck(w.account.accountId, randomUUID()) });
     expect(refused.ok).toBe(false);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 0 });
     const written = await createSalesOrderFromDraft(owner, draft);
     expect(written.ok).toBe(true);
     if (!written.ok) return;
-    expect(written.result.body).toMatchObject({ sales_order_number: 1, status_id: 29, source_estimate: { id: draft.sourceEstimate.id, estimate_number: 3 }, location_id: w.location });
+    expect(written.result.body).toMatchObject({
+      sales_order_number: 1,
+      status_id: 29,
+      source_estimate: { id: draft.sourceEstimate.id, estimate_number: 3 },
+      location_id: w.location,
+    });
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 6 });
   });
 });

@@ -19,7 +19,10 @@ const world = () => salesWorld((key) => api().withKey(key));
 
 /** An invoice of one service line totalling exactly 100.0000. */
 async function hundred(w: SalesWorld) {
-  const created = await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Consulting", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }] });
+  const created = await w.client.post("/invoices", {
+    customer_id: w.customer.id,
+    lines: [{ name: "Consulting", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }],
+  });
   expect(created.status, created.text).toBe(201);
   expect(created.body.total).toBe("100.0000");
   return created.body;
@@ -32,19 +35,48 @@ describe("connected: invoice payments, packing and large invoices", () => {
     const w = await world();
     const invoice = await hundred(w);
     const key = idempotencyKey();
-    const first = await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "60", reference: "Visa", payment_date: "2026-11-20", card: { brand: "visa", last4: "4242" } }, { idempotencyKey: key });
+    const first = await w.client.post(
+      `/invoices/${invoice.id}/payments`,
+      { amount: "60", reference: "Visa", payment_date: "2026-11-20", card: { brand: "visa", last4: "4242" } },
+      { idempotencyKey: key },
+    );
     expect(first.status, first.text).toBe(201);
-    expect(first.body).toEqual({ id: expect.any(String), object: "payment", invoice_id: invoice.id, amount: "60.0000", type: "payment", reference: "Visa", payment_date: "2026-11-20", card: { brand: "visa", last4: "4242" } });
-    const replay = await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "60", reference: "Visa", payment_date: "2026-11-20", card: { brand: "visa", last4: "4242" } }, { idempotencyKey: key });
+    expect(first.body).toEqual({
+      id: expect.any(String),
+      object: "payment",
+      invoice_id: invoice.id,
+      amount: "60.0000",
+      type: "payment",
+      reference: "Visa",
+      payment_date: "2026-11-20",
+      card: { brand: "visa", last4: "4242" },
+    });
+    const replay = await w.client.post(
+      `/invoices/${invoice.id}/payments`,
+      { amount: "60", reference: "Visa", payment_date: "2026-11-20", card: { brand: "visa", last4: "4242" } },
+      { idempotencyKey: key },
+    );
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(first.body);
     expectError(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "61" }, { idempotencyKey: key }), 409, "idempotency_key_reused");
-    expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 10, status: "Partially Paid", amount_paid: "60.0000", amount_due: "40.0000", date_fully_paid: null });
+    expect(await invoiceOf(w, invoice.id)).toMatchObject({
+      status_id: 10,
+      status: "Partially Paid",
+      amount_paid: "60.0000",
+      amount_due: "40.0000",
+      date_fully_paid: null,
+    });
 
     const rest = await w.client.post(`/invoices/${invoice.id}/payments`, { amount: 40, payment_date: "2026-11-21" });
     expect(rest.body).toMatchObject({ type: "payment", reference: null, card: null });
-    expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 11, status: "Paid", amount_paid: "100.0000", amount_due: "0.0000", date_fully_paid: "2026-11-21" });
+    expect(await invoiceOf(w, invoice.id)).toMatchObject({
+      status_id: 11,
+      status: "Paid",
+      amount_paid: "100.0000",
+      amount_due: "0.0000",
+      date_fully_paid: "2026-11-21",
+    });
     expectError(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "0.0001" }), 422, "exceeds_amount_due", "amount");
     const refund = await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "-25", payment_date: "2026-11-22" });
     expect(refund.body).toMatchObject({ type: "refund", amount: "-25.0000" });
@@ -67,8 +99,16 @@ describe("connected: invoice payments, packing and large invoices", () => {
     const removed = await w.client.request("DELETE", `/invoices/${invoice.id}/payments/${topUp.id}`);
     expect(removed.body).toEqual({ id: topUp.id, object: "payment", deleted: true });
     expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 10, amount_paid: "75.0000", date_fully_paid: null });
-    for (const id of [refund.body.id, rest.body.id, first.body.id]) expect((await w.client.request("DELETE", `/invoices/${invoice.id}/payments/${id}`)).status).toBe(200);
-    expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 9, status: "Sent", amount_paid: "0.0000", amount_due: "100.0000", date_fully_paid: null, can_edit: true });
+    for (const id of [refund.body.id, rest.body.id, first.body.id])
+      expect((await w.client.request("DELETE", `/invoices/${invoice.id}/payments/${id}`)).status).toBe(200);
+    expect(await invoiceOf(w, invoice.id)).toMatchObject({
+      status_id: 9,
+      status: "Sent",
+      amount_paid: "0.0000",
+      amount_due: "100.0000",
+      date_fully_paid: null,
+      can_edit: true,
+    });
     expectError(await w.client.request("DELETE", `/invoices/${invoice.id}/payments/${first.body.id}`), 404, "resource_missing");
     expectError(await w.client.get(`/invoices/${randomUUID()}/payments`), 404, "resource_missing");
     // Payments are not revenue: the customer's lifetime revenue is the invoice total throughout.
@@ -91,7 +131,11 @@ describe("connected: invoice payments, packing and large invoices", () => {
     const created = await w.client.post("/invoices", {
       customer_id: w.customer.id,
       discount_percent: 5,
-      lines: [{ item_id: w.item.id, quantity: 4 }, { name: "Setup", unit_price: "10" }, { item_id: extra.id, quantity: 1 }],
+      lines: [
+        { item_id: w.item.id, quantity: 4 },
+        { name: "Setup", unit_price: "10" },
+        { item_id: extra.id, quantity: 1 },
+      ],
     });
     const invoice = created.body;
     const [inventory, service, single, discount] = invoice.lines;
@@ -101,8 +145,16 @@ describe("connected: invoice payments, packing and large invoices", () => {
     const packed = await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1.5 }] }, { idempotencyKey: key });
     expect(packed.status, packed.text).toBe(201);
     expect(Object.keys(packed.body)).toEqual(["id", "invoice_id", ...FULFILLMENT_TAIL_KEYS]);
-    expect(packed.body).toMatchObject({ invoice_id: invoice.id, packing_list_number: 1, status: "packed", units_packed: 1.5, lines: [{ invoice_line_id: inventory.id, quantity: 1.5 }] });
-    expect((await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1.5 }] }, { idempotencyKey: key })).headers.get("idempotent-replayed")).toBe("true");
+    expect(packed.body).toMatchObject({
+      invoice_id: invoice.id,
+      packing_list_number: 1,
+      status: "packed",
+      units_packed: 1.5,
+      lines: [{ invoice_line_id: inventory.id, quantity: 1.5 }],
+    });
+    expect((await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1.5 }] }, { idempotencyKey: key })).headers.get("idempotent-replayed")).toBe(
+      "true",
+    );
     expectError(await w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1 }] }, { idempotencyKey: key }), 409, "idempotency_key_reused");
 
     expect((await w.client.post(packUrl, { lines: [{ id: single.id, quantity: 1 }] })).status).toBe(201);
@@ -118,7 +170,15 @@ describe("connected: invoice payments, packing and large invoices", () => {
     await invalid({ lines: [{ id: service.id, quantity: 1 }] }, "lines[0].id");
     await invalid({ lines: [{ id: discount.id, quantity: 1 }] }, "lines[0].id");
     await invalid({ lines: [{ id: randomUUID(), quantity: 1 }] }, "lines[0].id");
-    await invalid({ lines: [{ id: inventory.id, quantity: 1 }, { id: inventory.id, quantity: 1 }] }, "lines[1].id");
+    await invalid(
+      {
+        lines: [
+          { id: inventory.id, quantity: 1 },
+          { id: inventory.id, quantity: 1 },
+        ],
+      },
+      "lines[1].id",
+    );
     await invalid({ lines: [{ id: inventory.id, quantity: -1 }] }, "lines[0].quantity");
     await invalid({ lines: [] }, "lines");
     // A field the pack body does not define is an unsupported pack field, like the shipping ones.
@@ -133,7 +193,12 @@ describe("connected: invoice payments, packing and large invoices", () => {
     expect(rest.body.packing_list_number).toBe(3);
     // Packing a fully packed line again is a validation error of the body (spec 4.5: quantity "not above the line's remaining quantity").
     await invalid({ lines: [{ id: inventory.id, quantity: 1 }] }, "lines[0].id");
-    expectError(await w.client.post(`/invoices/${(await hundred(w)).id}/fulfillments`, { lines: [{ id: randomUUID(), quantity: 1 }] }), 422, "invalid_invoice_pack", "lines[0].id");
+    expectError(
+      await w.client.post(`/invoices/${(await hundred(w)).id}/fulfillments`, { lines: [{ id: randomUUID(), quantity: 1 }] }),
+      422,
+      "invalid_invoice_pack",
+      "lines[0].id",
+    );
     current = await invoiceOf(w, invoice.id);
     expect(current).toMatchObject({ packed_percent: 100, can_pack: false, pack_block_reason: "nothing_remaining_to_pack" });
     void service;
@@ -158,7 +223,9 @@ describe("connected: invoice payments, packing and large invoices", () => {
   it("parallel packs of a standalone invoice never overpack", async () => {
     const w = await world();
     const invoice = (await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;
-    const attempts = await Promise.all(Array.from({ length: 8 }, () => w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] })));
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, () => w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] })),
+    );
     expect(attempts.filter((r) => r.status === 201)).toHaveLength(4);
     for (const refused of attempts.filter((r) => r.status !== 201)) expect([409, 422]).toContain(refused.status);
     expect((await invoiceOf(w, invoice.id)).lines[0].quantity_packed).toBe(4);
@@ -167,12 +234,19 @@ describe("connected: invoice payments, packing and large invoices", () => {
 
   it("creates a 100-line invoice of 100 items in one request: stock shows when it is answered; short stock changes nothing", async () => {
     const w = await world();
-    const items = await Promise.all(Array.from({ length: 100 }, (_, i) => newItem(w.client, w.location, { stock: 10, body: { name: `Part ${i} ${randomUUID().slice(0, 4)}` } })));
+    const items = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => newItem(w.client, w.location, { stock: 10, body: { name: `Part ${i} ${randomUUID().slice(0, 4)}` } })),
+    );
     const lines = items.map((it, i) => ({ item_id: it.id, quantity: (i % 5) + 1 }));
     // One line short of stock: the hold is released, nothing is written, no number used.
     const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines: lines.map((l, i) => (i === 77 ? { ...l, quantity: 11 } : l)) });
     expectValidation(short, "lines[77].quantity", "insufficient_stock");
-    const untouched = await w.client.get("/items", { ids: items.slice(70, 80).map((it) => it.id).join(",") });
+    const untouched = await w.client.get("/items", {
+      ids: items
+        .slice(70, 80)
+        .map((it) => it.id)
+        .join(","),
+    });
     for (const it of untouched.body.data) expect(it.quantity).toBe(10);
     expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(0);
 
@@ -196,7 +270,12 @@ describe("connected: invoice payments, packing and large invoices", () => {
     // Cancelling gives all of it back.
     const cancelled = await w.client.post(`/invoices/${created.body.id}/cancel`, {});
     expect(cancelled.status, cancelled.text).toBe(200);
-    const after = await w.client.get("/items", { ids: items.slice(0, 50).map((x) => x.id).join(",") });
+    const after = await w.client.get("/items", {
+      ids: items
+        .slice(0, 50)
+        .map((x) => x.id)
+        .join(","),
+    });
     for (const it of after.body.data) expect(it.quantity).toBe(10);
     console.log(`100-line invoice: create ${elapsed} ms`);
   }, 120_000);

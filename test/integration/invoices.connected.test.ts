@@ -5,7 +5,17 @@ import { updateAccount } from "../../lib/domain/admin.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";
-import { INVOICE_DETAIL_KEYS, INVOICE_KEYS, INVOICE_LINE_KEYS, INVOICE_LIST_TAIL_KEYS, figuresOf, newItem, salesWorld, stockOf, type SalesWorld } from "../support/sales.js";
+import {
+  INVOICE_DETAIL_KEYS,
+  INVOICE_KEYS,
+  INVOICE_LINE_KEYS,
+  INVOICE_LIST_TAIL_KEYS,
+  figuresOf,
+  newItem,
+  salesWorld,
+  stockOf,
+  type SalesWorld,
+} from "../support/sales.js";
 
 /**
  * Invoices through HTTP against DynamoDB Local (spec part 2, sections 2.5, 3.5, 4.5;
@@ -18,7 +28,14 @@ const api = useApiServer();
 const world = () => salesWorld((key) => api().withKey(key));
 
 async function createInvoice(w: SalesWorld, extra: Record<string, unknown> = {}, client: ApiClient = w.client) {
-  return client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 3 }, { name: "Setup", unit_price: "40" }], ...extra });
+  return client.post("/invoices", {
+    customer_id: w.customer.id,
+    lines: [
+      { item_id: w.item.id, quantity: 3 },
+      { name: "Setup", unit_price: "40" },
+    ],
+    ...extra,
+  });
 }
 
 const invoiceCount = async (client: ApiClient) => (await client.get("/invoices", { limit: 1 })).body.pagination.total_records;
@@ -47,7 +64,13 @@ describe("connected: invoices", () => {
   it("creates an unpaid invoice with every detail field; stock leaves on hand; the customer's figures move in the same write", async () => {
     const w = await world();
     await updateAccount(w.account.accountId, { taxLabel: "GST", tax2Label: "PST", paymentTerms: "Net 30" });
-    const created = await createInvoice(w, { shipping_fee: "5", shipping_cost: "2", custom_invoice_number: "INV-A", shipping_address: "Warehouse 7\n 12 Quay St ", issue_date: "2026-11-20" });
+    const created = await createInvoice(w, {
+      shipping_fee: "5",
+      shipping_cost: "2",
+      custom_invoice_number: "INV-A",
+      shipping_address: "Warehouse 7\n 12 Quay St ",
+      issue_date: "2026-11-20",
+    });
     expect(created.status, created.text).toBe(201);
     const invoice = created.body;
     expect(Object.keys(invoice)).toEqual([...INVOICE_KEYS, "shipping_cost", ...INVOICE_DETAIL_KEYS, "lines"]);
@@ -120,7 +143,14 @@ describe("connected: invoices", () => {
       unit_cost: "4.0000",
       total_cost: "12.0000",
     });
-    expect(service).toMatchObject({ line_type: "service", item_id: null, location_name: null, unit_price: "40.0000", unit_cost: "0.0000", total_cost: "0.0000" });
+    expect(service).toMatchObject({
+      line_type: "service",
+      item_id: null,
+      location_name: null,
+      unit_price: "40.0000",
+      unit_cost: "0.0000",
+      total_cost: "0.0000",
+    });
     const fetched = await w.client.get(`/invoices/${invoice.id}`);
     expect(fetched.body).toEqual(invoice);
     expect(fetched.headers.get("etag")).toBe(`"${invoice.revision}"`);
@@ -138,13 +168,31 @@ describe("connected: invoices", () => {
   it("refuses protected fields with unsupported_invoice_field and other mistakes with their errors, changing nothing", async () => {
     const w = await world();
     const other = await world();
-    const protectedFields = ["invoice_number", "status_id", "status", "salesperson_id", "account_id", "source_sales_order_id", "total", "amount_paid", "payments", "fulfillment_authority", "date_fully_paid", "created_at"];
+    const protectedFields = [
+      "invoice_number",
+      "status_id",
+      "status",
+      "salesperson_id",
+      "account_id",
+      "source_sales_order_id",
+      "total",
+      "amount_paid",
+      "payments",
+      "fulfillment_authority",
+      "date_fully_paid",
+      "created_at",
+    ];
     for (const field of protectedFields) {
       const refused = await createInvoice(w, { [field]: 1 });
       expectError(refused, 422, "unsupported_invoice_field", field);
       expect(refused.body.error.details).toEqual([{ param: field, code: "unsupported_invoice_field", message: expect.any(String) }]);
     }
-    expectError(await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 1, quantity_packed: 1 }] }), 422, "unsupported_invoice_field", "lines[0].quantity_packed");
+    expectError(
+      await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 1, quantity_packed: 1 }] }),
+      422,
+      "unsupported_invoice_field",
+      "lines[0].quantity_packed",
+    );
     expectError(await createInvoice(w, { colour: "red" }), 422, "unsupported_invoice_field", "colour");
     expectError(await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 1, total: "1" }] }), 422, "unsupported_invoice_field", "lines[0].total");
     expectValidation(await createInvoice(w, { customer_id: other.customer.id }), "customer_id", "invalid_reference");
@@ -153,7 +201,12 @@ describe("connected: invoices", () => {
     expectValidation(await createInvoice(w, { lines: [{ item_id: other.item.id }] }), "lines[0].item_id", "invalid_reference");
     expectValidation(await createInvoice(w, { custom_invoice_number: "X".repeat(25) }), "custom_invoice_number", "too_long");
     // Stock never goes below zero: 422 naming the line, nothing written.
-    const short = await createInvoice(w, { lines: [{ name: "Fee", unit_price: "1" }, { item_id: w.item.id, quantity: 51 }] });
+    const short = await createInvoice(w, {
+      lines: [
+        { name: "Fee", unit_price: "1" },
+        { item_id: w.item.id, quantity: 51 },
+      ],
+    });
     expectValidation(short, "lines[1].quantity", "insufficient_stock");
     expect(await invoiceCount(w.client)).toBe(0);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
@@ -182,8 +235,19 @@ describe("connected: invoices", () => {
     expect(priced.body.lines[0]).toMatchObject({ unit_price: "7.2500", subtotal: "14.5000" });
     const reader = api().withKey((await newUser(w.account, { permissions: ["invoices.list", "records.view_all"] })).key);
     expectError(await createInvoice(w, {}, reader), 403, "permission_denied");
-    expect((await reader.get(`/invoices/${plain.body.id}`)).body).toMatchObject({ can_edit: false, edit_block_reason: "permission_denied", can_pack: false, pack_block_reason: "permission_denied" });
-    expectError(await api().withKey((await newUser(w.account, { permissions: [] })).key).get("/invoices"), 403, "permission_denied");
+    expect((await reader.get(`/invoices/${plain.body.id}`)).body).toMatchObject({
+      can_edit: false,
+      edit_block_reason: "permission_denied",
+      can_pack: false,
+      pack_block_reason: "permission_denied",
+    });
+    expectError(
+      await api()
+        .withKey((await newUser(w.account, { permissions: [] })).key)
+        .get("/invoices"),
+      403,
+      "permission_denied",
+    );
   });
 
   it("sells unique items (sold, status counts) and gives them back on cancel", async () => {
@@ -212,9 +276,17 @@ describe("connected: invoices", () => {
     expect(renamed.status, renamed.text).toBe(200);
     expect(renamed.body).toMatchObject({ name: "November", public_note: "Thanks", invoice_number: 1 });
     expect(renamed.body.lines.map((l: any) => l.id)).toEqual([inventory.id, service.id]);
-    expectError(await w.client.patch(`/invoices/${invoice.id}`, { name: "Stale" }, { headers: { "if-match": invoice.revision } }), 409, "mobile_mutation_conflict");
+    expectError(
+      await w.client.patch(`/invoices/${invoice.id}`, { name: "Stale" }, { headers: { "if-match": invoice.revision } }),
+      409,
+      "mobile_mutation_conflict",
+    );
 
-    const replaced = await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 10 }], discount_percent: 50 }, { headers: { "if-match": `"${renamed.body.revision}"` } });
+    const replaced = await w.client.patch(
+      `/invoices/${invoice.id}`,
+      { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 10 }], discount_percent: 50 },
+      { headers: { "if-match": `"${renamed.body.revision}"` } },
+    );
     expect(replaced.status, replaced.text).toBe(200);
     expect(replaced.body.lines.map((l: any) => [l.id, l.line_type])).toEqual([
       [inventory.id, "inventory"],
@@ -226,19 +298,44 @@ describe("connected: invoices", () => {
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 40 });
     expect((await figuresOf(w.client, w.customer.id)).lifetime_revenue_total).toBe("67.5000");
     // 10 on the invoice + 40 on hand: 51 would take on hand below zero.
-    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 51 }] }), "lines[0].quantity", "insufficient_stock");
+    expectValidation(
+      await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 51 }] }),
+      "lines[0].quantity",
+      "insufficient_stock",
+    );
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 40 });
-    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: replaced.body.lines[1].id, name: "x", unit_price: 1 }] }), "lines[0].id", "invalid_reference");
-    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: inventory.id, item_id: w.item.id }, { id: inventory.id, item_id: w.item.id }] }), "lines[1].id", "duplicate");
+    expectValidation(
+      await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: replaced.body.lines[1].id, name: "x", unit_price: 1 }] }),
+      "lines[0].id",
+      "invalid_reference",
+    );
+    expectValidation(
+      await w.client.patch(`/invoices/${invoice.id}`, {
+        lines: [
+          { id: inventory.id, item_id: w.item.id },
+          { id: inventory.id, item_id: w.item.id },
+        ],
+      }),
+      "lines[1].id",
+      "duplicate",
+    );
 
     const globex = (await w.client.post("/customers", { name: "Globex" })).body;
     expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { customer_id: globex.id }), "lines", "required");
-    const moved = await w.client.patch(`/invoices/${invoice.id}`, { customer_id: globex.id, lines: [{ name: "Consulting", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }], discount_percent: 0 });
+    const moved = await w.client.patch(`/invoices/${invoice.id}`, {
+      customer_id: globex.id,
+      lines: [{ name: "Consulting", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }],
+      discount_percent: 0,
+    });
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body).toMatchObject({ customer_name: "Globex", total: "100.0000" });
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
     expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 0, lifetime_revenue_total: "0.0000" });
-    expect(await figuresOf(w.client, globex.id)).toMatchObject({ document_count: 1, lifetime_revenue_total: "100.0000", last_invoice_date: invoice.issue_date });
+    expect(await figuresOf(w.client, globex.id)).toMatchObject({
+      document_count: 1,
+      lifetime_revenue_total: "100.0000",
+      last_invoice_date: invoice.issue_date,
+    });
 
     // Paid (partially): no longer updatable.
     expect((await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "10" })).status).toBe(201);
@@ -252,7 +349,11 @@ describe("connected: invoices", () => {
     const packed = await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 2 }] });
     expect(packed.status, packed.text).toBe(201);
     expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ name: "Other", unit_price: 1 }] }), "lines", "packed_line_removed");
-    expectValidation(await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: invoice.lines[0].id, item_id: w.item.id, quantity: 1 }] }), "lines[0].quantity", "too_small");
+    expectValidation(
+      await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: invoice.lines[0].id, item_id: w.item.id, quantity: 1 }] }),
+      "lines[0].quantity",
+      "too_small",
+    );
     const grown = await w.client.patch(`/invoices/${invoice.id}`, { lines: [{ id: invoice.lines[0].id, item_id: w.item.id, quantity: 4 }] });
     expect(grown.status, grown.text).toBe(200);
     expect(grown.body.lines[0]).toMatchObject({ quantity: 4, quantity_packed: 2 });
@@ -274,14 +375,25 @@ describe("connected: invoices", () => {
     // Cancel: stock back, revenue out, status 12; repeats and payments refused.
     const cancelled = await w.client.post(`/invoices/${invoice.id}/cancel`, {});
     expect(cancelled.status, cancelled.text).toBe(200);
-    expect(cancelled.body).toMatchObject({ status_id: 12, status: "Cancelled", can_edit: false, edit_block_reason: "invoice_not_unpaid", can_pack: false, pack_block_reason: "invoice_cancelled" });
+    expect(cancelled.body).toMatchObject({
+      status_id: 12,
+      status: "Cancelled",
+      can_edit: false,
+      edit_block_reason: "invoice_not_unpaid",
+      can_pack: false,
+      pack_block_reason: "invoice_cancelled",
+    });
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
     expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ document_count: 1, lifetime_revenue_total: "0.0000" });
     expectError(await w.client.post(`/invoices/${invoice.id}/cancel`, {}), 409, "invoice_cancel_not_allowed");
     expectError(await w.client.post(`/invoices/${invoice.id}/send`, {}), 409, "invoice_send_not_allowed");
     expectError(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "1" }), 409, "invoice_payment_not_allowed");
     expectError(await w.client.patch(`/invoices/${invoice.id}`, { name: "x" }), 409, "invoice_update_not_allowed");
-    expectError(await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] }), 409, "invoice_pack_not_allowed");
+    expectError(
+      await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] }),
+      409,
+      "invoice_pack_not_allowed",
+    );
     // A cancelled invoice can be deleted (nothing to give back).
     const removedCancelled = await w.client.request("DELETE", `/invoices/${invoice.id}`);
     expect(removedCancelled.status, removedCancelled.text).toBe(200);

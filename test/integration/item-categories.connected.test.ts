@@ -67,7 +67,10 @@ function expectError(response: TestResponse, status: number, code: string, param
 /** Asserts 422 validation_failed with a detail at `param`. */
 function expectValidationFailed(response: TestResponse, param: string) {
   const error = expectError(response, 422, "validation_failed");
-  expect(error.details?.map((d) => d.param), response.text).toContain(param);
+  expect(
+    error.details?.map((d) => d.param),
+    response.text,
+  ).toContain(param);
   return error;
 }
 
@@ -449,7 +452,10 @@ describe("connected: item categories", () => {
       const otherField = other.custom_fields[0]!;
       const response = await client.patch(`${PATH}/${category.id}`, {
         name: "Changed",
-        custom_fields: [{ id: a.id, name: "A" }, { id: otherField.id, name: "X" }],
+        custom_fields: [
+          { id: a.id, name: "A" },
+          { id: otherField.id, name: "X" },
+        ],
       });
       expectError(response, 422, "validation_failed", "custom_fields[1].id");
       const unknown = await client.patch(`${PATH}/${category.id}`, { custom_fields: [{ id: randomUUID(), name: "Z" }] });
@@ -544,9 +550,7 @@ describe("connected: item categories", () => {
       const target = await create(client, { name: "Target" });
       const results = await Promise.all([
         client.patch(`${PATH}/${parent.id}`, { parent_id: target.id }),
-        ...Array.from({ length: 4 }, (_, i) =>
-          client.post(PATH, { name: `Child ${i}`, inventory_type: "quantity", parent_id: parent.id }),
-        ),
+        ...Array.from({ length: 4 }, (_, i) => client.post(PATH, { name: `Child ${i}`, inventory_type: "quantity", parent_id: parent.id })),
       ]);
       for (const result of results) expect([200, 201, 422], result.text).toContain(result.status);
       const all = await listAll(client);

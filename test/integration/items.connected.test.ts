@@ -70,16 +70,7 @@ const VARIATION_KEYS = [
   "in_transit",
   "location_count",
 ];
-const ROW_KEYS = [
-  "object",
-  "item_variation_location_id",
-  "location_id",
-  "zone_id",
-  "quantity",
-  "quantity_reserved",
-  "quantity_incoming",
-  "in_transit",
-];
+const ROW_KEYS = ["object", "item_variation_location_id", "location_id", "zone_id", "quantity", "quantity_reserved", "quantity_incoming", "in_transit"];
 const LOCATION_INVENTORY_KEYS = ["location_id", "quantity", "quantity_reserved", "quantity_available", "quantity_incoming", "threshold"];
 
 type Item = Record<string, any> & { id: string; item_number: number; name: string };
@@ -250,7 +241,11 @@ describe("POST /items: the item record", () => {
     const modifier = api().withKey((await newUser(account, { permissions: ["inventory.modify", "inventory.list"] })).key);
     expectError(await modifier.post("/items", { name: "With cost", cost: "1.00" }), 403, "permission_denied");
     expectError(await modifier.patch(`/items/${item.id}`, { cost: "2" }), 403, "permission_denied");
-    expectError(await modifier.post("/items", { name: "With override", variations: [{ values: { Size: "M" }, unit_cost_override: "1" }] }), 403, "permission_denied");
+    expectError(
+      await modifier.post("/items", { name: "With override", variations: [{ values: { Size: "M" }, unit_cost_override: "1" }] }),
+      403,
+      "permission_denied",
+    );
     const allowed = await modifier.post("/items", { name: "Without cost", price: "3" });
     expect(allowed.status, allowed.text).toBe(201);
     expect(allowed.body.cost).toBeNull();
@@ -428,10 +423,7 @@ describe("variations and stock rows", () => {
     const l2 = await createLocation(client, "South");
     const item = await createItem(client, {
       name: "T-shirt",
-      variations: [
-        { values: { Size: "M" }, sku: "TS-M", unit_price_override: "12.5" },
-        { values: { Size: "L" } },
-      ],
+      variations: [{ values: { Size: "M" }, sku: "TS-M", unit_price_override: "12.5" }, { values: { Size: "L" } }],
     });
     expect(item.variation_count).toBe(2);
 
@@ -469,7 +461,9 @@ describe("variations and stock rows", () => {
     expect(vm.location_count).toBe(2);
     expect(vl.quantity).toBe(2);
     expect(vl.location_count).toBe(1);
-    const rowsById = new Map<number, any>(after.body.data.flatMap((v: any) => v.locations.map((row: any) => [row.item_variation_location_id, { ...row, variation: v.id }])));
+    const rowsById = new Map<number, any>(
+      after.body.data.flatMap((v: any) => v.locations.map((row: any) => [row.item_variation_location_id, { ...row, variation: v.id }])),
+    );
     expect(rowsById.get(m1.item_variation_location_id)).toMatchObject({ location_id: l1, quantity: 5, variation: medium!.id });
     expect(rowsById.get(m2.item_variation_location_id)).toMatchObject({ location_id: l2, quantity: 3, variation: medium!.id });
     expect(rowsById.get(l1Large.item_variation_location_id)).toMatchObject({ location_id: l1, quantity: 2, variation: large!.id });
@@ -662,7 +656,7 @@ describe("GET /items", () => {
     expect(capped.body.pagination.per_page).toBe(100);
   });
 
-  it("orders a name before a longer name it is a prefix of (\"Apple\" before \"apple pie\")", async () => {
+  it('orders a name before a longer name it is a prefix of ("Apple" before "apple pie")', async () => {
     const { client } = await setup();
     for (const name of ["apple pie", "Apple", "banana"]) await createItem(client, { name });
     // The search path and the plain list must agree on name order.
@@ -835,12 +829,6 @@ describe("permissions and scopes", () => {
 });
 
 /* ---------------------------------------------------------------------------------------- */
-
-
-
-
-
-
 
 describe("admin CLI: unit, item and kit create", () => {
   it("creates a unit, an item and a kit, and refuses kits with unknown components or containing themselves", { timeout: 60_000 }, async () => {

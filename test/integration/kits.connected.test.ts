@@ -98,7 +98,11 @@ async function bigKit(each: number) {
   const parts = await Promise.all(Array.from({ length: 25 }, (_, i) => createItem(s.client, { name: `Part ${i}`, cost: "1.0000" })));
   for (const part of parts) await stock(s.client, part.id, s.location, each);
   const box = await createItem(s.client, { name: "Big kit" });
-  const kitId = await defineKit(s.account, box.id, parts.map((p) => [p.id, 1] as [string, number]));
+  const kitId = await defineKit(
+    s.account,
+    box.id,
+    parts.map((p) => [p.id, 1] as [string, number]),
+  );
   return { s, parts, box, kitId };
 }
 
@@ -148,10 +152,15 @@ async function cableKit(s: Setup, options: { cables?: number; plugs?: number; me
   const plug = await createItem(s.client, { name: "Plug", cost: "0.5000" });
   if ((options.cables ?? 10) > 0) await stock(s.client, cable.id, s.location, options.cables ?? 10);
   if ((options.plugs ?? 10) > 0) await stock(s.client, plug.id, s.location, options.plugs ?? 10);
-  const kitId = await defineKit(s.account, box.id, [
-    [cable.id, 2],
-    [plug.id, 1],
-  ], options.method);
+  const kitId = await defineKit(
+    s.account,
+    box.id,
+    [
+      [cable.id, 2],
+      [plug.id, 1],
+    ],
+    options.method,
+  );
   return { box, cable, plug, kitId };
 }
 
@@ -202,7 +211,14 @@ describe("GET /kits and GET /kits/{kit_id}", () => {
       created_at: expect.stringMatching(ISO),
       updated_at: expect.stringMatching(ISO),
     });
-    expect(list.body.data[1]).toMatchObject({ assembly_method: "automatic", quantity: 0, category_id: null, category_name: null, description: null, barcode: null });
+    expect(list.body.data[1]).toMatchObject({
+      assembly_method: "automatic",
+      quantity: 0,
+      category_id: null,
+      category_name: null,
+      description: null,
+      barcode: null,
+    });
 
     const q = async (query: Record<string, string>) => (await s.client.get("/kits", query)).body.data.map((k: any) => k.id);
     expect(await q({ q: "deluxe" })).toEqual([k2]);
@@ -260,8 +276,28 @@ describe("GET /kits and GET /kits/{kit_id}", () => {
     expect(kit.pieces).toBe(2);
     expect(kit.components.map((c: any) => Object.keys(c))).toEqual([COMPONENT_KEYS, COMPONENT_KEYS]);
     expect(kit.components).toEqual([
-      { id: expect.any(String), object: "kit_component", item_id: card.id, item_variation_id: null, name: "Card", sku: "CD", barcode: "CD-BC", quantity: 1, position: 1 },
-      { id: expect.any(String), object: "kit_component", item_id: shirt.id, item_variation_id: vars[0].id, name: "Shirt", sku: "SH-M", barcode: "SH-M-BC", quantity: 2, position: 2 },
+      {
+        id: expect.any(String),
+        object: "kit_component",
+        item_id: card.id,
+        item_variation_id: null,
+        name: "Card",
+        sku: "CD",
+        barcode: "CD-BC",
+        quantity: 1,
+        position: 1,
+      },
+      {
+        id: expect.any(String),
+        object: "kit_component",
+        item_id: shirt.id,
+        item_variation_id: vars[0].id,
+        name: "Shirt",
+        sku: "SH-M",
+        barcode: "SH-M-BC",
+        quantity: 2,
+        position: 2,
+      },
     ]);
     expect(new Set(kit.components.map((c: any) => c.id)).size).toBe(2);
     expect(JSON.stringify(kit)).not.toMatch(/cost|price/);
@@ -313,7 +349,9 @@ describe("POST /kits/{kit_id}/builds", () => {
       history(s.account.accountId, cable.id, "kit_build"),
       history(s.account.accountId, plug.id, "kit_build"),
     ]);
-    expect(cableHistory.map((e) => [e.onHandDelta, e.onHandAfter, e.unitCost, e.sourceId, e.userId])).toEqual([[-6, 4, "4.2000", made.id, s.account.ownerUserId]]);
+    expect(cableHistory.map((e) => [e.onHandDelta, e.onHandAfter, e.unitCost, e.sourceId, e.userId])).toEqual([
+      [-6, 4, "4.2000", made.id, s.account.ownerUserId],
+    ]);
     expect(plugHistory.map((e) => [e.onHandDelta, e.onHandAfter, e.unitCost])).toEqual([[-3, 7, "0.5000"]]);
     // One box = 2 x 4.20 + 1 x 0.50 = 8.90.
     expect(boxHistory.map((e) => [e.onHandDelta, e.onHandAfter, e.unitCost])).toEqual([[3, 3, "8.9000"]]);
@@ -420,7 +458,10 @@ describe("POST /kits/{kit_id}/builds", () => {
     // A deleted component (no document references items yet).
     const gone = await createItem(s.client, { name: "Vanishing part" });
     const box2 = await createItem(s.client, { name: "Box 2" });
-    const kit2 = await defineKit(s.account, box2.id, [[cable.id, 1], [gone.id, 1]]);
+    const kit2 = await defineKit(s.account, box2.id, [
+      [cable.id, 1],
+      [gone.id, 1],
+    ]);
     expect((await s.client.request("DELETE", `/items/${gone.id}`)).status).toBe(200);
     expectError(await build(s.client, kit2, { location_id: s.location, quantity: 1 }), 422, "invalid_kit_build", "kit_id");
 
@@ -428,7 +469,12 @@ describe("POST /kits/{kit_id}/builds", () => {
     const stored = (await db().entities.kit.get({ accountId: s.account.accountId, kitId }).go()).data!;
     const selfKitId = randomUUID();
     await db()
-      .entities.kit.create({ ...stored, kitId: selfKitId, number: 90, components: [...stored.components, { ...stored.components[0]!, id: randomUUID(), itemId: box.id, variationId: stored.variationId }] })
+      .entities.kit.create({
+        ...stored,
+        kitId: selfKitId,
+        number: 90,
+        components: [...stored.components, { ...stored.components[0]!, id: randomUUID(), itemId: box.id, variationId: stored.variationId }],
+      })
       .go();
     const self = await build(s.client, selfKitId, { location_id: s.location, quantity: 1 });
     expectError(self, 422, "invalid_kit_build", "kit_id");
@@ -458,8 +504,19 @@ describe("POST /kits/{kit_id}/builds", () => {
     const cable = await createItem(s.client, { name: "Cable", cost: "9.0000" });
     const bag = await createItem(s.client, { name: "Bag", cost: "0.1000" });
     const box = await createItem(s.client, { name: "Box" });
-    const cableKitId = await defineKit(s.account, cable.id, [[wire.id, 2], [plugItem.id, 2]], "automatic");
-    const boxKitId = await defineKit(s.account, box.id, [[cable.id, 3], [bag.id, 1]]);
+    const cableKitId = await defineKit(
+      s.account,
+      cable.id,
+      [
+        [wire.id, 2],
+        [plugItem.id, 2],
+      ],
+      "automatic",
+    );
+    const boxKitId = await defineKit(s.account, box.id, [
+      [cable.id, 3],
+      [bag.id, 1],
+    ]);
     await stock(s.client, wire.id, s.location, 20);
     await stock(s.client, plugItem.id, s.location, 20);
     await stock(s.client, cable.id, s.location, 2);
@@ -471,7 +528,13 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(await onHandAt(s.client, ids, s.location)).toEqual({ [wire.id]: 12, [plugItem.id]: 12, [cable.id]: 0, [bag.id]: 3, [box.id]: 2 });
     const nested = await builds(s.client, cableKitId);
     expect(nested.data).toHaveLength(1);
-    expect(nested.data[0]).toMatchObject({ kit_id: cableKitId, quantity: 4, assembly_method: "automatic", parent_kit: { id: boxKitId, kit_number: 2 }, location: { id: s.location } });
+    expect(nested.data[0]).toMatchObject({
+      kit_id: cableKitId,
+      quantity: 4,
+      assembly_method: "automatic",
+      parent_kit: { id: boxKitId, kit_number: 2 },
+      location: { id: s.location },
+    });
     expect((await builds(s.client, boxKitId)).data.map((b) => b.id)).toEqual([made.id]);
     expect(made.parent_kit).toBeNull();
     // One transaction: every history entry of both builds carries the same journal id.
@@ -522,7 +585,9 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(await onHandAt(s.client, [box.id], s.location)).toEqual({ [box.id]: 1 });
   });
 
-  it("a kit of 25 components assembles and disassembles exactly (the consumption atomic, the additions held and bound by the build)", { timeout: 60_000 }, async () => {
+  it("a kit of 25 components assembles and disassembles exactly (the consumption atomic, the additions held and bound by the build)", {
+    timeout: 60_000,
+  }, async () => {
     const { s, parts, box, kitId } = await bigKit(2);
     const ids = [box.id, ...parts.map((p) => p.id)];
 
@@ -531,7 +596,9 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(after[box.id]).toBe(2);
     for (const part of parts) expect(after[part.id]).toBe(0);
     expect((await storedItem(s.account.accountId, box.id)).averageCost).toBe("25.0000");
-    const { data: journals } = await db().entities.stockJournal.scan.where(({ accountId }, { eq }) => eq(accountId, s.account.accountId)).go({ pages: "all" });
+    const { data: journals } = await db()
+      .entities.stockJournal.scan.where(({ accountId }, { eq }) => eq(accountId, s.account.accountId))
+      .go({ pages: "all" });
     expect(journals.map((j) => [j.mode, j.status, j.sourceType, j.sourceId])).toEqual([["hold", "applied", "kit_build", made.id]]);
 
     // Short by one part: refused, nothing changes.
@@ -547,7 +614,9 @@ describe("POST /kits/{kit_id}/builds", () => {
     for (const part of parts.slice(1)) expect(back[part.id]).toBe(2);
   });
 
-  it("readers during 25-component builds and disassemblies never see the parts moved without the assembled units (one commit point)", { timeout: 120_000 }, async () => {
+  it("readers during 25-component builds and disassemblies never see the parts moved without the assembled units (one commit point)", {
+    timeout: 120_000,
+  }, async () => {
     const { s, parts, box, kitId } = await bigKit(3);
     const part = parts[24]!.id; // the last part: its row is the last the build's transaction writes
     const onHand = async (id: string) => (await onHandAt(s.client, [id], s.location))[id]!;
@@ -587,8 +656,13 @@ describe("POST /kits/{kit_id}/builds", () => {
       for (const id of made) expect((await disassemble(s.client, kitId, id)).status).toBe(200);
     });
     expect(await onHandAt(s.client, [box.id, part], s.location)).toEqual({ [box.id]: 0, [part]: 3 });
-    const { data: journals } = await db().entities.stockJournal.scan.where(({ accountId }, { eq }) => eq(accountId, s.account.accountId)).go({ pages: "all" });
-    expect(journals.map((j) => `${j.mode} ${j.status} ${j.sourceType}`).sort()).toEqual([...Array(3).fill("hold applied kit_build"), ...Array(3).fill("hold applied kit_disassembly")]);
+    const { data: journals } = await db()
+      .entities.stockJournal.scan.where(({ accountId }, { eq }) => eq(accountId, s.account.accountId))
+      .go({ pages: "all" });
+    expect(journals.map((j) => `${j.mode} ${j.status} ${j.sourceType}`).sort()).toEqual([
+      ...Array(3).fill("hold applied kit_build"),
+      ...Array(3).fill("hold applied kit_disassembly"),
+    ]);
   });
 });
 
@@ -798,7 +872,10 @@ describe("sync feed", () => {
         await settle();
         const page = await s.client.get("/sync", { cursor, limit: 100 });
         expect(page.status, page.text).toBe(200);
-        return { ids: new Set((page.body.changes as { id: string; resource: string; operation: string }[]).map((c) => `${c.resource}:${c.id}:${c.operation}`)), cursor: page.body.next_cursor as string };
+        return {
+          ids: new Set((page.body.changes as { id: string; resource: string; operation: string }[]).map((c) => `${c.resource}:${c.id}:${c.operation}`)),
+          cursor: page.body.next_cursor as string,
+        };
       };
       const made = await buildOk(s.client, kitId, { location_id: s.location, quantity: 1 });
       const afterBuild = await changedSince(start.body.cursor);
@@ -813,7 +890,9 @@ describe("sync feed", () => {
 });
 
 describe("admin CLI: kit create", () => {
-  it("numbers kits from the account's sequence, selects variations, and refuses more than 25 components, cycles and a second kit per item", { timeout: 60_000 }, async () => {
+  it("numbers kits from the account's sequence, selects variations, and refuses more than 25 components, cycles and a second kit per item", {
+    timeout: 60_000,
+  }, async () => {
     const s = await setup();
     const box = await createItem(s.client, { name: "CLI box" });
     const shirt = await createItem(s.client, { name: "Shirt", variations: [{ values: { Size: "M" } }, { values: { Size: "L" } }] });
@@ -832,7 +911,9 @@ describe("admin CLI: kit create", () => {
     expect(kit.components[0]).toMatchObject({ item_id: shirt.id, item_variation_id: vars[1].id, quantity: 2, position: 1 });
 
     // An item backs one kit at most.
-    await expect(createKit({ accountId: id, itemId: box.id, components: [{ itemId: shirt.id, quantity: 1, variationId: vars[0].id }] })).rejects.toThrow(/already backs kit/);
+    await expect(createKit({ accountId: id, itemId: box.id, components: [{ itemId: shirt.id, quantity: 1, variationId: vars[0].id }] })).rejects.toThrow(
+      /already backs kit/,
+    );
     // A chain a <- b <- c: a kit of c made from a would be a cycle (directly or deeper).
     const [a, b, c] = [await createItem(s.client, { name: "A" }), await createItem(s.client, { name: "B" }), await createItem(s.client, { name: "C" })];
     const kitA = await defineKit(s.account, a.id, [[b.id, 1]]);
@@ -846,7 +927,9 @@ describe("admin CLI: kit create", () => {
     // Archived items, unique kit items and unknown variations are refused too.
     const unique = await createItem(s.client, { name: "Serial", inventory_type: "unique" });
     await expect(createKit({ accountId: id, itemId: unique.id, components: [{ itemId: a.id, quantity: 1 }] })).rejects.toThrow(/quantity item/);
-    await expect(createKit({ accountId: id, itemId: c.id, components: [{ itemId: d.id, quantity: 1, variationId: randomUUID() }] })).rejects.toThrow(/not a variation/);
+    await expect(createKit({ accountId: id, itemId: c.id, components: [{ itemId: d.id, quantity: 1, variationId: randomUUID() }] })).rejects.toThrow(
+      /not a variation/,
+    );
     expect((await s.client.patch(`/items/${d.id}`, { archived: true })).status).toBe(200);
     await expect(createKit({ accountId: id, itemId: c.id, components: [{ itemId: d.id, quantity: 1 }] })).rejects.toThrow(/archived/);
   });

@@ -71,7 +71,9 @@ describe("connected: calls independent of line count", () => {
     const customer = (await client.post("/customers", { name: "Lines customer" })).body;
     const ids: string[] = [];
     for (let i = 0; i < 100; i += 20) {
-      const batch = await Promise.all(Array.from({ length: 20 }, (_, j) => client.post("/items", { name: `Line item ${i + j}`, price: "2", location_id: location.id })));
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, j) => client.post("/items", { name: `Line item ${i + j}`, price: "2", location_id: location.id })),
+      );
       ids.push(...batch.map((r) => r.body.id as string));
     }
     const stocked = ids[3]!;
@@ -115,12 +117,17 @@ describe("connected: calls independent of line count", () => {
       [legacy.id, legacyS.id, main.id],
       [legacy.id, legacyM.id, annex.id],
     ]) {
-      const adjusted = await client.post(`/items/${itemId}/adjustments`, { location_id: locationId, quantity: 10, ...(variationId ? { item_variation_id: variationId } : {}) });
+      const adjusted = await client.post(`/items/${itemId}/adjustments`, {
+        location_id: locationId,
+        quantity: 10,
+        ...(variationId ? { item_variation_id: variationId } : {}),
+      });
       expect(adjusted.status, adjusted.text).toBe(201);
     }
     // An item as stored before line indexes existed: without them it is read whole.
     await db().entities.item.patch({ accountId, itemId: legacy.id }).remove(["variationIds", "rowIndex"]).go();
-    const rowOf = (list: any[], variationId: string, locationId: string) => list.find((v) => v.id === variationId).locations.find((l: any) => l.location_id === locationId).item_variation_location_id as number;
+    const rowOf = (list: any[], variationId: string, locationId: string) =>
+      list.find((v) => v.id === variationId).locations.find((l: any) => l.location_id === locationId).item_variation_location_id as number;
     const sizedNow = await variations(sized.id);
     const legacyNow = await variations(legacy.id);
     const created = await client.post("/sales-orders", {
@@ -140,10 +147,22 @@ describe("connected: calls independent of line count", () => {
       [sized.id, rowOf(sizedNow, sizedS.id, main.id), 1, "Main", 4],
     ]);
     // Without a row: a plain item stocked at two locations needs one; a variation item always does.
-    const refused = await client.post("/invoices", { customer_id: customer.id, lines: [{ item_id: sized.id, quantity: 1 }, { item_id: legacy.id, quantity: 1 }] });
+    const refused = await client.post("/invoices", {
+      customer_id: customer.id,
+      lines: [
+        { item_id: sized.id, quantity: 1 },
+        { item_id: legacy.id, quantity: 1 },
+      ],
+    });
     expectValidation(refused, "lines[0].item_variation_location_id", "required");
     expectValidation(refused, "lines[1].item_variation_location_id", "required");
-    const unplaced = await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "1" }, { item_id: plain.id, quantity: 1 }] });
+    const unplaced = await client.post("/invoices", {
+      customer_id: customer.id,
+      lines: [
+        { name: "Service", unit_price: "1" },
+        { item_id: plain.id, quantity: 1 },
+      ],
+    });
     expectValidation(unplaced, "lines[1].item_variation_location_id", "required");
     // A row of another item, of the same item elsewhere, and a plain item's row at each location.
     const plainRows = (await variations(plain.id))[0].locations as any[];

@@ -38,9 +38,18 @@ const shuffled = (size: number) => Array.from({ length: size }, (_, i) => i).sor
 async function fixture(size: number): Promise<Fixture> {
   const account = await newAccount();
   const owner = principalOf(account);
-  const customer = await createParty(owner, "customer", { name: nameOf(0), office_email: "office@example.com", billing_address1: "1 Long Street", vat_number: "GB123456789" } as never, undefined);
+  const customer = await createParty(
+    owner,
+    "customer",
+    { name: nameOf(0), office_email: "office@example.com", billing_address1: "1 Long Street", vat_number: "GB123456789" } as never,
+    undefined,
+  );
   const party = (await readParty(account.accountId, (customer as { id: string }).id))!;
-  const created = await createItem(owner, { name: nameOf(0), sku: "RARE-0000", description: "A record of ordinary size, with a description." } as never, undefined);
+  const created = await createItem(
+    owner,
+    { name: nameOf(0), sku: "RARE-0000", description: "A record of ordinary size, with a description." } as never,
+    undefined,
+  );
   const item = (await readItem(account.accountId, (created as { id: string }).id))!;
   const parties = [];
   const items = [];
@@ -51,10 +60,22 @@ async function fixture(size: number): Promise<Fixture> {
     const sku = i < RARE ? `RARE-${i}` : `SKU-${i}`;
     items.push({ ...item, itemId: randomUUID(), number: item.number + i, name, nameKey: nameSortKey(name), sku, skuKey: sku.toLowerCase() });
   }
-  for (let i = 0; i < parties.length; i += 500) await db().entities.party.put(parties.slice(i, i + 500) as never).go();
-  for (let i = 0; i < items.length; i += 500) await db().entities.item.put(items.slice(i, i + 500) as never).go();
-  await db().entities.accountCounters.update({ accountId: account.accountId }).add({ customerCount: size - 1 }).go();
-  await db().entities.inventoryCounters.update({ accountId: account.accountId }).add({ items_00: size - 1 }).go();
+  for (let i = 0; i < parties.length; i += 500)
+    await db()
+      .entities.party.put(parties.slice(i, i + 500) as never)
+      .go();
+  for (let i = 0; i < items.length; i += 500)
+    await db()
+      .entities.item.put(items.slice(i, i + 500) as never)
+      .go();
+  await db()
+    .entities.accountCounters.update({ accountId: account.accountId })
+    .add({ customerCount: size - 1 })
+    .go();
+  await db()
+    .entities.inventoryCounters.update({ accountId: account.accountId })
+    .add({ items_00: size - 1 })
+    .go();
   const names = Array.from({ length: size }, (_, i) => nameOf(i)).sort((a, b) => (nameSortKey(a) < nameSortKey(b) ? -1 : 1));
   return { owner, size, names };
 }
@@ -92,7 +113,9 @@ describe("name-ordered list cost by account size", () => {
       expect(customers.result.pagination.total_records).toBe(size);
       rows[0]!.readCapacity.push(customers.readCapacity);
       const partiesBefore = await measure(() =>
-        readToOffset((last - 1) * LIMIT, LIMIT, (cursor, want) => db().entities.party.query.byName({ accountId, kind: "customer" }).go({ cursor, limit: want })),
+        readToOffset((last - 1) * LIMIT, LIMIT, (cursor, want) =>
+          db().entities.party.query.byName({ accountId, kind: "customer" }).go({ cursor, limit: want }),
+        ),
       );
       expect(partiesBefore.result.map((p) => p.name)).toEqual(expected);
       rows[1]!.readCapacity.push(partiesBefore.readCapacity);
@@ -102,7 +125,10 @@ describe("name-ordered list cost by account size", () => {
       rows[2]!.readCapacity.push(items.readCapacity);
       const itemsBefore = await measure(() =>
         readToOffset((last - 1) * LIMIT, LIMIT, (cursor, want) =>
-          db().entities.item.query.byName({ accountId }).where(({ archived, sold }, { eq }) => `${eq(archived, false)} AND ${eq(sold, false)}`).go({ cursor, limit: want }),
+          db()
+            .entities.item.query.byName({ accountId })
+            .where(({ archived, sold }, { eq }) => `${eq(archived, false)} AND ${eq(sold, false)}`)
+            .go({ cursor, limit: want }),
         ),
       );
       expect(itemsBefore.result.map((i) => i.name)).toEqual(expected);
@@ -125,7 +151,10 @@ describe("name-ordered list cost by account size", () => {
     // A deep page skips over name entries (about 200 bytes each, keys included), never records:
     // under 60% of what reading every record up to the page costs. (Not within 2x of the small
     // account: the skip still grows with the offset; see the README, "Lists".)
-    for (const [after, before] of [[rows[0]!, rows[1]!], [rows[2]!, rows[3]!]] as const) {
+    for (const [after, before] of [
+      [rows[0]!, rows[1]!],
+      [rows[2]!, rows[3]!],
+    ] as const) {
       expect(after.readCapacity[1], after.list).toBeLessThan(0.6 * before.readCapacity[1]!);
       expect(after.readCapacity[0], after.list).toBeLessThanOrEqual(before.readCapacity[0]! + 1);
     }
@@ -148,24 +177,44 @@ describe("name-ordered list cost by account size", () => {
     await db().entities.item.patch({ accountId: account.accountId, itemId: itemIds[1]! }).set({ archived: true }).go();
     await db().entities.item.patch({ accountId: account.accountId, itemId: itemIds[2]! }).set({ sold: true }).go();
     await db().entities.item.patch({ accountId: account.accountId, itemId: itemIds[6]! }).set({ archived: true, sold: true }).go();
-    const itemQueries = [{}, { archived: "all" }, { include_sold: "true" }, { archived: "all", include_sold: "true" }, { q: "a" }, { q: "a", archived: "all" }, { category_id: category.id }, { category_id: category.id, archived: "all", include_sold: "true" }];
+    const itemQueries = [
+      {},
+      { archived: "all" },
+      { include_sold: "true" },
+      { archived: "all", include_sold: "true" },
+      { q: "a" },
+      { q: "a", archived: "all" },
+      { category_id: category.id },
+      { category_id: category.id, archived: "all", include_sold: "true" },
+    ];
     for (const query of itemQueries) {
       const full = (await listItems(owner, "/api/v3/items", { page: 1, limit: 100 }, query)).data.map((i) => i.id);
       expect(full.length, JSON.stringify(query)).toBeGreaterThanOrEqual(2);
       for (const limit of [1, 2, 3]) {
         for (let page = 1; page <= Math.ceil(full.length / limit) + 1; page++) {
           const listed = await listItems(owner, "/api/v3/items", { page, limit }, query);
-          expect(listed.data.map((i) => i.id), `${JSON.stringify(query)} page ${page} of ${limit}`).toEqual(full.slice((page - 1) * limit, page * limit));
+          expect(
+            listed.data.map((i) => i.id),
+            `${JSON.stringify(query)} page ${page} of ${limit}`,
+          ).toEqual(full.slice((page - 1) * limit, page * limit));
         }
       }
     }
-    for (const [principal, q] of [[owner, undefined], [staff, undefined], [owner, "a"], [staff, "customer"]] as const) {
+    for (const [principal, q] of [
+      [owner, undefined],
+      [staff, undefined],
+      [owner, "a"],
+      [staff, "customer"],
+    ] as const) {
       const full = (await listParties(principal, "customer", "/api/v3/customers", { page: 1, limit: 100 }, q)).data.map((c) => c.name);
       expect(full.length).toBeGreaterThan(2);
       for (const limit of [1, 3]) {
         for (let page = 1; page <= Math.ceil(full.length / limit) + 1; page++) {
           const listed = await listParties(principal, "customer", "/api/v3/customers", { page, limit }, q);
-          expect(listed.data.map((c) => c.name), `${principal.role} ${q} page ${page} of ${limit}`).toEqual(full.slice((page - 1) * limit, page * limit));
+          expect(
+            listed.data.map((c) => c.name),
+            `${principal.role} ${q} page ${page} of ${limit}`,
+          ).toEqual(full.slice((page - 1) * limit, page * limit));
           expect(listed.pagination.total_records).toBe(full.length);
         }
       }

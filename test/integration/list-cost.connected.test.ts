@@ -39,7 +39,11 @@ describe("list cost by account size", () => {
     const customer = await createParty(owner, "customer", { name: "Deep Pages" } as never, undefined);
     const ids: string[] = [];
     for (let i = 0; i < 9; i++) {
-      const created = await createInvoice(owner, { customer_id: customer.id, lines: [{ name: `Service ${i}`, unit_price: "10", quantity: 1 }] } as never, undefined);
+      const created = await createInvoice(
+        owner,
+        { customer_id: customer.id, lines: [{ name: `Service ${i}`, unit_price: "10", quantity: 1 }] } as never,
+        undefined,
+      );
       ids.push((created.body as { id: string }).id);
     }
     // Delete numbers 9 (the newest), 5 and 2.

@@ -99,7 +99,10 @@ describe("npm start", () => {
     expect(body.data.map((l) => l.name)).toEqual(["Downtown Store", "Main Warehouse", "Riverton Depot"]);
     // A believable account: dozens of records, and a staff key that sees only its own.
     const totals: Record<string, number> = {};
-    for (const [name, key] of [["owner", first.apiKey], ["staff", first.staffKey]] as const) {
+    for (const [name, key] of [
+      ["owner", first.apiKey],
+      ["staff", first.staffKey],
+    ] as const) {
       for (const collection of ["customers", "prospects", "suppliers", "contacts", "items", "kits"]) {
         const list = await fetch(`${first.url}/api/v3/${collection}`, { headers: { authorization: `Bearer ${key}` } });
         expect(list.status).toBe(200);

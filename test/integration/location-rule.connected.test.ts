@@ -55,7 +55,11 @@ beforeAll(async () => {
   w = { account, owner, restricted: api().withKey(user.key), main: main.id, branch: branch.id, supplier: supplier.id, customer: customer.id, item, branchItem };
 });
 
-const poBody = (location: string, item: Record<string, any>) => ({ supplier_id: w.supplier, location_id: location, lines: [{ item_id: item.id, quantity: 5, unit_cost: "2.0000" }] });
+const poBody = (location: string, item: Record<string, any>) => ({
+  supplier_id: w.supplier,
+  location_id: location,
+  lines: [{ item_id: item.id, quantity: 5, unit_cost: "2.0000" }],
+});
 const salesLines = (item: Record<string, any>) => [{ item_id: item.id, quantity: 2 }];
 
 describe("connected: the location rule", () => {
@@ -93,11 +97,20 @@ describe("connected: the location rule", () => {
   it("hides the owner's sales orders, invoices and estimates at Main from every route and changes nothing", async () => {
     const order = await ok(w.owner.post("/sales-orders", { customer_id: w.customer, location_id: w.main, lines: salesLines(w.item) }), 201);
     const open = await ok(w.owner.post("/sales-orders", { customer_id: w.customer, location_id: w.main, lines: salesLines(w.item) }), 201);
-    const invoice = await ok(w.owner.post("/invoices", { customer_id: w.customer, lines: [{ item_id: w.item.id, item_variation_location_id: order.lines[0].item_variation_location_id, quantity: 1 }] }), 201);
+    const invoice = await ok(
+      w.owner.post("/invoices", {
+        customer_id: w.customer,
+        lines: [{ item_id: w.item.id, item_variation_location_id: order.lines[0].item_variation_location_id, quantity: 1 }],
+      }),
+      201,
+    );
     const paidInvoice = await ok(w.owner.post("/invoices", { customer_id: w.customer, lines: [{ item_id: w.item.id, quantity: 1 }] }), 201);
     const payment = await ok(w.owner.post(`/invoices/${paidInvoice.id}/payments`, { amount: "1.0000" }), 201);
     const estimate = await ok(
-      w.owner.post("/estimates", { customer_id: w.customer, lines: [{ item_id: w.item.id, item_variation_location_id: order.lines[0].item_variation_location_id, quantity: 3 }] }),
+      w.owner.post("/estimates", {
+        customer_id: w.customer,
+        lines: [{ item_id: w.item.id, item_variation_location_id: order.lines[0].item_variation_location_id, quantity: 3 }],
+      }),
       201,
     );
     const before = await stockOf(w.owner, w.item.id);
@@ -144,7 +157,10 @@ describe("connected: the location rule", () => {
       ["/invoices", [invoice.id, paidInvoice.id]],
       ["/estimates", [estimate.id]],
     ] as const) {
-      expect((await ok(r.get(path))).data.map((d: any) => d.id), path).not.toEqual(expect.arrayContaining([ids[0]]));
+      expect(
+        (await ok(r.get(path))).data.map((d: any) => d.id),
+        path,
+      ).not.toEqual(expect.arrayContaining([ids[0]]));
       expect((await ok(r.get(path, { ids: ids.join(",") }))).data, path).toEqual([]);
       // A filtered list applies the rule too.
       expect((await ok(r.get(path, { customer_id: w.customer }))).data, path).toEqual([]);
@@ -190,8 +206,16 @@ describe("connected: the location rule", () => {
     const before = await stockOf(w.owner, w.item.id);
     expectValidation(await r.post("/purchase-orders", poBody(w.main, w.item)), "location_id", "invalid_reference");
     const po = await ok(r.post("/purchase-orders", poBody(w.branch, w.branchItem)), 201);
-    expectValidation(await r.patch(`/purchase-orders/${po.id}`, { location_id: w.main, lines: [{ item_id: w.item.id, quantity: 1, unit_cost: "1.0000" }] }), "location_id", "invalid_reference");
-    expectValidation(await r.post("/sales-orders", { customer_id: w.customer, location_id: w.main, lines: salesLines(w.item) }), "location_id", "invalid_reference");
+    expectValidation(
+      await r.patch(`/purchase-orders/${po.id}`, { location_id: w.main, lines: [{ item_id: w.item.id, quantity: 1, unit_cost: "1.0000" }] }),
+      "location_id",
+      "invalid_reference",
+    );
+    expectValidation(
+      await r.post("/sales-orders", { customer_id: w.customer, location_id: w.main, lines: salesLines(w.item) }),
+      "location_id",
+      "invalid_reference",
+    );
     const mainRow = (await ok(w.owner.get(`/items/${w.item.id}/variations`, { include: "locations" }))).data[0].locations[0].item_variation_location_id;
     expectValidation(
       await r.post("/invoices", { customer_id: w.customer, lines: [{ item_id: w.item.id, item_variation_location_id: mainRow, quantity: 1 }] }),

@@ -20,7 +20,6 @@ async function setup(): Promise<{ account: TestAccount; client: ApiClient }> {
   return { account, client: api().withKey(account.ownerKey) };
 }
 
-
 async function createLocation(client: ApiClient, name: string, shortName = name.slice(0, 25)) {
   const response = await client.post("/locations", { name, short_name: shortName }, { idempotencyKey: idempotencyKey() });
   expect(response.status, response.text).toBe(201);
@@ -32,8 +31,6 @@ async function createZone(client: ApiClient, locationId: string, body: Record<st
   expect(response.status, response.text).toBe(201);
   return response.body as { id: string; location_id: string; name: string; short_name: string; description: string | null };
 }
-
-
 
 describe("GET /locations", () => {
   it("lists active locations ordered by name, case-insensitively, with exactly the location fields", async () => {
@@ -101,17 +98,9 @@ describe("GET /locations", () => {
     expect(list.body.pagination.total_records).toBe(1);
 
     expectError(await client.get(`/locations/${inactive.id}/zones`), 404, "resource_missing");
-    const create = await client.post(
-      `/locations/${inactive.id}/zones`,
-      { name: "New zone", short_name: "NZ" },
-      { idempotencyKey: idempotencyKey() },
-    );
+    const create = await client.post(`/locations/${inactive.id}/zones`, { name: "New zone", short_name: "NZ" }, { idempotencyKey: idempotencyKey() });
     expectError(create, 404, "resource_missing");
-    const patch = await client.patch(
-      `/locations/${inactive.id}/zones/${zone.id}`,
-      { name: "Renamed", short_name: "RN" },
-      { idempotencyKey: idempotencyKey() },
-    );
+    const patch = await client.patch(`/locations/${inactive.id}/zones/${zone.id}`, { name: "Renamed", short_name: "RN" }, { idempotencyKey: idempotencyKey() });
     expectError(patch, 404, "resource_missing");
 
     const zones = await storedZones(account.accountId, inactive.id);
@@ -291,11 +280,7 @@ describe("permissions and the location boundary (rules 1-3)", () => {
     expect(await storedLocations(account.accountId)).toHaveLength(2);
 
     expectError(await restricted.get(`/locations/${l2.id}/zones`), 404, "resource_missing");
-    const createOutside = await restricted.post(
-      `/locations/${l2.id}/zones`,
-      { name: "Sneaky", short_name: "SN" },
-      { idempotencyKey: idempotencyKey() },
-    );
+    const createOutside = await restricted.post(`/locations/${l2.id}/zones`, { name: "Sneaky", short_name: "SN" }, { idempotencyKey: idempotencyKey() });
     expectError(createOutside, 404, "resource_missing");
     const patchOutside = await restricted.patch(
       `/locations/${l2.id}/zones/${l2Zone.id}`,
@@ -340,22 +325,14 @@ describe("permissions and the location boundary (rules 1-3)", () => {
     expect(list.body.data).toEqual([location]);
     expect((await viewer.get(`/locations/${location.id}/zones`)).body.data).toEqual([zone]);
 
-    expectError(
-      await viewer.post("/locations", { name: "New", short_name: "NW" }, { idempotencyKey: idempotencyKey() }),
-      403,
-      "permission_denied",
-    );
+    expectError(await viewer.post("/locations", { name: "New", short_name: "NW" }, { idempotencyKey: idempotencyKey() }), 403, "permission_denied");
     expectError(
       await viewer.post(`/locations/${location.id}/zones`, { name: "New", short_name: "NW" }, { idempotencyKey: idempotencyKey() }),
       403,
       "permission_denied",
     );
     expectError(
-      await viewer.patch(
-        `/locations/${location.id}/zones/${zone.id}`,
-        { name: "Changed", short_name: "CH" },
-        { idempotencyKey: idempotencyKey() },
-      ),
+      await viewer.patch(`/locations/${location.id}/zones/${zone.id}`, { name: "Changed", short_name: "CH" }, { idempotencyKey: idempotencyKey() }),
       403,
       "permission_denied",
     );
@@ -379,11 +356,7 @@ describe("permissions and the location boundary (rules 1-3)", () => {
       "resource_missing",
     );
     expectError(
-      await mine.client.patch(
-        `/locations/${location.id}/zones/${zone.id}`,
-        { name: "Hijacked", short_name: "HJ" },
-        { idempotencyKey: idempotencyKey() },
-      ),
+      await mine.client.patch(`/locations/${location.id}/zones/${zone.id}`, { name: "Hijacked", short_name: "HJ" }, { idempotencyKey: idempotencyKey() }),
       404,
       "resource_missing",
     );
@@ -401,11 +374,7 @@ describe("permissions and the location boundary (rules 1-3)", () => {
 
     for (const id of ["not-a-uuid", "12345", randomUUID()]) {
       expectError(await client.get(`/locations/${id}/zones`), 404, "resource_missing");
-      expectError(
-        await client.post(`/locations/${id}/zones`, { name: "Z", short_name: "Z" }, { idempotencyKey: idempotencyKey() }),
-        404,
-        "resource_missing",
-      );
+      expectError(await client.post(`/locations/${id}/zones`, { name: "Z", short_name: "Z" }, { idempotencyKey: idempotencyKey() }), 404, "resource_missing");
     }
     // malformed zone id
     expectError(
@@ -481,8 +450,7 @@ describe("zones", () => {
   it("validates zone creates and stores nothing when they fail", async () => {
     const { account, client } = await setup();
     const location = await createLocation(client, "Validated");
-    const post = (body: Record<string, unknown>) =>
-      client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: idempotencyKey() });
+    const post = (body: Record<string, unknown>) => client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: idempotencyKey() });
 
     const ok = await post({ name: "z".repeat(100), short_name: "s".repeat(25) });
     expect(ok.status, ok.text).toBe(201);
@@ -518,11 +486,7 @@ describe("zones", () => {
     expect(cleared.body.description).toBeNull();
     expect((await client.get(`/locations/${location.id}/zones`)).body.data).toEqual([cleared.body]);
 
-    const nulled = await client.patch(
-      path,
-      { name: "Again", short_name: "AG", description: null },
-      { idempotencyKey: idempotencyKey() },
-    );
+    const nulled = await client.patch(path, { name: "Again", short_name: "AG", description: null }, { idempotencyKey: idempotencyKey() });
     expect(nulled.status, nulled.text).toBe(200);
     expect(nulled.body.description).toBeNull();
 
@@ -536,8 +500,7 @@ describe("zones", () => {
     const { account, client } = await setup();
     const location = await createLocation(client, "Strict");
     const zone = await createZone(client, location.id, { name: "Keep", short_name: "KP", description: "kept" });
-    const patch = (body: Record<string, unknown>) =>
-      client.patch(`/locations/${location.id}/zones/${zone.id}`, body, { idempotencyKey: idempotencyKey() });
+    const patch = (body: Record<string, unknown>) => client.patch(`/locations/${location.id}/zones/${zone.id}`, body, { idempotencyKey: idempotencyKey() });
 
     expectValidation(await patch({ name: "Only name" }), "short_name", "required");
     expectValidation(await patch({ short_name: "ON" }), "name", "required");
@@ -556,18 +519,10 @@ describe("zones", () => {
     const l2 = await createLocation(client, "Second");
     const zone = await createZone(client, l1.id, { name: "Home", short_name: "HM", description: "d" });
 
-    const crossed = await client.patch(
-      `/locations/${l2.id}/zones/${zone.id}`,
-      { name: "Moved", short_name: "MV" },
-      { idempotencyKey: idempotencyKey() },
-    );
+    const crossed = await client.patch(`/locations/${l2.id}/zones/${zone.id}`, { name: "Moved", short_name: "MV" }, { idempotencyKey: idempotencyKey() });
     expectError(crossed, 404, "resource_missing");
 
-    const unknown = await client.patch(
-      `/locations/${l1.id}/zones/${randomUUID()}`,
-      { name: "Ghost", short_name: "GH" },
-      { idempotencyKey: idempotencyKey() },
-    );
+    const unknown = await client.patch(`/locations/${l1.id}/zones/${randomUUID()}`, { name: "Ghost", short_name: "GH" }, { idempotencyKey: idempotencyKey() });
     expectError(unknown, 404, "resource_missing");
 
     const l1Zones = await storedZones(account.accountId, l1.id);

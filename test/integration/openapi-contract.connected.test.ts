@@ -63,7 +63,11 @@ const PATH_IDS: Record<string, (route: RouteDefinition, t: Tenant) => string | u
   sales_order_id: (route, t) => (route.operationId === "updateSalesOrder" ? t.ids.openSalesOrder : t.ids.salesOrder),
   // Invoices: unpaid standalone for update and pack, one without payments to cancel, else one with a payment and a packing list.
   invoice_id: (route, t) =>
-    route.operationId === "updateInvoice" || route.operationId === "packInvoice" ? t.ids.openInvoice : route.operationId === "cancelInvoice" ? t.ids.cancellableInvoice : t.ids.invoice,
+    route.operationId === "updateInvoice" || route.operationId === "packInvoice"
+      ? t.ids.openInvoice
+      : route.operationId === "cancelInvoice"
+        ? t.ids.cancellableInvoice
+        : t.ids.invoice,
   fulfillment_id: (route, t) => (route.group === "invoices" ? t.ids.invoiceFulfillment : t.ids.salesOrderFulfillment),
 };
 
@@ -169,7 +173,10 @@ class CannotBuild extends Error {}
 function pathOf(route: RouteDefinition, ids: Record<string, string> = {}): string {
   return route.path.slice(API_PREFIX.length).replace(/\{(\w+)\}/g, (_m, param: string) => {
     const id = ids[param] ?? PATH_IDS[param]?.(route, tenant);
-    if (!id) throw new CannotBuild(`${route.operationId}: no record for path parameter {${param}}: teach PATH_IDS (test/integration/openapi-contract.connected.test.ts) which record it names.`);
+    if (!id)
+      throw new CannotBuild(
+        `${route.operationId}: no record for path parameter {${param}}: teach PATH_IDS (test/integration/openapi-contract.connected.test.ts) which record it names.`,
+      );
     return id;
   });
 }
@@ -217,7 +224,13 @@ function build(route: RouteDefinition): Built {
   const prepare = PREPARE[route.operationId];
   let prepared: Promise<Record<string, string>> | undefined;
   // Prepared once per built request: an identical retry must reach the same record.
-  return { path: pathOf(route), query: route.example?.query, body: exampleBody(route), fresh, prepare: prepare ? () => (prepared ??= prepare(tenant)) : undefined };
+  return {
+    path: pathOf(route),
+    query: route.example?.query,
+    body: exampleBody(route),
+    fresh,
+    prepare: prepare ? () => (prepared ??= prepare(tenant)) : undefined,
+  };
 }
 
 interface SendOptions {
@@ -236,8 +249,11 @@ async function send(route: RouteDefinition, built: Built, options: SendOptions =
   let path = built.path;
   if (built.prepare) path = pathOf(route, await built.prepare());
   if (built.fresh) {
-    const created = await tenant.client.request("POST", pathOf(built.fresh), exampleBody(built.fresh), { idempotencyKey: built.fresh.idempotency === "none" ? undefined : idempotencyKey() });
-    if (created.status !== 201) throw new Error(`${route.operationId}: making its record with ${built.fresh.operationId} answered ${created.status} ${created.text}`);
+    const created = await tenant.client.request("POST", pathOf(built.fresh), exampleBody(built.fresh), {
+      idempotencyKey: built.fresh.idempotency === "none" ? undefined : idempotencyKey(),
+    });
+    if (created.status !== 201)
+      throw new Error(`${route.operationId}: making its record with ${built.fresh.operationId} answered ${created.status} ${created.text}`);
     path = path.replace(/[^/]+$/, created.body.id as string);
   }
   const key = options.idempotencyKey ?? (route.idempotency === "none" ? undefined : idempotencyKey());
@@ -246,7 +262,12 @@ async function send(route: RouteDefinition, built: Built, options: SendOptions =
     if (value === null) delete headers[name];
     else headers[name] = value;
   }
-  return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, { query: built.query, idempotencyKey: key, raw: options.raw, headers });
+  return client.request(options.method ?? route.method, path, options.raw === undefined ? built.body : undefined, {
+    query: built.query,
+    idempotencyKey: key,
+    raw: options.raw,
+    headers,
+  });
 }
 
 // ---- validation against the document ----
@@ -271,12 +292,21 @@ function validatorOf(id: string, schema: unknown): ValidateFunction {
   return validate;
 }
 
-const resolve = (node: Json): Json => (typeof node.$ref === "string" ? (node.$ref.split("/").slice(1).reduce((n: Json, part: string) => n[part], doc) as Json) : node);
+const resolve = (node: Json): Json =>
+  typeof node.$ref === "string"
+    ? (node.$ref
+        .split("/")
+        .slice(1)
+        .reduce((n: Json, part: string) => n[part], doc) as Json)
+    : node;
 
 /** Checks one response against the documented responses of its operation (or a component response). */
 function expectDocumented(label: string, response: TestResponse, responses: Record<string, Json>): void {
   const documented = responses[String(response.status)];
-  expect(documented, `${label}: status ${response.status} is not documented (${Object.keys(responses).join(", ")}): ${response.text.slice(0, 300)}`).toBeDefined();
+  expect(
+    documented,
+    `${label}: status ${response.status} is not documented (${Object.keys(responses).join(", ")}): ${response.text.slice(0, 300)}`,
+  ).toBeDefined();
   const spec = resolve(documented!);
   for (const [name, headerRef] of Object.entries((spec.headers ?? {}) as Record<string, Json>)) {
     const header = resolve(headerRef);
@@ -298,7 +328,9 @@ function expectDocumented(label: string, response: TestResponse, responses: Reco
     expect(response.body, `${label}: body is not JSON: ${response.text.slice(0, 200)}`).toBeDefined();
     const validate = validatorOf(`${label} ${response.status}`, content!.schema);
     const valid = validate(response.body);
-    expect(valid, `${label}: ${response.status} body does not match the document: ${ajv.errorsText(validate.errors)}\n${response.text.slice(0, 500)}`).toBe(true);
+    expect(valid, `${label}: ${response.status} body does not match the document: ${ajv.errorsText(validate.errors)}\n${response.text.slice(0, 500)}`).toBe(
+      true,
+    );
   } else {
     expect(response.text.length, `${label}: empty ${mediaType} body`).toBeGreaterThan(0);
   }
@@ -336,14 +368,16 @@ beforeAll(async () => {
   const tier = (await createPricingTier({ accountId: account.accountId, name: "Contract tier" })).pricing_tier_id;
   // Documents and kits: an order in each state the transitions start from, transfers likewise.
   const destination = await post("/locations", { name: "Contract Destination", short_name: "CD" });
-  const orderOf = () => client.post("/purchase-orders", { supplier_id: supplier, location_id: location, lines: [{ item_id: item, quantity: 500, unit_cost: "100.0000" }] });
+  const orderOf = () =>
+    client.post("/purchase-orders", { supplier_id: supplier, location_id: location, lines: [{ item_id: item, quantity: 500, unit_cost: "100.0000" }] });
   const order = (await orderOf()).body;
   const sentOrder = (await orderOf()).body;
   const sent = await client.post(`/purchase-orders/${sentOrder.id}/send`, {});
   if (sent.status !== 200) throw new Error(`send: ${sent.status} ${sent.text}`);
   const paidOrder = (await orderOf()).body;
   const payment = await post(`/purchase-orders/${paidOrder.id}/payments`, { amount: "5" });
-  const transferOf = async () => post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, lines: [{ item_id: item, quantity: 1 }] });
+  const transferOf = async () =>
+    post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, lines: [{ item_id: item, quantity: 1 }] });
   const transfer = await transferOf();
   const pendingTransfer = await transferOf();
   const transitTransfer = await transferOf();
@@ -365,9 +399,21 @@ beforeAll(async () => {
   // contract item is also at the transfers' destination, so an invoice would have to name the row).
   const invoiceItem = await post("/items", { name: "Contract Invoice Item" });
   await post(`/items/${invoiceItem}/adjustments`, { location_id: location, quantity: 100 });
-  const estimateOf = (lineItem: string) => document("/estimates", { customer_id: customer, lines: [{ item_id: lineItem, quantity: 1 }, { name: "Contract service", unit_price: "10" }] });
+  const estimateOf = (lineItem: string) =>
+    document("/estimates", {
+      customer_id: customer,
+      lines: [
+        { item_id: lineItem, quantity: 1 },
+        { name: "Contract service", unit_price: "10" },
+      ],
+    });
   // The last two: Open, unconverted, for the conversions (to an invoice, to a sales order); the invoice item's stock row is unambiguous.
-  const [estimate, declinableEstimate, convertibleEstimate, convertibleEstimate2] = await Promise.all([estimateOf(item), estimateOf(item), estimateOf(invoiceItem), estimateOf(invoiceItem)]);
+  const [estimate, declinableEstimate, convertibleEstimate, convertibleEstimate2] = await Promise.all([
+    estimateOf(item),
+    estimateOf(item),
+    estimateOf(invoiceItem),
+    estimateOf(invoiceItem),
+  ]);
   // Open, nothing packed or invoiced (update); and one with a packed, unshipped packing list (pack more, ship, invoice).
   const salesOrderOf = (quantity: number) => document("/sales-orders", { customer_id: customer, location_id: location, lines: [{ item_id: item, quantity }] });
   const [openSalesOrder, salesOrder] = await Promise.all([salesOrderOf(2), salesOrderOf(10)]);
@@ -474,7 +520,9 @@ describe("OpenAPI contract: every route answers what its document says", () => {
     // The documented example.
     const key = route.idempotency === "none" ? undefined : idempotencyKey();
     const example = await send(route, built, { idempotencyKey: key });
-    expect(Object.keys(route.responses).map(Number), `${route.operationId} example answered ${example.status}: ${example.text.slice(0, 500)}`).toContain(example.status);
+    expect(Object.keys(route.responses).map(Number), `${route.operationId} example answered ${example.status}: ${example.text.slice(0, 500)}`).toContain(
+      example.status,
+    );
     expectContract(route, "example", example);
 
     // An identical retry is replayed, and says so (not for routes that need a fresh record: the retry would make another).
@@ -488,23 +536,45 @@ describe("OpenAPI contract: every route answers what its document says", () => {
     if (route.authenticated) await failing("no API key", send(route, built, { key: null }), 401, "authentication_required");
     if (route.idempotency === "required") {
       const headers = await HEADERS[route.operationId]?.(tenant, built.path);
-      await failing("no Idempotency-Key", tenant.client.request(route.method, built.path, built.body, { query: built.query, headers }), 400, "idempotency_key_required");
+      await failing(
+        "no Idempotency-Key",
+        tenant.client.request(route.method, built.path, built.body, { query: built.query, headers }),
+        400,
+        "idempotency_key_required",
+      );
     }
-    if (route.idempotency !== "none") await failing("malformed Idempotency-Key", send(route, built, { idempotencyKey: "x".repeat(256) }), 400, "invalid_idempotency_key");
+    if (route.idempotency !== "none")
+      await failing("malformed Idempotency-Key", send(route, built, { idempotencyKey: "x".repeat(256) }), 400, "invalid_idempotency_key");
     if (route.request.path) {
       const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
       const ids = Object.fromEntries(names.map((name, i) => [name, i === names.length - 1 ? randomUUID() : PATH_IDS[name]!(route, tenant)!]));
-      await failing("a record that does not exist", send(route, { ...built, path: pathOf(route, ids), fresh: undefined, prepare: undefined }), 404, "resource_missing");
+      await failing(
+        "a record that does not exist",
+        send(route, { ...built, path: pathOf(route, ids), fresh: undefined, prepare: undefined }),
+        404,
+        "resource_missing",
+      );
     }
     if (route.request.body) {
       // A route may name its own code for a body its schema refuses (e.g. invalid_invoice_pack); the document says which.
-      await failing("an unknown body field", send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }), 422, route.protectedFields?.code ?? route.bodyErrorCode ?? "validation_failed");
+      await failing(
+        "an unknown body field",
+        send(route, { ...built, body: { ...(built.body as object), zz_not_a_field: 1 } }),
+        422,
+        route.protectedFields?.code ?? route.bodyErrorCode ?? "validation_failed",
+      );
       await failing("a body that is not JSON", send(route, built, { raw: "{" }), 400, "invalid_json");
       await failing("a body over 1 MB", send(route, built, { raw: OVERSIZED_BODY }), 413, "request_too_large");
     }
     if (route.request.query) {
       const refused = refusedQuery(route);
-      if (refused) await failing(`query ${Object.keys(refused)[0]} refused`, send(route, { ...built, query: { ...built.query, ...refused } }), 422, "invalid_query_parameter");
+      if (refused)
+        await failing(
+          `query ${Object.keys(refused)[0]} refused`,
+          send(route, { ...built, query: { ...built.query, ...refused } }),
+          422,
+          "invalid_query_parameter",
+        );
     }
     if (!route.authenticated) {
       // A public route has nothing to refuse; its path with another method is 405 with Allow.
@@ -542,11 +612,14 @@ function userWithout(permissions: readonly Permission[] | "all"): Promise<ApiCli
 }
 
 describe("OpenAPI contract: restricted users get what the document says", () => {
-  const needing = ROUTES.flatMap((route) => (route.permissions ?? []).map((permission) => [`${route.operationId} without ${permission}`, route, permission] as const));
+  const needing = ROUTES.flatMap((route) =>
+    (route.permissions ?? []).map((permission) => [`${route.operationId} without ${permission}`, route, permission] as const),
+  );
 
   it("the route table names the permissions of every operation that needs one (kits included)", () => {
     expect(needing.length).toBeGreaterThan(80);
-    for (const id of ["listKits", "getKit", "listKitBuilds", "createKitBuild", "deleteKitBuild"]) expect(ROUTES.find((r) => r.operationId === id)!.permissions?.length, id).toBe(1);
+    for (const id of ["listKits", "getKit", "listKitBuilds", "createKitBuild", "deleteKitBuild"])
+      expect(ROUTES.find((r) => r.operationId === id)!.permissions?.length, id).toBe(1);
   });
 
   it.each(needing)("%s: 403 permission_denied, as documented", async (_label, route, permission) => {
@@ -572,7 +645,9 @@ describe("OpenAPI contract: restricted users get what the document says", () => 
 /** A staff user with every permission and scope, restricted to the tenant's second location (made once). */
 let atOtherLocation: Promise<ApiClient> | undefined;
 const userAtOtherLocation = () =>
-  (atOtherLocation ??= newUser(tenant.account, { permissions: [...PERMISSIONS], scopes: "all", locationId: tenant.ids.destination }).then((user) => api().withKey(user.key)));
+  (atOtherLocation ??= newUser(tenant.account, { permissions: [...PERMISSIONS], scopes: "all", locationId: tenant.ids.destination }).then((user) =>
+    api().withKey(user.key),
+  ));
 
 describe("OpenAPI contract: a user restricted to another location gets what the document says", () => {
   // The tenant's documents, stock and kit builds are at its first location: the location rule

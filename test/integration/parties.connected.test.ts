@@ -83,8 +83,6 @@ async function storedParty(accountId: string, partyId: string) {
   return data;
 }
 
-
-
 /** A complete writable body for a kind (every field of section 2.6's writable table). */
 function fullBody(kind: Kind): Record<string, unknown> {
   const body: Record<string, unknown> = {
@@ -327,7 +325,13 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
 
       // Wrong kind, other account, duplicates: 422 naming the index in the request.
       expectValidation(
-        await client.post(path, { name: "x", custom_field_values: [{ custom_field_id: f1, value: "a" }, { custom_field_id: wrongKind, value: "b" }] }),
+        await client.post(path, {
+          name: "x",
+          custom_field_values: [
+            { custom_field_id: f1, value: "a" },
+            { custom_field_id: wrongKind, value: "b" },
+          ],
+        }),
         "custom_field_values[1].custom_field_id",
       );
       expectValidation(
@@ -337,12 +341,22 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
       expectValidation(
         await client.post(path, {
           name: "x",
-          custom_field_values: [{ custom_field_id: f1, value: "" }, { custom_field_id: f2, value: "b" }, { custom_field_id: foreign, value: "c" }],
+          custom_field_values: [
+            { custom_field_id: f1, value: "" },
+            { custom_field_id: f2, value: "b" },
+            { custom_field_id: foreign, value: "c" },
+          ],
         }),
         "custom_field_values[2].custom_field_id",
       );
       expectValidation(
-        await client.post(path, { name: "x", custom_field_values: [{ custom_field_id: f1, value: "a" }, { custom_field_id: f1, value: "b" }] }),
+        await client.post(path, {
+          name: "x",
+          custom_field_values: [
+            { custom_field_id: f1, value: "a" },
+            { custom_field_id: f1, value: "b" },
+          ],
+        }),
         "custom_field_values[1].custom_field_id",
       );
       expectValidation(
@@ -766,9 +780,7 @@ describe("number sequences across kinds", () => {
 
   it("a burst of 16 parallel customer and prospect creates shares one gapless sequence", async () => {
     const { client } = await setup();
-    const responses = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => client.post(i % 2 === 0 ? "/customers" : "/prospects", { name: `Mixed ${i}` })),
-    );
+    const responses = await Promise.all(Array.from({ length: 16 }, (_, i) => client.post(i % 2 === 0 ? "/customers" : "/prospects", { name: `Mixed ${i}` })));
     expectAllCreated(responses);
     expect(responses.map((r) => r.body.customer_number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
     expect(await total(client, "/customers")).toBe(8);

@@ -65,11 +65,19 @@ describe("connected: purchase-order stock", () => {
       await w.client.post("/purchase-orders", {
         supplier_id: w.supplier,
         location_id: w.location,
-        lines: [{ item_id: a.id, quantity: 10, unit_cost: "5" }, { item_id: b.id, quantity: 4 }, { name: "Freight", unit_cost: "20" }],
+        lines: [
+          { item_id: a.id, quantity: 10, unit_cost: "5" },
+          { item_id: b.id, quantity: 4 },
+          { name: "Freight", unit_cost: "20" },
+        ],
       })
     ).body;
     const [lineA, lineB, freight] = order.lines;
-    expectError(await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 1 }] }), 409, "purchase_order_receive_not_allowed");
+    expectError(
+      await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 1 }] }),
+      409,
+      "purchase_order_receive_not_allowed",
+    );
     expect(await stock(w.client, a.id)).toEqual({ quantity: 0, incoming: 0 });
 
     const sent = await w.client.post(`/purchase-orders/${order.id}/send`, { date_sent: "2026-11-20" });
@@ -84,14 +92,28 @@ describe("connected: purchase-order stock", () => {
     expect(await stock(w.client, a.id)).toEqual({ quantity: 0, incoming: 10 });
 
     // Refusals change nothing: over the remaining balance, a service line, a duplicate line.
-    expectValidation(await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 11 }] }), "lines[0].quantity", "too_large");
     expectValidation(
-      await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineB.id, quantity: 1 }, { line_id: freight.id, quantity: 1 }] }),
+      await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 11 }] }),
+      "lines[0].quantity",
+      "too_large",
+    );
+    expectValidation(
+      await w.client.post(`/purchase-orders/${order.id}/receive`, {
+        lines: [
+          { line_id: lineB.id, quantity: 1 },
+          { line_id: freight.id, quantity: 1 },
+        ],
+      }),
       "lines[1].line_id",
       "not_inventory",
     );
     expectValidation(
-      await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 1 }, { line_id: lineA.id, quantity: 1 }] }),
+      await w.client.post(`/purchase-orders/${order.id}/receive`, {
+        lines: [
+          { line_id: lineA.id, quantity: 1 },
+          { line_id: lineA.id, quantity: 1 },
+        ],
+      }),
       "lines[1].line_id",
       "duplicate",
     );
@@ -106,13 +128,23 @@ describe("connected: purchase-order stock", () => {
     expect(await storedAverageCost(w.account.accountId, a.id)).toBe("5.0000");
     expectError(await w.client.post(`/purchase-orders/${order.id}/send`, {}), 409, "purchase_order_send_not_allowed");
 
-    const rest = await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 4 }, { line_id: lineB.id, quantity: 4 }], received_date: "2026-11-25" });
+    const rest = await w.client.post(`/purchase-orders/${order.id}/receive`, {
+      lines: [
+        { line_id: lineA.id, quantity: 4 },
+        { line_id: lineB.id, quantity: 4 },
+      ],
+      received_date: "2026-11-25",
+    });
     expect(rest.status, rest.text).toBe(200);
     expect(rest.body).toMatchObject({ status_id: 24, status: "Received", date_received: "2026-11-25" });
     expect(await stock(w.client, a.id)).toEqual({ quantity: 10, incoming: 0 });
     expect(await stock(w.client, b.id)).toEqual({ quantity: 4, incoming: 0 });
     expect(await storedAverageCost(w.account.accountId, b.id)).toBe("2.0000");
-    expectError(await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 1 }] }), 409, "purchase_order_receive_not_allowed");
+    expectError(
+      await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: lineA.id, quantity: 1 }] }),
+      409,
+      "purchase_order_receive_not_allowed",
+    );
     const history = await w.client.get(`/items/${a.id}/variations`, { include: "locations" });
     expect(history.body.data[0].locations[0]).toMatchObject({ location_id: w.location, quantity: 10, quantity_incoming: 0 });
   });
@@ -123,7 +155,9 @@ describe("connected: purchase-order stock", () => {
     await w.client.post(`/items/${a.id}/adjustments`, { location_id: w.location, quantity: 10 });
     const { data } = await db().entities.item.get({ accountId: w.account.accountId, itemId: a.id }).go();
     await db().entities.item.patch({ accountId: w.account.accountId, itemId: a.id }).set({ averageCost: "2.0000", stockVersion: data!.stockVersion }).go();
-    const order = (await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: [{ item_id: a.id, quantity: 10, unit_cost: "4" }] })).body;
+    const order = (
+      await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: [{ item_id: a.id, quantity: 10, unit_cost: "4" }] })
+    ).body;
     await w.client.post(`/purchase-orders/${order.id}/send`, {});
     await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: [{ line_id: order.lines[0].id, quantity: 10 }] });
     expect(await storedAverageCost(w.account.accountId, a.id)).toBe("3.0000");
@@ -148,7 +182,9 @@ describe("connected: purchase-order stock", () => {
   it("a parallel send and update never leave an updated Sent order", async () => {
     for (let round = 0; round < 3; round++) {
       const w = await world();
-      const order = (await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: [{ name: "Service", unit_cost: "1" }] })).body;
+      const order = (
+        await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: [{ name: "Service", unit_cost: "1" }] })
+      ).body;
       const [update, send] = await Promise.all([
         w.client.patch(`/purchase-orders/${order.id}`, { name: "Updated" }),
         w.client.post(`/purchase-orders/${order.id}/send`, {}),
@@ -170,7 +206,11 @@ describe("connected: purchase-order stock", () => {
     const w = await world();
     const items = await Promise.all(Array.from({ length: 100 }, (_, i) => item(w.client, { name: `Part ${i} ${randomUUID().slice(0, 4)}` })));
     const order = (
-      await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: items.map((it, i) => ({ item_id: it.id, quantity: i + 1 })) })
+      await w.client.post("/purchase-orders", {
+        supplier_id: w.supplier,
+        location_id: w.location,
+        lines: items.map((it, i) => ({ item_id: it.id, quantity: i + 1 })),
+      })
     ).body;
     expect(order.lines).toHaveLength(100);
     let started = Date.now();
@@ -178,7 +218,9 @@ describe("connected: purchase-order stock", () => {
     expect(sent.status, sent.text).toBe(200);
     const sendMs = Date.now() - started;
     started = Date.now();
-    const received = await w.client.post(`/purchase-orders/${order.id}/receive`, { lines: order.lines.map((line: any) => ({ line_id: line.id, quantity: line.quantity })) });
+    const received = await w.client.post(`/purchase-orders/${order.id}/receive`, {
+      lines: order.lines.map((line: any) => ({ line_id: line.id, quantity: line.quantity })),
+    });
     const receiveMs = Date.now() - started;
     expect(received.status, received.text).toBe(200);
     expect(received.body.status).toBe("Received");
@@ -187,9 +229,11 @@ describe("connected: purchase-order stock", () => {
       const fetched = await w.client.get("/items", { ids: half.map((it) => it.id).join(",") });
       for (const it of fetched.body.data) byId.set(it.id, it);
     }
-    items.forEach((it, i) => expect((byId.get(it.id) as any)).toMatchObject({ quantity: i + 1, quantity_incoming: 0 }));
+    items.forEach((it, i) => expect(byId.get(it.id) as any).toMatchObject({ quantity: i + 1, quantity_incoming: 0 }));
     // Each receipt left exactly one history entry per item (none applied twice).
-    const { data } = await db().entities.stockHistory.query.primary({ accountId: w.account.accountId, itemId: items[42]!.id, sourceType: "purchase_order" }).go();
+    const { data } = await db()
+      .entities.stockHistory.query.primary({ accountId: w.account.accountId, itemId: items[42]!.id, sourceType: "purchase_order" })
+      .go();
     expect(data.map((h) => h.onHandDelta).sort()).toEqual([0, 43]);
     console.log(`100-line purchase order: send ${sendMs} ms, receive ${receiveMs} ms`);
   }, 120_000);

@@ -39,7 +39,19 @@ const ORDER_KEYS = [
   "shipping_tracking_code",
 ];
 const DETAIL_KEYS = ["party", "discount_percent", "pre_discount_total", "discount_total", "tax_label", "tax_2_label", "can_edit", "edit_block_reason"];
-const TAIL_KEYS = ["revision", "custom_field_values", "subtotal", "shipping_fee", "tax", "tax_2", "total", "amount_paid", "amount_due", "created_at", "updated_at"];
+const TAIL_KEYS = [
+  "revision",
+  "custom_field_values",
+  "subtotal",
+  "shipping_fee",
+  "tax",
+  "tax_2",
+  "total",
+  "amount_paid",
+  "amount_due",
+  "created_at",
+  "updated_at",
+];
 const LINE_KEYS = [
   "id",
   "object",
@@ -78,7 +90,15 @@ async function world(): Promise<World> {
   const account = await newAccount();
   const client = api().withKey(account.ownerKey);
   // Letters only: `q` also matches digits in supplier names.
-  const supplier = await client.post("/suppliers", { name: `Initech ${randomUUID().replace(/[^a-f]/g, "").slice(0, 6)}`, tax_rate1: 8.25, tax_rate2: "1.5", office_phone: "+1 555 0101", billing_city: "Springfield" });
+  const supplier = await client.post("/suppliers", {
+    name: `Initech ${randomUUID()
+      .replace(/[^a-f]/g, "")
+      .slice(0, 6)}`,
+    tax_rate1: 8.25,
+    tax_rate2: "1.5",
+    office_phone: "+1 555 0101",
+    billing_city: "Springfield",
+  });
   expect(supplier.status, supplier.text).toBe(201);
   const location = await client.post("/locations", { name: "Main Warehouse", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() });
   expect(location.status, location.text).toBe(201);
@@ -91,7 +111,10 @@ async function createOrder(w: World, extra: Record<string, unknown> = {}): Promi
   return w.client.post("/purchase-orders", {
     supplier_id: w.supplier.id,
     location_id: w.location,
-    lines: [{ item_id: w.item.id, quantity: 10 }, { name: "Freight", unit_cost: "35" }],
+    lines: [
+      { item_id: w.item.id, quantity: 10 },
+      { name: "Freight", unit_cost: "35" },
+    ],
     ...extra,
   });
 }
@@ -149,7 +172,15 @@ describe("connected: purchase orders", () => {
       variation_values: {},
       variation_number: 1,
     });
-    expect(service).toMatchObject({ item_id: null, line_type: "service", position: 1, name: "Freight", unit_cost: "35.0000", quantity: 1, location_name: null });
+    expect(service).toMatchObject({
+      item_id: null,
+      line_type: "service",
+      position: 1,
+      name: "Freight",
+      unit_cost: "35.0000",
+      quantity: 1,
+      location_name: null,
+    });
     // 42.5 + 35 = 77.5; tax 8.25% = 3.50625 + 2.8875 -> 3.5063 + 2.8875; tax 2 1.5% = 0.6375 + 0.525
     expect(order).toMatchObject({ subtotal: "77.5000", shipping_fee: "12.0000", tax: "6.3938", tax_2: "1.1625", total: "97.0563", amount_due: "97.0563" });
     const fetched = await w.client.get(`/purchase-orders/${order.id}`);
@@ -189,9 +220,24 @@ describe("connected: purchase orders", () => {
     expect(created.status, created.text).toBe(201);
     const order = created.body;
     expect(order.lines).toHaveLength(2);
-    expect(order.lines[1]).toMatchObject({ line_type: "discount", position: 1, unit_name: "discount", quantity: 1, unit_cost: "-10.0000", subtotal: "-10.0000", item_id: null });
+    expect(order.lines[1]).toMatchObject({
+      line_type: "discount",
+      position: 1,
+      unit_name: "discount",
+      quantity: 1,
+      unit_cost: "-10.0000",
+      subtotal: "-10.0000",
+      item_id: null,
+    });
     expect(order.lines[0].discounted_unit_cost).toBe("90.0000");
-    expect(order).toMatchObject({ discount_percent: "10.000", pre_discount_total: "100.0000", discount_total: "-10.0000", subtotal: "90.0000", tax: "18.0000", total: "108.0000" });
+    expect(order).toMatchObject({
+      discount_percent: "10.000",
+      pre_discount_total: "100.0000",
+      discount_total: "-10.0000",
+      subtotal: "90.0000",
+      tax: "18.0000",
+      total: "108.0000",
+    });
   });
 
   it("refuses bad input with the spec's errors and creates nothing, consuming no number", async () => {
@@ -234,7 +280,12 @@ describe("connected: purchase orders", () => {
 
     const replaced = await w.client.patch(
       `/purchase-orders/${order.id}`,
-      { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 3, description: "" }, { name: "Handling", unit_cost: "5" }] },
+      {
+        lines: [
+          { id: inventory.id, item_id: w.item.id, quantity: 3, description: "" },
+          { name: "Handling", unit_cost: "5" },
+        ],
+      },
       { headers: { "if-match": renamed.body.revision } },
     );
     expect(replaced.status, replaced.text).toBe(200);
@@ -246,9 +297,18 @@ describe("connected: purchase orders", () => {
     const restored = await w.client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: inventory.id, item_id: w.item.id, quantity: 3 }] });
     expect(restored.body.lines[0].description).toBe("2 m braided");
 
-    expectValidation(await w.client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: randomUUID(), item_id: w.item.id }] }), "lines[0].id", "invalid_reference");
     expectValidation(
-      await w.client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: inventory.id, item_id: w.item.id }, { id: inventory.id, item_id: w.item.id }] }),
+      await w.client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: randomUUID(), item_id: w.item.id }] }),
+      "lines[0].id",
+      "invalid_reference",
+    );
+    expectValidation(
+      await w.client.patch(`/purchase-orders/${order.id}`, {
+        lines: [
+          { id: inventory.id, item_id: w.item.id },
+          { id: inventory.id, item_id: w.item.id },
+        ],
+      }),
       "lines[1].id",
       "duplicate",
     );
@@ -298,7 +358,7 @@ describe("connected: purchase orders", () => {
 
     const staff = await newUser(w.account, { permissions: ["purchase_orders.list", "purchase_orders.modify"] });
     const staffClient = api().withKey(staff.key);
-    const own = (await staffClient.post("/purchase-orders", { supplier_id: otherSupplier.id, location_id: w.location, lines: [{ name: "X", unit_cost: 1 }] }));
+    const own = await staffClient.post("/purchase-orders", { supplier_id: otherSupplier.id, location_id: w.location, lines: [{ name: "X", unit_cost: 1 }] });
     // The supplier is not the staff user's own record: invisible to them.
     expectValidation(own, "supplier_id", "invalid_reference");
     const staffSupplier = (await staffClient.post("/suppliers", { name: "Staff supplier" })).body;
@@ -322,12 +382,35 @@ describe("connected: purchase orders", () => {
 
   it("records payments and refunds, moving amount_paid, amount_due and date_fully_paid; deletes them; replays by Idempotency-Key", async () => {
     const w = await world();
-    const order = (await w.client.post("/purchase-orders", { supplier_id: w.supplier.id, location_id: w.location, lines: [{ name: "Service", unit_cost: "100", tax_rate: 0, tax_2_rate: 0 }] })).body;
+    const order = (
+      await w.client.post("/purchase-orders", {
+        supplier_id: w.supplier.id,
+        location_id: w.location,
+        lines: [{ name: "Service", unit_cost: "100", tax_rate: 0, tax_2_rate: 0 }],
+      })
+    ).body;
     const key = idempotencyKey();
-    const paid = await w.client.post(`/purchase-orders/${order.id}/payments`, { amount: "60", reference: "Wire 1", payment_date: "2026-11-20" }, { idempotencyKey: key });
+    const paid = await w.client.post(
+      `/purchase-orders/${order.id}/payments`,
+      { amount: "60", reference: "Wire 1", payment_date: "2026-11-20" },
+      { idempotencyKey: key },
+    );
     expect(paid.status, paid.text).toBe(201);
-    expect(paid.body).toEqual({ id: expect.any(String), object: "payment", purchase_order_id: order.id, amount: "60.0000", type: "payment", reference: "Wire 1", payment_date: "2026-11-20", card: null });
-    const replay = await w.client.post(`/purchase-orders/${order.id}/payments`, { amount: "60", reference: "Wire 1", payment_date: "2026-11-20" }, { idempotencyKey: key });
+    expect(paid.body).toEqual({
+      id: expect.any(String),
+      object: "payment",
+      purchase_order_id: order.id,
+      amount: "60.0000",
+      type: "payment",
+      reference: "Wire 1",
+      payment_date: "2026-11-20",
+      card: null,
+    });
+    const replay = await w.client.post(
+      `/purchase-orders/${order.id}/payments`,
+      { amount: "60", reference: "Wire 1", payment_date: "2026-11-20" },
+      { idempotencyKey: key },
+    );
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(paid.body);
@@ -357,7 +440,11 @@ describe("connected: purchase orders", () => {
   it("bounds payments like invoices: never above the total, never refunded below zero, under 60 parallel payments too", async () => {
     const w = await world();
     const serviceOrder = (total: string) =>
-      w.client.post("/purchase-orders", { supplier_id: w.supplier.id, location_id: w.location, lines: [{ name: "Service", unit_cost: total, tax_rate: 0, tax_2_rate: 0 }] });
+      w.client.post("/purchase-orders", {
+        supplier_id: w.supplier.id,
+        location_id: w.location,
+        lines: [{ name: "Service", unit_cost: total, tax_rate: 0, tax_2_rate: 0 }],
+      });
     const ten = (await serviceOrder("10")).body;
     expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "25.00" }), 422, "exceeds_amount_due", "amount");
     expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "-1000.00" }), 422, "exceeds_amount_paid", "amount");

@@ -61,7 +61,18 @@ const PARTY_READ_ONLY = ["id", "object", "customer_number", "document_count", "a
 /** Generated lines (document-wide discount) are controlled by `discount_percent`, never sent. */
 const discountLine = (line: Json) => line.line_type === "discount";
 
-const DOCUMENT_LINE_DISPLAY = ["object", "line_type", "position", "unit_id", "unit_name", "sku", "variation_values", "variation_number", "location_name", "thumbnail_url"];
+const DOCUMENT_LINE_DISPLAY = [
+  "object",
+  "line_type",
+  "position",
+  "unit_id",
+  "unit_name",
+  "sku",
+  "variation_values",
+  "variation_number",
+  "location_name",
+  "thumbnail_url",
+];
 
 /**
  * THE table: per resource, what its GET shows that a client cannot write. Reasons in comments
@@ -461,7 +472,9 @@ async function readBack(client: ApiClient, resource: keyof typeof READ_BACK, opt
   const after = await read();
   expect.soft(differences(omit(before, MAY_MOVE), omit(after, MAY_MOVE)), `${label}: a no-op write changed the record`).toEqual([]);
   if (written.status === 200) {
-    expect.soft(differences(omit(after, MAY_MOVE), omit(written.body, MAY_MOVE)), `${label}: the ${method} response differs from the record as GET shows it`).toEqual([]);
+    expect
+      .soft(differences(omit(after, MAY_MOVE), omit(written.body, MAY_MOVE)), `${label}: the ${method} response differs from the record as GET shows it`)
+      .toEqual([]);
     moved.push({ resource: label, fields: BOOKKEEPING.filter((key) => key in before && JSON.stringify(before[key]) !== JSON.stringify(after[key])) });
   }
   return written;
@@ -520,7 +533,13 @@ async function world(): Promise<World> {
     expect(adjusted.status, adjusted.text).toBe(201);
     if (variation.values.Size === "M") teeRow = adjusted.body.item_variation_location_id;
   }
-  const supplier = await client.post("/suppliers", { name: "Cable Co", tax_rate1: 5, tax_rate2: 1, office_email: "sales@cable.test", billing_address_1: "2 Wire Way" });
+  const supplier = await client.post("/suppliers", {
+    name: "Cable Co",
+    tax_rate1: 5,
+    tax_rate2: 1,
+    office_email: "sales@cable.test",
+    billing_address_1: "2 Wire Way",
+  });
   expect(supplier.status, supplier.text).toBe(201);
   return {
     ...base,
@@ -608,12 +627,22 @@ describe("connected: what you read you can write back (architecture section 8)",
       expect(response.status, response.text).toBe(200);
       return response.body.data as Json[];
     };
-    const full = await created(w.client.post(`/locations/${w.location}/zones`, { name: "Aisle 7 - Cables", short_name: "A7", description: "Top shelves, left side" }, { idempotencyKey: idempotencyKey() }));
+    const full = await created(
+      w.client.post(
+        `/locations/${w.location}/zones`,
+        { name: "Aisle 7 - Cables", short_name: "A7", description: "Top shelves, left side" },
+        { idempotencyKey: idempotencyKey() },
+      ),
+    );
     const bare = await created(w.client.post(`/locations/${w.location}/zones`, { name: "Dock", short_name: "DK" }, { idempotencyKey: idempotencyKey() }));
     expect(bare.description).toBeNull();
     for (const zone of [full, bare]) {
       const read = async () => (await zones()).find((z) => z.id === zone.id)!;
-      await readBack(w.client, "zone", { path: `/locations/${w.location}/zones/${zone.id}`, read, label: `zone (${zone === full ? "description" : "description null"})` });
+      await readBack(w.client, "zone", {
+        path: `/locations/${w.location}/zones/${zone.id}`,
+        read,
+        label: `zone (${zone === full ? "description" : "description null"})`,
+      });
     }
   });
 
@@ -696,7 +725,9 @@ describe("connected: what you read you can write back (architecture section 8)",
         ],
       }),
     );
-    const unique = await created(w.client.post("/items", { name: "Phone", inventory_type: "unique", serial_number: "SN-0001", price: "300", cost: "200", location_id: w.location }));
+    const unique = await created(
+      w.client.post("/items", { name: "Phone", inventory_type: "unique", serial_number: "SN-0001", price: "300", cost: "200", location_id: w.location }),
+    );
     const bare = await created(w.client.post("/items", { name: "Bare item" }));
     const variationsOf = async (id: string) => (await w.client.get(`/items/${id}/variations`, { include: "locations" })).body;
     const variationsBefore = await variationsOf(full.id);
@@ -757,7 +788,9 @@ describe("connected: what you read you can write back (architecture section 8)",
         ],
       }),
     );
-    const bare = await created(w.client.post("/stock-transfers", { origin_location_id: w.location, destination_location_id: w.overflow, lines: [{ item_id: w.item.id, quantity: 2 }] }));
+    const bare = await created(
+      w.client.post("/stock-transfers", { origin_location_id: w.location, destination_location_id: w.overflow, lines: [{ item_id: w.item.id, quantity: 2 }] }),
+    );
     await readBack(w.client, "stock_transfer", { path: `/stock-transfers/${full.id}`, label: "stock transfer (pending, every field)" });
     await readBack(w.client, "stock_transfer", { path: `/stock-transfers/${bare.id}`, label: "stock transfer (pending, nulls)" });
 
@@ -917,7 +950,12 @@ describe("connected: what you read you can write back (architecture section 8)",
     await readBack(w.client, "prospect", { path: `/prospects/${prospect.id}`, label: "prospect (prospect_date 0001-01-01)" });
 
     const transfer = await created(
-      w.client.post("/stock-transfers", { origin_location_id: w.location, destination_location_id: w.overflow, estimated_arrival_date: "0100-03-01", lines: [{ item_id: w.item.id, quantity: 1 }] }),
+      w.client.post("/stock-transfers", {
+        origin_location_id: w.location,
+        destination_location_id: w.overflow,
+        estimated_arrival_date: "0100-03-01",
+        lines: [{ item_id: w.item.id, quantity: 1 }],
+      }),
     );
     expect(transfer.estimated_arrival_date).toBe("0100-03-01");
     await readBack(w.client, "stock_transfer", { path: `/stock-transfers/${transfer.id}`, label: "stock transfer (estimated arrival 0100-03-01)" });
@@ -927,11 +965,24 @@ describe("connected: what you read you can write back (architecture section 8)",
     await readBack(w.client, "task", { path: `/tasks/${task.id}`, label: "task (due 0001-01-01)" });
 
     // ... and a year 0000 date is 422 naming the field, on create and on update alike.
-    const refusedParam = (response: TestResponse) => [response.status, response.body?.error?.code, (response.body?.error?.details ?? []).map((d: Json) => d.param)];
-    const created0 = await w.client.post("/purchase-orders", { supplier_id: w.supplier.id, location_id: w.location, issue_date: "0000-12-31", lines: [{ item_id: w.item.id }] });
-    expect.soft(refusedParam(created0), `purchase order issue_date 0000-12-31 -> ${created0.text.slice(0, 300)}`).toEqual([422, "validation_failed", ["issue_date"]]);
+    const refusedParam = (response: TestResponse) => [
+      response.status,
+      response.body?.error?.code,
+      (response.body?.error?.details ?? []).map((d: Json) => d.param),
+    ];
+    const created0 = await w.client.post("/purchase-orders", {
+      supplier_id: w.supplier.id,
+      location_id: w.location,
+      issue_date: "0000-12-31",
+      lines: [{ item_id: w.item.id }],
+    });
+    expect
+      .soft(refusedParam(created0), `purchase order issue_date 0000-12-31 -> ${created0.text.slice(0, 300)}`)
+      .toEqual([422, "validation_failed", ["issue_date"]]);
     const patched0 = await w.client.patch(`/prospects/${prospect.id}`, { prospect_date: "0000-01-01" }, { idempotencyKey: idempotencyKey() });
-    expect.soft(refusedParam(patched0), `prospect prospect_date 0000-01-01 -> ${patched0.text.slice(0, 300)}`).toEqual([422, "validation_failed", ["prospect_date"]]);
+    expect
+      .soft(refusedParam(patched0), `prospect prospect_date 0000-01-01 -> ${patched0.text.slice(0, 300)}`)
+      .toEqual([422, "validation_failed", ["prospect_date"]]);
   });
 
   describe("a document converted from a 300-line estimate accepts its own lines back", () => {

@@ -42,7 +42,11 @@ async function orderWorld(): Promise<Order> {
     location_id: w.location,
     shipping_fee: 15,
     discount_percent: 10,
-    lines: [{ item_id: w.item.id, quantity: 5 }, { item_id: second.id, quantity: 3 }, { name: "Installation", unit_price: "50" }],
+    lines: [
+      { item_id: w.item.id, quantity: 5 },
+      { item_id: second.id, quantity: 3 },
+      { name: "Installation", unit_price: "50" },
+    ],
   });
   expect(created.status, created.text).toBe(201);
   return { w, order: created.body, second };
@@ -82,19 +86,39 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
 
     let current = await detail(w.client, order.id);
     expect(current.lines[0]).toMatchObject({ quantity_packed: 2, quantity_remaining_to_pack: 3 });
-    expect(current).toMatchObject({ packed_percent: 25, shipped_percent: 0, can_pack: true, can_edit: false, edit_block_reason: "sales_order_activity_started" });
+    expect(current).toMatchObject({
+      packed_percent: 25,
+      shipped_percent: 0,
+      can_pack: true,
+      can_edit: false,
+      edit_block_reason: "sales_order_activity_started",
+    });
 
     // The line rules: service lines (setting off) and the discount line are never packed; quantities are increments within what is left.
     expectValidation(await pack(w.client, order.id, [{ id: service.id, quantity: 1 }]), "lines[0].id", "not_packable");
     expectValidation(await pack(w.client, order.id, [{ id: discount.id, quantity: 1 }]), "lines[0].id", "not_packable");
     expectValidation(await pack(w.client, order.id, [{ id: first.id, quantity: 4 }]), "lines[0].quantity", "too_large");
     expectValidation(await pack(w.client, order.id, [{ id: crypto.randomUUID(), quantity: 1 }]), "lines[0].id", "invalid_reference");
-    expectValidation(await pack(w.client, order.id, [{ id: first.id, quantity: 1 }, { id: first.id, quantity: 1 }]), "lines[1].id", "duplicate");
-    expectValidation(await w.client.post(`/sales-orders/${order.id}/fulfillments`, { lines: [{ id: first.id, quantity: 1 }], carrier: "UPS" }), "carrier", "unknown_field");
+    expectValidation(
+      await pack(w.client, order.id, [
+        { id: first.id, quantity: 1 },
+        { id: first.id, quantity: 1 },
+      ]),
+      "lines[1].id",
+      "duplicate",
+    );
+    expectValidation(
+      await w.client.post(`/sales-orders/${order.id}/fulfillments`, { lines: [{ id: first.id, quantity: 1 }], carrier: "UPS" }),
+      "carrier",
+      "unknown_field",
+    );
     expectValidation(await w.client.post(`/sales-orders/${order.id}/fulfillments`, { lines: [] }), "lines", "too_few");
     expect((await detail(w.client, order.id)).lines[0].quantity_packed).toBe(2);
 
-    const rest = await pack(w.client, order.id, [{ id: first.id, quantity: 3 }, { id: other.id, quantity: 1.5 }]);
+    const rest = await pack(w.client, order.id, [
+      { id: first.id, quantity: 3 },
+      { id: other.id, quantity: 1.5 },
+    ]);
     expect(rest.status, rest.text).toBe(201);
     expect(rest.body).toMatchObject({ packing_list_number: 2, units_packed: 4.5 });
     expectError(await pack(w.client, order.id, [{ id: first.id, quantity: 1 }]), 409, "sales_order_line_already_packed");
@@ -137,7 +161,15 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
       tracking_url: "https://ups.test/track/1Z999",
     });
     expect(ship.status, ship.text).toBe(200);
-    expect(ship.body).toMatchObject({ id: packed.id, status: "shipped", shipped_date: "2026-11-24", carrier: "UPS", tracking_number: "1Z999", tracking_url: "https://ups.test/track/1Z999", units_packed: 4 });
+    expect(ship.body).toMatchObject({
+      id: packed.id,
+      status: "shipped",
+      shipped_date: "2026-11-24",
+      carrier: "UPS",
+      tracking_number: "1Z999",
+      tracking_url: "https://ups.test/track/1Z999",
+      units_packed: 4,
+    });
     const current = await detail(w.client, order.id);
     expect(current.lines[0]).toMatchObject({ quantity_packed: 4, quantity_shipped: 4 });
     expect(current).toMatchObject({ packed_percent: 50, shipped_percent: 50 });
@@ -214,10 +246,18 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(current.lines[0]).toMatchObject({ quantity_invoiced: 2 });
     // The invoiced quantity left the reservation and on hand; the customer's figures moved.
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 48, reserved: 3 });
-    expect(await figuresOf(w.client, w.customer.id)).toMatchObject({ lifetime_revenue_total: "39.3000", document_count: 2, last_invoice_date: invoice.issue_date });
+    expect(await figuresOf(w.client, w.customer.id)).toMatchObject({
+      lifetime_revenue_total: "39.3000",
+      document_count: 2,
+      last_invoice_date: invoice.issue_date,
+    });
 
     expectValidation(await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: first.id, quantity: 4 }] }), "lines[0].quantity", "too_large");
-    expectValidation(await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: discount.id, quantity: 1 }] }), "lines[0].id", "not_invoiceable");
+    expectValidation(
+      await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: discount.id, quantity: 1 }] }),
+      "lines[0].id",
+      "not_invoiceable",
+    );
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 48, reserved: 3 });
 
     // Linked invoices show the order's progress, never allocated partially.
@@ -231,7 +271,11 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(linked).toMatchObject({ packed_percent: 100 });
     expect(linked.lines[0]).toMatchObject({ quantity: 2, quantity_packed: 2, quantity_shipped: 0 });
     expect(linked.lines[1]).toMatchObject({ line_type: "discount", quantity_packed: 0 });
-    expectError(await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] }), 409, "invoice_fulfillment_managed_by_sales_order");
+    expectError(
+      await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] }),
+      409,
+      "invoice_fulfillment_managed_by_sales_order",
+    );
     expectError(await w.client.post(`/invoices/${invoice.id}/fulfillments/${packedRest.id}/ship`, {}), 409, "invoice_fulfillment_managed_by_sales_order");
     expect((await w.client.get(`/invoices/${invoice.id}/fulfillments`)).body.data).toEqual([]);
     expectError(await w.client.patch(`/invoices/${invoice.id}`, { name: "x" }), 409, "invoice_update_not_allowed");
@@ -255,7 +299,14 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
       ["discount", 1],
     ]);
     current = await detail(w.client, order.id);
-    expect(current).toMatchObject({ status_id: 30, status: "Closed", invoiced_percent: 100, invoice_count: 2, can_edit: false, edit_block_reason: "sales_order_not_open" });
+    expect(current).toMatchObject({
+      status_id: 30,
+      status: "Closed",
+      invoiced_percent: 100,
+      invoice_count: 2,
+      can_edit: false,
+      edit_block_reason: "sales_order_not_open",
+    });
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 45, reserved: 0 });
     expect(await stockOf(w.client, second.id)).toMatchObject({ quantity: 17, reserved: 0 });
     expectError(await w.client.post(`/sales-orders/${order.id}/invoices`, {}), 409, "sales_order_invoice_not_allowed");
@@ -293,7 +344,9 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(1);
 
     const halves = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;
-    const parts = await Promise.all(Array.from({ length: 6 }, () => w.client.post(`/sales-orders/${halves.id}/invoices`, { lines: [{ id: halves.lines[0].id, quantity: 2 }] })));
+    const parts = await Promise.all(
+      Array.from({ length: 6 }, () => w.client.post(`/sales-orders/${halves.id}/invoices`, { lines: [{ id: halves.lines[0].id, quantity: 2 }] })),
+    );
     expect(parts.filter((r) => r.status === 201)).toHaveLength(2);
     for (const refused of parts.filter((r) => r.status !== 201)) expect([409, 422]).toContain(refused.status);
     const current = await detail(w.client, halves.id);
@@ -327,15 +380,19 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     page = await changesAfter(page.next_cursor, async () => {
       invoiceId = (await w.client.post(`/sales-orders/${order.id}/invoices`, {})).body.id;
     });
-    expect(page.changes).toEqual(expect.arrayContaining([
-      { resource: "sales_order", id: order.id, operation: "upsert" },
-      { resource: "invoice", id: invoiceId, operation: "upsert" },
-    ]));
+    expect(page.changes).toEqual(
+      expect.arrayContaining([
+        { resource: "sales_order", id: order.id, operation: "upsert" },
+        { resource: "invoice", id: invoiceId, operation: "upsert" },
+      ]),
+    );
     page = await changesAfter(page.next_cursor, () => w.client.post(`/invoices/${invoiceId}/payments`, { amount: "1" }));
-    expect(page.changes).toEqual(expect.arrayContaining([
-      { resource: "sales_order", id: order.id, operation: "upsert" },
-      { resource: "invoice", id: invoiceId, operation: "upsert" },
-    ]));
+    expect(page.changes).toEqual(
+      expect.arrayContaining([
+        { resource: "sales_order", id: order.id, operation: "upsert" },
+        { resource: "invoice", id: invoiceId, operation: "upsert" },
+      ]),
+    );
     const standalone = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ name: "X", unit_price: 1 }] })).body;
     page = await changesAfter(page.next_cursor, () => w.client.request("DELETE", `/sales-orders/${standalone.id}`));
     expect(page.changes).toContainEqual({ resource: "sales_order", id: standalone.id, operation: "delete" });

@@ -29,7 +29,14 @@ const api = useApiServer();
 const world = () => salesWorld((key) => api().withKey(key));
 
 async function createOrder(w: SalesWorld, extra: Record<string, unknown> = {}, client: ApiClient = w.client) {
-  return client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 5 }, { name: "Installation", unit_price: "85" }], ...extra });
+  return client.post("/sales-orders", {
+    customer_id: w.customer.id,
+    lines: [
+      { item_id: w.item.id, quantity: 5 },
+      { name: "Installation", unit_price: "85" },
+    ],
+    ...extra,
+  });
 }
 
 const orderCount = async (client: ApiClient) => (await client.get("/sales-orders", { limit: 1 })).body.pagination.total_records;
@@ -38,10 +45,23 @@ describe("connected: sales orders", () => {
   it("creates an open order numbered from the sequence, with item and customer defaults, totals, reservations and an ETag", async () => {
     const w = await world();
     const before = await figuresOf(w.client, w.customer.id);
-    const created = await createOrder(w, { shipping_fee: 10, shipping_cost: "3", purchase_order_number: "PO-77", packing_list_note: "Fragile", expiry_date: "2099-01-01" });
+    const created = await createOrder(w, {
+      shipping_fee: 10,
+      shipping_cost: "3",
+      purchase_order_number: "PO-77",
+      packing_list_note: "Fragile",
+      expiry_date: "2099-01-01",
+    });
     expect(created.status, created.text).toBe(201);
     const order = created.body;
-    expect(Object.keys(order)).toEqual([...SALES_ORDER_KEYS, "shipping_cost", ...SALES_ORDER_PROGRESS_KEYS, ...SALES_ORDER_DETAIL_KEYS, ...SALES_ORDER_TAIL_KEYS, "lines"]);
+    expect(Object.keys(order)).toEqual([
+      ...SALES_ORDER_KEYS,
+      "shipping_cost",
+      ...SALES_ORDER_PROGRESS_KEYS,
+      ...SALES_ORDER_DETAIL_KEYS,
+      ...SALES_ORDER_TAIL_KEYS,
+      "lines",
+    ]);
     expect(created.headers.get("etag")).toBe(`"${order.revision}"`);
     expect(order.revision).toMatch(/^so_/);
     expect(order).toMatchObject({
@@ -116,7 +136,17 @@ describe("connected: sales orders", () => {
       unit_cost: "4.0000",
       total_cost: "20.0000",
     });
-    expect(service).toMatchObject({ item_id: null, item_variation_location_id: null, line_type: "service", name: "Installation", quantity: 1, unit_price: "85.0000", quantity_remaining_to_pack: 0, location_name: null, position: 1 });
+    expect(service).toMatchObject({
+      item_id: null,
+      item_variation_location_id: null,
+      line_type: "service",
+      name: "Installation",
+      quantity: 1,
+      unit_price: "85.0000",
+      quantity_remaining_to_pack: 0,
+      location_name: null,
+      position: 1,
+    });
     const fetched = await w.client.get(`/sales-orders/${order.id}`);
     expect(fetched.status).toBe(200);
     expect(fetched.body).toEqual(order);
@@ -139,7 +169,11 @@ describe("connected: sales orders", () => {
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(keyed.body);
     expect(replay.headers.get("etag")).toBe(`"${keyed.body.revision}"`);
-    expectError(await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 2 }] }, { idempotencyKey: key }), 409, "idempotency_key_reused");
+    expectError(
+      await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 2 }] }, { idempotencyKey: key }),
+      409,
+      "idempotency_key_reused",
+    );
     expect(await orderCount(w.client)).toBe(2);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 6 });
   });
@@ -149,7 +183,13 @@ describe("connected: sales orders", () => {
     const clerk = api().withKey((await newUser(w.account, { permissions: ["sales_orders.list", "sales_orders.modify", "records.view_all"] })).key);
     const priced = await createOrder(w, {}, clerk);
     expect(priced.status, priced.text).toBe(201);
-    const ignored = await clerk.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1, unit_price: "1" }, { name: "Labour", unit_price: "20" }] });
+    const ignored = await clerk.post("/sales-orders", {
+      customer_id: w.customer.id,
+      lines: [
+        { item_id: w.item.id, quantity: 1, unit_price: "1" },
+        { name: "Labour", unit_price: "20" },
+      ],
+    });
     expect(ignored.status, ignored.text).toBe(201);
     // Without prices.modify the item's current selling price applies (spec 4.4); service lines keep theirs.
     expect(ignored.body.lines[0].unit_price).toBe("12.0000");
@@ -163,7 +203,9 @@ describe("connected: sales orders", () => {
     expect(await orderCount(w.client)).toBe(count);
     expect((await stockOf(w.client, w.item.id)).reserved).toBe(reserved);
 
-    const pricer = api().withKey((await newUser(w.account, { permissions: ["sales_orders.list", "sales_orders.modify", "records.view_all", "prices.modify"] })).key);
+    const pricer = api().withKey(
+      (await newUser(w.account, { permissions: ["sales_orders.list", "sales_orders.modify", "records.view_all", "prices.modify"] })).key,
+    );
     const custom = await pricer.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 2, unit_price: "9.5" }] });
     expect(custom.body.lines[0]).toMatchObject({ unit_price: "9.5000", subtotal: "19.0000" });
     const noModify = api().withKey((await newUser(w.account, { permissions: ["sales_orders.list", "records.view_all"] })).key);
@@ -243,7 +285,11 @@ describe("connected: sales orders", () => {
     expect(renamed.body.lines.map((l: any) => l.id)).toEqual([inventory.id, service.id]);
     expect(renamed.body.revision).not.toBe(order.revision);
     expect(renamed.headers.get("etag")).toBe(`"${renamed.body.revision}"`);
-    expectError(await w.client.patch(`/sales-orders/${order.id}`, { name: "Late" }, { headers: { "if-match": `"${order.revision}"` } }), 409, "mobile_mutation_conflict");
+    expectError(
+      await w.client.patch(`/sales-orders/${order.id}`, { name: "Late" }, { headers: { "if-match": `"${order.revision}"` } }),
+      409,
+      "mobile_mutation_conflict",
+    );
     expect((await w.client.get(`/sales-orders/${order.id}`)).body.name).toBe("Spring order");
 
     const replaced = await w.client.patch(
@@ -258,13 +304,23 @@ describe("connected: sales orders", () => {
     ]);
     // 96 - 10% = 86.4; taxes on the discounted base: 8.64 and 2.16
     expect(replaced.body).toMatchObject({ subtotal: "86.4000", discount_total: "-9.6000", tax: "8.6400", tax_2: "2.1600", total: "97.2000" });
-    expect(replaced.body.lines[1]).toMatchObject({ unit_name: "discount", unit_price: "-9.6000", unit_cost: null, total_cost: null, quantity_remaining_to_pack: 0 });
+    expect(replaced.body.lines[1]).toMatchObject({
+      unit_name: "discount",
+      unit_price: "-9.6000",
+      unit_cost: null,
+      total_cost: null,
+      quantity_remaining_to_pack: 0,
+    });
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 8, quantity: 50 });
     const serviceOnly = await w.client.patch(`/sales-orders/${order.id}`, { lines: [{ name: "Consulting", unit_price: 100 }] });
     expect(serviceOnly.status, serviceOnly.text).toBe(200);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 0 });
 
-    expectValidation(await w.client.patch(`/sales-orders/${order.id}`, { lines: [{ id: randomUUID(), name: "X", unit_price: 1 }] }), "lines[0].id", "invalid_reference");
+    expectValidation(
+      await w.client.patch(`/sales-orders/${order.id}`, { lines: [{ id: randomUUID(), name: "X", unit_price: 1 }] }),
+      "lines[0].id",
+      "invalid_reference",
+    );
     const otherCustomer = (await w.client.post("/customers", { name: "Globex" })).body;
     expectValidation(await w.client.patch(`/sales-orders/${order.id}`, { customer_id: otherCustomer.id }), "lines", "required");
     const moved = await w.client.patch(`/sales-orders/${order.id}`, { customer_id: otherCustomer.id, lines: [{ item_id: w.item.id, quantity: 2 }] });
@@ -326,7 +382,8 @@ describe("connected: sales orders", () => {
     expect(Object.keys(list.body.data[0])).toEqual([...SALES_ORDER_KEYS, "shipping_cost", ...SALES_ORDER_PROGRESS_KEYS, ...SALES_ORDER_TAIL_KEYS]);
     expect(list.body.pagination).toEqual({ page: 1, per_page: 20, total_pages: 1, total_records: 3 });
     expect(list.body.url).toBe("/api/v3/sales-orders");
-    const ids = (params: Record<string, string | number>, c: ApiClient = client) => c.get("/sales-orders", params).then((r) => r.body.data.map((o: any) => o.id));
+    const ids = (params: Record<string, string | number>, c: ApiClient = client) =>
+      c.get("/sales-orders", params).then((r) => r.body.data.map((o: any) => o.id));
     expect(await ids({ q: "zeta" })).toEqual([third.id]);
     expect(await ids({ q: "cust-ab" })).toEqual([first.id]);
     expect(await ids({ q: "ALPHA" })).toEqual([first.id]);
@@ -368,7 +425,12 @@ describe("connected: sales orders", () => {
     expectError(await noPermission.get("/sales-orders"), 403, "permission_denied");
     expectError(await noPermission.get(`/sales-orders/${first.id}`), 403, "permission_denied");
     const readOnly = api().withKey((await newUser(account, { permissions: ["sales_orders.list", "records.view_all"] })).key);
-    expect((await readOnly.get(`/sales-orders/${first.id}`)).body).toMatchObject({ can_edit: false, edit_block_reason: "permission_denied", can_pack: false, pack_block_reason: "permission_denied" });
+    expect((await readOnly.get(`/sales-orders/${first.id}`)).body).toMatchObject({
+      can_edit: false,
+      edit_block_reason: "permission_denied",
+      can_pack: false,
+      pack_block_reason: "permission_denied",
+    });
     expectError(await readOnly.patch(`/sales-orders/${first.id}`, { name: "x" }), 403, "permission_denied");
     const stranger = await newAccount();
     expectError(await api().withKey(stranger.ownerKey).get(`/sales-orders/${first.id}`), 404, "resource_missing");
@@ -379,7 +441,11 @@ describe("connected: sales orders", () => {
     await updateAccount(w.account.accountId, { packingListsEnabled: false, taxLabel: "GST", tax2Label: "PST" });
     const order = (await createOrder(w)).body;
     expect(order).toMatchObject({ can_pack: false, pack_block_reason: "packing_lists_disabled", tax_label: "GST", tax_2_label: "PST" });
-    expectError(await w.client.post(`/sales-orders/${order.id}/fulfillments`, { lines: [{ id: order.lines[0].id, quantity: 1 }] }), 409, "sales_order_pack_not_allowed");
+    expectError(
+      await w.client.post(`/sales-orders/${order.id}/fulfillments`, { lines: [{ id: order.lines[0].id, quantity: 1 }] }),
+      409,
+      "sales_order_pack_not_allowed",
+    );
     // A retrieve reads the settings as they are now, without any write to the order.
     await updateAccount(w.account.accountId, { packingListsEnabled: true, taxLabel: "VAT" });
     expect((await w.client.get(`/sales-orders/${order.id}`)).body).toMatchObject({ can_pack: true, pack_block_reason: null, tax_label: "VAT" });

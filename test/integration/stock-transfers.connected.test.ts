@@ -45,7 +45,8 @@ interface World {
 async function world(): Promise<World> {
   const account = await newAccount();
   const client = api().withKey(account.ownerKey);
-  const location = async (name: string) => (await client.post("/locations", { name, short_name: name.slice(0, 5) }, { idempotencyKey: idempotencyKey() })).body.id as string;
+  const location = async (name: string) =>
+    (await client.post("/locations", { name, short_name: name.slice(0, 5) }, { idempotencyKey: idempotencyKey() })).body.id as string;
   return { account, client, origin: await location("North"), destination: await location("South") };
 }
 
@@ -122,7 +123,14 @@ describe("connected: stock transfers", () => {
     expectValidation(await transfer(w, [{ item_id: nowhere.id, quantity: 1 }]), "lines[0].item_id", "not_at_origin");
     expectValidation(await transfer(w, [{ item_id: shirt.id, quantity: 1 }]), "lines[0].item_variation_location_id", "required");
     expectValidation(await transfer(w, [{ item_id: bolt.id, quantity: 0 }]), "lines[0].quantity");
-    expectValidation(await transfer(w, Array.from({ length: 101 }, () => ({ item_id: bolt.id, quantity: 1 }))), "lines", "too_many");
+    expectValidation(
+      await transfer(
+        w,
+        Array.from({ length: 101 }, () => ({ item_id: bolt.id, quantity: 1 })),
+      ),
+      "lines",
+      "too_many",
+    );
     expectValidation(await transfer(w, [{ item_id: bolt.id, quantity: 1 }], { status_id: 27 }), "status_id", "unknown_field");
     expect((await w.client.get("/stock-transfers")).body.pagination.total_records).toBe(0);
   });
@@ -134,7 +142,10 @@ describe("connected: stock transfers", () => {
     const variations = (await w.client.get(`/items/${shirt.id}/variations`)).body.data;
     await w.client.post(`/items/${shirt.id}/adjustments`, { location_id: w.origin, quantity: 3, item_variation_id: variations[1].id });
     const row = (await w.client.get(`/items/${shirt.id}/variations`, { include: "locations" })).body.data[1].locations[0];
-    const created = await transfer(w, [{ item_id: meter.id, quantity: 5 }, { item_id: shirt.id, item_variation_location_id: row.item_variation_location_id, quantity: 2 }]);
+    const created = await transfer(w, [
+      { item_id: meter.id, quantity: 5 },
+      { item_id: shirt.id, item_variation_location_id: row.item_variation_location_id, quantity: 2 },
+    ]);
     expect(created.status, created.text).toBe(201);
     expect(created.body.lines[0].quantity).toBe(1);
     expect(created.body.lines[1]).toMatchObject({ item_variation_location_id: row.item_variation_location_id, variation: "Size: M", quantity: 2 });
@@ -144,7 +155,12 @@ describe("connected: stock transfers", () => {
     const w = await world();
     const a = await stockedItem(w, 5);
     const b = await stockedItem(w, 2);
-    const t = (await transfer(w, [{ item_id: a.id, quantity: 3 }, { item_id: b.id, quantity: 2 }])).body;
+    const t = (
+      await transfer(w, [
+        { item_id: a.id, quantity: 3 },
+        { item_id: b.id, quantity: 2 },
+      ])
+    ).body;
     await w.client.post(`/items/${b.id}/adjustments`, { location_id: w.origin, quantity: -1 });
     const refused = await w.client.post(`/stock-transfers/${t.id}/send`, {});
     expectValidation(refused, "lines[1].quantity", "insufficient_stock");
@@ -158,21 +174,35 @@ describe("connected: stock transfers", () => {
     const a = await stockedItem(w, 10);
     const b = await stockedItem(w, 10);
     const t = (await transfer(w, [{ item_id: a.id, quantity: 4 }])).body;
-    const pending = await w.client.patch(`/stock-transfers/${t.id}`, { issue_date: "2026-11-01", shipping_provider: "FedEx", lines: [{ id: t.lines[0].id, item_id: a.id, quantity: 5 }] });
+    const pending = await w.client.patch(`/stock-transfers/${t.id}`, {
+      issue_date: "2026-11-01",
+      shipping_provider: "FedEx",
+      lines: [{ id: t.lines[0].id, item_id: a.id, quantity: 5 }],
+    });
     expect(pending.status, pending.text).toBe(200);
     expect(pending.body).toMatchObject({ issue_date: "2026-11-01", shipping_provider: "FedEx" });
     expect(pending.body.lines[0]).toMatchObject({ id: t.lines[0].id, quantity: 5 });
     expect(await at(w, a.id, w.origin)).toEqual({ onHand: 10, inTransit: 0 });
     await w.client.post(`/stock-transfers/${t.id}/send`, {});
     expect(await at(w, a.id, w.origin)).toEqual({ onHand: 5, inTransit: 0 });
-    const inTransit = await w.client.patch(`/stock-transfers/${t.id}`, { lines: [{ id: t.lines[0].id, item_id: a.id, quantity: 2 }, { item_id: b.id, quantity: 3 }], estimated_arrival_date: "" });
+    const inTransit = await w.client.patch(`/stock-transfers/${t.id}`, {
+      lines: [
+        { id: t.lines[0].id, item_id: a.id, quantity: 2 },
+        { item_id: b.id, quantity: 3 },
+      ],
+      estimated_arrival_date: "",
+    });
     expect(inTransit.status, inTransit.text).toBe(200);
     expect(inTransit.body.estimated_arrival_date).toBeNull();
     expect(await at(w, a.id, w.origin)).toEqual({ onHand: 8, inTransit: 0 });
     expect(await at(w, a.id, w.destination)).toEqual({ onHand: 0, inTransit: 2 });
     expect(await at(w, b.id, w.origin)).toEqual({ onHand: 7, inTransit: 0 });
     expect(await at(w, b.id, w.destination)).toEqual({ onHand: 0, inTransit: 3 });
-    expectValidation(await w.client.patch(`/stock-transfers/${t.id}`, { lines: [{ item_id: b.id, quantity: 100 }] }), "lines[0].quantity", "insufficient_stock");
+    expectValidation(
+      await w.client.patch(`/stock-transfers/${t.id}`, { lines: [{ item_id: b.id, quantity: 100 }] }),
+      "lines[0].quantity",
+      "insufficient_stock",
+    );
     expect(await at(w, b.id, w.origin)).toEqual({ onHand: 7, inTransit: 0 });
   });
 
@@ -216,7 +246,10 @@ describe("connected: stock transfers", () => {
     expect(await ids({ status_id: 27 })).toEqual([second.id]);
     expect(await ids({ q: "c-xy" })).toEqual([first.id]);
     expect(await ids({ q: "2" })).toEqual([second.id]);
-    expect(await ids({ origin_location_id: w.origin, destination_location_id: w.destination, assigned_user_id: w.account.ownerUserId })).toEqual([second.id, first.id]);
+    expect(await ids({ origin_location_id: w.origin, destination_location_id: w.destination, assigned_user_id: w.account.ownerUserId })).toEqual([
+      second.id,
+      first.id,
+    ]);
     expect(await ids({ destination_location_id: w.origin })).toEqual([]);
     const staff = await newUser(w.account, { permissions: ["inventory.manage"] });
     const staffList = await api().withKey(staff.key).get("/stock-transfers");
@@ -230,7 +263,12 @@ describe("connected: stock transfers", () => {
   it("sends and receives 100 lines of 100 different items (a stock hold), and a refusal releases everything", async () => {
     const w = await world();
     const items = await Promise.all(Array.from({ length: 100 }, () => stockedItem(w, 5)));
-    const t = (await transfer(w, items.map((item) => ({ item_id: item.id, quantity: 2 })))).body;
+    const t = (
+      await transfer(
+        w,
+        items.map((item) => ({ item_id: item.id, quantity: 2 })),
+      )
+    ).body;
     // One item short: the whole send is refused and every applied chunk is released.
     await w.client.post(`/items/${items[77]!.id}/adjustments`, { location_id: w.origin, quantity: -4 });
     expectValidation(await w.client.post(`/stock-transfers/${t.id}/send`, {}), "lines[77].quantity", "insufficient_stock");

@@ -423,11 +423,21 @@ describe("errors", () => {
       expectError(await client.get("/sync", { cursor, limit }), 400, "invalid_query_parameter", "limit");
     }
     expectError(await client.get("/sync", { since: String(now - 60), resources: "item", limit: 501 }), 400, "invalid_query_parameter", "limit");
-    for (const since of [`${now - 60}000`, "1.7e9", `${now - 60}.5`, isoAt(now - 60, 0).replace("+00:00", ".5Z"), isoAt(now - 60, 0).replace("+00:00", ""), "2026-02-30T00:00:00Z", "-1"]) {
+    for (const since of [
+      `${now - 60}000`,
+      "1.7e9",
+      `${now - 60}.5`,
+      isoAt(now - 60, 0).replace("+00:00", ".5Z"),
+      isoAt(now - 60, 0).replace("+00:00", ""),
+      "2026-02-30T00:00:00Z",
+      "-1",
+    ]) {
       expectError(await client.get("/sync", { since, resources: "item" }), 400, "invalid_query_parameter", "since");
     }
     // An unencoded "+" arrives as a space: malformed.
-    const raw = await fetch(`${client.baseUrl}/api/v3/sync?resources=item&since=${isoAt(now - 60, 60)}`, { headers: { authorization: `Bearer ${account.ownerKey}` } });
+    const raw = await fetch(`${client.baseUrl}/api/v3/sync?resources=item&since=${isoAt(now - 60, 60)}`, {
+      headers: { authorization: `Bearer ${account.ownerKey}` },
+    });
     expect(raw.status).toBe(400);
     expect(((await raw.json()) as { error: { code: string } }).error.code).toBe("invalid_query_parameter");
   });

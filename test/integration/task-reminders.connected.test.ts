@@ -67,7 +67,16 @@ describe("delivery and the inbox", () => {
       status: "delivered",
       scheduled_at: task.reminder.scheduled_at,
       read_at: null,
-      task: { id: task.id, title: "Ping me", status: "open", version: 1, due_date: "2030-06-01", due_time: "10:00", due_at: "2030-06-01T09:00:00.000Z", time_zone: "Europe/London" },
+      task: {
+        id: task.id,
+        title: "Ping me",
+        status: "open",
+        version: 1,
+        due_date: "2030-06-01",
+        due_time: "10:00",
+        due_at: "2030-06-01T09:00:00.000Z",
+        time_zone: "Europe/London",
+      },
     });
     expect((await who.get(`/tasks/${task.id}`)).body.reminder.status).toBe("delivered");
     const again = await who.get("/tasks/reminders");
@@ -158,12 +167,24 @@ describe.concurrent("reminder operations", () => {
     const before = Date.now();
     const snoozed = await remind(client, id, "snooze", { version: 1, minutes: 15 });
     expect(snoozed.status, snoozed.text).toBe(200);
-    expect(snoozed.body).toMatchObject({ id, generation: 2, status: "scheduled", read_at: null, task: { version: 2, due_date: "2030-09-09", due_time: "08:15" } });
+    expect(snoozed.body).toMatchObject({
+      id,
+      generation: 2,
+      status: "scheduled",
+      read_at: null,
+      task: { version: 2, due_date: "2030-09-09", due_time: "08:15" },
+    });
     const at = Date.parse(snoozed.body.scheduled_at);
     expect(at).toBeGreaterThanOrEqual(before + 15 * 60_000);
     expect(at).toBeLessThanOrEqual(Date.now() + 15 * 60_000);
     const stored = (await client.get(`/tasks/${task.id}`)).body;
-    expect(stored).toMatchObject({ version: 2, due_date: "2030-09-09", due_time: "08:15", due_at: task.due_at, reminder: { generation: 2, status: "scheduled" } });
+    expect(stored).toMatchObject({
+      version: 2,
+      due_date: "2030-09-09",
+      due_time: "08:15",
+      due_at: task.due_at,
+      reminder: { generation: 2, status: "scheduled" },
+    });
     expect((await client.get("/tasks/reminders")).body.data.map((e: { id: string }) => e.id)).not.toContain(id); // not due any more
     const activity = (await client.get(`/tasks/${task.id}/activity`)).body.data[0];
     expect(activity).toMatchObject({ version: 2, action: "reminder_snoozed", changed_fields: ["reminder"] });
@@ -216,7 +237,13 @@ describe.concurrent("recipient, reassignment, closing and reopening", () => {
     const [task] = await dueReminders(api().withKey(assigner.key), 1, { assignee_user_id: alice.userId });
     await remind(client, task.reminder.id, "read");
     const moved = await patchTask(api().withKey(assigner.key), task.id, { version: 1, assignee_user_id: bob.userId });
-    expect(moved.body.reminder).toMatchObject({ id: task.reminder.id, generation: 2, status: "delivered", scheduled_at: task.reminder.scheduled_at, read_at: null });
+    expect(moved.body.reminder).toMatchObject({
+      id: task.reminder.id,
+      generation: 2,
+      status: "delivered",
+      scheduled_at: task.reminder.scheduled_at,
+      read_at: null,
+    });
     expectError(await remind(client, task.reminder.id, "read"), 404, "resource_missing");
     expect((await client.get("/tasks/reminders")).body.data.map((e: { id: string }) => e.id)).not.toContain(task.reminder.id);
     const bobs = (await api().withKey(bob.key).get("/tasks/reminders")).body;

@@ -65,7 +65,10 @@ describe("linked record snapshots", () => {
     const task = await newTask(owner, { title: "about the widget", record: { type: "item", id: item.id } });
     await owner.patch(`/items/${item.id}`, { name: "Widget Pro" });
     await eventually(async () => (await owner.get(`/tasks/${task.id}`)).body.record?.name === "Widget Pro");
-    expect((await owner.get(`/tasks/${task.id}`)).body).toMatchObject({ version: 1, record: { type: "item", id: item.id, name: "Widget Pro", number: item.item_number } });
+    expect((await owner.get(`/tasks/${task.id}`)).body).toMatchObject({
+      version: 1,
+      record: { type: "item", id: item.id, name: "Widget Pro", number: item.item_number },
+    });
     const rev = (await readTask(account.accountId, task.id))!.rev;
     const location = (await owner.post("/locations", { name: "Snapshot store", short_name: "SS" }, { idempotencyKey: idempotencyKey() })).body.id;
     expect((await owner.post(`/items/${item.id}/adjustments`, { location_id: location, quantity: 5 })).status).toBe(201);
@@ -98,7 +101,7 @@ describe("assignee snapshots and recovery", () => {
     expect((await allPages(m, "/tasks", { scope: "recovery" })).map((t) => t.id)).toEqual([open.id]);
     expect((await allPages(m, "/tasks", { scope: "recovery", status: "completed" })).map((t) => t.id)).toEqual([done.id]);
     expect((await m.get("/tasks/stats", { scope: "recovery" })).body).toMatchObject({ open: 1, completed: 1, overdue: 1 });
-    expect((await allPages(m, "/tasks", { scope: "recovery", assignee: manager.userId }))).toEqual([]);
+    expect(await allPages(m, "/tasks", { scope: "recovery", assignee: manager.userId })).toEqual([]);
 
     // Recovering: reassign to an active user; the task leaves recovery at once.
     const reassigned = await patchTask(m, open.id, { version: 1, assignee_user_id: manager.userId });

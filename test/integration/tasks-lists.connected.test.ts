@@ -196,7 +196,14 @@ describe("filters and scopes", () => {
     expectError(await m.get("/tasks", { record_type: "customer", record_id: randomUUID() }), 422, "invalid_query_parameter", "record_id");
     expectError(await m.get("/tasks", { record_type: "supplier", record_id: customer }), 422, "invalid_query_parameter", "record_id");
     const noView = await taskUser(account, { permissions: ["tasks.manage_all"] });
-    expectError(await api().withKey(noView.key).get("/tasks", { ...query, scope: "all" }), 422, "invalid_query_parameter", "record_id");
+    expectError(
+      await api()
+        .withKey(noView.key)
+        .get("/tasks", { ...query, scope: "all" }),
+      422,
+      "invalid_query_parameter",
+      "record_id",
+    );
     const noScope = await taskUser(account, { role: "owner", scopes: ["tasks:read"] });
     expectError(await api().withKey(noScope.key).get("/tasks", query), 403, "insufficient_scope", "customers:read");
   });
@@ -243,7 +250,17 @@ describe("stats", () => {
     const response = await client.get("/tasks/stats");
     expect(response.status).toBe(200);
     expectNoStore(response);
-    expect(Object.keys(response.body)).toEqual(["object", "scope", "record_type", "record_id", "open", "completed", "overdue", "current_week", "task_badge_count"]);
+    expect(Object.keys(response.body)).toEqual([
+      "object",
+      "scope",
+      "record_type",
+      "record_id",
+      "open",
+      "completed",
+      "overdue",
+      "current_week",
+      "task_badge_count",
+    ]);
     const overdue = 2 + Number(earlierThisWeek);
     expect(response.body).toEqual({
       object: "task_stats",
@@ -389,7 +406,16 @@ describe("reconcile", () => {
     const many = Array.from({ length: 101 }, () => ({ id: randomUUID(), version: 1 }));
     expectValidation(await owner.post("/tasks/reconcile", { known: many }), "known", "too_many");
     const id = randomUUID();
-    expectValidation(await owner.post("/tasks/reconcile", { known: [{ id, version: 1 }, { id, version: 2 }] }), "known[1].id", "duplicate");
+    expectValidation(
+      await owner.post("/tasks/reconcile", {
+        known: [
+          { id, version: 1 },
+          { id, version: 2 },
+        ],
+      }),
+      "known[1].id",
+      "duplicate",
+    );
     expectValidation(await owner.post("/tasks/reconcile", { known: [{ id, version: 0 }] }), "known[0].version");
     expectValidation(await owner.post("/tasks/reconcile", {}), "known", "required");
     const hundred = await owner.post("/tasks/reconcile", { known: many.slice(0, 100) });

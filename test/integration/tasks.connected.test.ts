@@ -24,7 +24,13 @@ beforeAll(async () => {
 
 describe("create and retrieve", () => {
   it("creates an open task with the spec's fields in order, assigned to the caller, no-store", async () => {
-    const response = await createTask(owner, { title: "Call Acme", description: "About the order", due_date: "2030-05-04", due_time: "09:30", time_zone: "Europe/London" });
+    const response = await createTask(owner, {
+      title: "Call Acme",
+      description: "About the order",
+      due_date: "2030-05-04",
+      due_time: "09:30",
+      time_zone: "Europe/London",
+    });
     expect(response.status, response.text).toBe(201);
     expectNoStore(response);
     const task = response.body;
@@ -147,7 +153,13 @@ describe("time zones", () => {
 
   it("mode assignee: the assignee's zone, else the account's; UTC when the account has none set", async () => {
     const client = api().withKey(paris.key);
-    const forTokyo = await newTask(client, { title: "for tokyo", assignee_user_id: tokyo.userId, time_zone_mode: "assignee", due_date: "2030-01-10", due_time: "09:00" });
+    const forTokyo = await newTask(client, {
+      title: "for tokyo",
+      assignee_user_id: tokyo.userId,
+      time_zone_mode: "assignee",
+      due_date: "2030-01-10",
+      due_time: "09:00",
+    });
     expect(forTokyo).toMatchObject({ time_zone: "Asia/Tokyo", due_at: "2030-01-10T00:00:00.000Z" });
     const forPlain = await newTask(client, { title: "for plain", assignee_user_id: plain.userId, time_zone_mode: "assignee" });
     expect(forPlain.time_zone).toBe("America/New_York");
@@ -181,7 +193,13 @@ describe("time zones", () => {
     expect(task.due_at).toBe("2030-06-01T11:00:00.000Z");
     const moved = await patchTask(owner, task.id, { version: 1, time_zone: "America/New_York" });
     expect(moved.status, moved.text).toBe(200);
-    expect(moved.body).toMatchObject({ version: 2, due_date: "2030-06-01", due_time: "12:00", due_at: "2030-06-01T16:00:00.000Z", time_zone: "America/New_York" });
+    expect(moved.body).toMatchObject({
+      version: 2,
+      due_date: "2030-06-01",
+      due_time: "12:00",
+      due_at: "2030-06-01T16:00:00.000Z",
+      time_zone: "America/New_York",
+    });
     const dateOnly = await patchTask(owner, task.id, { version: 2, due_time: null });
     expect(dateOnly.body).toMatchObject({ version: 3, due_time: null, due_at: null, overdue_at: "2030-06-02T04:00:00.000Z" });
     const cleared = await patchTask(owner, task.id, { version: 3, due_date: null });
@@ -241,7 +259,13 @@ describe("update with optimistic versions", () => {
     expectError(edit, 409, "task_transition_not_allowed", "title");
     expect((await owner.get(`/tasks/${task.id}`)).body.title).toBe("Lifecycle");
     const reopened = await patchTask(owner, task.id, { version: 2, status: "open", title: "Reopened" });
-    expect(reopened.body).toMatchObject({ status: "open", version: 3, title: "Reopened", completed_at: null, available_actions: ["edit", "complete", "cancel"] });
+    expect(reopened.body).toMatchObject({
+      status: "open",
+      version: 3,
+      title: "Reopened",
+      completed_at: null,
+      available_actions: ["edit", "complete", "cancel"],
+    });
     const cancelled = await patchTask(owner, task.id, { version: 3, status: "cancelled" });
     expect(cancelled.body).toMatchObject({ status: "cancelled", completed_at: null, available_actions: ["reopen"] });
     expectValidation(await patchTask(owner, task.id, { version: 4, status: "done" }), "status");
@@ -362,7 +386,12 @@ describe("linked records", () => {
 
   it("linking needs the read scope of the record's kind", async () => {
     const limited = await taskUser(account, { permissions: ["records.view_all"], scopes: ["tasks:read", "tasks:write"] });
-    expectError(await createTask(api().withKey(limited.key), { title: "t", record: { type: "customer", id: customer } }), 403, "insufficient_scope", "customers:read");
+    expectError(
+      await createTask(api().withKey(limited.key), { title: "t", record: { type: "customer", id: customer } }),
+      403,
+      "insufficient_scope",
+      "customers:read",
+    );
   });
 
   it("the preview follows the caller's live access: visibility, permission and scope, else {available: false}", async () => {
@@ -403,12 +432,21 @@ describe("linked records", () => {
     const location = (await owner.post("/locations", { name: "Linked Location", short_name: "LL" }, { idempotencyKey: idempotencyKey() })).body.id;
     const other = (await owner.post("/locations", { name: "Other Location", short_name: "OL" }, { idempotencyKey: idempotencyKey() })).body.id;
     await owner.post(`/items/${item}/adjustments`, { location_id: location, quantity: 5 });
-    const order = (await owner.post("/purchase-orders", { supplier_id: supplier, location_id: location, name: "Restock order", lines: [{ item_id: item, quantity: 1 }] })).body;
-    const transfer = (await owner.post("/stock-transfers", { origin_location_id: location, destination_location_id: other, lines: [{ item_id: item, quantity: 1 }] })).body;
+    const order = (
+      await owner.post("/purchase-orders", { supplier_id: supplier, location_id: location, name: "Restock order", lines: [{ item_id: item, quantity: 1 }] })
+    ).body;
+    const transfer = (
+      await owner.post("/stock-transfers", { origin_location_id: location, destination_location_id: other, lines: [{ item_id: item, quantity: 1 }] })
+    ).body;
     const onOrder = await newTask(owner, { title: "about an order", record: { type: "purchase_order", id: order.id } });
     expect(onOrder.record).toEqual({ type: "purchase_order", id: order.id, name: "Restock order", number: order.purchase_order_number });
     const onTransfer = await newTask(owner, { title: "about a transfer", record: { type: "stock_transfer", id: transfer.id } });
-    expect(onTransfer.record).toEqual({ type: "stock_transfer", id: transfer.id, name: `Stock transfer ${transfer.stock_transfer_number}`, number: transfer.stock_transfer_number });
+    expect(onTransfer.record).toEqual({
+      type: "stock_transfer",
+      id: transfer.id,
+      name: `Stock transfer ${transfer.stock_transfer_number}`,
+      number: transfer.stock_transfer_number,
+    });
     // The staff user (tasks.manage_all, no purchase-order permission, not its assignee) sees the tasks, not the order.
     expect((await api().withKey(staff.key).get(`/tasks/${onOrder.id}`)).body.record).toEqual({ available: false });
     for (const type of ["invoice", "estimate", "purchase_order", "sales_order", "stock_transfer", "kit"]) {

@@ -53,35 +53,76 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   const build = await post(`/kits/${kit}/builds`, { location_id: location, quantity: 1 });
   const syncCursor = (await client.get("/sync", { start: "now", resources: "item" })).body.cursor as string;
   const destination = await post("/locations", { name: `${name} 2`, short_name: "SEC2" });
-  const purchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2, unit_cost: "3.0000" }] });
+  const purchaseOrder = await post("/purchase-orders", {
+    supplier_id: supplier,
+    location_id: location,
+    name,
+    lines: [{ item_id: item, quantity: 2, unit_cost: "3.0000" }],
+  });
   const sentPurchaseOrder = await post("/purchase-orders", { supplier_id: supplier, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] });
   const sent = await client.post(`/purchase-orders/${sentPurchaseOrder}/send`, {});
   if (sent.status !== 200) throw new Error(`send: ${sent.status} ${sent.text}`);
   const poLine = sent.body.lines[0].id as string;
   const payment = await post(`/purchase-orders/${purchaseOrder}/payments`, { amount: "1.0000", reference: name });
-  const stockTransfer = await post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, shipping_tracking_code: secret, lines: [{ item_id: item, quantity: 1 }] });
-  const transitTransfer = await post("/stock-transfers", { origin_location_id: location, destination_location_id: destination, lines: [{ item_id: item, quantity: 1 }] });
+  const stockTransfer = await post("/stock-transfers", {
+    origin_location_id: location,
+    destination_location_id: destination,
+    shipping_tracking_code: secret,
+    lines: [{ item_id: item, quantity: 1 }],
+  });
+  const transitTransfer = await post("/stock-transfers", {
+    origin_location_id: location,
+    destination_location_id: destination,
+    lines: [{ item_id: item, quantity: 1 }],
+  });
   const transit = await client.post(`/stock-transfers/${transitTransfer}/send`, {});
   if (transit.status !== 200) throw new Error(`send transfer: ${transit.status} ${transit.text}`);
-  const estimate = await post("/estimates", { customer_id: customer, name, lines: [{ item_id: item, quantity: 1 }, { name, unit_price: "1" }] });
-  const salesOrder = (await client.post("/sales-orders", { customer_id: customer, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] }, { idempotencyKey: idempotencyKey() })).body;
+  const estimate = await post("/estimates", {
+    customer_id: customer,
+    name,
+    lines: [
+      { item_id: item, quantity: 1 },
+      { name, unit_price: "1" },
+    ],
+  });
+  const salesOrder = (
+    await client.post(
+      "/sales-orders",
+      { customer_id: customer, location_id: location, name, lines: [{ item_id: item, quantity: 2 }] },
+      { idempotencyKey: idempotencyKey() },
+    )
+  ).body;
   if (!salesOrder?.id) throw new Error("sales order not created");
   const soLine = salesOrder.lines[0].id as string;
   const soFulfillment = await post(`/sales-orders/${salesOrder.id}/fulfillments`, { lines: [{ id: soLine, quantity: 1 }] });
-  const invoice = (await client.post("/invoices", { customer_id: customer, name, purchase_order_number: secret, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] }, { idempotencyKey: idempotencyKey() })).body;
+  const invoice = (
+    await client.post(
+      "/invoices",
+      { customer_id: customer, name, purchase_order_number: secret, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] },
+      { idempotencyKey: idempotencyKey() },
+    )
+  ).body;
   if (!invoice?.id) throw new Error("invoice not created");
   const invoiceLine = invoice.lines[0].id as string;
   const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000", reference: name });
   const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoiceLine, quantity: 1 }] });
   // Records in states that accept updates and packing (the matrix must reach their reference checks).
   const openSalesOrder = await post("/sales-orders", { customer_id: customer, location_id: location, lines: [{ name, unit_price: "1" }] });
-  const openInvoice = (await client.post("/invoices", { customer_id: customer, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] }, { idempotencyKey: idempotencyKey() })).body;
+  const openInvoice = (
+    await client.post("/invoices", { customer_id: customer, lines: [{ item_id: item, quantity: 1, unit_price: "5" }] }, { idempotencyKey: idempotencyKey() })
+  ).body;
   if (!openInvoice?.id) throw new Error("open invoice not created");
   const customField = (await createCustomField({ accountId: account.accountId, kind: "customer", name })).custom_field_id;
   const label_ = (await createCustomerLabel({ accountId: account.accountId, name })).customer_label_id;
   const tier = (await createPricingTier({ accountId: account.accountId, name })).pricing_tier_id;
   // Tasks: one linked to the customer with a reminder far ahead (so nothing changes by time), one more for a cursor.
-  const task = await post("/tasks", { title: name, description: secret, due_date: "2099-01-01", reminder_at: "2099-01-01T09:00:00Z", record: { type: "customer", id: customer } });
+  const task = await post("/tasks", {
+    title: name,
+    description: secret,
+    due_date: "2099-01-01",
+    reminder_at: "2099-01-01T09:00:00Z",
+    record: { type: "customer", id: customer },
+  });
   await post("/tasks", { title: `${name} 2`, due_date: "2099-01-02" });
   const taskList = await client.get("/tasks", { limit: 1 });
   const reminder = (await client.get(`/tasks/${task}`)).body.reminder.id as string;
@@ -273,13 +314,23 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
 
   if (params.length > 0) {
     // Every path parameter A's; then, for nested paths, B's own parent with A's child.
-    attempts.push({ name: "A's ids in the path", run: send(pathWith(route, (p) => victimIdFor(route, p, victim)), body), allowOk: false });
+    attempts.push({
+      name: "A's ids in the path",
+      run: send(
+        pathWith(route, (p) => victimIdFor(route, p, victim)),
+        body,
+      ),
+      allowOk: false,
+    });
     const ids = params.filter((p) => !NOT_IDS.has(p));
     if (ids.length > 1) {
       const last = ids[ids.length - 1]!;
       attempts.push({
         name: "B's parent with A's child in the path",
-        run: send(pathWith(route, (p) => (p === last ? victimIdFor(route, p, victim) : victimIdFor(route, p, attacker))), body),
+        run: send(
+          pathWith(route, (p) => (p === last ? victimIdFor(route, p, victim) : victimIdFor(route, p, attacker))),
+          body,
+        ),
         allowOk: false,
       });
     }
@@ -289,7 +340,11 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
     if (!foreign) continue;
     attempts.push({
       name: `A's id in query ${name}`,
-      run: send(pathWith(route, (p) => victimIdFor(route, p, attacker)), undefined, { [name]: foreign(victim, route) }),
+      run: send(
+        pathWith(route, (p) => victimIdFor(route, p, attacker)),
+        undefined,
+        { [name]: foreign(victim, route) },
+      ),
       allowOk: true,
       cursor: name === "cursor",
     });
@@ -301,13 +356,24 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
       if (!foreign) continue;
       attempts.push({
         name: `A's id in body ${field}`,
-        run: send(pathWith(route, (p) => victimIdFor(route, p, attacker)), { ...(body as object), [field]: foreign(victim) }),
+        run: send(
+          pathWith(route, (p) => victimIdFor(route, p, attacker)),
+          { ...(body as object), [field]: foreign(victim) },
+        ),
         allowOk: false,
       });
     }
   }
   if (params.length === 0 && route.method === "GET") {
-    attempts.push({ name: "plain list", run: send(pathWith(route, () => ""), undefined, PLAIN_QUERY[route.operationId] ?? { limit: "100" }), allowOk: true });
+    attempts.push({
+      name: "plain list",
+      run: send(
+        pathWith(route, () => ""),
+        undefined,
+        PLAIN_QUERY[route.operationId] ?? { limit: "100" },
+      ),
+      allowOk: true,
+    });
   }
   return attempts;
 }
@@ -334,7 +400,14 @@ describe("tenant isolation matrix", () => {
       if (!previewRefused) expect(allowed, `${route.operationId}: ${attempt.name} answered ${response.status} ${response.text}`).toContain(response.status);
       if (response.status >= 400) {
         // invalid_invoice_pack: a pack body's validation error (spec 4.5), e.g. a line id that is not the invoice's.
-        expect(["resource_missing", "validation_failed", "invalid_query_parameter", "sync_cursor_owner_mismatch", "invalid_cursor", "invalid_invoice_pack"]).toContain(response.body.error.code);
+        expect([
+          "resource_missing",
+          "validation_failed",
+          "invalid_query_parameter",
+          "sync_cursor_owner_mismatch",
+          "invalid_cursor",
+          "invalid_invoice_pack",
+        ]).toContain(response.body.error.code);
       }
       expect(response.text, `${route.operationId}: ${attempt.name} leaked account A`).not.toContain(SECRET);
       // An error may echo the id the caller sent ("No such customer: <id>"); any other id of A is a leak.

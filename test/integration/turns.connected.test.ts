@@ -63,7 +63,14 @@ describe("connected: turns", () => {
     // A cancelled write (its other item's condition fails) serves nobody.
     const other = nameOf();
     const cancelled = await writeTransaction((tx) => {
-      tx.add("guard", tx.entities.turn.update({ accountId, name: other }).set({ serving: 0 }).where((a, { eq }) => eq(a.serving, 99)).commit());
+      tx.add(
+        "guard",
+        tx.entities.turn
+          .update({ accountId, name: other })
+          .set({ serving: 0 })
+          .where((a, { eq }) => eq(a.serving, 99))
+          .commit(),
+      );
       first.serveNextWithin(tx, name, 7);
     });
     expect(cancelled?.failed("guard")).toBe(true);
@@ -96,10 +103,15 @@ describe("connected: turns", () => {
     expect(await tickets()).toBe(1);
     // ... and the next writer of that name queues before its first attempt, knowing it waited.
     const seen: { attempt: number; afterWait: boolean; tickets: number }[] = [];
-    await retrying("test", async (attempt, context) => {
-      seen.push({ attempt, afterWait: context.afterWait, tickets: await tickets() });
-      return "done";
-    }, undefined, [name]);
+    await retrying(
+      "test",
+      async (attempt, context) => {
+        seen.push({ attempt, afterWait: context.afterWait, tickets: await tickets() });
+        return "done";
+      },
+      undefined,
+      [name],
+    );
     expect(seen).toEqual([{ attempt: 0, afterWait: true, tickets: 2 }]);
   });
 

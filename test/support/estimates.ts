@@ -84,7 +84,10 @@ export interface EstimateWorld {
  * Warehouse" and item "USB-C Cable" (SKU CAB-1, cost 4.2500, price 12.0000, plus `item`
  * fields), with `stock` on hand at the location when given.
  */
-export async function estimateWorld(client: (key: string) => ApiClient, options: { item?: Record<string, unknown>; stock?: number } = {}): Promise<EstimateWorld> {
+export async function estimateWorld(
+  client: (key: string) => ApiClient,
+  options: { item?: Record<string, unknown>; stock?: number } = {},
+): Promise<EstimateWorld> {
   const account = await newAccount();
   const owner = client(account.ownerKey);
   const customer = await owner.post("/customers", { name: "Acme Retail", tax_rate1: 8.25, tax_rate2: "1.5" });

@@ -16,8 +16,18 @@ export interface SalesWorld {
   item: Record<string, any>;
 }
 
-export async function newItem(client: ApiClient, location: string, options: { stock?: number; body?: Record<string, unknown> } = {}): Promise<Record<string, any>> {
-  const created = await client.post("/items", { name: `Item ${randomUUID().slice(0, 8)}`, price: "12.0000", cost: "4.0000", location_id: location, ...options.body });
+export async function newItem(
+  client: ApiClient,
+  location: string,
+  options: { stock?: number; body?: Record<string, unknown> } = {},
+): Promise<Record<string, any>> {
+  const created = await client.post("/items", {
+    name: `Item ${randomUUID().slice(0, 8)}`,
+    price: "12.0000",
+    cost: "4.0000",
+    location_id: location,
+    ...options.body,
+  });
   expect(created.status, created.text).toBe(201);
   if (options.stock) {
     const adjusted = await client.post(`/items/${created.body.id}/adjustments`, { location_id: location, quantity: options.stock });
@@ -47,13 +57,19 @@ export async function salesWorld(client: (key: string) => ApiClient): Promise<Sa
 }
 
 /** An item's figures as the items API shows them. */
-export async function stockOf(client: ApiClient, itemId: string): Promise<{ quantity: number; reserved: number; available: number; sold: boolean; status_id: number }> {
+export async function stockOf(
+  client: ApiClient,
+  itemId: string,
+): Promise<{ quantity: number; reserved: number; available: number; sold: boolean; status_id: number }> {
   const body = (await client.get(`/items/${itemId}`)).body;
   return { quantity: body.quantity, reserved: body.quantity_reserved, available: body.quantity_available, sold: body.sold, status_id: body.status_id };
 }
 
 /** A customer's document figures. */
-export async function figuresOf(client: ApiClient, customerId: string): Promise<{ document_count: number; lifetime_revenue_total: string | null; last_invoice_date: string | null }> {
+export async function figuresOf(
+  client: ApiClient,
+  customerId: string,
+): Promise<{ document_count: number; lifetime_revenue_total: string | null; last_invoice_date: string | null }> {
   const body = (await client.get(`/customers/${customerId}`)).body;
   return { document_count: body.document_count, lifetime_revenue_total: body.lifetime_revenue_total, last_invoice_date: body.last_invoice_date };
 }

@@ -54,24 +54,31 @@ async function release(contenders: Contender[]): Promise<void> {
 describe("the DATA_DIR lock under contention", () => {
   it.each([
     ["a free directory", undefined],
-    ["a stale lock (its process is gone)", JSON.stringify({ holder: "npm start", pid: 2 ** 22 + 1 /* above Linux's largest pid */, dynamodb_port: 1, started_at: "2020-01-01T00:00:00.000Z" })],
+    [
+      "a stale lock (its process is gone)",
+      JSON.stringify({ holder: "npm start", pid: 2 ** 22 + 1 /* above Linux's largest pid */, dynamodb_port: 1, started_at: "2020-01-01T00:00:00.000Z" }),
+    ],
     ["a lock that is not JSON", "garbage"],
-  ])("exactly one of four processes racing for %s gets it, the others name it; its exit frees it", async (_case, existing) => {
-    const dataDir = join(scratch, `case-${readdirSync(scratch).length}`);
-    if (existing !== undefined) {
-      mkdirSync(dataDir, { recursive: true });
-      writeFileSync(join(dataDir, LOCK_FILE_NAME), existing);
-    }
-    const contenders = Array.from({ length: 4 }, () => contend(dataDir));
-    try {
-      const reports = await Promise.all(contenders.map((c) => c.report));
-      const winners = reports.filter((r) => r.holder === r.pid);
-      expect(winners, JSON.stringify(reports)).toHaveLength(1);
-      expect(reports.map((r) => r.holder)).toEqual(reports.map(() => winners[0]!.pid));
-      expect(readdirSync(dataDir)).toEqual([LOCK_FILE_NAME]);
-    } finally {
-      await release(contenders);
-    }
-    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
-  }, 60_000);
+  ])(
+    "exactly one of four processes racing for %s gets it, the others name it; its exit frees it",
+    async (_case, existing) => {
+      const dataDir = join(scratch, `case-${readdirSync(scratch).length}`);
+      if (existing !== undefined) {
+        mkdirSync(dataDir, { recursive: true });
+        writeFileSync(join(dataDir, LOCK_FILE_NAME), existing);
+      }
+      const contenders = Array.from({ length: 4 }, () => contend(dataDir));
+      try {
+        const reports = await Promise.all(contenders.map((c) => c.report));
+        const winners = reports.filter((r) => r.holder === r.pid);
+        expect(winners, JSON.stringify(reports)).toHaveLength(1);
+        expect(reports.map((r) => r.holder)).toEqual(reports.map(() => winners[0]!.pid));
+        expect(readdirSync(dataDir)).toEqual([LOCK_FILE_NAME]);
+      } finally {
+        await release(contenders);
+      }
+      expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
+    },
+    60_000,
+  );
 });

@@ -14,7 +14,16 @@ import { estimateListQuery } from "../../lib/schemas/estimates.js";
 import { moneyInput, percentInput, signedMoneyInput } from "../../lib/schemas/common.js";
 
 /** The OpenAPI 3.1 document is generated from the route table (architecture section 2). */
-type Parameter = { name: string; in: string; required?: boolean; schema?: Record<string, any>; style?: string; explode?: boolean; example?: unknown; $ref?: string };
+type Parameter = {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema?: Record<string, any>;
+  style?: string;
+  explode?: boolean;
+  example?: unknown;
+  $ref?: string;
+};
 type Operation = {
   operationId: string;
   description?: string;
@@ -95,7 +104,9 @@ describe("offline: OpenAPI document", () => {
     expect(required.length).toBeGreaterThan(0);
     const doc = document();
     for (const route of required) {
-      const header = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!).find((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
+      const header = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!).find(
+        (p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key",
+      );
       expect(header, route.operationId).toBeDefined();
       expect(header!.required, route.operationId).toBe(true);
       expect(header!.schema).toMatchObject({ type: "string", minLength: 1, maxLength: 255 });
@@ -105,7 +116,9 @@ describe("offline: OpenAPI document", () => {
   it("optional-idempotency routes document an optional header, and the others none", () => {
     const doc = document();
     for (const route of ROUTES) {
-      const header = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!).find((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
+      const header = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!).find(
+        (p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key",
+      );
       if (route.idempotency === "optional") {
         expect(header, route.operationId).toBeDefined();
         expect(header!.required, route.operationId).toBe(false);
@@ -121,7 +134,10 @@ describe("offline: OpenAPI document", () => {
       const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       const parameters = parametersOf(doc.paths[route.path]![route.method.toLowerCase()]!);
       for (const name of names) {
-        expect(parameters.find((p) => p.in === "path" && p.name === name), `${route.operationId} ${name}`).toMatchObject({ required: true });
+        expect(
+          parameters.find((p) => p.in === "path" && p.name === name),
+          `${route.operationId} ${name}`,
+        ).toMatchObject({ required: true });
       }
     }
   });
@@ -173,7 +189,9 @@ describe("offline: OpenAPI document", () => {
     for (const [status, list] of codes) {
       const narrowed = responses[String(status)]!.content!["application/json"]!.schema.allOf[1].properties.error.properties;
       expect(narrowed.code.enum, `${route.operationId} ${status}`).toEqual(list);
-      expect(narrowed.type.enum, `${route.operationId} ${status}`).toEqual([status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "api_error" : "invalid_request_error"]);
+      expect(narrowed.type.enum, `${route.operationId} ${status}`).toEqual([
+        status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "api_error" : "invalid_request_error",
+      ]);
       expect(responses[String(status)]!.description).toContain(list[0]!);
     }
   });
@@ -196,7 +214,8 @@ describe("offline: OpenAPI document", () => {
       expect(has(500, "internal_error"), route.operationId).toBe(true);
       expect(has(503, "resource_busy"), route.operationId).toBe(route.method !== "GET");
       for (const status of codes.keys()) expect([...codes.get(status)!].some((c) => c === "route_not_found" || c === "method_not_allowed")).toBe(false);
-      for (const [status, own] of Object.entries(route.errors ?? {})) for (const code of own ?? []) expect(has(Number(status), code), `${route.operationId} ${code}`).toBe(true);
+      for (const [status, own] of Object.entries(route.errors ?? {}))
+        for (const code of own ?? []) expect(has(Number(status), code), `${route.operationId} ${code}`).toBe(true);
     }
     // A query that can refuse a value is 422 invalid_query_parameter; the sync query (checked by the domain, 400) is not.
     expect(errorCodesOf(byId("listLocations")).get(422)).toEqual(["invalid_query_parameter"]);
@@ -215,7 +234,8 @@ describe("offline: OpenAPI document", () => {
     expect(errorCodesOf(byId("listContacts")).get(403)).toContain("permission_denied");
     expect(errorCodesOf(byId("createLocation")).get(403)).toContain("permission_denied");
     expect(errorCodesOf(byId("getItem")).get(403)).toContain("permission_denied");
-    for (const id of ["deleteCustomer", "deleteProspect", "deleteSupplier", "deleteItem"]) expect(errorCodesOf(byId(id)).get(422), id).toContain("validation_failed");
+    for (const id of ["deleteCustomer", "deleteProspect", "deleteSupplier", "deleteItem"])
+      expect(errorCodesOf(byId(id)).get(422), id).toContain("validation_failed");
     expect(errorCodesOf(byId("getCustomer")).get(403)).toEqual(["insufficient_scope"]);
   });
 
@@ -226,7 +246,8 @@ describe("offline: OpenAPI document", () => {
     for (const route of ROUTES) {
       for (const [status, response] of Object.entries(responsesOf(operationOf(route)))) {
         const names = Object.keys(response.headers ?? {});
-        for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) expect(names, `${route.operationId} ${status}`).toContain(name);
+        for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
+          expect(names, `${route.operationId} ${status}`).toContain(name);
         expect(names.includes("WWW-Authenticate"), `${route.operationId} ${status}`).toBe(status === "401");
         expect(names.includes("Retry-After"), `${route.operationId} ${status}`).toBe(status === "429" || status === "503");
         if (Number(status) < 300) {
@@ -259,8 +280,16 @@ describe("offline: OpenAPI document", () => {
     expect(parameter("sync", "start").schema).toEqual({ type: "string", enum: ["now"] });
     expect(parameter("sync", "limit").schema).toEqual({ type: "integer", minimum: 1, maximum: 500, default: 100 });
     expect(parameter("sync", "resources")).toMatchObject({ style: "form", explode: false, schema: { type: "array" } });
-    expect(parameter("listItems", "ids")).toMatchObject({ style: "form", explode: false, schema: { type: "array", maxItems: 50, items: { type: "string", format: "uuid" } } });
-    for (const [operationId, name] of [["listItems", "category_id"], ["listItems", "location_id"], ["listContacts", "account_record_id"]] as const) {
+    expect(parameter("listItems", "ids")).toMatchObject({
+      style: "form",
+      explode: false,
+      schema: { type: "array", maxItems: 50, items: { type: "string", format: "uuid" } },
+    });
+    for (const [operationId, name] of [
+      ["listItems", "category_id"],
+      ["listItems", "location_id"],
+      ["listContacts", "account_record_id"],
+    ] as const) {
       expect(parameter(operationId, name).schema, `${operationId} ${name}`).toEqual({ type: "string", format: "uuid" });
     }
     const parent = new RegExp(parameter("listItemCategories", "parent_id").schema!.pattern as string);
@@ -268,7 +297,8 @@ describe("offline: OpenAPI document", () => {
     expect(parent.test("3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e")).toBe(true);
     expect(parent.test("roots")).toBe(false);
     expect(parameter("listItems", "include_sold").schema).toMatchObject({ type: "boolean" });
-    for (const route of ROUTES) for (const p of parametersOf(operationOf(route))) expect(p.schema, `${route.operationId} ${p.name}`).not.toHaveProperty("x-parameter");
+    for (const route of ROUTES)
+      for (const p of parametersOf(operationOf(route))) expect(p.schema, `${route.operationId} ${p.name}`).not.toHaveProperty("x-parameter");
   });
 
   it("formats: date-time timestamps, YYYY-MM-DD dates, UUID ids, unique contact links", () => {
@@ -322,7 +352,9 @@ function schemaValidator() {
   const shared = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(shared);
     if (!node || typeof node !== "object") return node;
-    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" ? v.replace("#/components/schemas/", "openapi.json#/$defs/") : shared(v)]));
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" ? v.replace("#/components/schemas/", "openapi.json#/$defs/") : shared(v)]),
+    );
   };
   ajv.addSchema({ $id: "openapi.json", $defs: shared(document().components.schemas) as Record<string, unknown> });
   const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
@@ -331,7 +363,9 @@ function schemaValidator() {
     let validate = compiled.get(key);
     if (!validate) {
       const target = (schema as { $ref?: string }).$ref;
-      validate = (target ? ajv.getSchema(target.replace("#/components/schemas/", "openapi.json#/$defs/")) : undefined) ?? ajv.compile(shared(schema) as Record<string, unknown>);
+      validate =
+        (target ? ajv.getSchema(target.replace("#/components/schemas/", "openapi.json#/$defs/")) : undefined) ??
+        ajv.compile(shared(schema) as Record<string, unknown>);
       compiled.set(key, validate);
     }
     return validate(value) ? undefined : ajv.errorsText(validate.errors);
@@ -375,7 +409,9 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
   it("shares what repeats: error responses, parameters and building-block schemas are components", () => {
     const doc = document();
     expect(Object.keys(doc.components.responses).length).toBeGreaterThan(20);
-    expect(Object.keys(doc.components.parameters)).toEqual(expect.arrayContaining(["IdempotencyKey", "IdempotencyKeyRequired", "IfMatch", "IfMatchRequired", "query.page", "query.limit"]));
+    expect(Object.keys(doc.components.parameters)).toEqual(
+      expect.arrayContaining(["IdempotencyKey", "IdempotencyKeyRequired", "IfMatch", "IfMatchRequired", "query.page", "query.limit"]),
+    );
     for (const name of ["Uuid", "Money", "MoneyInput", "Timestamp", "Error"]) expect(doc.components.schemas[name], name).toBeDefined();
     // Customers, prospects and suppliers: one record path is a few KB, its schemas referenced.
     for (const path of ["/api/v3/customers/{id}", "/api/v3/prospects/{id}", "/api/v3/suppliers/{id}"]) {
@@ -415,10 +451,13 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
       }
       const body = operation.requestBody?.content["application/json"] as { schema: unknown; example?: unknown } | undefined;
       if (body) expectValid(`${route.operationId} request body`, body.schema, body.example);
-      for (const parameter of parametersOf(operation)) if (parameter.example !== undefined) expectValid(`${route.operationId} ${parameter.name}`, parameter.schema, parameter.example);
+      for (const parameter of parametersOf(operation))
+        if (parameter.example !== undefined) expectValid(`${route.operationId} ${parameter.name}`, parameter.schema, parameter.example);
     }
-    for (const [name, schema] of Object.entries(doc.components.schemas)) if (schema.example !== undefined) expectValid(`components.schemas.${name}`, { $ref: `#/components/schemas/${name}` }, schema.example);
-    for (const [name, response] of Object.entries(doc.components.responses)) expectValid(`components.responses.${name}`, response.content["application/json"].schema, response.content["application/json"].example);
+    for (const [name, schema] of Object.entries(doc.components.schemas))
+      if (schema.example !== undefined) expectValid(`components.schemas.${name}`, { $ref: `#/components/schemas/${name}` }, schema.example);
+    for (const [name, response] of Object.entries(doc.components.responses))
+      expectValid(`components.responses.${name}`, response.content["application/json"].schema, response.content["application/json"].example);
     expect(problems).toEqual([]);
   });
 
@@ -468,7 +507,11 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
       }
     }
     expect(reading.size).toBe(7);
-    expect(ROUTES.filter((r) => r.ifMatch).map((r) => r.operationId).sort()).toEqual([...reading].sort());
+    expect(
+      ROUTES.filter((r) => r.ifMatch)
+        .map((r) => r.operationId)
+        .sort(),
+    ).toEqual([...reading].sort());
     for (const route of ROUTES) {
       const header = parametersOf(operationOf(route)).find((p) => p.in === "header" && p.name === "If-Match");
       if (!route.ifMatch) expect(header, route.operationId).toBeUndefined();
@@ -498,8 +541,12 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
     expect(schemas.InventoryAdjustmentCreate.properties.quantity).toMatchObject({ type: "number", not: { const: 0 } });
     const check = schemaValidator();
     expect(check({ $ref: "#/components/schemas/KitBuildCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: 0 })).toBeDefined();
-    expect(check({ $ref: "#/components/schemas/InventoryAdjustmentCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: 0 })).toBeDefined();
-    expect(check({ $ref: "#/components/schemas/InventoryAdjustmentCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: -2 })).toBeUndefined();
+    expect(
+      check({ $ref: "#/components/schemas/InventoryAdjustmentCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: 0 }),
+    ).toBeDefined();
+    expect(
+      check({ $ref: "#/components/schemas/InventoryAdjustmentCreate" }, { location_id: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", quantity: -2 }),
+    ).toBeUndefined();
   });
 
   it("status ids are closed sets: list filters and responses enumerate their kind's ids (those the domain uses), other filter values are refused", () => {
@@ -532,4 +579,3 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
     expect(parameter("listInvoices", "ids")).toMatchObject({ style: "form", explode: false, schema: { type: "array", maxItems: 50 } });
   });
 });
-

@@ -3,7 +3,10 @@ import { buildOpenApiDocument } from "../../lib/openapi/document.js";
 import { routesOfGroup } from "../../lib/routes/index.js";
 
 type Response = { headers?: Record<string, unknown> };
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, Response & { $ref?: string }> }>>; components: { schemas: Record<string, any>; responses: Record<string, Response> } };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, Response & { $ref?: string }> }>>;
+  components: { schemas: Record<string, any>; responses: Record<string, Response> };
+};
 
 /** The tasks group in the OpenAPI document (spec part 2, section 4.6). */
 describe("offline: tasks in the OpenAPI document", () => {
@@ -33,12 +36,42 @@ describe("offline: tasks in the OpenAPI document", () => {
   });
 
   it("names the inner shapes as components", () => {
-    for (const name of ["Task", "TaskAssignee", "TaskReminder", "TaskRecordPreview", "TaskList", "TaskActivityList", "TaskStats", "TaskAssigneeMap", "TaskReconciliation", "TaskReminderEntry", "TaskReminderInbox", "TaskCreate", "TaskUpdate"]) {
+    for (const name of [
+      "Task",
+      "TaskAssignee",
+      "TaskReminder",
+      "TaskRecordPreview",
+      "TaskList",
+      "TaskActivityList",
+      "TaskStats",
+      "TaskAssigneeMap",
+      "TaskReconciliation",
+      "TaskReminderEntry",
+      "TaskReminderInbox",
+      "TaskCreate",
+      "TaskUpdate",
+    ]) {
       expect(doc.components.schemas[name], name).toBeDefined();
     }
     expect(Object.keys(doc.components.schemas.Task.properties)).toEqual([
-      "id", "object", "title", "description", "status", "version", "time_zone", "due_date", "due_time", "due_at", "overdue_at",
-      "created", "modified", "completed_at", "assignee", "reminder", "record", "available_actions",
+      "id",
+      "object",
+      "title",
+      "description",
+      "status",
+      "version",
+      "time_zone",
+      "due_date",
+      "due_time",
+      "due_at",
+      "overdue_at",
+      "created",
+      "modified",
+      "completed_at",
+      "assignee",
+      "reminder",
+      "record",
+      "available_actions",
     ]);
     expect(Object.keys(doc.components.schemas.TaskAssignee.properties)).toEqual(["id", "name", "photo_url", "active"]);
     expect(Object.keys(doc.components.schemas.TaskReminder.properties)).toEqual(["id", "generation", "status", "scheduled_at", "read_at"]);

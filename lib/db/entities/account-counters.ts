@@ -5,21 +5,22 @@ import { Entity } from "electrodb";
  * number or count: a failed write consumes no number, and list totals never need a count of
  * the records themselves. Customers and prospects share `customerSeq`.
  */
-export const accountCountersEntity = () => new Entity({
-  model: { entity: "counters", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    customerSeq: { type: "number" },
-    supplierSeq: { type: "number" },
-    customerCount: { type: "number" },
-    prospectCount: { type: "number" },
-    supplierCount: { type: "number" },
-    contactCount: { type: "number" },
-  },
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId"] },
-      sk: { field: "sk", composite: [] },
+export const accountCountersEntity = () =>
+  new Entity({
+    model: { entity: "counters", version: "1", service: "inv" },
+    attributes: {
+      accountId: { type: "string", required: true, readOnly: true },
+      customerSeq: { type: "number" },
+      supplierSeq: { type: "number" },
+      customerCount: { type: "number" },
+      prospectCount: { type: "number" },
+      supplierCount: { type: "number" },
+      contactCount: { type: "number" },
     },
-  },
-});
+    indexes: {
+      primary: {
+        pk: { field: "pk", composite: ["accountId"] },
+        sk: { field: "sk", composite: [] },
+      },
+    },
+  });

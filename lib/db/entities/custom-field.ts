@@ -20,19 +20,20 @@ export const CUSTOM_FIELD_KINDS = [
 export type CustomFieldKind = (typeof CUSTOM_FIELD_KINDS)[number];
 
 /** A custom-field definition of one record kind. */
-export const customFieldEntity = () => new Entity({
-  model: { entity: "customfield", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    kind: { type: CUSTOM_FIELD_KINDS, required: true, readOnly: true },
-    customFieldId: { type: "string", required: true, readOnly: true },
-    name: { type: "string", required: true },
-    createdAt: { type: "string", required: true, readOnly: true },
-  },
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId"] },
-      sk: { field: "sk", composite: ["kind", "customFieldId"] },
+export const customFieldEntity = () =>
+  new Entity({
+    model: { entity: "customfield", version: "1", service: "inv" },
+    attributes: {
+      accountId: { type: "string", required: true, readOnly: true },
+      kind: { type: CUSTOM_FIELD_KINDS, required: true, readOnly: true },
+      customFieldId: { type: "string", required: true, readOnly: true },
+      name: { type: "string", required: true },
+      createdAt: { type: "string", required: true, readOnly: true },
     },
-  },
-});
+    indexes: {
+      primary: {
+        pk: { field: "pk", composite: ["accountId"] },
+        sk: { field: "sk", composite: ["kind", "customFieldId"] },
+      },
+    },
+  });

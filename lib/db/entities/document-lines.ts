@@ -8,22 +8,23 @@ import { Entity } from "electrodb";
  * Query request (1 MB). Pages written before compression hold their lines as a plain list in
  * `lines` instead; readers accept both.
  */
-export const documentLinesEntity = () => new Entity({
-  model: { entity: "documentlines", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    documentId: { type: "string", required: true, readOnly: true },
-    page: { type: "number", required: true, readOnly: true },
-    /** A chunk of the compressed JSON array of lines (binary). */
-    packed: { type: "any" },
-    /** Older pages: the lines themselves. */
-    lines: { type: "any" },
-  },
-  indexes: {
-    primary: {
-      collection: "documentTree",
-      pk: { field: "pk", composite: ["accountId", "documentId"] },
-      sk: { field: "sk", composite: ["page"] },
+export const documentLinesEntity = () =>
+  new Entity({
+    model: { entity: "documentlines", version: "1", service: "inv" },
+    attributes: {
+      accountId: { type: "string", required: true, readOnly: true },
+      documentId: { type: "string", required: true, readOnly: true },
+      page: { type: "number", required: true, readOnly: true },
+      /** A chunk of the compressed JSON array of lines (binary). */
+      packed: { type: "any" },
+      /** Older pages: the lines themselves. */
+      lines: { type: "any" },
     },
-  },
-});
+    indexes: {
+      primary: {
+        collection: "documentTree",
+        pk: { field: "pk", composite: ["accountId", "documentId"] },
+        sk: { field: "sk", composite: ["page"] },
+      },
+    },
+  });

@@ -5,37 +5,38 @@ import { Entity } from "electrodb";
  * order). Categories live in the account partition: one Query reads them all.
  * `childCount` guards the two-level tree: a category with children cannot get a parent.
  */
-export const itemCategoryEntity = () => new Entity({
-  model: { entity: "itemcategory", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    categoryId: { type: "string", required: true, readOnly: true },
-    name: { type: "string", required: true },
-    /** `"root"` for a top-level category, else the parent's id (kept non-null for conditions). */
-    parentId: { type: "string", required: true, default: "root" },
-    inventoryType: { type: ["quantity", "unique"] as const, required: true },
-    /** Ordering weight; categories are listed by weight, then name. */
-    weight: { type: "number", required: true, default: 0 },
-    childCount: { type: "number", required: true, default: 0 },
-    customFields: {
-      type: "list",
-      items: {
-        type: "map",
-        properties: {
-          id: { type: "string", required: true },
-          name: { type: "string", required: true },
-          displayOnInventoryList: { type: "boolean", required: true },
-          publishOnDocuments: { type: "boolean", required: true },
+export const itemCategoryEntity = () =>
+  new Entity({
+    model: { entity: "itemcategory", version: "1", service: "inv" },
+    attributes: {
+      accountId: { type: "string", required: true, readOnly: true },
+      categoryId: { type: "string", required: true, readOnly: true },
+      name: { type: "string", required: true },
+      /** `"root"` for a top-level category, else the parent's id (kept non-null for conditions). */
+      parentId: { type: "string", required: true, default: "root" },
+      inventoryType: { type: ["quantity", "unique"] as const, required: true },
+      /** Ordering weight; categories are listed by weight, then name. */
+      weight: { type: "number", required: true, default: 0 },
+      childCount: { type: "number", required: true, default: 0 },
+      customFields: {
+        type: "list",
+        items: {
+          type: "map",
+          properties: {
+            id: { type: "string", required: true },
+            name: { type: "string", required: true },
+            displayOnInventoryList: { type: "boolean", required: true },
+            publishOnDocuments: { type: "boolean", required: true },
+          },
         },
       },
+      createdAt: { type: "string", required: true, readOnly: true },
+      updatedAt: { type: "string", required: true },
     },
-    createdAt: { type: "string", required: true, readOnly: true },
-    updatedAt: { type: "string", required: true },
-  },
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId"] },
-      sk: { field: "sk", composite: ["categoryId"] },
+    indexes: {
+      primary: {
+        pk: { field: "pk", composite: ["accountId"] },
+        sk: { field: "sk", composite: ["categoryId"] },
+      },
     },
-  },
-});
+  });

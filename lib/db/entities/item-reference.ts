@@ -8,20 +8,21 @@ import { Entity } from "electrodb";
  * references stay as tombstones (expiring after 30 days) so a late, older image cannot bring a
  * reference back.
  */
-export const itemReferenceEntity = () => new Entity({
-  model: { entity: "itemreference", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    itemId: { type: "string", required: true, readOnly: true },
-    documentId: { type: "string", required: true, readOnly: true },
-    active: { type: "boolean", required: true },
-    at: { type: "string", required: true },
-    expiresAt: { type: "number", field: "expires_at" },
-  },
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId", "itemId"] },
-      sk: { field: "sk", composite: ["documentId"] },
+export const itemReferenceEntity = () =>
+  new Entity({
+    model: { entity: "itemreference", version: "1", service: "inv" },
+    attributes: {
+      accountId: { type: "string", required: true, readOnly: true },
+      itemId: { type: "string", required: true, readOnly: true },
+      documentId: { type: "string", required: true, readOnly: true },
+      active: { type: "boolean", required: true },
+      at: { type: "string", required: true },
+      expiresAt: { type: "number", field: "expires_at" },
     },
-  },
-});
+    indexes: {
+      primary: {
+        pk: { field: "pk", composite: ["accountId", "itemId"] },
+        sk: { field: "sk", composite: ["documentId"] },
+      },
+    },
+  });

@@ -6,25 +6,26 @@ import { Entity } from "electrodb";
  * sequences live on the counter items whose counts they move together (`AccountCounters`,
  * `InventoryCounters`); `lib/db/sequences.ts` hides where each one is.
  */
-export const sequenceEntity = () => new Entity({
-  model: { entity: "sequence", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    name: { type: "string", required: true, readOnly: true },
-    /** The last number handed out. */
-    value: { type: "number" },
-    /** Records of this kind that exist now. */
-    count: { type: "number" },
-    /**
-     * On the item named `<kind>.removed`: the numbers of deleted documents of the kind, so a
-     * list page's position maps to a number (`queryDocumentPage`) without reading the pages before it.
-     */
-    removed: { type: "set", items: "number" },
-  },
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId"] },
-      sk: { field: "sk", composite: ["name"] },
+export const sequenceEntity = () =>
+  new Entity({
+    model: { entity: "sequence", version: "1", service: "inv" },
+    attributes: {
+      accountId: { type: "string", required: true, readOnly: true },
+      name: { type: "string", required: true, readOnly: true },
+      /** The last number handed out. */
+      value: { type: "number" },
+      /** Records of this kind that exist now. */
+      count: { type: "number" },
+      /**
+       * On the item named `<kind>.removed`: the numbers of deleted documents of the kind, so a
+       * list page's position maps to a number (`queryDocumentPage`) without reading the pages before it.
+       */
+      removed: { type: "set", items: "number" },
     },
-  },
-});
+    indexes: {
+      primary: {
+        pk: { field: "pk", composite: ["accountId"] },
+        sk: { field: "sk", composite: ["name"] },
+      },
+    },
+  });

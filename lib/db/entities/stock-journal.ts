@@ -15,40 +15,41 @@ import { Entity } from "electrodb";
  *   (`-> releasing -> released`): its pending deltas are removed, and nothing ever moved.
  *   The sweeper finds journals not yet applied or released through the sparse `gsi2` index.
  */
-export const stockJournalEntity = () => new Entity({
-  model: { entity: "stockjournal", version: "1", service: "inv" },
-  attributes: {
-    accountId: { type: "string", required: true, readOnly: true },
-    journalId: { type: "string", required: true, readOnly: true },
-    status: { type: ["pending", "applied", "held", "bound", "releasing", "released"] as const, required: true, default: "pending" },
-    mode: { type: ["post", "hold"] as const, required: true, default: "post" },
-    /** Hold journals: epoch ms after which an unbound hold is released by the sweeper. */
-    leaseUntil: { type: "number" },
-    /**
-     * The sparse index of open holds (written while a hold is pending, held, bound or releasing;
-     * removed when it is applied or released): `openholds` / zero-padded lease expiry.
-     */
-    openHoldsPk: { type: "string", field: "gsi2pk" },
-    openHoldsSk: { type: "string", field: "gsi2sk" },
-    /** Hold journals that broke a rule: which change, and why (JSON). */
-    failure: { type: "string" },
-    sourceType: { type: "string", required: true },
-    sourceId: { type: "string" },
-    userId: { type: "string" },
-    reason: { type: "string" },
-    /** The changes, as JSON (up to a few hundred rows: far below the 400 KB item limit). */
-    changes: { type: "string", required: true },
-    appliedChunks: { type: "set", items: "number" },
-    /** Hold journals: chunks whose pending deltas were folded into the balances (after binding). */
-    foldedChunks: { type: "set", items: "number" },
-    revertedChunks: { type: "set", items: "number" },
-    createdAt: { type: "string", required: true, readOnly: true },
-    updatedAt: { type: "string", required: true },
-  },
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId", "journalId"] },
-      sk: { field: "sk", composite: [] },
+export const stockJournalEntity = () =>
+  new Entity({
+    model: { entity: "stockjournal", version: "1", service: "inv" },
+    attributes: {
+      accountId: { type: "string", required: true, readOnly: true },
+      journalId: { type: "string", required: true, readOnly: true },
+      status: { type: ["pending", "applied", "held", "bound", "releasing", "released"] as const, required: true, default: "pending" },
+      mode: { type: ["post", "hold"] as const, required: true, default: "post" },
+      /** Hold journals: epoch ms after which an unbound hold is released by the sweeper. */
+      leaseUntil: { type: "number" },
+      /**
+       * The sparse index of open holds (written while a hold is pending, held, bound or releasing;
+       * removed when it is applied or released): `openholds` / zero-padded lease expiry.
+       */
+      openHoldsPk: { type: "string", field: "gsi2pk" },
+      openHoldsSk: { type: "string", field: "gsi2sk" },
+      /** Hold journals that broke a rule: which change, and why (JSON). */
+      failure: { type: "string" },
+      sourceType: { type: "string", required: true },
+      sourceId: { type: "string" },
+      userId: { type: "string" },
+      reason: { type: "string" },
+      /** The changes, as JSON (up to a few hundred rows: far below the 400 KB item limit). */
+      changes: { type: "string", required: true },
+      appliedChunks: { type: "set", items: "number" },
+      /** Hold journals: chunks whose pending deltas were folded into the balances (after binding). */
+      foldedChunks: { type: "set", items: "number" },
+      revertedChunks: { type: "set", items: "number" },
+      createdAt: { type: "string", required: true, readOnly: true },
+      updatedAt: { type: "string", required: true },
     },
-  },
-});
+    indexes: {
+      primary: {
+        pk: { field: "pk", composite: ["accountId", "journalId"] },
+        sk: { field: "sk", composite: [] },
+      },
+    },
+  });

@@ -7,23 +7,24 @@ import { taskAttributes } from "./task.js";
  * (`linkKey` = `<status>#<listKey>`) with everything a list page shows, in one Query. The
  * stream processor also finds a record's tasks here when the record changes.
  */
-export const taskLinkEntity = () => new Entity({
-  model: { entity: "tasklink", version: "1", service: "inv" },
-  attributes: {
-    ...taskAttributes,
-    recordType: { type: "string", required: true },
-    recordId: { type: "string", required: true },
-    linkKey: { type: "string", required: true },
-  },
-  indexes: {
-    primary: {
-      pk: {
-        field: "pk",
-        composite: ["accountId", "recordType", "recordId"],
-        template: "$inv#accountid_${accountId}#tasklinks#${recordType}_${recordId}",
-        casing: "none",
-      },
-      sk: { field: "sk", composite: ["linkKey"], template: "${linkKey}", casing: "none" },
+export const taskLinkEntity = () =>
+  new Entity({
+    model: { entity: "tasklink", version: "1", service: "inv" },
+    attributes: {
+      ...taskAttributes,
+      recordType: { type: "string", required: true },
+      recordId: { type: "string", required: true },
+      linkKey: { type: "string", required: true },
     },
-  },
-});
+    indexes: {
+      primary: {
+        pk: {
+          field: "pk",
+          composite: ["accountId", "recordType", "recordId"],
+          template: "$inv#accountid_${accountId}#tasklinks#${recordType}_${recordId}",
+          casing: "none",
+        },
+        sk: { field: "sk", composite: ["linkKey"], template: "${linkKey}", casing: "none" },
+      },
+    },
+  });

@@ -76,28 +76,29 @@ export const taskAttributes = {
  *   account's tally (`task-account-tally.ts`) the same way.
  * Every write is a whole-item put conditioned on `rev` (read-modify-write).
  */
-export const taskEntity = () => new Entity({
-  model: { entity: "task", version: "1", service: "inv" },
-  attributes: taskAttributes,
-  indexes: {
-    primary: {
-      pk: { field: "pk", composite: ["accountId", "taskId"], template: "$inv#accountid_${accountId}#task_${taskId}", casing: "none" },
-      sk: { field: "sk", composite: [], template: "task", casing: "none" },
-    },
-    byAssignee: {
-      index: "gsi1",
-      pk: {
-        field: "gsi1pk",
-        composite: ["accountId", "assigneeUserId", "status"],
-        template: "$inv#accountid_${accountId}#tasks#assignee_${assigneeUserId}#${status}",
-        casing: "none",
+export const taskEntity = () =>
+  new Entity({
+    model: { entity: "task", version: "1", service: "inv" },
+    attributes: taskAttributes,
+    indexes: {
+      primary: {
+        pk: { field: "pk", composite: ["accountId", "taskId"], template: "$inv#accountid_${accountId}#task_${taskId}", casing: "none" },
+        sk: { field: "sk", composite: [], template: "task", casing: "none" },
       },
-      sk: { field: "gsi1sk", composite: ["listKey"], template: "${listKey}", casing: "none" },
+      byAssignee: {
+        index: "gsi1",
+        pk: {
+          field: "gsi1pk",
+          composite: ["accountId", "assigneeUserId", "status"],
+          template: "$inv#accountid_${accountId}#tasks#assignee_${assigneeUserId}#${status}",
+          casing: "none",
+        },
+        sk: { field: "gsi1sk", composite: ["listKey"], template: "${listKey}", casing: "none" },
+      },
+      byStatus: {
+        index: "gsi2",
+        pk: { field: "gsi2pk", composite: ["accountId", "status"], template: "$inv#accountid_${accountId}#tasks#${status}", casing: "none" },
+        sk: { field: "gsi2sk", composite: ["listKey"], template: "${listKey}", casing: "none" },
+      },
     },
-    byStatus: {
-      index: "gsi2",
-      pk: { field: "gsi2pk", composite: ["accountId", "status"], template: "$inv#accountid_${accountId}#tasks#${status}", casing: "none" },
-      sk: { field: "gsi2sk", composite: ["listKey"], template: "${listKey}", casing: "none" },
-    },
-  },
-});
+  });

@@ -1,12 +1,6 @@
 import { claimScope, readStoredOutcome, releaseClaim, storeOutcome } from "../../db/idempotency.js";
 import { ApiError, errors } from "../../core/errors.js";
-import {
-  IdempotencyConflictError,
-  idempotencyScope,
-  isValidIdempotencyKey,
-  requestFingerprint,
-  type IdempotencyContext,
-} from "../../core/idempotency.js";
+import { IdempotencyConflictError, idempotencyScope, isValidIdempotencyKey, requestFingerprint, type IdempotencyContext } from "../../core/idempotency.js";
 import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /**

@@ -211,7 +211,11 @@ describe("offline: errorHandler", () => {
     expect(response.statusCode).toBe(503);
     expect(response.headers["Retry-After"]).toBe("1");
     expect(bodyOf(response)).toEqual({ error: { type: "api_error", code: "resource_busy", message: expect.any(String) } });
-    const line = logged().trim().split("\n").map((l: string) => JSON.parse(l)).find((l: { message: string }) => l.message === "request");
+    const line = logged()
+      .trim()
+      .split("\n")
+      .map((l: string) => JSON.parse(l))
+      .find((l: { message: string }) => l.message === "request");
     expect(line).toMatchObject({ level: "WARN", status: 503, reason: "Retries exhausted: next customer number lost its race 60 times." });
   });
 
@@ -284,10 +288,7 @@ describe("offline: jsonBody", () => {
   });
 
   it("accepts a JSON content type with parameters", async () => {
-    const result = await run(
-      withRoute(CREATE),
-      event({ headers: { "content-type": "application/json; charset=utf-8" }, body: '{"name":"Tools"}' }),
-    );
+    const result = await run(withRoute(CREATE), event({ headers: { "content-type": "application/json; charset=utf-8" }, body: '{"name":"Tools"}' }));
     expect(result.seenBody).toEqual({ name: "Tools" });
   });
 
@@ -435,7 +436,11 @@ describe("offline: requestContext", () => {
   it("writes one structured log line per request", async () => {
     vi.stubEnv("LOG_LEVEL", "INFO");
     await run({ outer: [requestContext(), errorHandler()], state: { route: LIST } }, event({ method: "GET" }));
-    const lines = logged().trim().split("\n").filter(Boolean).map((line: string) => JSON.parse(line));
+    const lines = logged()
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((line: string) => JSON.parse(line));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: "INFO", message: "request", requestId: "req-test-1", route: "listItemCategories", status: 200 });
     expect(typeof lines[0].latencyMs).toBe("number");
