@@ -192,14 +192,12 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
     const { pendingJournals, ...set } = change.set ?? {};
     // An item's pending journals are a map; the last one leaving removes the attribute.
     const clearsPending = pendingJournals !== undefined && Object.keys(pendingJournals as object).length === 0;
-    let update = e.item
-      .patch({ accountId: write.accountId, itemId: change.itemId })
-      .set({
-        ...set,
-        ...(pendingJournals === undefined || clearsPending ? {} : { pendingJournals }),
-        stock: change.stock,
-        stockVersion: change.expectedVersion + 1,
-      });
+    let update = e.item.patch({ accountId: write.accountId, itemId: change.itemId }).set({
+      ...set,
+      ...(pendingJournals === undefined || clearsPending ? {} : { pendingJournals }),
+      stock: change.stock,
+      stockVersion: change.expectedVersion + 1,
+    });
     if (clearsPending) update = update.remove(["pendingJournals"]) as never;
     if (change.add) update = update.add(change.add);
     const move = change.statusMove;

@@ -20,14 +20,28 @@ describe("offline: retry policy", () => {
 
   it("returns the first result that is not RETRY", async () => {
     const seen: number[] = [];
-    const result = await retrying("test", async (n) => (seen.push(n), n < 2 ? RETRY : "done"), { attempts: 5, baseMs: 1, capMs: 1 });
+    const result = await retrying(
+      "test",
+      async (n) => {
+        seen.push(n);
+        return n < 2 ? RETRY : "done";
+      },
+      { attempts: 5, baseMs: 1, capMs: 1 },
+    );
     expect(result).toBe("done");
     expect(seen).toEqual([0, 1, 2]);
   });
 
   it("gives up with ContentionError naming the operation after the bounded attempts", async () => {
     let calls = 0;
-    const attempt = retrying("next customer number", async () => (calls++, RETRY), { attempts: 4, baseMs: 1, capMs: 1 });
+    const attempt = retrying(
+      "next customer number",
+      async () => {
+        calls++;
+        return RETRY;
+      },
+      { attempts: 4, baseMs: 1, capMs: 1 },
+    );
     await expect(attempt).rejects.toBeInstanceOf(ContentionError);
     await expect(attempt).rejects.toThrow(/next customer number/);
     expect(calls).toBe(4);
@@ -35,7 +49,12 @@ describe("offline: retry policy", () => {
 
   it("lets other errors through at once", async () => {
     let calls = 0;
-    await expect(retrying("x", async () => (calls++, Promise.reject(new Error("boom"))))).rejects.toThrow("boom");
+    await expect(
+      retrying("x", async () => {
+        calls++;
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
     expect(calls).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { db } from "./service.js";
-import { type Cancellation, type TransactionBuilder } from "./transactions.js";
+import type { Cancellation, TransactionBuilder } from "./transactions.js";
 import { RETRY, retrying } from "./retry.js";
 
 /**

@@ -161,7 +161,10 @@ function createDatabase(): Database {
   for (const name of Object.keys(COLLECTIONS) as CollectionName[]) {
     let service: CollectionService<CollectionName> | undefined;
     Object.defineProperty(collections, name, {
-      get: () => (service ??= collectionService(name)).collections[name as never],
+      get: () => {
+        service ??= collectionService(name);
+        return service.collections[name as never];
+      },
       enumerable: true,
     });
   }

@@ -294,9 +294,9 @@ export async function listDocuments<T>(options: {
       queryDocumentPage(scope, offset, page.limit),
     ]);
   } else if (offset === 0) {
-    let sequence;
-    [sequence, headers] = await Promise.all([readKindSequence(principal.accountId, kind), queryDocumentPage(scope, 0, page.limit)]);
+    const [sequence, firstPage] = await Promise.all([readKindSequence(principal.accountId, kind), queryDocumentPage(scope, 0, page.limit)]);
     counted = sequence.count;
+    headers = firstPage;
   } else {
     // A deeper page starts at a number computed from the sequence: read it first.
     const sequence = await readKindSequence(principal.accountId, kind);

@@ -389,7 +389,7 @@ export async function applyChunk(
         throw error;
       }
       // History ids follow each change's position in the journal, not in the chunk.
-      write.history.forEach((entry, i) => (entry.entryId = `${journal.journalId}:${indexes[i]!}`));
+      for (const [i, entry] of write.history.entries()) entry.entryId = `${journal.journalId}:${indexes[i]!}`;
       const cancellation = await commitLedgerWrite(write, (tx) => addChunkMark(tx, journal.accountId, journal.journalId, chunkNumber, step));
       if (!cancellation || cancellation.failed(CHUNK_MARK_LABEL)) return true; // done now, before, or no longer wanted
       return RETRY;
@@ -406,7 +406,7 @@ export async function applyChunk(
  */
 export async function foldHold(accountId: string, journalId: string): Promise<void> {
   const journal = await readJournal(accountId, journalId);
-  if (!journal || journal.status !== "bound") return;
+  if (journal?.status !== "bound") return;
   const changes = JSON.parse(journal.changes) as StockChange[];
   const folded = new Set(journal.foldedChunks ?? []);
   for (const [chunkNumber, indexes] of chunkIndexes(changes).entries()) {
@@ -424,7 +424,7 @@ export async function foldHold(accountId: string, journalId: string): Promise<vo
 export async function releaseHold(accountId: string, journalId: string, failure?: string): Promise<void> {
   await moveJournalStatus(accountId, journalId, ["pending", "held"], "releasing", failure ? { failure } : {});
   const journal = await readJournal(accountId, journalId);
-  if (!journal || journal.status !== "releasing") return; // bound, released, or never existed
+  if (journal?.status !== "releasing") return; // bound, released, or never existed
   const changes = JSON.parse(journal.changes) as StockChange[];
   const chunks = chunkIndexes(changes);
   const reverted = new Set(journal.revertedChunks ?? []);

@@ -121,7 +121,7 @@ async function refuseCycles(accountId: string, kitItemId: string, componentItemI
   const seen = new Set<string>();
   let frontier = [...componentItemIds];
   while (frontier.length > 0) {
-    frontier.forEach((id) => seen.add(id));
+    for (const id of frontier) seen.add(id);
     const links = await readKitLinks(accountId, frontier);
     const kits = await readKits(
       accountId,

@@ -124,6 +124,7 @@ export function presentKit(principal: Principal, kit: KitItem, item: ItemRecord,
     build_count: stats.count,
     last_built_at: stats.lastBuiltAt,
     created_at: kit.createdAt,
+    // biome-ignore lint/complexity/useMathMinMax: ISO instants (strings), the later one
     updated_at: kit.updatedAt > item.updatedAt ? kit.updatedAt : item.updatedAt,
   };
 }
@@ -299,7 +300,7 @@ async function loadClosure(accountId: string, root: KitItem): Promise<Closure> {
   for (let depth = 0; frontier.length > 0; depth++) {
     if (depth > MAX_KIT_NESTING) throw new KitBuildRefusal("invalid_definition", `Automatic kits nest deeper than ${MAX_KIT_NESTING} levels.`);
     const itemIds = [...new Set(frontier.flatMap((kit) => kit.components.map((c) => c.itemId)))].filter((id) => !seenItems.has(id));
-    itemIds.forEach((id) => seenItems.add(id));
+    for (const id of itemIds) seenItems.add(id);
     const links = (await readKitLinks(accountId, itemIds)).filter((link) => link.method === "automatic");
     for (const link of links) automaticKits.set(link.itemId, link.kitId);
     frontier = await readKits(
@@ -477,7 +478,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
       const onHand = new Map(
         [...state.rows.values()].filter((row) => row.locationId === locationId).map((row) => [rowOf(row.itemId, row.variationId), row.onHand]),
       );
-      let plan;
+      let plan: ReturnType<typeof planAssembly>;
       try {
         plan = planAssembly({
           kit: closure.root,
@@ -529,7 +530,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
       const body = presentBuild(requested, location);
       const source: LedgerSource = { sourceType: "kit_build", sourceId: requested.buildId, userId: principal.userId, reason: `Kit ${kit.number} assembly` };
       let held: Awaited<ReturnType<typeof holdGains>> | undefined;
-      let result;
+      let result: Awaited<ReturnType<typeof tryStockChanges>>;
       try {
         held =
           fit.journaled.length > 0 ? await holdGains(accountId, source, fit.journaled, state, () => readLedgerState(accountId, itemIds, rowKeys)) : undefined;
@@ -623,7 +624,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
       const onHand = new Map(
         [...state.rows.values()].filter((row) => row.locationId === build.locationId).map((row) => [rowOf(row.itemId, row.variationId), row.onHand]),
       );
-      let plan;
+      let plan: ReturnType<typeof planDisassembly>;
       try {
         plan = planDisassembly({
           build: { quantity: build.quantity, changes },
@@ -653,7 +654,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
         reason: `Kit ${kit.number} disassembly`,
       };
       let held: Awaited<ReturnType<typeof holdGains>> | undefined;
-      let result;
+      let result: Awaited<ReturnType<typeof tryStockChanges>>;
       try {
         held = fit.journaled.length > 0 ? await holdGains(accountId, source, fit.journaled, state, readState) : undefined;
         if (held === null) return RETRY;

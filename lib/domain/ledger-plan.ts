@@ -413,7 +413,7 @@ export function planRelease(input: Pick<PlanInput, "accountId" | "journalId" | "
 export function chunkIndexes(changes: readonly StockChange[], maxOps = 80): number[][] {
   const FIXED = 2; // row sequence + chunk mark
   const byItem = new Map<string, number[]>();
-  changes.forEach((change, index) => byItem.set(change.itemId, [...(byItem.get(change.itemId) ?? []), index]));
+  for (const [index, change] of changes.entries()) byItem.set(change.itemId, [...(byItem.get(change.itemId) ?? []), index]);
   const cost = (indexes: readonly number[]) => {
     const items = new Set(indexes.map((i) => changes[i]!.itemId)).size;
     const rows = new Set(indexes.map((i) => rowKeyOf(changes[i]!))).size;

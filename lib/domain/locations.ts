@@ -44,7 +44,7 @@ export function presentZone(zone: ZoneItem): ZoneResource {
 
 /** A location the caller may see: active, in the account, inside the caller's location boundary. */
 function isAccessible(principal: Principal, location: LocationItem | undefined): location is LocationItem {
-  if (!location || !location.active) return false;
+  if (!location?.active) return false;
   const restriction = locationRestriction(principal);
   return restriction === null || restriction === location.locationId;
 }

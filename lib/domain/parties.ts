@@ -147,9 +147,8 @@ function fieldChanges(kind: PartyKind, input: PartyWriteBody): FieldChanges {
   if (input.custom_field_values !== undefined) {
     const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values);
     set.customFieldValues = values;
-    checkedIds.forEach((id, i) =>
-      references.push({ param: `custom_field_values[${positions[i]}].custom_field_id`, kind: "custom_field", id, recordKind: kind }),
-    );
+    for (const [i, id] of checkedIds.entries())
+      references.push({ param: `custom_field_values[${positions[i]}].custom_field_id`, kind: "custom_field", id, recordKind: kind });
   }
   if (typeof set.customerLabelId === "string") references.push({ param: "customer_label_id", kind: "customer_label", id: set.customerLabelId });
   if (typeof set.pricingTierId === "string") references.push({ param: "pricing_tier_id", kind: "pricing_tier", id: set.pricingTierId });

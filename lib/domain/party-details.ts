@@ -16,7 +16,7 @@ export interface PartyDetails {
 const lines = (...parts: (string | undefined)[]): string[] => parts.map((part) => part?.trim() ?? "").filter((part) => part !== "");
 
 export function partyDetailsOf(party: PartyItem): PartyDetails {
-  const cityLine = (city?: string, region?: string, postal?: string) => [city, region, postal].filter((p) => p && p.trim()).join(", ") || undefined;
+  const cityLine = (city?: string, region?: string, postal?: string) => [city, region, postal].filter((p) => p?.trim()).join(", ") || undefined;
   return {
     account_number: String(party.number),
     phone: party.officePhone ?? null,

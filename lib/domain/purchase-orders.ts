@@ -278,7 +278,7 @@ async function readContext(
   ]);
   const details: ValidationDetail[] = [];
   const ownsOrAll = supplier && (hasPermission(principal, "records.view_all") || supplier.ownerUserId === principal.userId);
-  if (!supplier || supplier.kind !== "supplier" || (checks.supplier && !ownsOrAll))
+  if (supplier?.kind !== "supplier" || (checks.supplier && !ownsOrAll))
     details.push(referenceDetail("supplier_id", "is not a visible supplier of this account."));
   else if (checks.supplier && supplier.archived) details.push({ param: "supplier_id", code: "archived", message: "is an archived supplier." });
   if (!location || (checks.location && !location.active)) details.push(referenceDetail("location_id", "is not an active location of this account."));

@@ -694,7 +694,7 @@ export type NewSalesResult =
  */
 export async function insertSalesDocument(input: NewSalesDocument): Promise<NewSalesResult> {
   const { principal, kind, customer } = input;
-  let plan;
+  let plan: Awaited<ReturnType<typeof prepareStock>>;
   try {
     plan = await prepareStock({ accountId: principal.accountId, source: input.source, changes: input.changes });
   } catch (error) {

@@ -125,8 +125,8 @@ export async function withLiveRecords<T extends { record?: unknown }>(principal:
     if (!link || link.state === "gone") continue;
     const type = link.type as TaskRecordType;
     if (!resolvers.has(type) || !hasScope(principal, RECORD_READ_SCOPES[type])) continue;
-    let ids = idsByType.get(type);
-    if (!ids) idsByType.set(type, (ids = new Set()));
+    const ids = idsByType.get(type) ?? new Set<string>();
+    idsByType.set(type, ids);
     ids.add(link.id);
   }
   if (idsByType.size === 0) return [...tasks];

@@ -42,8 +42,8 @@ const pendingOf = (state: TallyState | undefined) => (state?.reminder && isPendi
 export function tallyChanges(before: TallyState | undefined, after: TallyState | undefined): TallyChanges {
   const users = new Map<string, UserTallyChange>();
   const userChange = (userId: string) => {
-    let change = users.get(userId);
-    if (!change) users.set(userId, (change = { counts: {} }));
+    const change = users.get(userId) ?? { counts: {} };
+    users.set(userId, change);
     return change;
   };
   const account: Partial<Record<AccountCountName, number>> = {};

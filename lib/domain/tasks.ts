@@ -138,7 +138,7 @@ const ASSIGNEE_MESSAGE = "must be an active user of this account.";
 /** The assignee's live user record (active), or 422 on `assignee_user_id`. */
 async function activeUser(principal: Principal, userId: string): Promise<UserItem> {
   const user = await readUser(principal.accountId, userId);
-  if (!user || user.status !== "active") throw errors.validationFailed([referenceDetail("assignee_user_id", ASSIGNEE_MESSAGE)]);
+  if (user?.status !== "active") throw errors.validationFailed([referenceDetail("assignee_user_id", ASSIGNEE_MESSAGE)]);
   return user;
 }
 

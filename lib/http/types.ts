@@ -67,4 +67,5 @@ export interface ApiResponse {
   raw?: boolean;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: each handler narrows its own params, query and body (validated by its route's schemas)
 export type RouteHandler = (request: ApiRequest<any, any, any>) => Promise<ApiResponse>;

@@ -8,6 +8,7 @@ import { errorTypeOf, meaningOf } from "./errors.js";
  * response example reads like a real record instead of `"string"` and `0`. Every example must
  * validate against its own schema (test/unit/openapi.offline.test.ts checks each one).
  */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON Schema walked by keyword, any shape
 type JsonSchema = Record<string, any>;
 
 /** Texts by property name (nullable ones show the text, not null). */
@@ -240,7 +241,7 @@ function fits(schema: JsonSchema, text: string): boolean {
   return (pattern === undefined || pattern.test(text)) && text.length >= (schema.minLength ?? 0) && text.length <= (schema.maxLength ?? Infinity);
 }
 
-function valueOf(schema: JsonSchema, context: Context, property?: string): unknown {
+function exampleValueOf(schema: JsonSchema, context: Context, property?: string): unknown {
   if (typeof schema.$ref === "string") {
     const name = schema.$ref.replace("#/components/schemas/", "");
     const target = context.components[name];
@@ -251,7 +252,7 @@ function valueOf(schema: JsonSchema, context: Context, property?: string): unkno
     if (context.open.filter((open) => open === name).length > 1) return undefined;
     context.open.push(name);
     try {
-      return valueOf(target, context, property);
+      return exampleValueOf(target, context, property);
     } finally {
       context.open.pop();
     }
@@ -261,10 +262,10 @@ function valueOf(schema: JsonSchema, context: Context, property?: string): unkno
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   if (schema.default !== undefined) return schema.default;
-  if (Array.isArray(schema.anyOf)) return valueOf(nonNull(schema.anyOf), context, property);
-  if (Array.isArray(schema.oneOf)) return valueOf(nonNull(schema.oneOf), context, property);
+  if (Array.isArray(schema.anyOf)) return exampleValueOf(nonNull(schema.anyOf), context, property);
+  if (Array.isArray(schema.oneOf)) return exampleValueOf(nonNull(schema.oneOf), context, property);
   if (Array.isArray(schema.allOf)) {
-    const parts = schema.allOf.map((part: JsonSchema) => valueOf(part, context, property));
+    const parts = schema.allOf.map((part: JsonSchema) => exampleValueOf(part, context, property));
     return parts.every((part: unknown) => part && typeof part === "object" && !Array.isArray(part)) ? Object.assign({}, ...parts) : parts[0];
   }
   const type = Array.isArray(schema.type) ? (schema.type.find((t: string) => t !== "null") ?? "null") : schema.type;
@@ -272,7 +273,7 @@ function valueOf(schema: JsonSchema, context: Context, property?: string): unkno
     case "object":
       return objectOf(schema, context);
     case "array": {
-      const item = schema.items ? valueOf(schema.items, context, property) : undefined;
+      const item = schema.items ? exampleValueOf(schema.items, context, property) : undefined;
       if (item === undefined) return [];
       return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => item);
     }
@@ -293,14 +294,15 @@ function valueOf(schema: JsonSchema, context: Context, property?: string): unkno
 function objectOf(schema: JsonSchema, context: Context): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
-    const value = name === "url" && context.path && context.open.length <= 1 && isPlainString(property) ? context.path : valueOf(property, context, name);
+    const value =
+      name === "url" && context.path && context.open.length <= 1 && isPlainString(property) ? context.path : exampleValueOf(property, context, name);
     if (value !== undefined) out[name] = value;
   }
   if (Object.keys(out).length === 0 && schema.additionalProperties && typeof schema.additionalProperties === "object") {
-    const value = valueOf(schema.additionalProperties, context);
+    const value = exampleValueOf(schema.additionalProperties, context);
     // Keys constrained by a format or pattern (ids) get an example of their own; free keys are a label.
     const names = schema.propertyNames as JsonSchema | undefined;
-    const key = names && (names.format !== undefined || names.pattern !== undefined || names.$ref !== undefined) ? valueOf(names, context) : undefined;
+    const key = names && (names.format !== undefined || names.pattern !== undefined || names.$ref !== undefined) ? exampleValueOf(names, context) : undefined;
     // A free label maps to a value ("Size": "M"); an id to a name (a user's id to "Ann Lee").
     if (value !== undefined)
       out[typeof key === "string" ? key : "Size"] = typeof value === "string" ? (typeof key === "string" ? TEXTS.user_name : "M") : value;
@@ -338,7 +340,7 @@ function numberOf(schema: JsonSchema, property: string | undefined, type: "integ
  * own name when the schema is one, `path` fills a list's `url`.
  */
 export function exampleOf(schema: JsonSchema, components: Record<string, JsonSchema>, options: { name?: string; path?: string } = {}): unknown {
-  return valueOf(schema, { components, open: options.name ? [options.name] : [], path: options.path });
+  return exampleValueOf(schema, { components, open: options.name ? [options.name] : [], path: options.path });
 }
 
 /**

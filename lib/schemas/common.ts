@@ -18,6 +18,7 @@ export { QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented
 export const uuid = lazy(() => z.uuid().toLowerCase().meta({ id: "Uuid", description: "UUID", example: "3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" }));
 
 /** Text without NUL characters or unpaired UTF-16 surrogates (neither can be stored or shown). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused
 export const SAFE_TEXT = /^[^\u0000\uD800-\uDFFF]*$/u;
 const SAFE_TEXT_MESSAGE = "must not contain NUL characters or unpaired surrogates";
 
@@ -112,7 +113,7 @@ export function decimalInput(options: { min?: number; max?: number; description:
     ])
     .refine((value) => {
       const decimal = decimalOf(value);
-      return decimal !== undefined && decimal.gte(min) && decimal.lte(max);
+      return decimal?.gte(min) && decimal.lte(max);
     }, `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${DECIMAL_PLACES} decimals`)
     .meta({ ...(options.id ? { id: options.id } : {}), description: options.description, example: options.example });
 }

@@ -38,12 +38,10 @@ const lineFields = lazy(() => ({
   }),
   description: optionalText(4000).meta({ description: 'Service lines; omitted on an inventory line, the item\'s description applies; null or "" clears it.' }),
   quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
-  unit_price: moneyInput()
-    .optional()
-    .meta({
-      description:
-        "Required for service lines. Inventory lines default to the item's selling price; giving one needs the prices.modify permission (else 403 permission_denied).",
-    }),
+  unit_price: moneyInput().optional().meta({
+    description:
+      "Required for service lines. Inventory lines default to the item's selling price; giving one needs the prices.modify permission (else 403 permission_denied).",
+  }),
   tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's primary tax rate" }),
   tax_2_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's secondary tax rate" }),
 }));
@@ -89,15 +87,10 @@ export const estimateUpdateBody = lazy(() =>
   z
     .strictObject({
       customer_id: uuid().optional().meta({ description: "Changing it requires `lines` in the same request" }),
-      lines: z
-        .array(estimateLineUpdate())
-        .min(1)
-        .max(MAX_ESTIMATE_LINES)
-        .optional()
-        .meta({
-          description:
-            "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line.",
-        }),
+      lines: z.array(estimateLineUpdate()).min(1).max(MAX_ESTIMATE_LINES).optional().meta({
+        description:
+          "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line.",
+      }),
       ...headerFields(),
       expiry_date: isoDate().optional().meta({ description: "Today or later in the account's time zone, and not before issue_date" }),
     })

@@ -57,14 +57,10 @@ export const itemCategoryUpdateBody = lazy(() =>
       name: requiredText(255).optional(),
       inventory_type: z.enum(["quantity", "unique"]).optional(),
       parent_id: uuid().nullish(),
-      custom_fields: z
-        .array(customFieldInput())
-        .max(MAX_CUSTOM_FIELDS)
-        .optional()
-        .meta({
-          description:
-            "The complete desired list: include an existing `id` to keep a field, omit `id` to add one; omitted fields are deleted; array order becomes `display_order`.",
-        }),
+      custom_fields: z.array(customFieldInput()).max(MAX_CUSTOM_FIELDS).optional().meta({
+        description:
+          "The complete desired list: include an existing `id` to keep a field, omit `id` to add one; omitted fields are deleted; array order becomes `display_order`.",
+      }),
     })
     .meta({ id: "ItemCategoryUpdate" }),
 );

@@ -34,12 +34,10 @@ const itemWritable = lazy(() => ({
   location_id: uuid().nullish(),
   unit_id: z.int().min(1).nullish(),
   price: moneyInput().nullish(),
-  cost: moneyInput()
-    .nullish()
-    .meta({
-      description:
-        "Unit cost; needs the costs.view permission (else 403 permission_denied). null clears it; without costs.view, null (as GET shows it) changes nothing",
-    }),
+  cost: moneyInput().nullish().meta({
+    description:
+      "Unit cost; needs the costs.view permission (else 403 permission_denied). null clears it; without costs.view, null (as GET shows it) changes nothing",
+  }),
   threshold: quantityInput({ min: 0, description: "Reorder level, at most 4 decimals" }).optional(),
   published: z.boolean().optional(),
   custom_field_values: z.array(customFieldValueInput()).max(50).optional(),

@@ -28,19 +28,15 @@ export const openApiDocument = lazy(() =>
   }),
 );
 export const htmlPage = lazy(() =>
-  z
-    .string()
-    .meta({
-      description: "An HTML page",
-      example:
-        '<!doctype html>\n<html lang="en">\n<head><title>Inventory and Sales Management API v3 reference</title></head>\n<body><redoc spec-url="openapi.json"></redoc><script src="docs/redoc.standalone.js"></script></body>\n</html>',
-    }),
+  z.string().meta({
+    description: "An HTML page",
+    example:
+      '<!doctype html>\n<html lang="en">\n<head><title>Inventory and Sales Management API v3 reference</title></head>\n<body><redoc spec-url="openapi.json"></redoc><script src="docs/redoc.standalone.js"></script></body>\n</html>',
+  }),
 );
 export const javascript = lazy(() =>
-  z
-    .string()
-    .meta({
-      description: "A JavaScript file",
-      example: "/*! For license information please see redoc.standalone.js.LICENSE.txt */\n!function(e,t){...}(this,(()=>{...}));",
-    }),
+  z.string().meta({
+    description: "A JavaScript file",
+    example: "/*! For license information please see redoc.standalone.js.LICENSE.txt */\n!function(e,t){...}(this,(()=>{...}));",
+  }),
 );

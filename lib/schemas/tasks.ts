@@ -274,12 +274,9 @@ export const taskList = lazy(() =>
     .object({
       object: z.literal("list"),
       data: z.array(taskResource()),
-      next_cursor: z
-        .string()
-        .nullable()
-        .meta({
-          description: "Continue with the same filters and this cursor; null at the end. A page may hold fewer than `limit` tasks while filters skip tasks.",
-        }),
+      next_cursor: z.string().nullable().meta({
+        description: "Continue with the same filters and this cursor; null at the end. A page may hold fewer than `limit` tasks while filters skip tasks.",
+      }),
     })
     .meta({ id: "TaskList" }),
 );

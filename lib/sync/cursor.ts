@@ -54,19 +54,23 @@ const secretsManagerArn = () =>
 
 /** The secret for signing, synchronously: local sources resolve here; Secrets Manager must have been awaited. */
 function loadedSecret(): Buffer {
-  if (secret) return secret;
+  secret ??= localSecret();
+  return secret;
+}
+
+function localSecret(): Buffer {
   const configured = process.env.SYNC_CURSOR_SECRET;
-  if (configured) return (secret = Buffer.from(configured, "utf8"));
+  if (configured) return Buffer.from(configured, "utf8");
   const file = process.env.SYNC_CURSOR_SECRET_FILE;
   if (file) {
     if (!existsSync(file)) {
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600 });
     }
-    return (secret = Buffer.from(readFileSync(file, "utf8").trim(), "utf8"));
+    return Buffer.from(readFileSync(file, "utf8").trim(), "utf8");
   }
   if (secretsManagerArn()) throw new Error("The sync cursor secret is not loaded: await cursorSecret() first.");
-  return (secret = randomBytes(32));
+  return randomBytes(32);
 }
 
 async function readSecretsManager(arn: string): Promise<Buffer> {

@@ -128,7 +128,7 @@ function describedTable(heading: [string, string], rows: readonly { name: string
       if (last >= 0 && wrapped[last]!.length + 1 + word.length <= textWidth) wrapped[last] += ` ${word}`;
       else wrapped.push(word);
     }
-    wrapped.forEach((text, i) => lines.push(`${(i === 0 ? row.name : "").padEnd(width)}  ${text}`));
+    for (const [i, text] of wrapped.entries()) lines.push(`${(i === 0 ? row.name : "").padEnd(width)}  ${text}`);
   }
   return lines.join("\n");
 }

@@ -355,9 +355,9 @@ async function largeEstimates(
     const result = await call(method, path, body, idempotent);
     const ms = performance.now() - started;
     const sample = samples[samples.length - 1]!;
-    const commands = Object.entries(sample.commands.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c]: (acc[c] ?? 0) + 1 }), {}))
-      .map(([c, n]) => (n > 1 ? `${n} ${c}` : c))
-      .join(" + ");
+    const counts = new Map<string, number>();
+    for (const c of sample.commands) counts.set(c, (counts.get(c) ?? 0) + 1);
+    const commands = [...counts].map(([c, n]) => (n > 1 ? `${n} ${c}` : c)).join(" + ");
     originalWrite(
       `| ${name} | ${sample.calls} | ${commands} | ${sample.readCapacity} | ${sample.writeCapacity} | ${ms.toFixed(0)} | ${(Buffer.byteLength(JSON.stringify(result)) / 1024).toFixed(0)} |\n`,
     );

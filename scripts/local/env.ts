@@ -25,7 +25,8 @@ export function applyLocalEnvironment(endpoint: string): void {
   if (!process.env.SYNC_CURSOR_SECRET) {
     if (localEnv.dataDir() === "memory") process.env.SYNC_CURSOR_SECRET = randomBytes(32).toString("base64url");
     else {
-      const file = (process.env.SYNC_CURSOR_SECRET_FILE ??= `${localEnv.dataDir()}/sync-cursor-secret`);
+      process.env.SYNC_CURSOR_SECRET_FILE ??= `${localEnv.dataDir()}/sync-cursor-secret`;
+      const file = process.env.SYNC_CURSOR_SECRET_FILE;
       if (!existsSync(file)) {
         mkdirSync(dirname(file), { recursive: true });
         writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600 });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { ApiError, errors } from "../../lib/core/errors.js";
+import { type ApiError, errors } from "../../lib/core/errors.js";
 import { matchRoute, noStoreAtPath, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
 import { unattributedRateLimitHeaders } from "../../lib/http/middlewares/rate-limit.js";
 import type { HttpEvent } from "../../lib/http/types.js";

@@ -17,7 +17,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from "aws-lambda";
  * child shards followed. `drain()` lets tests wait until everything written so far has been
  * processed.
  */
-type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
 
 export interface StreamPoller {
   stop: () => Promise<void>;

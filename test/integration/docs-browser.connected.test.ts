@@ -54,6 +54,7 @@ const SUMMARIES = ["List active locations ordered by name", "Create an item cate
 
 /** Runs in the page (no DOM types here): the rendered text contains every one of the texts. */
 type PageGlobals = { document: { body: { innerText: string } } };
+// biome-ignore lint/performance/useDomNodeTextContent: the rendered text (what a reader sees), not the DOM's
 const shown = (texts: string[]) => texts.every((text) => (globalThis as unknown as PageGlobals).document.body.innerText.includes(text));
 
 interface Opened {

@@ -261,7 +261,7 @@ describe("connected: invoice payments, packing and large invoices", () => {
     for (const half of [items.slice(0, 50), items.slice(50)]) {
       for (const it of (await w.client.get("/items", { ids: half.map((x) => x.id).join(",") })).body.data) byId.set(it.id, it);
     }
-    items.forEach((it, i) => expect(byId.get(it.id).quantity).toBe(10 - ((i % 5) + 1)));
+    for (const [i, it] of items.entries()) expect(byId.get(it.id).quantity).toBe(10 - ((i % 5) + 1));
     const { data } = await db().entities.stockHistory.query.primary({ accountId: w.account.accountId, itemId: items[42]!.id, sourceType: "invoice" }).go();
     // The refused attempt's hold was applied and reverted (both in the history); the net effect is the invoice's.
     expect(data.map((h) => h.onHandDelta).reduce((a, b) => a + b, 0)).toBe(-3);

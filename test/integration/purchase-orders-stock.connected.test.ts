@@ -229,7 +229,7 @@ describe("connected: purchase-order stock", () => {
       const fetched = await w.client.get("/items", { ids: half.map((it) => it.id).join(",") });
       for (const it of fetched.body.data) byId.set(it.id, it);
     }
-    items.forEach((it, i) => expect(byId.get(it.id) as any).toMatchObject({ quantity: i + 1, quantity_incoming: 0 }));
+    for (const [i, it] of items.entries()) expect(byId.get(it.id) as any).toMatchObject({ quantity: i + 1, quantity_incoming: 0 });
     // Each receipt left exactly one history entry per item (none applied twice).
     const { data } = await db()
       .entities.stockHistory.query.primary({ accountId: w.account.accountId, itemId: items[42]!.id, sourceType: "purchase_order" })

@@ -42,7 +42,7 @@ export class ApiClient {
     }
     const response = await fetch(url, { method, headers, body: payload });
     const text = await response.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {

@@ -38,7 +38,15 @@ function stackEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 const spawned: ChildProcess[] = [];
 afterAll(async () => {
   const running = spawned.filter((child) => child.exitCode === null && child.signalCode === null);
-  await Promise.all(running.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))));
+  await Promise.all(
+    running.map(
+      (child) =>
+        new Promise((resolve) => {
+          child.once("exit", resolve);
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
 });
 
 /** Spawns `npm start` itself, or (faster, and the child's pid is the stack's own) the script it runs. */

@@ -98,7 +98,7 @@ export function validateRequest(): PipelineMiddleware {
       query = result.data as Record<string, unknown>;
     }
 
-    let body: unknown = undefined;
+    let body: unknown;
     if (bodySchema) {
       refuseProtectedFields(route, request.event.body);
       const result = bodySchema.safeParse(request.event.body);
