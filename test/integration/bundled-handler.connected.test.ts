@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleFileName, esbuildOptions } from "../../infra/bundling.js";
+import { routesOfGroup, type EndpointGroup } from "../../lib/routes/index.js";
 import { newAccount, type TestAccount } from "../support/fixtures.js";
 
 /**
@@ -14,20 +15,31 @@ import { newAccount, type TestAccount } from "../support/fixtures.js";
  * credential chain and the unused part of lib-dynamodb included) runs in a fresh `node` process
  * against DynamoDB Local and serves writes (one transaction each, idempotency outcome stored),
  * a keyed replay, a collection read and a list. Entities are constructed on first use there, so
- * this is also the check that a cold function finds every entity its requests need.
+ * this is also the check that a cold function finds every entity its requests need. Then every
+ * other database function's bundle answers its first list route the same way. `npm run
+ * test:lambda-runtime` runs this file on the Lambda runtime's Node version (22).
  */
 const run = promisify(execFile);
 let dir: string;
 let account: TestAccount;
 
+/** Every function that serves API routes from the database (not the public platform one). */
+const DATABASE_GROUPS = readdirSync("functions")
+  .filter((group) => group !== "platform" && routesOfGroup(group as EndpointGroup).length > 0)
+  .sort();
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "bundled-handler-"));
-  await build(
-    esbuildOptions({
-      entryPoints: ["functions/locations/handler.ts"],
-      outfile: join(dir, bundleFileName()),
-      logLevel: "error",
-    }),
+  await Promise.all(
+    DATABASE_GROUPS.map((group) =>
+      build(
+        esbuildOptions({
+          entryPoints: [`functions/${group}/handler.ts`],
+          outfile: join(dir, group, bundleFileName()),
+          logLevel: "error",
+        }),
+      ),
+    ),
   );
   account = await newAccount();
 }, 120_000);
@@ -40,13 +52,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
  */
 const STEPS = `
 const key = process.env.TEST_API_KEY;
-const event = (routeKey, path, { body, idempotencyKey, pathParameters } = {}) => {
+const event = (routeKey, path, { body, idempotencyKey, pathParameters, query } = {}) => {
   const [method] = routeKey.split(" ");
   const headers = { accept: "application/json", authorization: "Bearer " + key };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
   return {
-    version: "2.0", routeKey, rawPath: path, rawQueryString: "", headers, pathParameters,
+    version: "2.0", routeKey, rawPath: path, rawQueryString: new URLSearchParams(query ?? {}).toString(), queryStringParameters: query, headers, pathParameters,
     body: body === undefined ? undefined : JSON.stringify(body), isBase64Encoded: false,
     requestContext: { accountId: "000000000000", apiId: "bundle", domainName: "127.0.0.1", domainPrefix: "bundle",
       http: { method, path, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "bundle" },
@@ -65,16 +77,31 @@ export const steps = [
 ];
 `;
 
-/** Runs the bundle's handler on each step in turn, in one fresh process; returns each result. */
-async function invokeBundle(): Promise<{ statusCode: number; headers: Record<string, string>; body: any }[]> {
-  writeFileSync(join(dir, "steps.mjs"), STEPS);
+/** The first list route of a group, as one step (the same event builder as STEPS). */
+const listStep = (group: string): string => {
+  const route = routesOfGroup(group as EndpointGroup).find((r) => r.method === "GET" && !r.path.includes("{"))!;
+  // The sync feed answers only a start, a since or a cursor.
+  const query = group === "sync" ? { start: "now", resources: "invoice" } : undefined;
+  return STEPS.replace(
+    /export const steps = \[[\s\S]*$/,
+    `export const steps = [() => event("GET ${route.path}", "${route.path}", { query: ${JSON.stringify(query)} })];\n`,
+  );
+};
+
+/**
+ * Runs a group's bundle (in `node`, the one running this suite: Node 22 under
+ * `npm run test:lambda-runtime`) on each step in turn, in one fresh process; returns each result.
+ */
+async function invokeBundle(group = "locations", steps = STEPS): Promise<{ statusCode: number; headers: Record<string, string>; body: any }[]> {
+  const groupDir = join(dir, group);
+  writeFileSync(join(groupDir, "steps.mjs"), steps);
   const script = `const { handler } = await import("./${bundleFileName()}");
     const { steps } = await import("./steps.mjs");
     const results = [];
     for (const step of steps) results.push(await handler(step(results), { awsRequestId: "bundle-" + results.length, getRemainingTimeInMillis: () => 30000 }));
     process.stdout.write(JSON.stringify(results));`;
-  writeFileSync(join(dir, "run.mjs"), script);
-  const { stdout } = await run(process.execPath, [join(dir, "run.mjs")], {
+  writeFileSync(join(groupDir, "run.mjs"), script);
+  const { stdout } = await run(process.execPath, [join(groupDir, "run.mjs")], {
     env: {
       PATH: process.env.PATH,
       TEST_API_KEY: account.ownerKey,
@@ -108,4 +135,18 @@ describe("the bundled locations function against DynamoDB Local", () => {
     expect(list!.statusCode).toBe(200);
     expect(list!.body.data.map((l: { id: string }) => l.id)).toEqual([created!.body.id]);
   }, 60_000);
+});
+
+describe("every bundled database function against DynamoDB Local", () => {
+  it.each(DATABASE_GROUPS)(
+    "%s: its bundle answers its first list route",
+    async (group) => {
+      const [listed] = await invokeBundle(group, listStep(group));
+      expect(listed!.statusCode, JSON.stringify(listed)).toBe(200);
+      expect(listed!.headers["X-Request-Id"] ?? listed!.headers["x-request-id"]).toBeTruthy();
+      if (group === "sync") expect(listed!.body.object).toBe("sync_start");
+      else expect(Array.isArray(listed!.body.data), JSON.stringify(listed!.body)).toBe(true);
+    },
+    60_000,
+  );
 });
