@@ -88,5 +88,60 @@ export const ERROR_CODES = [
 /** An error `code` of the catalogue. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/**
+ * The `code` of one entry of `error.details` (a field's problem): what zod's checks become
+ * (lib/http/validation.ts), the domain's own field rules, or an error code naming the rule a
+ * field breaks (e.g. `exceeds_amount_due` on `amount`).
+ */
+export const DETAIL_CODES = [
+  // Shape (zod's checks, lib/http/validation.ts).
+  "required",
+  "blank",
+  "invalid",
+  "invalid_type",
+  "invalid_value",
+  "invalid_format",
+  "invalid_email",
+  "invalid_uuid",
+  "too_short",
+  "too_long",
+  "too_small",
+  "too_large",
+  "too_few",
+  "too_many",
+  "unknown_field",
+  // References and records.
+  "invalid_reference",
+  "duplicate",
+  "archived",
+  "sold",
+  "not_found",
+  "has_documents",
+  "has_children",
+  "not_allowed",
+  // Dates.
+  "past_date",
+  "not_in_future",
+  "before_issue_date",
+  "expiry_date_passed",
+  "requires_due_date",
+  // Lines and stock.
+  "insufficient_stock",
+  "negative_balance",
+  "unknown_item",
+  "unique_quantity",
+  "unique_item",
+  "no_effect",
+  "not_inventory",
+  "not_at_origin",
+  "not_packable",
+  "not_invoiceable",
+  "already_packed",
+  "packed_line_removed",
+] as const;
+
+/** A `details[].code`: a detail code, or the error code of the rule the field breaks. */
+export type DetailCode = (typeof DETAIL_CODES)[number] | ErrorCode;
+
 /** The codes of `unsupportedField` (fields the service controls). */
 export type UnsupportedFieldCode = Extract<ErrorCode, `unsupported_${string}_field`>;

@@ -1,6 +1,6 @@
-import type { ErrorCode, UnsupportedFieldCode } from "./error-codes.js";
+import type { DetailCode, ErrorCode, UnsupportedFieldCode } from "./error-codes.js";
 
-export type { ErrorCode, UnsupportedFieldCode } from "./error-codes.js";
+export type { DetailCode, ErrorCode, UnsupportedFieldCode } from "./error-codes.js";
 
 /**
  * The error catalogue. Every error body the API sends is built here, from an `ApiError`:
@@ -11,7 +11,7 @@ export type ErrorType = "invalid_request_error" | "authentication_error" | "rate
 export interface ValidationDetail {
   /** JSON path of the offending field, e.g. `custom_fields[2].name`. */
   param: string;
-  code: string;
+  code: DetailCode;
   message: string;
 }
 

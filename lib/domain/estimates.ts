@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../auth/permissions.js";
-import { ApiError, errors, type ErrorCode, type ValidationDetail } from "../core/errors.js";
+import { ApiError, errors, type DetailCode, type ErrorCode, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../core/pagination.js";
 import {
@@ -146,7 +146,9 @@ export async function listEstimates(
 
 /** A refusal the real write would answer: 409 (state), 403 (a permission), 422 (a field). */
 /** A refusal (403, 409: its code is the error's) or a field's problem (422: a detail code). */
-export type Problem = { status: 403 | 409; code: ErrorCode; message: string; param?: string } | { status: 422; code: string; message: string; param?: string };
+export type Problem =
+  | { status: 403 | 409; code: ErrorCode; message: string; param?: string }
+  | { status: 422; code: DetailCode; message: string; param?: string };
 
 const detailProblem = (detail: ValidationDetail): Problem => ({ status: 422, ...detail });
 
