@@ -1,3 +1,4 @@
+import { rateLimitPerMinute } from "../../core/config.js";
 import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
@@ -8,10 +9,6 @@ export interface RateLimitOptions {
   limit?: number;
 }
 
-function configuredLimit(): number {
-  const value = Number.parseInt(process.env.RATE_LIMIT_PER_MINUTE ?? "", 10);
-  return Number.isFinite(value) && value > 0 ? value : 120;
-}
 
 function secondsToReset(): number {
   const now = Date.now() / 1000;
@@ -25,7 +22,7 @@ function secondsToReset(): number {
  */
 export function rateLimit(options: RateLimitOptions = {}): PipelineMiddleware {
   const rateLimitBefore = (request: PipelineRequest): void => {
-    const limit = options.limit ?? configuredLimit();
+    const limit = options.limit ?? rateLimitPerMinute();
     const counted = request.internal.rateCount;
     const reset = secondsToReset();
     if (!counted) {
@@ -41,7 +38,7 @@ export function rateLimit(options: RateLimitOptions = {}): PipelineMiddleware {
 
 /** The `RateLimit-*` headers every response carries (unattributed requests show the full quota). */
 export function rateLimitHeaders(request: PipelineRequest): Record<string, string> {
-  const limit = configuredLimit();
+  const limit = rateLimitPerMinute();
   const counted = request.internal.rateCount;
   const state = request.internal.rateLimit ?? {
     limit,
@@ -56,7 +53,7 @@ export function rateLimitHeaders(request: PipelineRequest): Record<string, strin
  * 413 for a body over the limit): the full quota, as for every unattributed request.
  */
 export function unattributedRateLimitHeaders(): Record<string, string> {
-  const limit = configuredLimit();
+  const limit = rateLimitPerMinute();
   return formatRateLimit({ limit, remaining: limit, reset: secondsToReset() });
 }
 
