@@ -9,7 +9,6 @@ export interface RateLimitOptions {
   limit?: number;
 }
 
-
 function secondsToReset(): number {
   const now = Date.now() / 1000;
   return Math.max(1, Math.ceil((Math.floor(now / RATE_WINDOW_SECONDS) + 1) * RATE_WINDOW_SECONDS - now));
