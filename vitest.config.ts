@@ -1,10 +1,11 @@
 import { defineConfig } from "vitest/config";
-import { INTEGRATION_TEST_TIMEOUT_MS } from "./test/support/timeouts.js";
+import { INTEGRATION_TEST_TIMEOUT_MS, scaled } from "./test/support/timeouts.js";
 
 /**
  * Two projects: `unit` (offline: pure logic and real middy() pipelines, never Java) and
  * `integration` (connected: HTTP through the real handlers against DynamoDB Local, which the
- * global setup starts once on a free port).
+ * global setup starts once on a free port). Every timeout is scaled by `TEST_TIMEOUT_SCALE`
+ * (test/support/timeouts.ts).
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 
@@ -26,7 +27,7 @@ export default defineConfig({
           name: "unit",
           env,
           include: ["lib/**/*.offline.test.ts", "test/unit/**/*.offline.test.ts", "test/infra/**/*.offline.test.ts"],
-          testTimeout: 60_000,
+          testTimeout: scaled(60_000),
         },
       },
       {
@@ -36,8 +37,8 @@ export default defineConfig({
           include: ["test/integration/**/*.connected.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
           setupFiles: ["test/support/connect.ts"],
-          testTimeout: INTEGRATION_TEST_TIMEOUT_MS,
-          hookTimeout: 60_000,
+          testTimeout: scaled(INTEGRATION_TEST_TIMEOUT_MS),
+          hookTimeout: scaled(60_000),
         },
       },
     ],

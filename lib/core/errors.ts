@@ -1,3 +1,7 @@
+import type { DetailCode, ErrorCode, UnsupportedFieldCode } from "./error-codes.js";
+
+export type { DetailCode, ErrorCode, UnsupportedFieldCode } from "./error-codes.js";
+
 /**
  * The error catalogue. Every error body the API sends is built here, from an `ApiError`:
  * `{error: {type, code, message, param?, details?}}` (spec part 1, section 7).
@@ -7,7 +11,7 @@ export type ErrorType = "invalid_request_error" | "authentication_error" | "rate
 export interface ValidationDetail {
   /** JSON path of the offending field, e.g. `custom_fields[2].name`. */
   param: string;
-  code: string;
+  code: DetailCode;
   message: string;
 }
 
@@ -22,12 +26,12 @@ export interface ApiErrorOptions {
 export class ApiError extends Error {
   readonly statusCode: number;
   readonly type: ErrorType;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly param?: string;
   readonly details?: ValidationDetail[];
   readonly headers: Record<string, string>;
 
-  constructor(statusCode: number, type: ErrorType, code: string, message: string, options: ApiErrorOptions = {}) {
+  constructor(statusCode: number, type: ErrorType, code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ApiError";
     this.statusCode = statusCode;
@@ -47,7 +51,7 @@ export class ApiError extends Error {
   }
 }
 
-const invalid = (status: number, code: string, message: string, options?: ApiErrorOptions) =>
+const invalid = (status: number, code: ErrorCode, message: string, options?: ApiErrorOptions) =>
   new ApiError(status, "invalid_request_error", code, message, options);
 
 /** Constructors for every error the API returns; nothing else builds an error body. */
@@ -66,7 +70,6 @@ export const errors = {
       headers: { Allow: allowed.join(", ") },
     }),
   invalidJson: (message = "The request body is not valid JSON.") => invalid(400, "invalid_json", message),
-  unsupportedMediaType: () => invalid(415, "unsupported_media_type", "Send the request body as JSON with Content-Type: application/json."),
   /** 422 with at most `MAX_DETAILS` details; `total` counts every problem found (for the message). */
   validationFailed: (details: ValidationDetail[], message?: string, total: number = details.length) =>
     invalid(422, "validation_failed", message ?? summarize(details, Math.max(total, details.length)), {
@@ -77,7 +80,7 @@ export const errors = {
    * 422 in the shape of `validation_failed` under a route's own code (e.g. `unsupported_invoice_field`
    * for fields the service controls, `invalid_invoice_pack` for a pack body that fails its rules).
    */
-  invalidBody: (code: string, details: ValidationDetail[], message?: string, total: number = details.length) =>
+  invalidBody: (code: ErrorCode, details: ValidationDetail[], message?: string, total: number = details.length) =>
     invalid(422, code, message ?? summarize(details, Math.max(total, details.length)), {
       param: details[0]?.param,
       details: details.slice(0, MAX_DETAILS),
@@ -106,7 +109,7 @@ export const errors = {
       param: "If-Match",
     }),
   /** 409 for a request the record's current state does not allow (the code names the rule). */
-  stateConflict: (code: string, message: string, param?: string) => invalid(409, code, message, param === undefined ? undefined : { param }),
+  stateConflict: (code: ErrorCode, message: string, param?: string) => invalid(409, code, message, param === undefined ? undefined : { param }),
   recordLimitReached: (what: string, limit: number) =>
     invalid(409, "record_limit_reached", `The account holds its limit of ${limit} ${what}; delete one or raise the account's record_limit to create more.`),
   /** Kits (spec part 2, section 4.7): insufficient component stock or an unusable definition; nothing was changed. */
@@ -143,9 +146,6 @@ export const errors = {
     }),
   internal: (cause?: unknown) => new ApiError(500, "api_error", "internal_error", "An internal error occurred. Retry later.", { cause }),
 };
-
-/** Codes of `unsupportedField` (spec part 1, section 7). */
-export type UnsupportedFieldCode = "unsupported_estimate_field" | "unsupported_invoice_field" | "unsupported_invoice_pack_field";
 
 /** Validation details per error: a body with thousands of bad fields still gets a small answer. */
 export const MAX_DETAILS = 50;

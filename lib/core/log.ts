@@ -1,11 +1,17 @@
+import { logLevel } from "./config.js";
+
 /** Structured JSON logging: one object per line on stdout (CloudWatch parses it as is). */
 export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
 
 const ORDER: Record<LogLevel, number> = { DEBUG: 10, INFO: 20, WARN: 30, ERROR: 40 };
 
 function threshold(): number {
-  const configured = (process.env.LOG_LEVEL ?? "INFO").toUpperCase() as LogLevel;
-  return ORDER[configured] ?? ORDER.INFO;
+  try {
+    return ORDER[logLevel()];
+  } catch {
+    // A bad LOG_LEVEL fails a deployed function at start (checkDeployedConfig); logging itself never throws.
+    return ORDER.INFO;
+  }
 }
 
 export function log(level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {

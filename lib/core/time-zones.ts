@@ -7,9 +7,16 @@
  * (documents, admin): about 70 KB less to parse at a cold start.
  */
 
-/** Whether `zone` names an IANA zone the platform knows (as luxon's `IANAZone.isValidZone`). */
+/** An IANA zone name begins with a letter (`UTC`, `Europe/Paris`, `Etc/GMT+2`). */
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
+
+/**
+ * Whether `zone` names an IANA zone the platform knows. Node 22's `Intl` also takes UTC offsets
+ * (`+02:00`) as zones, which are not zone names (and luxon's `IANAZone.isValidZone` takes them
+ * there too): the name's shape is checked first.
+ */
 export function isValidZone(zone: string | null | undefined): zone is string {
-  if (!zone) return false;
+  if (!zone || !ZONE_NAME.test(zone)) return false;
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone }).format();
     return true;

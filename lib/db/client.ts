@@ -1,5 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { localDynamo } from "../core/config.js";
 import { currentDbUsage } from "./metrics.js";
 
 interface CapacityEntry {
@@ -30,11 +31,11 @@ function addCapacity(output: Record<string, unknown> | undefined, commandName: s
 }
 
 function clientConfig(): DynamoDBClientConfig {
-  const endpoint = process.env.DYNAMODB_ENDPOINT;
-  if (!endpoint) return { maxAttempts: 3 };
+  const local = localDynamo();
+  if (!local) return { maxAttempts: 3 };
   return {
-    endpoint,
-    region: process.env.AWS_REGION ?? "local",
+    endpoint: local.endpoint,
+    region: local.region,
     // DynamoDB Local accepts any credentials; letters and digits only.
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
     maxAttempts: 3,

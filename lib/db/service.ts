@@ -1,3 +1,4 @@
+import { checkDeployedConfig } from "../core/config.js";
 import { Service, type EntityItem } from "electrodb";
 import { getDocumentClient } from "./client.js";
 import { tableName } from "./table.js";
@@ -48,7 +49,7 @@ import { fulfillmentEntity } from "./entities/fulfillment.js";
 
 // A deployed function without its table fails as it starts (Lambda reports the init error with
 // this message), not on its first request.
-if (process.env.AWS_LAMBDA_FUNCTION_NAME) tableName();
+checkDeployedConfig();
 
 const ENTITY_FACTORIES = {
   account: accountEntity,

@@ -74,19 +74,5 @@ export function projectionOf(index: GlobalIndexDefinition): { ProjectionType: "A
   return projection.type === "ALL" ? { ProjectionType: "ALL" } : { ProjectionType: "INCLUDE", NonKeyAttributes: [...projection.attributes] };
 }
 
-/** The table of a local stack (`npm start`, the scripts) when `TABLE_NAME` is not set. */
-export const LOCAL_TABLE_NAME = "inventory-api-local";
-
-/**
- * The table name: `TABLE_NAME`, which the CDK stack sets on every function. Only outside Lambda
- * (the local stack, scripts) does a missing one fall back to `LOCAL_TABLE_NAME`; a deployed
- * function without it throws, rather than quietly read and write a table of another name.
- */
-export function tableName(): string {
-  const configured = process.env.TABLE_NAME;
-  if (configured) return configured;
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
-    throw new Error(`TABLE_NAME is not set on function ${process.env.AWS_LAMBDA_FUNCTION_NAME}: it needs its DynamoDB table's name (the CDK stack sets it).`);
-  }
-  return LOCAL_TABLE_NAME;
-}
+/** The table's name (`TABLE_NAME`, lib/core/config.ts). */
+export { LOCAL_TABLE_NAME, tableName } from "../core/config.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import type { Permission, Principal } from "../auth/permissions.js";
-import { errors } from "../core/errors.js";
+import { errors, type ErrorCode } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentPayment } from "../db/documents.js";
@@ -31,7 +31,7 @@ export interface PaymentPolicy {
   /** Other header fields that follow the amount paid (e.g. the invoice status). */
   afterPayment?: (header: DocumentItem) => Partial<DocumentItem>;
   /** The 409 code of a payment deletion that would take the amount paid outside 0 to the total. */
-  deleteNotAllowedCode: string;
+  deleteNotAllowedCode: ErrorCode;
   /** Other items the same transaction writes (e.g. the amount paid of an invoice's sales order). */
   addRelated?: (tx: TransactionBuilder, previous: DocumentItem, next: DocumentItem, deltaMinor: number) => void;
   /** The kind's payment resource. */
@@ -52,7 +52,7 @@ function assertWithinBounds(policy: PaymentPolicy, header: DocumentItem, deltaMi
   if (action === "delete") {
     throw errors.stateConflict(policy.deleteNotAllowedCode, `Deleting this payment would take the amount paid outside 0 to the ${policy.what} total.`);
   }
-  const detail =
+  const detail: { param: string; code: ErrorCode; message: string } =
     after > total
       ? { param: "amount", code: "exceeds_amount_due", message: `is more than the amount due (${amountDue(header)}).` }
       : { param: "amount", code: "exceeds_amount_paid", message: `refunds more than the amount paid (${amountPaid(header)}).` };

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../auth/permissions.js";
-import { ApiError, errors, type ValidationDetail } from "../core/errors.js";
+import { ApiError, errors, type DetailCode, type ErrorCode, type ValidationDetail } from "../core/errors.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../core/pagination.js";
 import {
@@ -145,12 +145,10 @@ export async function listEstimates(
 // Planning: what a create, an update or a preview would write, and every problem with it
 
 /** A refusal the real write would answer: 409 (state), 403 (a permission), 422 (a field). */
-export interface Problem {
-  status: 403 | 409 | 422;
-  code: string;
-  message: string;
-  param?: string;
-}
+/** A refusal (403, 409: its code is the error's) or a field's problem (422: a detail code). */
+export type Problem =
+  | { status: 403 | 409; code: ErrorCode; message: string; param?: string }
+  | { status: 422; code: DetailCode; message: string; param?: string };
 
 const detailProblem = (detail: ValidationDetail): Problem => ({ status: 422, ...detail });
 
@@ -158,12 +156,13 @@ const detailProblem = (detail: ValidationDetail): Problem => ({ status: 422, ...
 function problemsOf(error: unknown): Problem[] {
   if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
   if (error.details?.length) return error.details.map(detailProblem);
-  return [{ status: error.statusCode as Problem["status"], code: error.code, message: error.message, param: error.param }];
+  const { code, message, param } = error;
+  return [error.statusCode === 403 || error.statusCode === 409 ? { status: error.statusCode, code, message, param } : { status: 422, code, message, param }];
 }
 
 /** Throws the problems as the real write answers them: a state conflict first, then a permission, then every field. */
 function throwProblems(problems: readonly Problem[]): void {
-  const conflict = problems.find((p) => p.status === 409);
+  const conflict = problems.find((p): p is Extract<Problem, { status: 403 | 409 }> => p.status === 409);
   if (conflict) throw errors.stateConflict(conflict.code, conflict.message);
   const denied = problems.find((p) => p.status === 403);
   if (denied) throw errors.permissionDenied(denied.message, denied.param);
@@ -876,7 +875,7 @@ export interface EstimateConversionSource {
   lines: ConvertibleLine[];
 }
 
-const conversionCode: Record<ConversionKind, string> = {
+const conversionCode: Record<ConversionKind, ErrorCode> = {
   invoice: "estimate_conversion_not_allowed",
   sales_order: "estimate_sales_order_conversion_not_allowed",
 };

@@ -20,7 +20,7 @@ import { nowIso } from "../db/keys.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../db/references.js";
 import { RETRY, retrying } from "../db/retry.js";
 import type { ItemCategoryItem, ItemRecord, ItemVariationItem, StockHistoryItem, StockRowItem } from "../db/service.js";
-import { errors, type ValidationDetail } from "../core/errors.js";
+import { errors, type DetailCode, type ValidationDetail } from "../core/errors.js";
 import { ledgerEntryUuid } from "../core/uuid.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../core/pagination.js";
@@ -527,7 +527,7 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
     return presentAdjustment(result.write.history[0]!);
   } catch (error) {
     if (error instanceof StockRuleError) {
-      const [code, message] =
+      const [code, message]: [DetailCode, string] =
         error.rule === "unique_quantity"
           ? ["unique_item", "a unique item can have at most one unit on hand."]
           : error.rule === "no_effect"

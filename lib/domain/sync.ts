@@ -1,6 +1,6 @@
 import { hasPermission, hasScope, locationRestriction, type Permission, type Principal } from "../auth/permissions.js";
 import { RETENTION_DAYS, firstSequenceSince, queryMarkers, readHead } from "../db/sync.js";
-import { ApiError } from "../core/errors.js";
+import { ApiError, type ErrorCode } from "../core/errors.js";
 import { SYNC_RESOURCES, type SyncResource } from "../sync/classify.js";
 import { accessFingerprint, cursorSecret, decodeCursor, encodeCursor } from "../sync/cursor.js";
 
@@ -9,7 +9,7 @@ import { accessFingerprint, cursorSecret, decodeCursor, encodeCursor } from "../
 const RETENTION_SECONDS = RETENTION_DAYS * 24 * 3600;
 const ALLOWED = new Set(["start", "since", "cursor", "resources", "limit"]);
 
-const fail = (status: number, code: string, message: string, param?: string) =>
+const fail = (status: number, code: ErrorCode, message: string, param?: string) =>
   new ApiError(status, "invalid_request_error", code, message, param ? { param } : {});
 const badParameter = (param: string, message: string) => fail(400, "invalid_query_parameter", message, param);
 

@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import { MAX_DETAILS, type ValidationDetail } from "../core/errors.js";
+import { MAX_DETAILS, type DetailCode, type ValidationDetail } from "../core/errors.js";
 
 /** A zod issue path as the JSON path the API reports, e.g. `custom_fields[2].name`. */
 export function jsonPath(path: readonly PropertyKey[]): string {
@@ -11,7 +11,7 @@ export function jsonPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-function detailCode(issue: z.core.$ZodIssue, input: unknown): string {
+function detailCode(issue: z.core.$ZodIssue, input: unknown): DetailCode {
   // A field that is absent is "required", whatever check it would have failed.
   if (input === undefined && issue.code !== "unrecognized_keys" && issue.code !== "custom") return "required";
   switch (issue.code) {

@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import type { ErrorCode } from "../core/error-codes.js";
 import type { RouteDefinition } from "../routes/define.js";
 
 /**
@@ -31,9 +32,9 @@ function queryCanRefuse(schema: z.ZodObject): boolean {
 }
 
 /** The codes a route can answer, by status (statuses ascending; derived codes first). */
-export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, string[]> {
-  const codes = new Map<ErrorStatus, string[]>();
-  const add = (status: ErrorStatus, ...names: string[]) => {
+export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, ErrorCode[]> {
+  const codes = new Map<ErrorStatus, ErrorCode[]>();
+  const add = (status: ErrorStatus, ...names: ErrorCode[]) => {
     const list = codes.get(status) ?? [];
     for (const name of names) if (!list.includes(name)) list.push(name);
     codes.set(status, list);
@@ -74,7 +75,7 @@ export function errorTypeOf(status: ErrorStatus): "invalid_request_error" | "aut
  * What each code means, by `status code` or by code alone. A code a route declares that is
  * not here is documented by its name only; add a line when adding a code.
  */
-const MEANINGS: Record<string, string> = {
+const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string>> = {
   invalid_json: "the body is not a JSON object, or is not sent with `Content-Type: application/json`",
   idempotency_key_required: "the `Idempotency-Key` header is missing (this route requires one)",
   invalid_idempotency_key: "`Idempotency-Key` is empty, longer than 255 characters or has a character that is not visible ASCII",
@@ -104,7 +105,7 @@ const MEANINGS: Record<string, string> = {
   method_not_allowed: "the path exists but not with this method (`Allow` lists the methods it has)",
 };
 
-export function meaningOf(status: ErrorStatus, code: string): string | undefined {
+export function meaningOf(status: ErrorStatus, code: ErrorCode): string | undefined {
   return MEANINGS[`${status} ${code}`] ?? MEANINGS[code];
 }
 
@@ -122,7 +123,7 @@ const TITLES: Record<number, string> = {
 };
 
 /** The description of one error response of one route: what makes THIS route answer it. */
-export function describeErrorResponse(status: ErrorStatus, codes: readonly string[]): string {
+export function describeErrorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): string {
   const lines = codes.map((code) => `- \`${code}\`${meaningOf(status, code) ? `: ${meaningOf(status, code)}` : ""}.`);
   return `${TITLES[status] ?? `HTTP ${status}`}. \`error.code\` is one of:\n${lines.join("\n")}`;
 }

@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../core/error-codes.js";
 import { errorTypeOf, meaningOf } from "./errors.js";
 
 /**
@@ -357,7 +358,7 @@ export function parameterExample(schema: JsonSchema, given: string | undefined, 
 }
 
 /** The example body of an error response: its first code, with that code's meaning as the message. */
-export function errorExample(status: number, codes: readonly string[]): Record<string, unknown> {
+export function errorExample(status: number, codes: readonly ErrorCode[]): Record<string, unknown> {
   const code = codes[0]!;
   const meaning = meaningOf(status, code) ?? code.replaceAll("_", " ");
   const error: Record<string, unknown> = { type: errorTypeOf(status), code, message: `${meaning.charAt(0).toUpperCase()}${meaning.slice(1)}.` };

@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import type { Permission } from "../auth/permissions.js";
-import type { UnsupportedFieldCode } from "../core/errors.js";
+import type { ErrorCode, UnsupportedFieldCode } from "../core/error-codes.js";
 import type { Lazy } from "../schemas/lazy.js";
 
 /**
@@ -74,7 +74,7 @@ export interface RouteDefinition {
    * Error codes this route can answer beyond the ones every route of its kind can (those are
    * derived: see `lib/openapi/errors.ts`), by HTTP status. Documented as an enum per status.
    */
-  errors?: Partial<Record<number, readonly string[]>>;
+  errors?: Partial<Record<number, readonly ErrorCode[]>>;
   /**
    * Whether the route honours `If-Match` (the record's ETag or revision; a stale one is 409
    * `mobile_mutation_conflict`): `optional` makes the write conditional when sent, `required`
@@ -105,7 +105,7 @@ export interface RouteDefinition {
    */
   protectedFields?: { code: UnsupportedFieldCode; fields: readonly string[] };
   /** The code of the 422 for a body that fails its schema (default `validation_failed`). */
-  bodyErrorCode?: string;
+  bodyErrorCode?: ErrorCode;
 }
 
 /** A route as its file declares it: its schemas unbuilt (each built on first use). */

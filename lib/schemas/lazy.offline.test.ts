@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import * as z from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scaled } from "../../test/support/timeouts.js";
 
 /**
  * Schemas are built on first use (./lazy.ts): importing a function's handler, or the whole
@@ -26,11 +27,15 @@ afterAll(() => {
 const ids = () => recorded.flatMap((meta) => (meta && typeof meta === "object" && "id" in meta ? [meta.id] : []));
 
 describe("offline: schemas are built on first use", () => {
-  it("importing every function's handler and the route table builds no schema", async () => {
-    for (const group of readdirSync("functions").sort()) await import(`../../functions/${group}/handler.ts`);
-    await import("../routes/index.js");
-    expect(recorded).toEqual([]);
-  }, 60_000);
+  it(
+    "importing every function's handler and the route table builds no schema",
+    async () => {
+      for (const group of readdirSync("functions").sort()) await import(`../../functions/${group}/handler.ts`);
+      await import("../routes/index.js");
+      expect(recorded).toEqual([]);
+    },
+    scaled(60_000),
+  );
 
   it("reading a route's request builds its request schemas, not its responses; the same instances every time", async () => {
     const { findRouteByKey } = await import("../routes/index.js");

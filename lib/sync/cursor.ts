@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Principal } from "../auth/permissions.js";
+import { cursorSecretSource } from "../core/config.js";
 
 /**
  * Sync cursors: opaque, HMAC-SHA256 signed, bound to account, user, resource selection and a
@@ -49,8 +50,10 @@ export async function cursorSecret(): Promise<Buffer> {
 }
 
 /** The Secrets Manager secret to read, when no local source is configured. */
-const secretsManagerArn = () =>
-  process.env.SYNC_CURSOR_SECRET || process.env.SYNC_CURSOR_SECRET_FILE ? undefined : process.env.SYNC_CURSOR_SECRET_ARN || undefined;
+const secretsManagerArn = (): string | undefined => {
+  const source = cursorSecretSource();
+  return source && "arn" in source ? source.arn : undefined;
+};
 
 /** The secret for signing, synchronously: local sources resolve here; Secrets Manager must have been awaited. */
 function loadedSecret(): Buffer {
@@ -59,17 +62,17 @@ function loadedSecret(): Buffer {
 }
 
 function localSecret(): Buffer {
-  const configured = process.env.SYNC_CURSOR_SECRET;
-  if (configured) return Buffer.from(configured, "utf8");
-  const file = process.env.SYNC_CURSOR_SECRET_FILE;
-  if (file) {
+  const source = cursorSecretSource();
+  if (source && "secret" in source) return Buffer.from(source.secret, "utf8");
+  if (source && "file" in source) {
+    const { file } = source;
     if (!existsSync(file)) {
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600 });
     }
     return Buffer.from(readFileSync(file, "utf8").trim(), "utf8");
   }
-  if (secretsManagerArn()) throw new Error("The sync cursor secret is not loaded: await cursorSecret() first.");
+  if (source && "arn" in source) throw new Error("The sync cursor secret is not loaded: await cursorSecret() first.");
   return randomBytes(32);
 }
 

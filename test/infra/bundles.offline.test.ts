@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bundleFileName, esbuildOptions } from "../../infra/bundling.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Each function's bundle (the deployed esbuild options) holds only its own group: its route
@@ -29,7 +30,7 @@ beforeAll(async () => {
       inputs.set(group, Object.keys(result.metafile.inputs));
     }),
   );
-}, 120_000);
+}, scaled(120_000));
 
 describe("offline: what each bundle holds", () => {
   it.each(groups.filter((g) => g !== "platform"))("%s: only its own routes, no route table, no OpenAPI generator", (group) => {
@@ -69,8 +70,10 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
     }
   });
 
-  it("a bundled ElectroDB Service still builds from its entities and works out transactions, with credentials from the environment", async () => {
-    const source = `
+  it(
+    "a bundled ElectroDB Service still builds from its entities and works out transactions, with credentials from the environment",
+    async () => {
+      const source = `
       import { Entity, Service } from "electrodb";
       import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
       const model = (entity) => ({
@@ -83,39 +86,45 @@ describe("offline: the bundles' stand-ins (infra/shims)", () => {
       const params = service.transaction.write(({ a, b }) => [a.create({ id: "1" }).commit(), b.patch({ id: "2" }).add({ n: 1 }).commit()]).params();
       client.config.credentials().then((credentials) => console.log(JSON.stringify({ items: params.TransactItems.length, key: credentials.accessKeyId })));
     `;
-    const result = await build(
-      esbuildOptions({
-        stdin: { contents: source, resolveDir: process.cwd(), sourcefile: "shim-check.mjs", loader: "js" },
-        write: false,
-        logLevel: "error",
-      }),
-    );
-    const { mkdtempSync, writeFileSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { execFileSync } = await import("node:child_process");
-    const file = `${mkdtempSync(`${tmpdir()}/shim-`)}/${bundleFileName()}`;
-    writeFileSync(file, result.outputFiles[0]!.text);
-    const out = execFileSync("node", [file], { env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: "AKIDSHIM", AWS_SECRET_ACCESS_KEY: "secret" } });
-    expect(JSON.parse(String(out))).toEqual({ items: 2, key: "AKIDSHIM" });
-  }, 60_000);
+      const result = await build(
+        esbuildOptions({
+          stdin: { contents: source, resolveDir: process.cwd(), sourcefile: "shim-check.mjs", loader: "js" },
+          write: false,
+          logLevel: "error",
+        }),
+      );
+      const { mkdtempSync, writeFileSync } = await import("node:fs");
+      const { tmpdir } = await import("node:os");
+      const { execFileSync } = await import("node:child_process");
+      const file = `${mkdtempSync(`${tmpdir()}/shim-`)}/${bundleFileName()}`;
+      writeFileSync(file, result.outputFiles[0]!.text);
+      const out = execFileSync("node", [file], { env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: "AKIDSHIM", AWS_SECRET_ACCESS_KEY: "secret" } });
+      expect(JSON.parse(String(out))).toEqual({ items: 2, key: "AKIDSHIM" });
+    },
+    scaled(60_000),
+  );
 
-  it("a deployed function without TABLE_NAME fails as it starts, saying so", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "bundle-"));
-    try {
-      const file = join(dir, bundleFileName());
-      await build(esbuildOptions({ entryPoints: ["functions/locations/handler.ts"], outfile: file, logLevel: "error" }));
-      const { TABLE_NAME: _table, ...env } = process.env;
-      // The message alone: node's own report of an uncaught error prints the (minified, very
-      // long) source line first, which can outgrow the captured output.
-      const load = `try { require(${JSON.stringify(file)}) } catch (error) { console.error(String(error && error.message)); process.exit(1) }`;
-      const started = spawnSync(process.execPath, ["-e", load], {
-        env: { ...env, AWS_LAMBDA_FUNCTION_NAME: "inventory-locations" },
-        encoding: "utf8",
-      });
-      expect(started.status).not.toBe(0);
-      expect(started.stderr).toContain("TABLE_NAME is not set on function inventory-locations");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
+  it(
+    "a deployed function without TABLE_NAME fails as it starts, saying so",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "bundle-"));
+      try {
+        const file = join(dir, bundleFileName());
+        await build(esbuildOptions({ entryPoints: ["functions/locations/handler.ts"], outfile: file, logLevel: "error" }));
+        const { TABLE_NAME: _table, ...env } = process.env;
+        // The message alone: node's own report of an uncaught error prints the (minified, very
+        // long) source line first, which can outgrow the captured output.
+        const load = `try { require(${JSON.stringify(file)}) } catch (error) { console.error(String(error && error.message)); process.exit(1) }`;
+        const started = spawnSync(process.execPath, ["-e", load], {
+          env: { ...env, AWS_LAMBDA_FUNCTION_NAME: "inventory-locations" },
+          encoding: "utf8",
+        });
+        expect(started.status).not.toBe(0);
+        expect(started.stderr).toContain("TABLE_NAME is not set on function inventory-locations");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    scaled(60_000),
+  );
 });

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAssets, bundleFileName, esbuildOptions } from "../../infra/bundling.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * The platform function's package is self-contained: bundled with the deployed options
@@ -24,7 +25,7 @@ beforeAll(async () => {
     }),
   );
   for (const asset of bundleAssets("platform")) copyFileSync(asset.from, join(dir, asset.to));
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

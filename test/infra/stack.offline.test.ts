@@ -9,6 +9,7 @@ import { InventoryApiStack, STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from 
 import { tableAccessOf } from "../../infra/permissions.js";
 import { ENDPOINT_GROUPS, ROUTES, routeKey, routesOfGroup } from "../../lib/routes/index.js";
 import { GLOBAL_INDEXES, projectionOf } from "../../lib/db/table.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * ONE synthesis for the whole file (bundling skipped here; `npm run synth` bundles for real):
@@ -32,7 +33,7 @@ beforeAll(() => {
   assembly = app.synth();
   template = Template.fromJSON(assembly.getStackByName("TestStack").template);
   throwaway = Template.fromJSON(assembly.getStackByName("Throwaway").template);
-}, 120_000); // synthesis with the checks takes several seconds on a busy machine
+}, scaled(120_000)); // synthesis with the checks takes several seconds on a busy machine
 
 /** The logical id of a function by its construct id (e.g. `SyncFunction`). */
 function functionId(t: Template, constructId: string): string {

@@ -7,6 +7,7 @@ import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/stock-holds
 import { sweepExpiredHolds } from "../../lib/domain/inventory.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Long writes (more stock changes than one transaction holds) are atomic to readers (issue 19,
@@ -46,111 +47,123 @@ async function items(w: World, count: number, stock: number): Promise<{ id: stri
 const quantityOf = async (w: World, itemId: string): Promise<number> => (await w.client.get(`/items/${itemId}`)).body.quantity;
 
 describe("connected: long writes are atomic to readers", () => {
-  it("readers during a 100-line purchase-order receive see all of it or none of it, in every order they read", async () => {
-    const w = await world();
-    const parts = await items(w, 100, 0);
-    const order = (
-      await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: parts.map((p) => ({ item_id: p.id, quantity: 2 })) })
-    ).body;
-    expect((await w.client.post(`/purchase-orders/${order.id}/send`, {})).status).toBe(200);
-    // Each reader reads the first item, the last, a middle one and the order, over and over.
-    // Once any read has shown the receipt, no later read of the same reader may show it missing.
-    let receiving = true;
-    const reader = async () => {
-      const seen: string[] = [];
-      while (receiving) {
-        for (const id of [parts[0]!.id, parts[99]!.id, parts[50]!.id]) seen.push((await quantityOf(w, id)) === 2 ? "after" : "before");
-        seen.push((await w.client.get(`/purchase-orders/${order.id}`)).body.status === "Received" ? "after" : "before");
-      }
-      return seen;
-    };
-    const readers = Array.from({ length: 4 }, reader);
-    const received = await w.client.post(`/purchase-orders/${order.id}/receive`, {
-      lines: order.lines.map((line: any) => ({ line_id: line.id, quantity: 2 })),
-    });
-    receiving = false;
-    expect(received.status, received.text).toBe(200);
-    const observations = await Promise.all(readers);
-    for (const seen of observations) {
-      const firstAfter = seen.indexOf("after");
-      if (firstAfter >= 0) expect(seen.slice(firstAfter), seen.join(",")).not.toContain("before");
-    }
-    expect(observations.flat().filter((s) => s === "before").length).toBeGreaterThan(0);
-    for (const part of [parts[0]!, parts[50]!, parts[99]!]) expect(await quantityOf(w, part.id)).toBe(2);
-  }, 180_000);
-
-  it("a writer killed before its commit point leaves nothing visible; its reservation ends with its lease", async () => {
-    const w = await world();
-    const parts = await items(w, 60, 5);
-    const changes = parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -4 } }));
-    // The writer runs in a process of its own, killed (SIGKILL) once it has written part of its hold.
-    const child = spawn(process.execPath, ["--import", "tsx", "test/support/hold-writer.ts"], {
-      env: { ...process.env, HOLD_ACCOUNT: w.account.accountId, HOLD_CHANGES: JSON.stringify(changes) },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const journalId = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout.on("data", (chunk) => {
-        out += String(chunk);
-        const match = /journal (\S+)/.exec(out);
-        if (match) resolve(match[1]!);
+  it(
+    "readers during a 100-line purchase-order receive see all of it or none of it, in every order they read",
+    async () => {
+      const w = await world();
+      const parts = await items(w, 100, 0);
+      const order = (
+        await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: parts.map((p) => ({ item_id: p.id, quantity: 2 })) })
+      ).body;
+      expect((await w.client.post(`/purchase-orders/${order.id}/send`, {})).status).toBe(200);
+      // Each reader reads the first item, the last, a middle one and the order, over and over.
+      // Once any read has shown the receipt, no later read of the same reader may show it missing.
+      let receiving = true;
+      const reader = async () => {
+        const seen: string[] = [];
+        while (receiving) {
+          for (const id of [parts[0]!.id, parts[99]!.id, parts[50]!.id]) seen.push((await quantityOf(w, id)) === 2 ? "after" : "before");
+          seen.push((await w.client.get(`/purchase-orders/${order.id}`)).body.status === "Received" ? "after" : "before");
+        }
+        return seen;
+      };
+      const readers = Array.from({ length: 4 }, reader);
+      const received = await w.client.post(`/purchase-orders/${order.id}/receive`, {
+        lines: order.lines.map((line: any) => ({ line_id: line.id, quantity: 2 })),
       });
-      child.on("exit", (code) => reject(new Error(`hold writer exited (${code}) before starting its hold`)));
-    });
-    // (Bounded by the test's timeout.)
-    while (((await readHold(w.account.accountId, journalId))?.appliedChunks?.length ?? 0) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
-    // Killed before its commit point (part or all of its hold written, never bound).
-    expect(["pending", "held"]).toContain((await readHold(w.account.accountId, journalId))?.status);
-    // Readers see none of it; the stock it wrote as pending is held from other writers until
-    // its lease runs out: a writer that needs it waits, then settles the dead hold and goes on.
-    for (const part of parts) expect(await quantityOf(w, part.id)).toBe(5);
-    const first = parts[0]!;
-    expect(Object.keys((await readItemTree(w.account.accountId, first.id)).rows[0]!.pending ?? {})).toEqual([journalId]);
-    const adjusted = await w.client.post(`/items/${first.id}/adjustments`, { location_id: w.location, quantity: -2 });
-    expect(adjusted.status, adjusted.text).toBe(201);
-    expect(await quantityOf(w, first.id)).toBe(3);
-    // Once its lease has run out, the sweeper (or the next writer that meets it) releases it.
-    await sweepExpiredHolds(Date.now() + HOLD_LEASE_MS + 1000);
-    expect((await readHold(w.account.accountId, journalId))?.status).toBe("released");
-    for (const part of parts.slice(1)) {
-      const rows = (await readItemTree(w.account.accountId, part.id)).rows;
-      expect(
-        rows.every((row) => row.pending === undefined),
-        part.id,
-      ).toBe(true);
-      expect(await quantityOf(w, part.id)).toBe(5);
-    }
-  }, 180_000);
+      receiving = false;
+      expect(received.status, received.text).toBe(200);
+      const observations = await Promise.all(readers);
+      for (const seen of observations) {
+        const firstAfter = seen.indexOf("after");
+        if (firstAfter >= 0) expect(seen.slice(firstAfter), seen.join(",")).not.toContain("before");
+      }
+      expect(observations.flat().filter((s) => s === "before").length).toBeGreaterThan(0);
+      for (const part of [parts[0]!, parts[50]!, parts[99]!]) expect(await quantityOf(w, part.id)).toBe(2);
+    },
+    scaled(180_000),
+  );
 
-  it("a writer that died after its commit point is rolled forward by the next reader", async () => {
-    const w = await world();
-    const parts = await items(w, 60, 5);
-    const hold = await holdStock({
-      accountId: w.account.accountId,
-      source: { sourceType: "stock_transfer", reason: "test: dies after commit" },
-      changes: parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -3 } })),
-    });
-    for (const part of [parts[0]!, parts[59]!]) expect(await quantityOf(w, part.id)).toBe(5);
-    // The commit point, and no fold after it (the writer died).
-    expect(await writeTransaction((tx) => hold.bind(tx))).toBeNull();
-    expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("bound");
-    // The first reader of any part sees the whole write: it folds the hold first.
-    expect(await quantityOf(w, parts[59]!.id)).toBe(2);
-    expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("applied");
-    const listed = await w.client.get("/items", {
-      ids: parts
-        .slice(0, 50)
-        .map((p) => p.id)
-        .join(","),
-    });
-    expect(listed.body.data.map((item: any) => item.quantity)).toEqual(Array(50).fill(2));
-    for (const part of parts) {
-      const tree = await readItemTree(w.account.accountId, part.id);
-      expect(tree.rows[0]!.onHand).toBe(2);
-      expect(tree.rows[0]!.pending).toBeUndefined();
-      expect(tree.item!.pendingJournals).toBeUndefined();
-    }
-  }, 180_000);
+  it(
+    "a writer killed before its commit point leaves nothing visible; its reservation ends with its lease",
+    async () => {
+      const w = await world();
+      const parts = await items(w, 60, 5);
+      const changes = parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -4 } }));
+      // The writer runs in a process of its own, killed (SIGKILL) once it has written part of its hold.
+      const child = spawn(process.execPath, ["--import", "tsx", "test/support/hold-writer.ts"], {
+        env: { ...process.env, HOLD_ACCOUNT: w.account.accountId, HOLD_CHANGES: JSON.stringify(changes) },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      const journalId = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (chunk) => {
+          out += String(chunk);
+          const match = /journal (\S+)/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        child.on("exit", (code) => reject(new Error(`hold writer exited (${code}) before starting its hold`)));
+      });
+      // (Bounded by the test's timeout.)
+      while (((await readHold(w.account.accountId, journalId))?.appliedChunks?.length ?? 0) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      // Killed before its commit point (part or all of its hold written, never bound).
+      expect(["pending", "held"]).toContain((await readHold(w.account.accountId, journalId))?.status);
+      // Readers see none of it; the stock it wrote as pending is held from other writers until
+      // its lease runs out: a writer that needs it waits, then settles the dead hold and goes on.
+      for (const part of parts) expect(await quantityOf(w, part.id)).toBe(5);
+      const first = parts[0]!;
+      expect(Object.keys((await readItemTree(w.account.accountId, first.id)).rows[0]!.pending ?? {})).toEqual([journalId]);
+      const adjusted = await w.client.post(`/items/${first.id}/adjustments`, { location_id: w.location, quantity: -2 });
+      expect(adjusted.status, adjusted.text).toBe(201);
+      expect(await quantityOf(w, first.id)).toBe(3);
+      // Once its lease has run out, the sweeper (or the next writer that meets it) releases it.
+      await sweepExpiredHolds(Date.now() + HOLD_LEASE_MS + 1000);
+      expect((await readHold(w.account.accountId, journalId))?.status).toBe("released");
+      for (const part of parts.slice(1)) {
+        const rows = (await readItemTree(w.account.accountId, part.id)).rows;
+        expect(
+          rows.every((row) => row.pending === undefined),
+          part.id,
+        ).toBe(true);
+        expect(await quantityOf(w, part.id)).toBe(5);
+      }
+    },
+    scaled(180_000),
+  );
+
+  it(
+    "a writer that died after its commit point is rolled forward by the next reader",
+    async () => {
+      const w = await world();
+      const parts = await items(w, 60, 5);
+      const hold = await holdStock({
+        accountId: w.account.accountId,
+        source: { sourceType: "stock_transfer", reason: "test: dies after commit" },
+        changes: parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -3 } })),
+      });
+      for (const part of [parts[0]!, parts[59]!]) expect(await quantityOf(w, part.id)).toBe(5);
+      // The commit point, and no fold after it (the writer died).
+      expect(await writeTransaction((tx) => hold.bind(tx))).toBeNull();
+      expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("bound");
+      // The first reader of any part sees the whole write: it folds the hold first.
+      expect(await quantityOf(w, parts[59]!.id)).toBe(2);
+      expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("applied");
+      const listed = await w.client.get("/items", {
+        ids: parts
+          .slice(0, 50)
+          .map((p) => p.id)
+          .join(","),
+      });
+      expect(listed.body.data.map((item: any) => item.quantity)).toEqual(Array(50).fill(2));
+      for (const part of parts) {
+        const tree = await readItemTree(w.account.accountId, part.id);
+        expect(tree.rows[0]!.onHand).toBe(2);
+        expect(tree.rows[0]!.pending).toBeUndefined();
+        expect(tree.item!.pendingJournals).toBeUndefined();
+      }
+    },
+    scaled(180_000),
+  );
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleFileName, esbuildOptions } from "../../infra/bundling.js";
 import { routesOfGroup, type EndpointGroup } from "../../lib/routes/index.js";
 import { newAccount, type TestAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * The deployed artefact, not the sources: the locations function bundled with the stack's
@@ -42,7 +43,7 @@ beforeAll(async () => {
     ),
   );
   account = await newAccount();
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -122,19 +123,23 @@ async function invokeBundle(group = "locations", steps = STEPS): Promise<{ statu
 }
 
 describe("the bundled locations function against DynamoDB Local", () => {
-  it("creates a location and a zone, replays a keyed create, reads the zones and lists the locations", async () => {
-    const [created, replayed, zone, zones, list] = await invokeBundle();
-    expect(created!.statusCode).toBe(201);
-    expect(created!.body).toMatchObject({ name: "Bundled", short_name: "BND" });
-    expect(replayed!.statusCode, JSON.stringify(replayed)).toBe(201);
-    expect(replayed!.headers["Idempotent-Replayed"] ?? replayed!.headers["idempotent-replayed"]).toBe("true");
-    expect(replayed!.body).toEqual(created!.body);
-    expect(zone!.statusCode).toBe(201);
-    expect(zones!.statusCode).toBe(200);
-    expect(zones!.body.data.map((z: { id: string }) => z.id)).toEqual([zone!.body.id]);
-    expect(list!.statusCode).toBe(200);
-    expect(list!.body.data.map((l: { id: string }) => l.id)).toEqual([created!.body.id]);
-  }, 60_000);
+  it(
+    "creates a location and a zone, replays a keyed create, reads the zones and lists the locations",
+    async () => {
+      const [created, replayed, zone, zones, list] = await invokeBundle();
+      expect(created!.statusCode).toBe(201);
+      expect(created!.body).toMatchObject({ name: "Bundled", short_name: "BND" });
+      expect(replayed!.statusCode, JSON.stringify(replayed)).toBe(201);
+      expect(replayed!.headers["Idempotent-Replayed"] ?? replayed!.headers["idempotent-replayed"]).toBe("true");
+      expect(replayed!.body).toEqual(created!.body);
+      expect(zone!.statusCode).toBe(201);
+      expect(zones!.statusCode).toBe(200);
+      expect(zones!.body.data.map((z: { id: string }) => z.id)).toEqual([zone!.body.id]);
+      expect(list!.statusCode).toBe(200);
+      expect(list!.body.data.map((l: { id: string }) => l.id)).toEqual([created!.body.id]);
+    },
+    scaled(60_000),
+  );
 });
 
 describe("every bundled database function against DynamoDB Local", () => {

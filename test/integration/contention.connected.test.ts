@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount } from "../support/fixtures.js";
 import { newItem, stockOf } from "../support/sales.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Contention is a normal input (issue 8, point 2; issue 19): many parallel writes of ONE record
@@ -24,75 +25,96 @@ function expectAllCreated(responses: TestResponse[], status: number): void {
 }
 
 describe("connected: contention", () => {
-  it("150 parallel customer creates all answer 201, numbered 1..150 without gaps", async () => {
-    const client = await owner();
-    const responses = await Promise.all(Array.from({ length: 150 }, (_, i) => client.post("/customers", { name: `Parallel ${i}` })));
-    expectAllCreated(responses, 201);
-    const numbers = responses.map((r) => r.body.customer_number as number).sort((a, b) => a - b);
-    expect(numbers).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
-    const list = await client.get("/customers", { limit: 1 });
-    expect(list.body.pagination.total_records).toBe(150);
-  }, 120_000);
+  it(
+    "150 parallel customer creates all answer 201, numbered 1..150 without gaps",
+    async () => {
+      const client = await owner();
+      const responses = await Promise.all(Array.from({ length: 150 }, (_, i) => client.post("/customers", { name: `Parallel ${i}` })));
+      expectAllCreated(responses, 201);
+      const numbers = responses.map((r) => r.body.customer_number as number).sort((a, b) => a - b);
+      expect(numbers).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
+      const list = await client.get("/customers", { limit: 1 });
+      expect(list.body.pagination.total_records).toBe(150);
+    },
+    scaled(120_000),
+  );
 
-  it("100 parallel adjustments of one item all answer 201 and the stock is exactly their sum", async () => {
-    const client = await owner();
-    const location = await client.post("/locations", { name: "Main", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() });
-    expect(location.status, location.text).toBe(201);
-    const item = await client.post("/items", { name: `Widget ${randomUUID().slice(0, 6)}` });
-    expect(item.status, item.text).toBe(201);
-    const responses = await Promise.all(
-      Array.from({ length: 100 }, () => client.post(`/items/${item.body.id}/adjustments`, { location_id: location.body.id, quantity: 1 })),
-    );
-    expectAllCreated(responses, 201);
-    const after = (await client.get(`/items/${item.body.id}`)).body;
-    expect(after.quantity).toBe(100);
-    // Every adjustment left exactly one history entry, with distinct balances after.
-    const balances = responses.map((r) => r.body.quantity_after as number).sort((a, b) => a - b);
-    expect(balances).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
-    const history = await client.get(`/items/${item.body.id}/adjustments`, { limit: 1 });
-    expect(history.body.pagination.total_records).toBe(100);
-  }, 120_000);
+  it(
+    "100 parallel adjustments of one item all answer 201 and the stock is exactly their sum",
+    async () => {
+      const client = await owner();
+      const location = await client.post("/locations", { name: "Main", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() });
+      expect(location.status, location.text).toBe(201);
+      const item = await client.post("/items", { name: `Widget ${randomUUID().slice(0, 6)}` });
+      expect(item.status, item.text).toBe(201);
+      const responses = await Promise.all(
+        Array.from({ length: 100 }, () => client.post(`/items/${item.body.id}/adjustments`, { location_id: location.body.id, quantity: 1 })),
+      );
+      expectAllCreated(responses, 201);
+      const after = (await client.get(`/items/${item.body.id}`)).body;
+      expect(after.quantity).toBe(100);
+      // Every adjustment left exactly one history entry, with distinct balances after.
+      const balances = responses.map((r) => r.body.quantity_after as number).sort((a, b) => a - b);
+      expect(balances).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+      const history = await client.get(`/items/${item.body.id}/adjustments`, { limit: 1 });
+      expect(history.body.pagination.total_records).toBe(100);
+    },
+    scaled(120_000),
+  );
 
-  it("30 parallel PATCHes of one contact all answer 200 and the contact ends in one of their states", async () => {
-    const client = await owner();
-    const customer = await client.post("/customers", { name: "Linked" });
-    const contact = await client.post("/contacts", { first_name: "Ann", account_record_ids: [customer.body.id] });
-    expect(contact.status, contact.text).toBe(201);
-    const titles = Array.from({ length: 30 }, (_, i) => `Title ${i}`);
-    const responses = await Promise.all(titles.map((job_title) => client.patch(`/contacts/${contact.body.id}`, { job_title })));
-    expectAllCreated(responses, 200);
-    const final = (await client.get(`/contacts/${contact.body.id}`)).body;
-    expect(titles).toContain(final.job_title);
-    expect(final.account_records.map((r: { id: string }) => r.id)).toEqual([customer.body.id]);
-  }, 120_000);
+  it(
+    "30 parallel PATCHes of one contact all answer 200 and the contact ends in one of their states",
+    async () => {
+      const client = await owner();
+      const customer = await client.post("/customers", { name: "Linked" });
+      const contact = await client.post("/contacts", { first_name: "Ann", account_record_ids: [customer.body.id] });
+      expect(contact.status, contact.text).toBe(201);
+      const titles = Array.from({ length: 30 }, (_, i) => `Title ${i}`);
+      const responses = await Promise.all(titles.map((job_title) => client.patch(`/contacts/${contact.body.id}`, { job_title })));
+      expectAllCreated(responses, 200);
+      const final = (await client.get(`/contacts/${contact.body.id}`)).body;
+      expect(titles).toContain(final.job_title);
+      expect(final.account_records.map((r: { id: string }) => r.id)).toEqual([customer.body.id]);
+    },
+    scaled(120_000),
+  );
 
-  it("60 parallel invoice creates of one account all answer 201, numbered 1..60 without gaps; 40 of one stocked item take exactly 40", async () => {
-    const client = await owner();
-    const customer = (await client.post("/customers", { name: "Buyer" })).body;
-    const responses = await Promise.all(
-      Array.from({ length: 60 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] })),
-    );
-    expectAllCreated(responses, 201);
-    expect(responses.map((r) => r.body.invoice_number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
-    expect((await client.get("/invoices", { limit: 1 })).body.pagination.total_records).toBe(60);
+  it(
+    "60 parallel invoice creates of one account all answer 201, numbered 1..60 without gaps; 40 of one stocked item take exactly 40",
+    async () => {
+      const client = await owner();
+      const customer = (await client.post("/customers", { name: "Buyer" })).body;
+      const responses = await Promise.all(
+        Array.from({ length: 60 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] })),
+      );
+      expectAllCreated(responses, 201);
+      expect(responses.map((r) => r.body.invoice_number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      expect((await client.get("/invoices", { limit: 1 })).body.pagination.total_records).toBe(60);
 
-    const location = (await client.post("/locations", { name: "Main", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() })).body;
-    const item = await newItem(client, location.id, { stock: 100 });
-    const sales = await Promise.all(
-      Array.from({ length: 40 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ item_id: item.id, quantity: 1 }] })),
-    );
-    expectAllCreated(sales, 201);
-    expect((await stockOf(client, item.id)).quantity).toBe(60);
-    expect(sales.map((r) => r.body.invoice_number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 61));
-  }, 120_000);
+      const location = (await client.post("/locations", { name: "Main", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() })).body;
+      const item = await newItem(client, location.id, { stock: 100 });
+      const sales = await Promise.all(
+        Array.from({ length: 40 }, () => client.post("/invoices", { customer_id: customer.id, lines: [{ item_id: item.id, quantity: 1 }] })),
+      );
+      expectAllCreated(sales, 201);
+      expect((await stockOf(client, item.id)).quantity).toBe(60);
+      expect(sales.map((r) => r.body.invoice_number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 61));
+    },
+    scaled(120_000),
+  );
 
-  it("40 parallel payments of one invoice all answer 201 and the amount paid is exactly their sum", async () => {
-    const client = await owner();
-    const customer = (await client.post("/customers", { name: "Payer" })).body;
-    const invoice = (await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }] }))
-      .body;
-    const responses = await Promise.all(Array.from({ length: 40 }, () => client.post(`/invoices/${invoice.id}/payments`, { amount: "1.00" })));
-    expectAllCreated(responses, 201);
-    expect((await client.get(`/invoices/${invoice.id}`)).body).toMatchObject({ amount_paid: "40.0000", amount_due: "60.0000" });
-  }, 120_000);
+  it(
+    "40 parallel payments of one invoice all answer 201 and the amount paid is exactly their sum",
+    async () => {
+      const client = await owner();
+      const customer = (await client.post("/customers", { name: "Payer" })).body;
+      const invoice = (
+        await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "100", tax_rate: 0, tax_2_rate: 0 }] })
+      ).body;
+      const responses = await Promise.all(Array.from({ length: 40 }, () => client.post(`/invoices/${invoice.id}/payments`, { amount: "1.00" })));
+      expectAllCreated(responses, 201);
+      expect((await client.get(`/invoices/${invoice.id}`)).body).toMatchObject({ amount_paid: "40.0000", amount_due: "60.0000" });
+    },
+    scaled(120_000),
+  );
 });

@@ -5,7 +5,7 @@ import { chromium, errors as playwrightErrors, type BrowserContext, type Page } 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../../lib/routes/index.js";
 import { useApiServer } from "../support/api.js";
-import { scaledToTimeout } from "../support/timeouts.js";
+import { scaledToTimeout, scaled } from "../support/timeouts.js";
 
 /**
  * The HTML API reference in a real headless browser (Debian's Chromium): the page renders the
@@ -122,7 +122,7 @@ describe("GET /api/v3/docs in Chromium", () => {
       `first render of the operations list took ${opened.mainThreadMs} ms of the page's main thread (${opened.elapsed} ms by the clock); the budget is ${budget} ms`,
     ).toBeLessThanOrEqual(budget);
     // Error codes of an operation are rendered too (its 409 response lists the sync codes).
-    await opened.page.waitForFunction(shown, ["sync_full_refresh_required"], { timeout: 5_000 }).catch((error: unknown) => {
+    await opened.page.waitForFunction(shown, ["sync_full_refresh_required"], { timeout: scaled(5_000) }).catch((error: unknown) => {
       throw new Error(`Timed out: the sync operation's 409 codes were not rendered within 5 s (${String(error)})`);
     });
     expectOwnRequests(opened);
@@ -142,7 +142,7 @@ describe("GET /api/v3/docs in Chromium", () => {
     const results = opened.page.locator('[data-role="search:results"] [role="menuitem"]');
     await results
       .first()
-      .waitFor({ timeout: 5_000 })
+      .waitFor({ timeout: scaled(5_000) })
       .catch((error: unknown) => {
         throw new Error(`Timed out: the search for "convert estimate" listed no result within 5 s (${String(error)})`);
       });

@@ -19,6 +19,7 @@ import {
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Large estimates, concurrency and conversion (spec part 2, sections 3.3 and 4.3; architecture
@@ -85,7 +86,9 @@ async function world() {
 const sequenceOf = async (accountId: string) => (await db().entities.sequence.get({ accountId, name: "estimate" }).go({ consistent: true })).data ?? null;
 
 describe("connected: large estimates, concurrency and conversion", () => {
-  it("writes a 500-line estimate with 4,000-character descriptions in one transaction and reads it back with one Query", { timeout: 120_000 }, async () => {
+  it("writes a 500-line estimate with 4,000-character descriptions in one transaction and reads it back with one Query", {
+    timeout: scaled(120_000),
+  }, async () => {
     const w = await world();
     // 50 items, each on every 50th line: repeats are ~220 KB apart, beyond what compression can
     // match (32 KB), so the lines weigh what 500 different descriptions weigh (setup stays fast).
@@ -167,7 +170,7 @@ describe("connected: large estimates, concurrency and conversion", () => {
     expect(parts.length).toBeGreaterThanOrEqual(2);
   });
 
-  it("refuses lines over the document limits (422 too_large on lines), storing nothing and consuming no number", { timeout: 60_000 }, async () => {
+  it("refuses lines over the document limits (422 too_large on lines), storing nothing and consuming no number", { timeout: scaled(60_000) }, async () => {
     const w = await world();
     // Incompressible descriptions: 150 lines of 10,000 random characters are ~1.1 MB compressed.
     const noise = await createItems(
@@ -188,7 +191,7 @@ describe("connected: large estimates, concurrency and conversion", () => {
     expect((await w.client.get(`/customers/${w.customer.id}`)).body.document_count).toBe(0);
   });
 
-  it("numbers parallel creates without gaps and serves 100 parallel updates of one estimate without a 5xx", { timeout: 90_000 }, async () => {
+  it("numbers parallel creates without gaps and serves 100 parallel updates of one estimate without a 5xx", { timeout: scaled(90_000) }, async () => {
     const w = await world();
     const body = { customer_id: w.customer.id, lines: [{ name: "Consulting", unit_price: "100" }] };
     const creates = await Promise.all(Array.from({ length: 20 }, () => w.client.post("/estimates", body)));

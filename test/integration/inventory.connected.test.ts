@@ -8,6 +8,7 @@ import { insertJournal, readJournal } from "../../lib/db/inventory.js";
 import { db } from "../../lib/db/service.js";
 import { applyJournal, journalRecord, postJournal } from "../../lib/domain/inventory.js";
 import { chunkIndexes, type StockChange } from "../../lib/domain/ledger-plan.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * The inventory ledger against DynamoDB Local (architecture sections 4 "Items, variations and
@@ -412,124 +413,128 @@ async function historyOf(accountId: string, itemId: string, sourceType: string) 
 }
 
 describe("stock journals", () => {
-  it("applies a journal of 150 balance changes exactly once, even interrupted and then run concurrently", async () => {
-    const { account, client } = await setup();
-    const accountId = account.accountId;
-    const [from, to] = [await createLocation(client, "From"), await createLocation(client, "To")];
-    const itemIds: string[] = [];
-    for (let i = 0; i < 75; i += 5) {
-      const created = await Promise.all(Array.from({ length: 5 }, (_, j) => createItem(client, { name: `Journal item ${String(i + j).padStart(3, "0")}` })));
-      itemIds.push(...created.map((c) => c.id));
-    }
-    const variationOf = new Map<string, string>();
-    await Promise.all(
-      itemIds.map(async (itemId) => {
-        const [base] = await variations(client, itemId);
-        variationOf.set(itemId, base!.id);
-      }),
-    );
+  it(
+    "applies a journal of 150 balance changes exactly once, even interrupted and then run concurrently",
+    async () => {
+      const { account, client } = await setup();
+      const accountId = account.accountId;
+      const [from, to] = [await createLocation(client, "From"), await createLocation(client, "To")];
+      const itemIds: string[] = [];
+      for (let i = 0; i < 75; i += 5) {
+        const created = await Promise.all(Array.from({ length: 5 }, (_, j) => createItem(client, { name: `Journal item ${String(i + j).padStart(3, "0")}` })));
+        itemIds.push(...created.map((c) => c.id));
+      }
+      const variationOf = new Map<string, string>();
+      await Promise.all(
+        itemIds.map(async (itemId) => {
+          const [base] = await variations(client, itemId);
+          variationOf.set(itemId, base!.id);
+        }),
+      );
 
-    // Starting stock: 10 (plus a decimal part) at `from` for each item, posted as one journal.
-    const start = new Map(itemIds.map((id, i) => [id, new Decimal(10).plus(new Decimal(i % 4).div(10))]));
-    await postJournal({
-      accountId,
-      source: { sourceType: "opening_balance", sourceId: "test" },
-      changes: itemIds.map((itemId) => ({
-        itemId,
-        variationId: variationOf.get(itemId)!,
-        locationId: from,
-        deltas: { onHand: start.get(itemId)!.toNumber() },
-      })),
-    });
-    const opening = await quantitiesAt(client, itemIds, from);
-    for (const itemId of itemIds) expect(opening.get(itemId)).toEqual({ atLocation: start.get(itemId)!.toNumber(), total: start.get(itemId)!.toNumber() });
+      // Starting stock: 10 (plus a decimal part) at `from` for each item, posted as one journal.
+      const start = new Map(itemIds.map((id, i) => [id, new Decimal(10).plus(new Decimal(i % 4).div(10))]));
+      await postJournal({
+        accountId,
+        source: { sourceType: "opening_balance", sourceId: "test" },
+        changes: itemIds.map((itemId) => ({
+          itemId,
+          variationId: variationOf.get(itemId)!,
+          locationId: from,
+          deltas: { onHand: start.get(itemId)!.toNumber() },
+        })),
+      });
+      const opening = await quantitiesAt(client, itemIds, from);
+      for (const itemId of itemIds) expect(opening.get(itemId)).toEqual({ atLocation: start.get(itemId)!.toNumber(), total: start.get(itemId)!.toNumber() });
 
-    // A transfer: every item sends k from `from` and `to` receives k + 0.1 (150 distinct
-    // balances; the `to` rows do not exist yet). All sends first, then all receipts. k is
-    // more than half the starting stock, so applying any send twice would break the
-    // no-negative-stock rule.
-    const k = new Map(itemIds.map((id, i) => [id, new Decimal(i % 5).times("0.5").plus("6.25")]));
-    const changes: StockChange[] = [
-      ...itemIds.map((itemId) => ({ itemId, variationId: variationOf.get(itemId)!, locationId: from, deltas: { onHand: k.get(itemId)!.neg().toNumber() } })),
-      ...itemIds.map((itemId) => ({
-        itemId,
-        variationId: variationOf.get(itemId)!,
-        locationId: to,
-        deltas: { onHand: k.get(itemId)!.plus("0.1").toNumber() },
-      })),
-    ];
-    expect(changes).toHaveLength(150);
-    const chunks = chunkIndexes(changes);
-    expect(chunks.length).toBeGreaterThan(1);
-    const expectedFrom = new Map(itemIds.map((id) => [id, start.get(id)!.minus(k.get(id)!).toNumber()]));
-    const expectedTo = new Map(itemIds.map((id) => [id, k.get(id)!.plus("0.1").toNumber()]));
+      // A transfer: every item sends k from `from` and `to` receives k + 0.1 (150 distinct
+      // balances; the `to` rows do not exist yet). All sends first, then all receipts. k is
+      // more than half the starting stock, so applying any send twice would break the
+      // no-negative-stock rule.
+      const k = new Map(itemIds.map((id, i) => [id, new Decimal(i % 5).times("0.5").plus("6.25")]));
+      const changes: StockChange[] = [
+        ...itemIds.map((itemId) => ({ itemId, variationId: variationOf.get(itemId)!, locationId: from, deltas: { onHand: k.get(itemId)!.neg().toNumber() } })),
+        ...itemIds.map((itemId) => ({
+          itemId,
+          variationId: variationOf.get(itemId)!,
+          locationId: to,
+          deltas: { onHand: k.get(itemId)!.plus("0.1").toNumber() },
+        })),
+      ];
+      expect(changes).toHaveLength(150);
+      const chunks = chunkIndexes(changes);
+      expect(chunks.length).toBeGreaterThan(1);
+      const expectedFrom = new Map(itemIds.map((id) => [id, start.get(id)!.minus(k.get(id)!).toNumber()]));
+      const expectedTo = new Map(itemIds.map((id) => [id, k.get(id)!.plus("0.1").toNumber()]));
 
-    const journalId = randomUUID();
-    await insertJournal(journalRecord(accountId, journalId, { sourceType: "stock_transfer", sourceId: "test" }, changes));
-    expect((await readJournal(accountId, journalId))?.status).toBe("pending");
+      const journalId = randomUUID();
+      await insertJournal(journalRecord(accountId, journalId, { sourceType: "stock_transfer", sourceId: "test" }, changes));
+      expect((await readJournal(accountId, journalId))?.status).toBe("pending");
 
-    // A crash after the first chunk.
-    expect(await applyJournal(accountId, journalId, { stopAfterChunks: 1 })).toBe("interrupted");
-    const stored = await readJournal(accountId, journalId);
-    expect(stored?.status).toBe("pending");
-    expect([...(stored?.appliedChunks ?? [])]).toEqual([0]);
-    const firstChunkItems = new Set(chunks[0]!.map((i) => changes[i]!.itemId));
-    expect(firstChunkItems.size).toBeGreaterThan(0);
-    expect(firstChunkItems.size).toBeLessThan(itemIds.length);
-    const [midFrom, midTo] = [await quantitiesAt(client, itemIds, from), await quantitiesAt(client, itemIds, to)];
-    for (const itemId of itemIds) {
-      const moved = firstChunkItems.has(itemId);
-      expect(midFrom.get(itemId)!.atLocation, itemId).toBe(moved ? expectedFrom.get(itemId) : start.get(itemId)!.toNumber());
-      expect(midTo.get(itemId)!.atLocation, itemId).toBe(moved ? expectedTo.get(itemId) : 0);
-    }
+      // A crash after the first chunk.
+      expect(await applyJournal(accountId, journalId, { stopAfterChunks: 1 })).toBe("interrupted");
+      const stored = await readJournal(accountId, journalId);
+      expect(stored?.status).toBe("pending");
+      expect([...(stored?.appliedChunks ?? [])]).toEqual([0]);
+      const firstChunkItems = new Set(chunks[0]!.map((i) => changes[i]!.itemId));
+      expect(firstChunkItems.size).toBeGreaterThan(0);
+      expect(firstChunkItems.size).toBeLessThan(itemIds.length);
+      const [midFrom, midTo] = [await quantitiesAt(client, itemIds, from), await quantitiesAt(client, itemIds, to)];
+      for (const itemId of itemIds) {
+        const moved = firstChunkItems.has(itemId);
+        expect(midFrom.get(itemId)!.atLocation, itemId).toBe(moved ? expectedFrom.get(itemId) : start.get(itemId)!.toNumber());
+        expect(midTo.get(itemId)!.atLocation, itemId).toBe(moved ? expectedTo.get(itemId) : 0);
+      }
 
-    // Two appliers at once (a retry racing the original), then one more: every chunk still
-    // applies exactly once. Their outcomes are checked last, after the stored effects.
-    const concurrent = await Promise.allSettled([applyJournal(accountId, journalId), applyJournal(accountId, journalId)]);
-    expect(await applyJournal(accountId, journalId)).toBe("applied");
-    const done = await readJournal(accountId, journalId);
-    expect(done?.status).toBe("applied");
-    expect([...(done?.appliedChunks ?? [])].sort((a, b) => a - b)).toEqual(chunks.map((_, n) => n));
+      // Two appliers at once (a retry racing the original), then one more: every chunk still
+      // applies exactly once. Their outcomes are checked last, after the stored effects.
+      const concurrent = await Promise.allSettled([applyJournal(accountId, journalId), applyJournal(accountId, journalId)]);
+      expect(await applyJournal(accountId, journalId)).toBe("applied");
+      const done = await readJournal(accountId, journalId);
+      expect(done?.status).toBe("applied");
+      expect([...(done?.appliedChunks ?? [])].sort((a, b) => a - b)).toEqual(chunks.map((_, n) => n));
 
-    const [endFrom, endTo] = [await quantitiesAt(client, itemIds, from), await quantitiesAt(client, itemIds, to)];
-    for (const itemId of itemIds) {
-      expect(endFrom.get(itemId)!.atLocation, itemId).toBe(expectedFrom.get(itemId));
-      expect(endTo.get(itemId)!.atLocation, itemId).toBe(expectedTo.get(itemId));
-      expect(endFrom.get(itemId)!.total, itemId).toBe(start.get(itemId)!.plus("0.1").toNumber());
-    }
+      const [endFrom, endTo] = [await quantitiesAt(client, itemIds, from), await quantitiesAt(client, itemIds, to)];
+      for (const itemId of itemIds) {
+        expect(endFrom.get(itemId)!.atLocation, itemId).toBe(expectedFrom.get(itemId));
+        expect(endTo.get(itemId)!.atLocation, itemId).toBe(expectedTo.get(itemId));
+        expect(endFrom.get(itemId)!.total, itemId).toBe(start.get(itemId)!.plus("0.1").toNumber());
+      }
 
-    // Exactly one history entry per change, with the balance each one produced.
-    const entries = (await Promise.all(itemIds.map((itemId) => historyOf(accountId, itemId, "stock_transfer")))).flat();
-    expect(entries).toHaveLength(150);
-    expect(entries.every((e) => e.journalId === journalId)).toBe(true);
-    expect(new Set(entries.map((e) => e.entryId))).toEqual(new Set(changes.map((_, i) => `${journalId}:${i}`)));
-    for (const entry of entries) {
-      const index = Number(entry.entryId.split(":")[1]);
-      const changed = changes[index]!;
-      expect(entry).toMatchObject({ itemId: changed.itemId, locationId: changed.locationId, onHandDelta: changed.deltas.onHand });
-      expect(entry.onHandAfter).toBe(changed.locationId === from ? expectedFrom.get(entry.itemId) : expectedTo.get(entry.itemId));
-    }
+      // Exactly one history entry per change, with the balance each one produced.
+      const entries = (await Promise.all(itemIds.map((itemId) => historyOf(accountId, itemId, "stock_transfer")))).flat();
+      expect(entries).toHaveLength(150);
+      expect(entries.every((e) => e.journalId === journalId)).toBe(true);
+      expect(new Set(entries.map((e) => e.entryId))).toEqual(new Set(changes.map((_, i) => `${journalId}:${i}`)));
+      for (const entry of entries) {
+        const index = Number(entry.entryId.split(":")[1]);
+        const changed = changes[index]!;
+        expect(entry).toMatchObject({ itemId: changed.itemId, locationId: changed.locationId, onHandDelta: changed.deltas.onHand });
+        expect(entry.onHandAfter).toBe(changed.locationId === from ? expectedFrom.get(entry.itemId) : expectedTo.get(entry.itemId));
+      }
 
-    // Rows: one per item and location, distinct item_variation_location_ids, and each item's
-    // stock moved exactly once per journal.
-    const rows = (await Promise.all(itemIds.map((itemId) => storedRows(accountId, itemId)))).flat();
-    expect(rows).toHaveLength(150);
-    expect(new Set(rows.map((r) => r.ivlId)).size).toBe(150);
-    // The account's row sequence has no gaps: 75 rows from the opening journal, 75 from the transfer.
-    expect(rows.map((r) => r.ivlId).sort((a, b) => a - b)).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
-    for (const r of rows) expect(r.onHand, `${r.itemId} ${r.locationId}`).toBe(r.locationId === from ? expectedFrom.get(r.itemId) : expectedTo.get(r.itemId));
-    const { data: items } = await db()
-      .entities.item.get(itemIds.map((itemId) => ({ accountId, itemId })))
-      .go({ consistent: true });
-    expect(items).toHaveLength(75);
-    expect(items.map((i) => i.stockVersion)).toEqual(items.map(() => 2));
-    const visible = await variations(client, itemIds[0]!);
-    expect(visible[0]!.locations.map((l: any) => l.location_id).sort()).toEqual([from, to].sort());
+      // Rows: one per item and location, distinct item_variation_location_ids, and each item's
+      // stock moved exactly once per journal.
+      const rows = (await Promise.all(itemIds.map((itemId) => storedRows(accountId, itemId)))).flat();
+      expect(rows).toHaveLength(150);
+      expect(new Set(rows.map((r) => r.ivlId)).size).toBe(150);
+      // The account's row sequence has no gaps: 75 rows from the opening journal, 75 from the transfer.
+      expect(rows.map((r) => r.ivlId).sort((a, b) => a - b)).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
+      for (const r of rows) expect(r.onHand, `${r.itemId} ${r.locationId}`).toBe(r.locationId === from ? expectedFrom.get(r.itemId) : expectedTo.get(r.itemId));
+      const { data: items } = await db()
+        .entities.item.get(itemIds.map((itemId) => ({ accountId, itemId })))
+        .go({ consistent: true });
+      expect(items).toHaveLength(75);
+      expect(items.map((i) => i.stockVersion)).toEqual(items.map(() => 2));
+      const visible = await variations(client, itemIds[0]!);
+      expect(visible[0]!.locations.map((l: any) => l.location_id).sort()).toEqual([from, to].sort());
 
-    // Both concurrent appliers finished with "applied": one that finds a chunk already
-    // applied by the other skips it (it must not fail on a rule the chunk would break twice).
-    expect(concurrent.map((r) => (r.status === "fulfilled" ? r.value : String(r.reason)))).toEqual(["applied", "applied"]);
-  }, 60_000);
+      // Both concurrent appliers finished with "applied": one that finds a chunk already
+      // applied by the other skips it (it must not fail on a rule the chunk would break twice).
+      expect(concurrent.map((r) => (r.status === "fulfilled" ? r.value : String(r.reason)))).toEqual(["applied", "applied"]);
+    },
+    scaled(60_000),
+  );
 
   it("postJournal applies a small set of changes end to end", async () => {
     const { account, client } = await setup();

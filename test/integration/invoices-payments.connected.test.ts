@@ -5,6 +5,7 @@ import { useApiServer } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey } from "../support/fixtures.js";
 import { FULFILLMENT_TAIL_KEYS, figuresOf, newItem, salesWorld, stockOf, type SalesWorld } from "../support/sales.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Invoice payments, standalone packing and the large-invoice path through HTTP against DynamoDB
@@ -232,51 +233,55 @@ describe("connected: invoice payments, packing and large invoices", () => {
     expect((await w.client.get(`/invoices/${invoice.id}/fulfillments`)).body.pagination.total_records).toBe(4);
   });
 
-  it("creates a 100-line invoice of 100 items in one request: stock shows when it is answered; short stock changes nothing", async () => {
-    const w = await world();
-    const items = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => newItem(w.client, w.location, { stock: 10, body: { name: `Part ${i} ${randomUUID().slice(0, 4)}` } })),
-    );
-    const lines = items.map((it, i) => ({ item_id: it.id, quantity: (i % 5) + 1 }));
-    // One line short of stock: the hold is released, nothing is written, no number used.
-    const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines: lines.map((l, i) => (i === 77 ? { ...l, quantity: 11 } : l)) });
-    expectValidation(short, "lines[77].quantity", "insufficient_stock");
-    const untouched = await w.client.get("/items", {
-      ids: items
-        .slice(70, 80)
-        .map((it) => it.id)
-        .join(","),
-    });
-    for (const it of untouched.body.data) expect(it.quantity).toBe(10);
-    expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(0);
+  it(
+    "creates a 100-line invoice of 100 items in one request: stock shows when it is answered; short stock changes nothing",
+    async () => {
+      const w = await world();
+      const items = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => newItem(w.client, w.location, { stock: 10, body: { name: `Part ${i} ${randomUUID().slice(0, 4)}` } })),
+      );
+      const lines = items.map((it, i) => ({ item_id: it.id, quantity: (i % 5) + 1 }));
+      // One line short of stock: the hold is released, nothing is written, no number used.
+      const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines: lines.map((l, i) => (i === 77 ? { ...l, quantity: 11 } : l)) });
+      expectValidation(short, "lines[77].quantity", "insufficient_stock");
+      const untouched = await w.client.get("/items", {
+        ids: items
+          .slice(70, 80)
+          .map((it) => it.id)
+          .join(","),
+      });
+      for (const it of untouched.body.data) expect(it.quantity).toBe(10);
+      expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(0);
 
-    const started = Date.now();
-    const created = await w.client.post("/invoices", { customer_id: w.customer.id, lines });
-    const elapsed = Date.now() - started;
-    expect(created.status, created.text).toBe(201);
-    expect(created.body).toMatchObject({ invoice_number: 1 });
-    expect(created.body.lines).toHaveLength(100);
-    // The stock shows as soon as the invoice is answered (the hold applied it before the write).
-    const byId = new Map<string, any>();
-    for (const half of [items.slice(0, 50), items.slice(50)]) {
-      for (const it of (await w.client.get("/items", { ids: half.map((x) => x.id).join(",") })).body.data) byId.set(it.id, it);
-    }
-    for (const [i, it] of items.entries()) expect(byId.get(it.id).quantity).toBe(10 - ((i % 5) + 1));
-    const { data } = await db().entities.stockHistory.query.primary({ accountId: w.account.accountId, itemId: items[42]!.id, sourceType: "invoice" }).go();
-    // The refused attempt's hold was applied and reverted (both in the history); the net effect is the invoice's.
-    expect(data.map((h) => h.onHandDelta).reduce((a, b) => a + b, 0)).toBe(-3);
-    const retrieved = await w.client.get(`/invoices/${created.body.id}`);
-    expect(retrieved.body).toEqual(created.body);
-    // Cancelling gives all of it back.
-    const cancelled = await w.client.post(`/invoices/${created.body.id}/cancel`, {});
-    expect(cancelled.status, cancelled.text).toBe(200);
-    const after = await w.client.get("/items", {
-      ids: items
-        .slice(0, 50)
-        .map((x) => x.id)
-        .join(","),
-    });
-    for (const it of after.body.data) expect(it.quantity).toBe(10);
-    console.log(`100-line invoice: create ${elapsed} ms`);
-  }, 120_000);
+      const started = Date.now();
+      const created = await w.client.post("/invoices", { customer_id: w.customer.id, lines });
+      const elapsed = Date.now() - started;
+      expect(created.status, created.text).toBe(201);
+      expect(created.body).toMatchObject({ invoice_number: 1 });
+      expect(created.body.lines).toHaveLength(100);
+      // The stock shows as soon as the invoice is answered (the hold applied it before the write).
+      const byId = new Map<string, any>();
+      for (const half of [items.slice(0, 50), items.slice(50)]) {
+        for (const it of (await w.client.get("/items", { ids: half.map((x) => x.id).join(",") })).body.data) byId.set(it.id, it);
+      }
+      for (const [i, it] of items.entries()) expect(byId.get(it.id).quantity).toBe(10 - ((i % 5) + 1));
+      const { data } = await db().entities.stockHistory.query.primary({ accountId: w.account.accountId, itemId: items[42]!.id, sourceType: "invoice" }).go();
+      // The refused attempt's hold was applied and reverted (both in the history); the net effect is the invoice's.
+      expect(data.map((h) => h.onHandDelta).reduce((a, b) => a + b, 0)).toBe(-3);
+      const retrieved = await w.client.get(`/invoices/${created.body.id}`);
+      expect(retrieved.body).toEqual(created.body);
+      // Cancelling gives all of it back.
+      const cancelled = await w.client.post(`/invoices/${created.body.id}/cancel`, {});
+      expect(cancelled.status, cancelled.text).toBe(200);
+      const after = await w.client.get("/items", {
+        ids: items
+          .slice(0, 50)
+          .map((x) => x.id)
+          .join(","),
+      });
+      for (const it of after.body.data) expect(it.quantity).toBe(10);
+      console.log(`100-line invoice: create ${elapsed} ms`);
+    },
+    scaled(120_000),
+  );
 });

@@ -6,6 +6,7 @@ import { useApiServer, type ApiClient, type TestResponse } from "../support/api.
 import { expectError, expectValidation } from "../support/assertions.js";
 import { deactivateLocation, idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
 import { cli, failed, succeeded } from "../support/cli.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Items, variations, units and stock rows over HTTP against DynamoDB Local (architecture
@@ -831,7 +832,7 @@ describe("permissions and scopes", () => {
 /* ---------------------------------------------------------------------------------------- */
 
 describe("admin CLI: unit, item and kit create", () => {
-  it("creates a unit, an item and a kit, and refuses kits with unknown components or containing themselves", { timeout: 60_000 }, async () => {
+  it("creates a unit, an item and a kit, and refuses kits with unknown components or containing themselves", { timeout: scaled(60_000) }, async () => {
     const { account, client } = await setup();
     const kitItem = await createItem(client, { name: "Kit" });
     const a = await createItem(client, { name: "Part A" });

@@ -10,6 +10,7 @@ import { readHead } from "../../lib/db/sync.js";
 import { tableName } from "../../lib/db/table.js";
 import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
 import { startStreamPoller } from "../../scripts/local/stream-poller.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Kits through HTTP against DynamoDB Local (spec part 2, sections 2.7, 3.7 and 4.7;
@@ -586,7 +587,7 @@ describe("POST /kits/{kit_id}/builds", () => {
   });
 
   it("a kit of 25 components assembles and disassembles exactly (the consumption atomic, the additions held and bound by the build)", {
-    timeout: 60_000,
+    timeout: scaled(60_000),
   }, async () => {
     const { s, parts, box, kitId } = await bigKit(2);
     const ids = [box.id, ...parts.map((p) => p.id)];
@@ -615,7 +616,7 @@ describe("POST /kits/{kit_id}/builds", () => {
   });
 
   it("readers during 25-component builds and disassemblies never see the parts moved without the assembled units (one commit point)", {
-    timeout: 120_000,
+    timeout: scaled(120_000),
   }, async () => {
     const { s, parts, box, kitId } = await bigKit(3);
     const part = parts[24]!.id; // the last part: its row is the last the build's transaction writes
@@ -667,7 +668,9 @@ describe("POST /kits/{kit_id}/builds", () => {
 });
 
 describe("assembly under concurrency", () => {
-  it("20 parallel builds against stock for exactly 5: exactly 5 succeed, the rest 422 invalid_kit_build, never below zero", { timeout: 60_000 }, async () => {
+  it("20 parallel builds against stock for exactly 5: exactly 5 succeed, the rest 422 invalid_kit_build, never below zero", {
+    timeout: scaled(60_000),
+  }, async () => {
     const s = await setup();
     const { box, cable, plug, kitId } = await cableKit(s, { cables: 10, plugs: 5 });
     const responses = await Promise.all(Array.from({ length: 20 }, () => build(s.client, kitId, { location_id: s.location, quantity: 1 })));
@@ -850,7 +853,7 @@ describe("DELETE /kits/{kit_id}/builds/{build_id}", () => {
 });
 
 describe("sync feed", () => {
-  it("a build and a disassembly mark their items (components and assembled item); kit records mark nothing", { timeout: 60_000 }, async () => {
+  it("a build and a disassembly mark their items (components and assembled item); kit records mark nothing", { timeout: scaled(60_000) }, async () => {
     const s = await setup();
     const { box, cable, plug, kitId } = await cableKit(s);
     const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
@@ -891,7 +894,7 @@ describe("sync feed", () => {
 
 describe("admin CLI: kit create", () => {
   it("numbers kits from the account's sequence, selects variations, and refuses more than 25 components, cycles and a second kit per item", {
-    timeout: 60_000,
+    timeout: scaled(60_000),
   }, async () => {
     const s = await setup();
     const box = await createItem(s.client, { name: "CLI box" });

@@ -4,6 +4,7 @@ import { LINE_COUNTS, captureRequestSamples, lineCallsTable } from "../../script
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectValidation } from "../support/assertions.js";
 import { newAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Calls independent of line count (issue 19): every route that resolves document lines reads
@@ -30,7 +31,9 @@ async function ownerClient(): Promise<{ client: ApiClient; key: string; accountI
 }
 
 describe("connected: calls independent of line count", () => {
-  it("creates, updates, conversions and receipts of 1, 10 and 100 lines make about as many calls (hold chunks aside)", { timeout: 600_000 }, async () => {
+  it("creates, updates, conversions and receipts of 1, 10 and 100 lines make about as many calls (hold chunks aside)", {
+    timeout: scaled(600_000),
+  }, async () => {
     const { client, key } = await ownerClient();
     const { rows, table } = await captured((samples) =>
       lineCallsTable(`${client.baseUrl}/api/v3`, { authorization: `Bearer ${key}`, "content-type": "application/json" }, samples),
@@ -65,7 +68,7 @@ describe("connected: calls independent of line count", () => {
     }
   });
 
-  it("errors name their own line among 100: an unknown item, an archived one, another item's row", { timeout: 120_000 }, async () => {
+  it("errors name their own line among 100: an unknown item, an archived one, another item's row", { timeout: scaled(120_000) }, async () => {
     const { client } = await ownerClient();
     const location = (await client.post("/locations", { name: "Lines", short_name: "L" }, { idempotencyKey: `lines-${Date.now()}` })).body;
     const customer = (await client.post("/customers", { name: "Lines customer" })).body;
@@ -96,7 +99,7 @@ describe("connected: calls independent of line count", () => {
     expect(hundred!.commands.filter((c) => c === "Query")).toEqual([]);
   });
 
-  it("items stored before line indexes are still resolved (read whole), and rows the ledger creates join the index", { timeout: 120_000 }, async () => {
+  it("items stored before line indexes are still resolved (read whole), and rows the ledger creates join the index", { timeout: scaled(120_000) }, async () => {
     const { client, accountId } = await ownerClient();
     const idem = () => `lines-${Math.random()}`;
     const main = (await client.post("/locations", { name: "Main", short_name: "M" }, { idempotencyKey: idem() })).body;

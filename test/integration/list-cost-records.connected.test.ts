@@ -13,6 +13,7 @@ import { createParty, listParties } from "../../lib/domain/parties.js";
 import { nameSortKey } from "../../lib/domain/ordering.js";
 import { newAccount } from "../support/fixtures.js";
 import { principalOf } from "../support/tasks.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Name-ordered lists (customers, items) do not read the records before their page (README,
@@ -92,7 +93,7 @@ interface Row {
 }
 
 describe("name-ordered list cost by account size", () => {
-  it("reads name entries, not records, before the last page of customers and items and for q", { timeout: 240_000 }, async () => {
+  it("reads name entries, not records, before the last page of customers and items and for q", { timeout: scaled(240_000) }, async () => {
     const rows: Row[] = [
       { list: "customers, last page", readCapacity: [] },
       { list: "customers, last page, before (every record up to it)", readCapacity: [] },
@@ -161,7 +162,9 @@ describe("name-ordered list cost by account size", () => {
     // A search reads the scope's name entries (keys, ids, names, searched keys, number), not its records.
     for (const search of [rows[4]!, rows[5]!]) expect(search.readCapacity[1], search.list).toBeLessThan(0.6 * rows[6]!.readCapacity[1]!);
   });
-  it("pages deep exactly as the full list orders: items under each status filter and a category, an owner's customers, q", { timeout: 120_000 }, async () => {
+  it("pages deep exactly as the full list orders: items under each status filter and a category, an owner's customers, q", {
+    timeout: scaled(120_000),
+  }, async () => {
     const account = await newAccount();
     const owner = principalOf(account);
     const staff: Principal = { ...owner, role: "staff", permissions: new Set() };

@@ -6,6 +6,7 @@ import { createInvoice, deleteInvoice, listInvoices } from "../../lib/domain/inv
 import { listCost, listCostViolations, LIST_COST_RATIO } from "../../scripts/bench/list-cost.js";
 import { newAccount } from "../support/fixtures.js";
 import { principalOf } from "../support/tasks.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Lists that do not read the account (README, "Lists"): every filter the spec lists for
@@ -14,7 +15,7 @@ import { principalOf } from "../support/tasks.js";
  * pages list exactly what the full list shows at those positions.
  */
 describe("list cost by account size", () => {
-  it("reads as much for every bounded filter and the last page at 600 invoices as at 60 (within 2x)", { timeout: 240_000 }, async () => {
+  it("reads as much for every bounded filter and the last page at 600 invoices as at 60 (within 2x)", { timeout: scaled(240_000) }, async () => {
     let table = "";
     const result = await listCost({ sizes: [60, 600], print: (text) => (table += text) });
     console.info(table);
@@ -32,7 +33,7 @@ describe("list cost by account size", () => {
     expect(names.readCapacity[1]).toBeLessThan(40);
   });
 
-  it("pages deep through deleted numbers and an assignee's documents exactly as the full list orders them", { timeout: 120_000 }, async () => {
+  it("pages deep through deleted numbers and an assignee's documents exactly as the full list orders them", { timeout: scaled(120_000) }, async () => {
     const account = await newAccount();
     const owner = principalOf(account);
     const staff: Principal = { ...owner, userId: account.ownerUserId, role: "staff", permissions: new Set(["invoices.list", "invoices.modify"]) };

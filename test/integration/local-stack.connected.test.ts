@@ -9,6 +9,7 @@ import { freePort, portAnswers } from "../../scripts/local/dynamodb.js";
 import { startApiServer } from "../../scripts/local/server.js";
 import { newAccount } from "../support/fixtures.js";
 import { exitOf, javaOnPort, spawnStack, startLocalStack, stopStack as stop, waitFor } from "../support/local-stack.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * `npm start` as a new user runs it: its own DynamoDB Local (on 127.0.0.1 only), the printed
@@ -58,141 +59,153 @@ const scratch = mkdtempSync(join(tmpdir(), "inventory-local-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("npm start", () => {
-  it("seeds an empty database, prints and saves the demo keys, answers /health, keeps data across restarts and stops Java on SIGINT", async () => {
-    const dynamoPort = await freePort();
-    const dataDir = join(scratch, "persisted", "dynamodb");
-    const keysFile = join(scratch, "persisted", "keys.txt");
-    const env = { PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: dataDir };
-    const first = await startLocalStack(env);
-    expect(first.apiKey).toMatch(/^isk_live_[0-9A-Za-z]{40}$/);
-    // The slow seed step is announced before it runs.
-    const seeding = first.output().indexOf("seeding demo data...\n");
-    expect(seeding, first.output()).toBeGreaterThan(first.output().indexOf("DynamoDB Local on http://127.0.0.1:"));
-    expect(seeding).toBeLessThan(first.output().indexOf("Created demo account "));
+  it(
+    "seeds an empty database, prints and saves the demo keys, answers /health, keeps data across restarts and stops Java on SIGINT",
+    async () => {
+      const dynamoPort = await freePort();
+      const dataDir = join(scratch, "persisted", "dynamodb");
+      const keysFile = join(scratch, "persisted", "keys.txt");
+      const env = { PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: dataDir };
+      const first = await startLocalStack(env);
+      expect(first.apiKey).toMatch(/^isk_live_[0-9A-Za-z]{40}$/);
+      // The slow seed step is announced before it runs.
+      const seeding = first.output().indexOf("seeding demo data...\n");
+      expect(seeding, first.output()).toBeGreaterThan(first.output().indexOf("DynamoDB Local on http://127.0.0.1:"));
+      expect(seeding).toBeLessThan(first.output().indexOf("Created demo account "));
 
-    // DynamoDB Local listens on the loopback interface only (with a JDK; with a JRE it says it cannot).
-    const addresses = listeningAddresses(dynamoPort);
-    if (javacAvailable()) {
-      if (addresses) {
-        expect(addresses.length).toBeGreaterThan(0);
-        for (const address of addresses) expect(LOOPBACK.has(address), `DynamoDB Local listens on ${address}`).toBe(true);
+      // DynamoDB Local listens on the loopback interface only (with a JDK; with a JRE it says it cannot).
+      const addresses = listeningAddresses(dynamoPort);
+      if (javacAvailable()) {
+        if (addresses) {
+          expect(addresses.length).toBeGreaterThan(0);
+          for (const address of addresses) expect(LOOPBACK.has(address), `DynamoDB Local listens on ${address}`).toBe(true);
+        }
+      } else {
+        expect(first.output()).toContain("DynamoDB Local listens on all network interfaces");
       }
-    } else {
-      expect(first.output()).toContain("DynamoDB Local listens on all network interfaces");
-    }
 
-    // The keys are saved next to the data directory, readable by the owner only.
-    const saved = readFileSync(keysFile, "utf8");
-    expect(saved).toContain(first.apiKey);
-    expect(saved).toContain(first.staffKey);
-    expect(saved).toMatch(/npm run -s admin -- key create --user [0-9a-f-]{36}/);
-    if (process.platform !== "win32") expect(statSync(keysFile).mode & 0o777).toBe(0o600);
-    expect(first.output()).toContain("keys.txt (mode 600)");
+      // The keys are saved next to the data directory, readable by the owner only.
+      const saved = readFileSync(keysFile, "utf8");
+      expect(saved).toContain(first.apiKey);
+      expect(saved).toContain(first.staffKey);
+      expect(saved).toMatch(/npm run -s admin -- key create --user [0-9a-f-]{36}/);
+      if (process.platform !== "win32") expect(statSync(keysFile).mode & 0o777).toBe(0o600);
+      expect(first.output()).toContain("keys.txt (mode 600)");
 
-    const health = await fetch(`${first.url}/health`);
-    expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: "ok", dynamodb: "ok" });
+      const health = await fetch(`${first.url}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: "ok", dynamodb: "ok" });
 
-    const locations = await fetch(`${first.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
-    expect(locations.status).toBe(200);
-    const body = (await locations.json()) as { data: { name: string }[] };
-    expect(body.data.map((l) => l.name)).toEqual(["Downtown Store", "Main Warehouse", "Riverton Depot"]);
-    // A believable account: dozens of records, and a staff key that sees only its own.
-    const totals: Record<string, number> = {};
-    for (const [name, key] of [
-      ["owner", first.apiKey],
-      ["staff", first.staffKey],
-    ] as const) {
-      for (const collection of ["customers", "prospects", "suppliers", "contacts", "items", "kits"]) {
-        const list = await fetch(`${first.url}/api/v3/${collection}`, { headers: { authorization: `Bearer ${key}` } });
-        expect(list.status).toBe(200);
-        totals[`${name} ${collection}`] = ((await list.json()) as { pagination: { total_records: number } }).pagination.total_records;
+      const locations = await fetch(`${first.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
+      expect(locations.status).toBe(200);
+      const body = (await locations.json()) as { data: { name: string }[] };
+      expect(body.data.map((l) => l.name)).toEqual(["Downtown Store", "Main Warehouse", "Riverton Depot"]);
+      // A believable account: dozens of records, and a staff key that sees only its own.
+      const totals: Record<string, number> = {};
+      for (const [name, key] of [
+        ["owner", first.apiKey],
+        ["staff", first.staffKey],
+      ] as const) {
+        for (const collection of ["customers", "prospects", "suppliers", "contacts", "items", "kits"]) {
+          const list = await fetch(`${first.url}/api/v3/${collection}`, { headers: { authorization: `Bearer ${key}` } });
+          expect(list.status).toBe(200);
+          totals[`${name} ${collection}`] = ((await list.json()) as { pagination: { total_records: number } }).pagination.total_records;
+        }
       }
-    }
-    expect(totals).toEqual({
-      "owner customers": 25,
-      "owner prospects": 10,
-      "owner suppliers": 12,
-      "owner contacts": 40,
-      "owner items": 15,
-      "owner kits": 2,
-      "staff customers": 5,
-      "staff prospects": 3,
-      "staff suppliers": 0,
-      "staff contacts": 11,
-      "staff items": 15,
-      "staff kits": 2,
-    });
-    // Every request above touched its key (a stream record each): the poller printed none of
-    // those idle batches, but it does print a batch that changed something.
-    const item = await fetch(`${first.url}/api/v3/items`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${first.apiKey}`, "content-type": "application/json", "idempotency-key": `local-stack-${Date.now()}` },
-      body: JSON.stringify({ name: "Logged widget" }),
-    });
-    expect(item.status).toBe(201);
-    await waitFor("a stream batch line with changes", () => /"message":"stream batch".*"changes":[1-9]/.test(first.output()));
-    expect(idleStreamBatchLines(first.output())).toEqual([]);
-    expect(await stop(first)).toBe(0);
-    expect(await portAnswers(dynamoPort)).toBe(false);
+      expect(totals).toEqual({
+        "owner customers": 25,
+        "owner prospects": 10,
+        "owner suppliers": 12,
+        "owner contacts": 40,
+        "owner items": 15,
+        "owner kits": 2,
+        "staff customers": 5,
+        "staff prospects": 3,
+        "staff suppliers": 0,
+        "staff contacts": 11,
+        "staff items": 15,
+        "staff kits": 2,
+      });
+      // Every request above touched its key (a stream record each): the poller printed none of
+      // those idle batches, but it does print a batch that changed something.
+      const item = await fetch(`${first.url}/api/v3/items`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${first.apiKey}`, "content-type": "application/json", "idempotency-key": `local-stack-${Date.now()}` },
+        body: JSON.stringify({ name: "Logged widget" }),
+      });
+      expect(item.status).toBe(201);
+      await waitFor("a stream batch line with changes", () => /"message":"stream batch".*"changes":[1-9]/.test(first.output()));
+      expect(idleStreamBatchLines(first.output())).toEqual([]);
+      expect(await stop(first)).toBe(0);
+      expect(await portAnswers(dynamoPort)).toBe(false);
 
-    const second = await startLocalStack(env);
-    expect(second.apiKey).toBeUndefined();
-    expect(second.output()).not.toContain("seeding demo data...");
-    expect(readFileSync(keysFile, "utf8")).toBe(saved);
-    const again = await fetch(`${second.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
-    expect(again.status).toBe(200);
-    expect(await stop(second)).toBe(0);
-    expect(await portAnswers(dynamoPort)).toBe(false);
-  }, 180_000);
+      const second = await startLocalStack(env);
+      expect(second.apiKey).toBeUndefined();
+      expect(second.output()).not.toContain("seeding demo data...");
+      expect(readFileSync(keysFile, "utf8")).toBe(saved);
+      const again = await fetch(`${second.url}/api/v3/locations`, { headers: { authorization: `Bearer ${first.apiKey}` } });
+      expect(again.status).toBe(200);
+      expect(await stop(second)).toBe(0);
+      expect(await portAnswers(dynamoPort)).toBe(false);
+    },
+    scaled(180_000),
+  );
 
-  it("npm start with SEED=none in memory: keeps serving after a malformed path, then SIGTERM to npm stops everything, Java included", async () => {
-    const dynamoPort = await freePort();
-    const started = await startLocalStack({ PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: "memory", SEED: "none" }, "npm");
-    expect(started.apiKey).toBeUndefined();
-    expect(javaOnPort(dynamoPort)).toHaveLength(1);
+  it(
+    "npm start with SEED=none in memory: keeps serving after a malformed path, then SIGTERM to npm stops everything, Java included",
+    async () => {
+      const dynamoPort = await freePort();
+      const started = await startLocalStack({ PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: "memory", SEED: "none" }, "npm");
+      expect(started.apiKey).toBeUndefined();
+      expect(javaOnPort(dynamoPort)).toHaveLength(1);
 
-    // Without a key: 404 route_not_found where the path matches no route, or 401 where the
-    // route table keeps a malformed escape as sent and matches GET /items/{item_id}.
-    const malformed = await fetch(`${started.url}/api/v3/items/%E0%A4%A`);
-    expect([401, 404]).toContain(malformed.status);
-    expect(((await malformed.json()) as { error: { code: string } }).error.code).toMatch(/^(route_not_found|authentication_required)$/);
-    const response = await fetch(`${started.url}/api/v3/locations`);
-    expect(response.status).toBe(401);
-    expect(response.headers.get("www-authenticate")).toBe("Bearer");
+      // Without a key: 404 route_not_found where the path matches no route, or 401 where the
+      // route table keeps a malformed escape as sent and matches GET /items/{item_id}.
+      const malformed = await fetch(`${started.url}/api/v3/items/%E0%A4%A`);
+      expect([401, 404]).toContain(malformed.status);
+      expect(((await malformed.json()) as { error: { code: string } }).error.code).toMatch(/^(route_not_found|authentication_required)$/);
+      const response = await fetch(`${started.url}/api/v3/locations`);
+      expect(response.status).toBe(401);
+      expect(response.headers.get("www-authenticate")).toBe("Bearer");
 
-    const exited = new Promise<string>((resolve) => started.child.once("exit", (code, signal) => resolve(`${code ?? signal}`)));
-    started.child.kill("SIGTERM"); // to npm itself, as a process manager would
-    expect(await exited).toMatch(/^(0|1|143|SIGTERM)$/);
-    await waitFor(`DynamoDB Local on port ${dynamoPort} to stop`, () => javaOnPort(dynamoPort).length === 0);
-    await waitFor(`port ${dynamoPort} to close`, async () => !(await portAnswers(dynamoPort)));
-    expect(started.output()).toContain("stopping");
-  }, 120_000);
+      const exited = new Promise<string>((resolve) => started.child.once("exit", (code, signal) => resolve(`${code ?? signal}`)));
+      started.child.kill("SIGTERM"); // to npm itself, as a process manager would
+      expect(await exited).toMatch(/^(0|1|143|SIGTERM)$/);
+      await waitFor(`DynamoDB Local on port ${dynamoPort} to stop`, () => javaOnPort(dynamoPort).length === 0);
+      await waitFor(`port ${dynamoPort} to close`, async () => !(await portAnswers(dynamoPort)));
+      expect(started.output()).toContain("stopping");
+    },
+    scaled(120_000),
+  );
 
-  it("refuses to start, before Java, when DYNAMODB_PORT or PORT is taken, naming each variable and port", async () => {
-    const blockers: NetServer[] = [];
-    const occupy = async () => {
-      const server = createServer();
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-      blockers.push(server);
-      return (server.address() as { port: number }).port;
-    };
-    try {
-      const dynamoPort = await occupy();
-      const port = await occupy();
-      const { child, output } = spawnStack({ PORT: String(port), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: "memory", SEED: "none" }, "npm");
-      const code = await exitOf(child);
-      expect(code, output()).not.toBe(0);
-      expect(output()).toContain(`DYNAMODB_PORT ${dynamoPort} is in use`);
-      expect(output()).toContain(`PORT ${port} is in use`);
-      expect(output()).toMatch(/choose another port: DYNAMODB_PORT=\d+ npm start/);
-      expect(output()).toMatch(/choose another port: PORT=\d+ npm start/);
-      expect(output()).not.toContain("listening on");
-      expect(javaOnPort(dynamoPort)).toEqual([]);
-    } finally {
-      for (const server of blockers) server.close();
-    }
-  }, 60_000);
+  it(
+    "refuses to start, before Java, when DYNAMODB_PORT or PORT is taken, naming each variable and port",
+    async () => {
+      const blockers: NetServer[] = [];
+      const occupy = async () => {
+        const server = createServer();
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+        blockers.push(server);
+        return (server.address() as { port: number }).port;
+      };
+      try {
+        const dynamoPort = await occupy();
+        const port = await occupy();
+        const { child, output } = spawnStack({ PORT: String(port), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: "memory", SEED: "none" }, "npm");
+        const code = await exitOf(child);
+        expect(code, output()).not.toBe(0);
+        expect(output()).toContain(`DYNAMODB_PORT ${dynamoPort} is in use`);
+        expect(output()).toContain(`PORT ${port} is in use`);
+        expect(output()).toMatch(/choose another port: DYNAMODB_PORT=\d+ npm start/);
+        expect(output()).toMatch(/choose another port: PORT=\d+ npm start/);
+        expect(output()).not.toContain("listening on");
+        expect(javaOnPort(dynamoPort)).toEqual([]);
+      } finally {
+        for (const server of blockers) server.close();
+      }
+    },
+    scaled(60_000),
+  );
 });
 
 describe("the local server (in-process, real HTTP)", () => {

@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from "../../lib/openapi/document.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * The OpenAPI document is a contract: for EVERY route of the route table, its documented
@@ -478,7 +479,7 @@ beforeAll(async () => {
       invoiceFulfillment,
     },
   };
-}, 60_000);
+}, scaled(60_000));
 
 // ---- the tests ----
 

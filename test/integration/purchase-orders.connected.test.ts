@@ -4,6 +4,7 @@ import { updateAccount } from "../../lib/domain/admin.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Purchase orders through HTTP against DynamoDB Local (spec part 2, sections 2.1, 3.1, 4.1;
@@ -437,35 +438,39 @@ describe("connected: purchase orders", () => {
     expectValidation(await w.client.post(`/purchase-orders/${order.id}/payments`, { amount: "1.23456" }), "amount");
   });
 
-  it("bounds payments like invoices: never above the total, never refunded below zero, under 60 parallel payments too", async () => {
-    const w = await world();
-    const serviceOrder = (total: string) =>
-      w.client.post("/purchase-orders", {
-        supplier_id: w.supplier.id,
-        location_id: w.location,
-        lines: [{ name: "Service", unit_cost: total, tax_rate: 0, tax_2_rate: 0 }],
-      });
-    const ten = (await serviceOrder("10")).body;
-    expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "25.00" }), 422, "exceeds_amount_due", "amount");
-    expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "-1000.00" }), 422, "exceeds_amount_paid", "amount");
-    expect((await w.client.get(`/purchase-orders/${ten.id}`)).body).toMatchObject({ amount_paid: "0.0000", amount_due: "10.0000" });
-    expect((await w.client.get(`/purchase-orders/${ten.id}/payments`)).body.data).toEqual([]);
-    // Paid in full, then refunded 4: deleting the refund would pay 4 beyond the total.
-    await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "6" });
-    const refund = (await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "-4" })).body;
-    await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "8" });
-    expect((await w.client.get(`/purchase-orders/${ten.id}`)).body).toMatchObject({ amount_paid: "10.0000", amount_due: "0.0000" });
-    expectError(await w.client.request("DELETE", `/purchase-orders/${ten.id}/payments/${refund.id}`), 409, "purchase_order_payment_delete_not_allowed");
-    expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "0.0001" }), 422, "exceeds_amount_due", "amount");
+  it(
+    "bounds payments like invoices: never above the total, never refunded below zero, under 60 parallel payments too",
+    async () => {
+      const w = await world();
+      const serviceOrder = (total: string) =>
+        w.client.post("/purchase-orders", {
+          supplier_id: w.supplier.id,
+          location_id: w.location,
+          lines: [{ name: "Service", unit_cost: total, tax_rate: 0, tax_2_rate: 0 }],
+        });
+      const ten = (await serviceOrder("10")).body;
+      expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "25.00" }), 422, "exceeds_amount_due", "amount");
+      expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "-1000.00" }), 422, "exceeds_amount_paid", "amount");
+      expect((await w.client.get(`/purchase-orders/${ten.id}`)).body).toMatchObject({ amount_paid: "0.0000", amount_due: "10.0000" });
+      expect((await w.client.get(`/purchase-orders/${ten.id}/payments`)).body.data).toEqual([]);
+      // Paid in full, then refunded 4: deleting the refund would pay 4 beyond the total.
+      await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "6" });
+      const refund = (await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "-4" })).body;
+      await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "8" });
+      expect((await w.client.get(`/purchase-orders/${ten.id}`)).body).toMatchObject({ amount_paid: "10.0000", amount_due: "0.0000" });
+      expectError(await w.client.request("DELETE", `/purchase-orders/${ten.id}/payments/${refund.id}`), 409, "purchase_order_payment_delete_not_allowed");
+      expectError(await w.client.post(`/purchase-orders/${ten.id}/payments`, { amount: "0.0001" }), 422, "exceeds_amount_due", "amount");
 
-    const hundred = (await serviceOrder("100")).body;
-    const attempts = await Promise.all(Array.from({ length: 60 }, () => w.client.post(`/purchase-orders/${hundred.id}/payments`, { amount: "12.50" })));
-    expect(attempts.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([]);
-    expect(attempts.filter((r) => r.status === 201)).toHaveLength(8);
-    for (const refused of attempts.filter((r) => r.status !== 201)) expectError(refused, 422, "exceeds_amount_due", "amount");
-    expect((await w.client.get(`/purchase-orders/${hundred.id}`)).body).toMatchObject({ amount_paid: "100.0000", amount_due: "0.0000" });
-    expect((await w.client.get(`/purchase-orders/${hundred.id}/payments`, { limit: 100 })).body.pagination.total_records).toBe(8);
-  }, 60_000);
+      const hundred = (await serviceOrder("100")).body;
+      const attempts = await Promise.all(Array.from({ length: 60 }, () => w.client.post(`/purchase-orders/${hundred.id}/payments`, { amount: "12.50" })));
+      expect(attempts.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([]);
+      expect(attempts.filter((r) => r.status === 201)).toHaveLength(8);
+      for (const refused of attempts.filter((r) => r.status !== 201)) expectError(refused, 422, "exceeds_amount_due", "amount");
+      expect((await w.client.get(`/purchase-orders/${hundred.id}`)).body).toMatchObject({ amount_paid: "100.0000", amount_due: "0.0000" });
+      expect((await w.client.get(`/purchase-orders/${hundred.id}/payments`, { limit: 100 })).body.pagination.total_records).toBe(8);
+    },
+    scaled(60_000),
+  );
 
   it("defaults issue_date to today in the user's time zone, else the account's", async () => {
     const w = await world();

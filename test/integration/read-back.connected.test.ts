@@ -7,6 +7,7 @@ import { useApiServer, type ApiClient, type TestResponse } from "../support/api.
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
 import { idempotencyKey } from "../support/fixtures.js";
 import { newTask, taskUser } from "../support/tasks.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * "What you read you can write back" (architecture section 8): for every resource with a PATCH
@@ -998,7 +999,7 @@ describe("connected: what you read you can write back (architecture section 8)",
       return estimate;
     }
 
-    it("convert-to-sales-order: the 300-line sales order takes back its GET body", { timeout: 180_000 }, async () => {
+    it("convert-to-sales-order: the 300-line sales order takes back its GET body", { timeout: scaled(180_000) }, async () => {
       const w = await world();
       const estimate = await bigEstimate(w);
       const order = await created(w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, undefined, { idempotencyKey: idempotencyKey() }));
@@ -1006,7 +1007,7 @@ describe("connected: what you read you can write back (architecture section 8)",
       await readBack(w.client, "sales_order", { path: `/sales-orders/${order.id}`, ifMatch: true, label: "sales order (converted, 300 lines)" });
     });
 
-    it("convert-to-invoice: the 300-line invoice takes back its GET body", { timeout: 180_000 }, async () => {
+    it("convert-to-invoice: the 300-line invoice takes back its GET body", { timeout: scaled(180_000) }, async () => {
       const w = await world();
       const estimate = await bigEstimate(w);
       const invoice = await created(w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, { idempotencyKey: idempotencyKey() }));

@@ -6,6 +6,7 @@ import { readItemTree } from "../../lib/db/inventory.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Stock transfers through HTTP against DynamoDB Local (spec part 2, sections 2.2, 3.2, 4.2;
@@ -260,37 +261,41 @@ describe("connected: stock transfers", () => {
     expectError(await (await world()).client.get(`/stock-transfers/${first.id}`), 404, "resource_missing");
   });
 
-  it("sends and receives 100 lines of 100 different items (a stock hold), and a refusal releases everything", async () => {
-    const w = await world();
-    const items = await Promise.all(Array.from({ length: 100 }, () => stockedItem(w, 5)));
-    const t = (
-      await transfer(
-        w,
-        items.map((item) => ({ item_id: item.id, quantity: 2 })),
-      )
-    ).body;
-    // One item short: the whole send is refused and every applied chunk is released.
-    await w.client.post(`/items/${items[77]!.id}/adjustments`, { location_id: w.origin, quantity: -4 });
-    expectValidation(await w.client.post(`/stock-transfers/${t.id}/send`, {}), "lines[77].quantity", "insufficient_stock");
-    for (const item of [items[0]!, items[50]!, items[99]!]) {
-      expect(await at(w, item.id, w.origin)).toEqual({ onHand: 5, inTransit: 0 });
-      expect(await at(w, item.id, w.destination)).toEqual({ onHand: 0, inTransit: 0 });
-    }
-    await w.client.post(`/items/${items[77]!.id}/adjustments`, { location_id: w.origin, quantity: 4 });
-    let started = Date.now();
-    const sent = await w.client.post(`/stock-transfers/${t.id}/send`, {});
-    const sendMs = Date.now() - started;
-    expect(sent.status, sent.text).toBe(200);
-    started = Date.now();
-    const received = await w.client.post(`/stock-transfers/${t.id}/receive`, {});
-    const receiveMs = Date.now() - started;
-    expect(received.status, received.text).toBe(200);
-    for (const item of items) {
-      expect(await at(w, item.id, w.origin)).toEqual({ onHand: 3, inTransit: 0 });
-      expect(await at(w, item.id, w.destination)).toEqual({ onHand: 2, inTransit: 0 });
-    }
-    console.log(`100-line stock transfer: send ${sendMs} ms, receive ${receiveMs} ms`);
-  }, 180_000);
+  it(
+    "sends and receives 100 lines of 100 different items (a stock hold), and a refusal releases everything",
+    async () => {
+      const w = await world();
+      const items = await Promise.all(Array.from({ length: 100 }, () => stockedItem(w, 5)));
+      const t = (
+        await transfer(
+          w,
+          items.map((item) => ({ item_id: item.id, quantity: 2 })),
+        )
+      ).body;
+      // One item short: the whole send is refused and every applied chunk is released.
+      await w.client.post(`/items/${items[77]!.id}/adjustments`, { location_id: w.origin, quantity: -4 });
+      expectValidation(await w.client.post(`/stock-transfers/${t.id}/send`, {}), "lines[77].quantity", "insufficient_stock");
+      for (const item of [items[0]!, items[50]!, items[99]!]) {
+        expect(await at(w, item.id, w.origin)).toEqual({ onHand: 5, inTransit: 0 });
+        expect(await at(w, item.id, w.destination)).toEqual({ onHand: 0, inTransit: 0 });
+      }
+      await w.client.post(`/items/${items[77]!.id}/adjustments`, { location_id: w.origin, quantity: 4 });
+      let started = Date.now();
+      const sent = await w.client.post(`/stock-transfers/${t.id}/send`, {});
+      const sendMs = Date.now() - started;
+      expect(sent.status, sent.text).toBe(200);
+      started = Date.now();
+      const received = await w.client.post(`/stock-transfers/${t.id}/receive`, {});
+      const receiveMs = Date.now() - started;
+      expect(received.status, received.text).toBe(200);
+      for (const item of items) {
+        expect(await at(w, item.id, w.origin)).toEqual({ onHand: 3, inTransit: 0 });
+        expect(await at(w, item.id, w.destination)).toEqual({ onHand: 2, inTransit: 0 });
+      }
+      console.log(`100-line stock transfer: send ${sendMs} ms, receive ${receiveMs} ms`);
+    },
+    scaled(180_000),
+  );
 
   it("a hold whose writer died is invisible, reserves its stock until its lease ran out, then the sweeper releases it", async () => {
     const w = await world();

@@ -4,6 +4,7 @@ import { tableName } from "../../lib/db/table.js";
 import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { idempotencyKey, newAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Proof that the feed has no gaps (issue 5, docs/sync.md): concurrent writers create, update,
@@ -129,13 +130,21 @@ async function runScenario(options: { writers: number; operationsPerWriter: numb
 }
 
 describe("sync has no gaps", () => {
-  it("a follower's copy equals the server after concurrent creates, updates, deletes and adjustments", async () => {
-    const size = await runScenario({ writers: 4, operationsPerWriter: 25, parallelism: 1, maxDelayMs: 0 });
-    expect(size).toBeGreaterThan(10);
-  }, 120_000);
+  it(
+    "a follower's copy equals the server after concurrent creates, updates, deletes and adjustments",
+    async () => {
+      const size = await runScenario({ writers: 4, operationsPerWriter: 25, parallelism: 1, maxDelayMs: 0 });
+      expect(size).toBeGreaterThan(10);
+    },
+    scaled(120_000),
+  );
 
-  it("holds with batches processed concurrently by key and random delivery delays", async () => {
-    const size = await runScenario({ writers: 4, operationsPerWriter: 25, parallelism: 4, maxDelayMs: 40 });
-    expect(size).toBeGreaterThan(10);
-  }, 120_000);
+  it(
+    "holds with batches processed concurrently by key and random delivery delays",
+    async () => {
+      const size = await runScenario({ writers: 4, operationsPerWriter: 25, parallelism: 4, maxDelayMs: 40 });
+      expect(size).toBeGreaterThan(10);
+    },
+    scaled(120_000),
+  );
 });

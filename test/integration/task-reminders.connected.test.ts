@@ -4,6 +4,7 @@ import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { newAccount, type TestAccount } from "../support/fixtures.js";
 import { expectNoStore, newTask, newTaskRemindingSoon, patchTask, remind, sleep, taskUser, type TaskUser } from "../support/tasks.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Reminders (spec part 2, sections 3.6 and 4.6; architecture section 8): scheduled ->
@@ -35,7 +36,7 @@ const soon = (ms: number) => new Date(Date.now() + ms).toISOString();
  */
 async function dueReminders(who: ApiClient, count: number, extra: Record<string, unknown> = {}): Promise<any[]> {
   const tasks = [];
-  for (let i = 0; i < count; i++) tasks.push(await newTaskRemindingSoon(who, { title: `Remind ${i}`, due_date: "2030-06-01", ...extra }, 1500));
+  for (let i = 0; i < count; i++) tasks.push(await newTaskRemindingSoon(who, { title: `Remind ${i}`, due_date: "2030-06-01", ...extra }, scaled(1500)));
   const last = Math.max(...tasks.map((t) => Date.parse(t.reminder.scheduled_at)));
   await sleep(Math.max(0, last - Date.now()) + 50);
   return tasks;
@@ -44,7 +45,7 @@ async function dueReminders(who: ApiClient, count: number, extra: Record<string,
 describe("delivery and the inbox", () => {
   it("a scheduled reminder is delivered by time; the inbox shows it; fetching marks nothing read", async () => {
     const who = api().withKey((await taskUser(account)).key);
-    const task = await newTaskRemindingSoon(who, { title: "Ping me", due_date: "2030-06-01", due_time: "10:00", time_zone: "Europe/London" }, 2000);
+    const task = await newTaskRemindingSoon(who, { title: "Ping me", due_date: "2030-06-01", due_time: "10:00", time_zone: "Europe/London" }, scaled(2000));
     const at = task.reminder.scheduled_at as string;
     expect(Object.keys(task.reminder)).toEqual(["id", "generation", "status", "scheduled_at", "read_at"]);
     expect(task.reminder).toMatchObject({ generation: 1, status: "scheduled", scheduled_at: new Date(at).toISOString(), read_at: null });

@@ -5,6 +5,7 @@ import { ROUTES, API_PREFIX, type RouteDefinition } from "../../lib/routes/index
 import { sampleBody } from "../../scripts/events.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Tenant isolation matrix, generated from the route table: for EVERY authenticated route,
@@ -381,7 +382,7 @@ function attemptsFor(route: RouteDefinition): Attempt[] {
 beforeAll(async () => {
   [victim, attacker] = await Promise.all([createTenant("Victim", SECRET), createTenant("Attacker", "own")]);
   victimSnapshot = await snapshot(victim);
-}, 60_000);
+}, scaled(60_000));
 
 const authenticatedRoutes = ROUTES.filter((route) => route.authenticated);
 

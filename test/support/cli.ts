@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { scaled } from "./timeouts.js";
 
 /**
  * The admin CLI as an operator runs it (`npm run -s admin -- ...`), as a subprocess against
@@ -25,7 +26,7 @@ function run(file: string, args: string[], env: Record<string, string | undefine
       ...env,
     };
     for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
-    execFile(file, args, { cwd: ROOT, timeout: 45_000, env: childEnv as NodeJS.ProcessEnv }, (error, stdout, stderr) => {
+    execFile(file, args, { cwd: ROOT, timeout: scaled(45_000), env: childEnv as NodeJS.ProcessEnv }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
       resolve({ code, stdout, stderr });
     });

@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterAll } from "vitest";
+import { scaled } from "./timeouts.js";
 
 /**
  * `npm start` as a child process, for the tests of the local stack: spawning it (through npm,
@@ -11,7 +12,7 @@ const ROOT = join(import.meta.dirname, "..", "..");
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 
 /** How long a local stack may take to print `listening on` (Java start-up, the table, a seed). */
-export const STACK_START_TIMEOUT = 60_000;
+export const STACK_START_TIMEOUT = scaled(60_000);
 
 export interface SpawnedStack {
   child: ChildProcess;
@@ -121,7 +122,7 @@ export function javaOnDataDir(dataDir: string): { pid: number; args: string }[] 
 }
 
 /** Polls `check` every 100 ms until it holds; throws, saying what it waited for, after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = scaled(10_000)): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);

@@ -3,6 +3,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
+import { ERROR_CODES, type ErrorCode } from "../../lib/core/error-codes.js";
 import { ESTIMATE_STATUS } from "../../lib/domain/estimate-model.js";
 import { INVOICE_STATUS } from "../../lib/domain/invoices.js";
 import { SO_STATUS } from "../../lib/domain/sales-orders.js";
@@ -196,10 +197,15 @@ describe("offline: OpenAPI document", () => {
     }
   });
 
+  it("answers every code of the catalogue (lib/core/error-codes.ts) on some route, but the two for unknown paths and methods", () => {
+    const answered = new Set(ROUTES.flatMap((route) => [...errorCodesOf(route).values()].flat()));
+    expect(ERROR_CODES.filter((code) => !answered.has(code))).toEqual(["route_not_found", "method_not_allowed"]);
+  });
+
   it("derives the generic codes from the route's shape", () => {
     for (const route of ROUTES) {
       const codes = errorCodesOf(route);
-      const has = (status: number, code: string) => codes.get(status)?.includes(code) ?? false;
+      const has = (status: number, code: ErrorCode) => codes.get(status)?.includes(code) ?? false;
       const body = Boolean(route.request.body);
       expect(has(400, "invalid_json"), route.operationId).toBe(body);
       expect(has(413, "request_too_large"), route.operationId).toBe(body);

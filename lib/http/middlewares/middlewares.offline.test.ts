@@ -146,7 +146,7 @@ describe("offline: errorHandler", () => {
       error: { type: "invalid_request_error", code: "resource_missing", message: expect.any(String) },
     });
 
-    const details = [{ param: "custom_fields[0].name", code: "required", message: "is required." }];
+    const details = [{ param: "custom_fields[0].name", code: "required" as const, message: "is required." }];
     const invalid = await run({ outer: [errorHandler()], handler: async () => Promise.reject(errors.validationFailed(details)) }, event());
     expect(invalid.response.statusCode).toBe(422);
     expect(bodyOf(invalid.response).error).toMatchObject({ code: "validation_failed", param: "custom_fields[0].name", details });

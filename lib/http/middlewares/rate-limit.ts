@@ -1,3 +1,4 @@
+import { rateLimitPerMinute } from "../../core/config.js";
 import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
@@ -6,11 +7,6 @@ export const RATE_WINDOW_SECONDS = 60;
 export interface RateLimitOptions {
   /** Requests per API key per window; read from RATE_LIMIT_PER_MINUTE when not given. */
   limit?: number;
-}
-
-function configuredLimit(): number {
-  const value = Number.parseInt(process.env.RATE_LIMIT_PER_MINUTE ?? "", 10);
-  return Number.isFinite(value) && value > 0 ? value : 120;
 }
 
 function secondsToReset(): number {
@@ -25,7 +21,7 @@ function secondsToReset(): number {
  */
 export function rateLimit(options: RateLimitOptions = {}): PipelineMiddleware {
   const rateLimitBefore = (request: PipelineRequest): void => {
-    const limit = options.limit ?? configuredLimit();
+    const limit = options.limit ?? rateLimitPerMinute();
     const counted = request.internal.rateCount;
     const reset = secondsToReset();
     if (!counted) {
@@ -41,7 +37,7 @@ export function rateLimit(options: RateLimitOptions = {}): PipelineMiddleware {
 
 /** The `RateLimit-*` headers every response carries (unattributed requests show the full quota). */
 export function rateLimitHeaders(request: PipelineRequest): Record<string, string> {
-  const limit = configuredLimit();
+  const limit = rateLimitPerMinute();
   const counted = request.internal.rateCount;
   const state = request.internal.rateLimit ?? {
     limit,
@@ -56,7 +52,7 @@ export function rateLimitHeaders(request: PipelineRequest): Record<string, strin
  * 413 for a body over the limit): the full quota, as for every unattributed request.
  */
 export function unattributedRateLimitHeaders(): Record<string, string> {
-  const limit = configuredLimit();
+  const limit = rateLimitPerMinute();
   return formatRateLimit({ limit, remaining: limit, reset: secondsToReset() });
 }
 
