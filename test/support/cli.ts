@@ -4,9 +4,11 @@ import { expect } from "vitest";
 import { scaled } from "./timeouts.js";
 
 /**
- * The admin CLI as an operator runs it (`npm run -s admin -- ...`), as a subprocess against
- * the suite's DynamoDB Local. Runs what the npm script runs (`node --import tsx`), without
- * npm's start-up cost; `npmAdmin` goes through npm itself.
+ * The admin CLI against the suite's DynamoDB Local. `cli` runs a command in this process
+ * (`runAdminCli`, what scripts/admin/cli.ts runs, its output captured): a process start costs
+ * more than most commands. `cliWithEnv` runs what the npm script runs (`node --import tsx`) in
+ * a subprocess with its own environment (connection and start-up behaviour), and `npmAdmin`
+ * goes through npm itself, exactly as documented.
  */
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -33,8 +35,19 @@ function run(file: string, args: string[], env: Record<string, string | undefine
   });
 }
 
-export function cli(...args: string[]): Promise<CliResult> {
-  return cliWithEnv({}, ...args);
+export async function cli(...args: string[]): Promise<CliResult> {
+  const { runAdminCli } = await import("../../scripts/admin/run.js");
+  let stdout = "";
+  let stderr = "";
+  const code = await runAdminCli(args, {
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stdout, stderr };
 }
 
 /** The CLI with changes to its environment (a value of undefined removes the variable). */
