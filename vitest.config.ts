@@ -18,8 +18,16 @@ const env = {
   SYNC_CURSOR_SECRET: "test-cursor-secret",
 };
 
+/**
+ * Test files run in parallel on `TEST_WORKERS` workers (default 2); each worker has its own
+ * table on the one DynamoDB Local (test/support/connect.ts). `TEST_WORKERS=1` runs them one by one.
+ */
+const workers = Number(process.env.TEST_WORKERS ?? "2");
+if (!Number.isInteger(workers) || workers < 1) throw new Error(`TEST_WORKERS must be a whole number from 1, not "${process.env.TEST_WORKERS}".`);
+
 export default defineConfig({
   test: {
+    maxWorkers: workers,
     env,
     projects: [
       {
