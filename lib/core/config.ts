@@ -93,11 +93,15 @@ export function cursorSecretSource(): { secret: string } | { file: string } | { 
   return undefined;
 }
 
-/** Checks every value a deployed function reads; throws the first `ConfigError`. Nothing outside Lambda. */
-export function checkDeployedConfig(): void {
-  if (!functionName()) return;
+/** Checks every value; throws the first `ConfigError`. The local stack runs it as it starts. */
+export function checkConfig(): void {
   tableName();
   localDynamo();
   rateLimitPerMinute();
   logLevel();
+}
+
+/** `checkConfig` in a deployed function (at its init); nothing outside Lambda. */
+export function checkDeployedConfig(): void {
+  if (functionName()) checkConfig();
 }

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { apiProcesses, localEnv, applyLocalEnvironment } from "./env.js";
+import { checkConfig } from "../../lib/core/config.js";
 import { portProblem, startDynamoLocal, type DynamoLocal } from "./dynamodb.js";
 import { acquireDataDirLock, type DataDirLockInfo } from "./data-dir-lock.js";
 
@@ -130,6 +131,8 @@ async function main(): Promise<void> {
   let processes: number;
   try {
     processes = apiProcesses();
+    // A variable the handlers would refuse on every request (lib/core/config.ts) stops the start instead.
+    checkConfig();
   } catch (error) {
     throw new StartError((error as Error).message);
   }

@@ -208,6 +208,33 @@ describe("npm start", () => {
   );
 });
 
+describe("npm start with an unusable setting", () => {
+  it(
+    "refuses to start, before Java, naming the variable (RATE_LIMIT_PER_MINUTE, LOG_LEVEL), rather than answer 500 to every request",
+    async () => {
+      for (const [name, value] of [
+        ["RATE_LIMIT_PER_MINUTE", "lots"],
+        ["LOG_LEVEL", "LOUD"],
+      ] as const) {
+        const dynamoPort = await freePort();
+        const { child, output } = spawnStack({
+          PORT: String(await freePort()),
+          DYNAMODB_PORT: String(dynamoPort),
+          DATA_DIR: "memory",
+          SEED: "none",
+          [name]: value,
+        });
+        const code = await exitOf(child);
+        expect(code, output()).not.toBe(0);
+        expect(output()).toContain(`npm start failed: ${name} must be`);
+        expect(output()).not.toContain("listening on");
+        expect(javaOnPort(dynamoPort)).toEqual([]);
+      }
+    },
+    scaled(60_000),
+  );
+});
+
 describe("the local server (in-process, real HTTP)", () => {
   let server: Server;
   let url = "";

@@ -26,13 +26,10 @@ export interface StartedStack extends SpawnedStack {
   staffKey: string | undefined;
 }
 
-/** The stack's environment: the test's own, without the suite's DynamoDB and table. */
+/** The stack's environment: the test's own without the suite's DynamoDB, table and log level, then `env`. */
 function stackEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
-  delete childEnv.DYNAMODB_ENDPOINT;
-  delete childEnv.TABLE_NAME;
-  delete childEnv.LOG_LEVEL;
-  return childEnv as NodeJS.ProcessEnv;
+  const { DYNAMODB_ENDPOINT: _endpoint, TABLE_NAME: _table, LOG_LEVEL: _level, ...inherited } = process.env;
+  return { ...inherited, ...env };
 }
 
 /** Every stack spawned by the importing test file: one a failed test left running is stopped after the file. */
