@@ -1,5 +1,5 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { inject } from "vitest";
+import { createDynamoClient } from "../../lib/db/client.js";
 import { ensureTable } from "../../lib/db/create-table.js";
 
 // Connected tests refuse to run without the suite's DynamoDB Local (never a mock).
@@ -10,7 +10,7 @@ process.env.DYNAMODB_ENDPOINT = endpoint;
 // Each vitest worker has a table of its own on the one DynamoDB Local, so test files run in
 // parallel without meeting: a file's stream poller reads only its own worker's writes.
 process.env.TABLE_NAME = `${process.env.TABLE_NAME ?? "inventory-api-test"}-${process.env.VITEST_POOL_ID ?? "1"}`;
-const client = new DynamoDBClient({ endpoint, region: "local", credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+const client = createDynamoClient();
 try {
   await ensureTable(client, process.env.TABLE_NAME);
 } finally {
