@@ -193,7 +193,7 @@ export class InventoryApiStack extends Stack {
 
     // Sync cursors are HMAC-signed with a generated secret. The sync function reads it from
     // Secrets Manager at cold start (lib/sync/cursor.ts); only its ARN is in the environment.
-    // Task cursors are signed with a key derived from the same secret (lib/domain/task-cursor.ts).
+    // Task cursors are signed with a key derived from the same secret (lib/domain/tasks/cursor.ts).
     const cursorSecret = new Secret(this, "SyncCursorSecret", {
       description: "HMAC key that signs sync cursors (and, derived, task cursors)",
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
@@ -317,7 +317,7 @@ export class InventoryApiStack extends Stack {
       }),
     );
     // Every minute the same function releases stock holds whose writer died before binding
-    // them (lib/domain/stock-holds.ts): a hold's lease outlives any request.
+    // them (lib/domain/inventory/stock-holds.ts): a hold's lease outlives any request.
     new Rule(this, "HoldSweepSchedule", {
       description: "Releases expired stock holds (stream processor, scheduled invocation).",
       schedule: Schedule.rate(Duration.minutes(1)),

@@ -3,7 +3,7 @@ import { contactRoutes } from "../../lib/routes/contacts.js";
 import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
-import { createContact, getContact, listContacts, updateContact } from "../../lib/domain/contacts.js";
+import { createContact, getContact, listContacts, updateContact } from "../../lib/domain/records/contacts.js";
 import type { ContactWriteBody } from "../../lib/schemas/contacts.js";
 
 type ListQuery = { page?: string; limit?: string; q?: string; account_record_id?: string };

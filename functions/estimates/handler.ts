@@ -3,8 +3,16 @@ import { estimateRoutes } from "../../lib/routes/estimates.js";
 import { normalizePage } from "../../lib/core/pagination.js";
 import { ok, withEtag } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
-import { createEstimate, declineEstimate, deleteEstimate, getEstimate, listEstimates, previewEstimate, updateEstimate } from "../../lib/domain/estimates.js";
-import { convertEstimateToInvoice, convertEstimateToSalesOrder } from "../../lib/domain/estimate-conversions.js";
+import {
+  createEstimate,
+  declineEstimate,
+  deleteEstimate,
+  getEstimate,
+  listEstimates,
+  previewEstimate,
+  updateEstimate,
+} from "../../lib/domain/documents/estimates/service.js";
+import { convertEstimateToInvoice, convertEstimateToSalesOrder } from "../../lib/domain/documents/estimates/conversions.js";
 import type { EstimateCreateBody, EstimateListQuery, EstimateUpdateBody } from "../../lib/schemas/estimates.js";
 
 type EstimateParams = { estimate_id: string };

@@ -17,7 +17,7 @@ import {
   sendInvoice,
   shipInvoiceFulfillment,
   updateInvoice,
-} from "../../lib/domain/invoices.js";
+} from "../../lib/domain/documents/invoices/service.js";
 import type { InvoiceCreateBody, InvoiceListQuery, InvoicePaymentBody, InvoiceUpdateBody } from "../../lib/schemas/invoices.js";
 import type { PackBody, ShipBody } from "../../lib/schemas/sales-documents.js";
 

@@ -3,7 +3,7 @@ import { itemCategoryRoutes } from "../../lib/routes/item-categories.js";
 import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
-import { createItemCategory, getItemCategory, listItemCategories, updateItemCategory } from "../../lib/domain/item-categories.js";
+import { createItemCategory, getItemCategory, listItemCategories, updateItemCategory } from "../../lib/domain/records/item-categories.js";
 import type { ItemCategoryCreateBody, ItemCategoryUpdateBody } from "../../lib/schemas/item-categories.js";
 
 type ListQuery = { page?: string; limit?: string; q?: string; parent_id?: string };

@@ -14,7 +14,7 @@ import {
   listVariations,
   updateItem,
   type ItemListQuery,
-} from "../../lib/domain/items.js";
+} from "../../lib/domain/records/items.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../lib/schemas/items.js";
 
 type PageQuery = { page?: string; limit?: string };

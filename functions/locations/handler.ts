@@ -3,7 +3,7 @@ import { locationRoutes } from "../../lib/routes/locations.js";
 import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
-import { createLocation, createZone, listLocations, listZones, updateZone } from "../../lib/domain/locations.js";
+import { createLocation, createZone, listLocations, listZones, updateZone } from "../../lib/domain/records/locations.js";
 import type { LocationCreateBody, ZoneWriteBody } from "../../lib/schemas/locations.js";
 
 type PageQuery = { page?: string; limit?: string };

@@ -3,7 +3,7 @@ import { partyRoutes } from "../../lib/routes/parties.js";
 import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest, RouteHandler } from "../../lib/http/types.js";
-import { createParty, deleteParty, getParty, listParties, updateParty } from "../../lib/domain/parties.js";
+import { createParty, deleteParty, getParty, listParties, updateParty } from "../../lib/domain/records/parties.js";
 import { PARTY_KINDS, type PartyKind, type PartyWriteBody } from "../../lib/schemas/parties.js";
 
 type ListQuery = { page?: string; limit?: string; q?: string };

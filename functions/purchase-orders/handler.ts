@@ -13,7 +13,7 @@ import {
   receivePurchaseOrder,
   sendPurchaseOrder,
   updatePurchaseOrder,
-} from "../../lib/domain/purchase-orders.js";
+} from "../../lib/domain/documents/purchase-orders/service.js";
 import type { PaymentBody } from "../../lib/schemas/documents.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderListQuery, PurchaseOrderReceiveBody, PurchaseOrderUpdateBody } from "../../lib/schemas/purchase-orders.js";
 

@@ -12,8 +12,8 @@ import {
   packSalesOrder,
   shipSalesOrderFulfillment,
   updateSalesOrder,
-} from "../../lib/domain/sales-orders.js";
-import { invoiceSalesOrder, listSalesOrderInvoices } from "../../lib/domain/sales-order-invoicing.js";
+} from "../../lib/domain/documents/sales-orders/service.js";
+import { invoiceSalesOrder, listSalesOrderInvoices } from "../../lib/domain/documents/sales-orders/invoicing.js";
 import type { PackBody, ShipBody } from "../../lib/schemas/sales-documents.js";
 import type { SalesOrderCreateBody, SalesOrderInvoiceBody, SalesOrderListQuery, SalesOrderUpdateBody } from "../../lib/schemas/sales-orders.js";
 

@@ -11,7 +11,7 @@ import {
   receiveStockTransfer,
   sendStockTransfer,
   updateStockTransfer,
-} from "../../lib/domain/stock-transfers.js";
+} from "../../lib/domain/documents/stock-transfers/service.js";
 import type {
   StockTransferCreateBody,
   StockTransferListQuery,

@@ -4,8 +4,8 @@ import { ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
 import { changeOf, compactChanges, type RecordChange } from "../../lib/sync/changes.js";
 import { writeMarkers } from "../../lib/db/sync.js";
 import { applyDocumentReferences } from "../../lib/db/documents.js";
-import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory.js";
-import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../../lib/domain/task-links.js";
+import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
+import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../../lib/domain/tasks/links.js";
 import { errorFields, log } from "../../lib/core/log.js";
 
 /**
@@ -20,7 +20,7 @@ import { errorFields, log } from "../../lib/core/log.js";
  * - On its schedule (an EventBridge event instead of stream records) it settles stock holds
  *   whose writer died (`sweepExpiredHolds`): folds those bound, releases the others.
  * - Task snapshots: a change of a user or of a record tasks link rewrites the snapshots the
- *   tasks keep of them (lib/domain/task-links.ts; idempotent).
+ *   tasks keep of them (lib/domain/tasks/links.ts; idempotent).
  * A failure returns the first record of the batch as failed, so Lambda retries the batch.
  */
 export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Promise<DynamoDBBatchResponse> {

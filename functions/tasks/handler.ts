@@ -14,9 +14,9 @@ import {
   taskStats,
   updateTask,
   type TaskListQuery,
-} from "../../lib/domain/tasks.js";
-import type { ReminderOperation } from "../../lib/domain/task-rules.js";
-import type { TaskRecordType } from "../../lib/domain/task-records.js";
+} from "../../lib/domain/tasks/service.js";
+import type { ReminderOperation } from "../../lib/domain/tasks/rules.js";
+import type { TaskRecordType } from "../../lib/domain/tasks/records.js";
 import type { ReconcileBody, ReminderActionBody, TaskCreateBody, TaskUpdateBody } from "../../lib/schemas/tasks.js";
 
 type TaskParams = { id: string };

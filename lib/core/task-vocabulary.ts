@@ -1,6 +1,6 @@
 /**
  * The words of tasks and reminders (spec part 2, section 3.6): the values the request schemas
- * accept and the task rules (`lib/domain/task-rules.ts`) reason about. Plain lists, no rules.
+ * accept and the task rules (`lib/domain/tasks/rules.ts`) reason about. Plain lists, no rules.
  */
 export const TASK_RECORD_TYPES = [
   "customer",

@@ -10,7 +10,7 @@ import { claimNumbers, readSequence, sequenceLabel } from "./sequences.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 
-/** Storage of the inventory ledger. Only `lib/domain/inventory.ts` calls the writers here. */
+/** Storage of the inventory ledger. Only `lib/domain/inventory/service.ts` calls the writers here. */
 
 export interface ItemTree {
   item: ItemRecord | undefined;

@@ -6,7 +6,7 @@ import { writeTransaction, type Cancellation, type TransactionBuilder } from "./
 /**
  * Storage of kits (architecture sections 5 and 8, "Kit builds"): definitions (written by the
  * admin CLI only), the item -> kit links, and builds. Stock itself moves only through the
- * ledger (`lib/domain/inventory.ts`); the helpers here add a build's own items to the ledger's
+ * ledger (`lib/domain/inventory/service.ts`); the helpers here add a build's own items to the ledger's
  * transaction.
  */
 

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Permission, Principal } from "../auth/permissions.js";
-import { parseSince, parseSyncQuery } from "../domain/sync.js";
+import { parseSince, parseSyncQuery } from "../domain/sync/feed.js";
 import { ApiError } from "../core/errors.js";
 import { changeOf, compactChanges, type RecordChange } from "./changes.js";
 import { ENTITY_ATTRIBUTE } from "./classify.js";

@@ -20,7 +20,7 @@ import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_
  *   DynamoDB with the default AWS credentials.
  * - `scopes` and `permissions` describe what keys and users may do, without any database.
  */
-type Admin = typeof import("../../lib/domain/admin.js");
+type Admin = typeof import("../../lib/domain/admin/service.js");
 type Result = Record<string, unknown>;
 type Action = (admin: Admin) => Promise<Result>;
 
@@ -760,7 +760,7 @@ export async function runAdminCli(args: readonly string[], io: AdminIo = PROCESS
   } catch (error) {
     return fail(error);
   }
-  const admin: Admin = await import("../../lib/domain/admin.js");
+  const admin: Admin = await import("../../lib/domain/admin/service.js");
   let action: Action;
   try {
     action = command.prepare(new Flags(parsed.values, admin));

@@ -45,7 +45,7 @@ export async function benchContention(options: { processes: readonly number[]; r
   const REQUESTS = options.requests;
   const rows: ContentionRow[] = [];
   {
-    const { createAccount } = await import("../../lib/domain/admin.js");
+    const { createAccount } = await import("../../lib/domain/admin/service.js");
     const { startApiServer } = await import("../local/server.js");
     for (const processes of options.processes) {
       const account = await createAccount({ name: `Contention ${processes}` });
@@ -72,7 +72,7 @@ export async function benchContention(options: { processes: readonly number[]; r
       const component = (await call("POST", "/items", { name: "Part", cost: "2" })).body.id as string;
       await call("POST", `/items/${component}/adjustments`, { location_id: location.id, quantity: REQUESTS * 2 });
       const assembled = (await call("POST", "/items", { name: "Assembly" })).body.id as string;
-      const { createKit } = await import("../../lib/domain/admin.js");
+      const { createKit } = await import("../../lib/domain/admin/service.js");
       const { kit_id: kit } = await createKit({ accountId: account.account_id, itemId: assembled, components: [{ itemId: component, quantity: 2 }] });
       const order = (await call("POST", "/sales-orders", { customer_id: customer, location_id: location.id, lines: [{ item_id: item, quantity: REQUESTS }] }))
         .body;

@@ -5,7 +5,7 @@
  * line (`{"message":"request","dynamodb":{"calls","commands"}}`). Resolving lines is a fixed
  * number of batched reads, so the reads of a 100-line request are about those of a 1-line one;
  * only the writes of a document whose stock change exceeds one transaction grow, per chunk of
- * lines (a stock hold's chunks, lib/domain/stock-holds.ts), never per line.
+ * lines (a stock hold's chunks, lib/domain/inventory/stock-holds.ts), never per line.
  *
  * `npm run bench` calls `lineCallsTable` with the samples its stdout interceptor collects; a
  * caller without one (a test) wraps the requests in `captureRequestSamples`.

@@ -63,9 +63,9 @@ const ownerOf = (accountId: string, userId: string): Principal => ({
 
 /** An account with `size` invoices (see the module comment). */
 export async function buildInvoiceAccount(size: number): Promise<Fixture> {
-  const { createAccount, createLocationAsOperator } = await import("../../lib/domain/admin.js");
-  const { createParty } = await import("../../lib/domain/parties.js");
-  const { createInvoice } = await import("../../lib/domain/invoices.js");
+  const { createAccount, createLocationAsOperator } = await import("../../lib/domain/admin/service.js");
+  const { createParty } = await import("../../lib/domain/records/parties.js");
+  const { createInvoice } = await import("../../lib/domain/documents/invoices/service.js");
   const { documentListing, readDocumentHeader, numberKeyOf } = await import("../../lib/db/documents.js");
   const { db } = await import("../../lib/db/service.js");
   const account = await createAccount({ name: `List cost ${size}` });
@@ -141,7 +141,7 @@ function listsOf(fixture: Fixture): [string, boolean, Principal, Record<string, 
 export async function listCost(options: { sizes?: number[]; print?: (text: string) => void } = {}): Promise<ListCostResult> {
   const sizes = options.sizes ?? [100, 5000];
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  const { listInvoices } = await import("../../lib/domain/invoices.js");
+  const { listInvoices } = await import("../../lib/domain/documents/invoices/service.js");
   const { newDbUsage, withDbUsage } = await import("../../lib/db/metrics.js");
   const rows = new Map<string, ListCostRow>();
   for (const size of sizes) {

@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     const { createDynamoClient } = await import("../../lib/db/client.js");
     const { tableName } = await import("../../lib/db/table.js");
     await ensureTable(createDynamoClient(), tableName());
-    const { createAccount } = await import("../../lib/domain/admin.js");
+    const { createAccount } = await import("../../lib/domain/admin/service.js");
     const { startApiServer } = await import("../local/server.js");
     const account = await createAccount({ name: "Bench" });
     const api = await startApiServer(0);
@@ -114,7 +114,7 @@ async function main(): Promise<void> {
     })) as { id: string };
     // Kits: a kit of 10 components, one of them the item of an automatic kit of 3 components
     // that is never in stock, so every build also assembles one nested build (11 + 4 changes).
-    const { createKit } = await import("../../lib/domain/admin.js");
+    const { createKit } = await import("../../lib/domain/admin/service.js");
     const kitParts: string[] = [];
     for (let i = 0; i < 12; i++) {
       const part = await call("POST", "/items", { name: `Kit part ${i}`, cost: "1.2500" });
@@ -381,7 +381,7 @@ async function largeEstimates(
  * customers (written directly in batches, with their counters, to keep the setup fast).
  */
 async function listScaling(base: string): Promise<void> {
-  const { createAccount } = await import("../../lib/domain/admin.js");
+  const { createAccount } = await import("../../lib/domain/admin/service.js");
   const { db } = await import("../../lib/db/service.js");
   const { randomUUID } = await import("node:crypto");
   originalWrite("\nGET /customers read cost by account size (calls and RCU of the whole request, auth included)\n");
@@ -439,7 +439,7 @@ async function listScaling(base: string): Promise<void> {
  * when four writers burst in parallel.
  */
 async function syncCosts(base: string): Promise<void> {
-  const { createAccount } = await import("../../lib/domain/admin.js");
+  const { createAccount } = await import("../../lib/domain/admin/service.js");
   const { startStreamPoller } = await import("../local/stream-poller.js");
   const { handler } = await import("../../functions/stream-processor/handler.js");
   const { tableName } = await import("../../lib/db/table.js");
@@ -498,7 +498,7 @@ async function syncCosts(base: string): Promise<void> {
  * every request examines the same 100 markers.
  */
 async function syncPage(base: string): Promise<void> {
-  const { createAccount } = await import("../../lib/domain/admin.js");
+  const { createAccount } = await import("../../lib/domain/admin/service.js");
   const { startStreamPoller } = await import("../local/stream-poller.js");
   const { handler } = await import("../../functions/stream-processor/handler.js");
   const { tableName } = await import("../../lib/db/table.js");

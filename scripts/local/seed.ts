@@ -7,13 +7,13 @@ import {
   createKey,
   createUser,
   type CreatedAccount,
-} from "../../lib/domain/admin.js";
-import { createContact } from "../../lib/domain/contacts.js";
-import { createItemCategory } from "../../lib/domain/item-categories.js";
-import { createLocation, createZone } from "../../lib/domain/locations.js";
-import { createParty } from "../../lib/domain/parties.js";
-import { adjustItem, createItem } from "../../lib/domain/items.js";
-import { createKit, createUnit } from "../../lib/domain/admin.js";
+} from "../../lib/domain/admin/service.js";
+import { createContact } from "../../lib/domain/records/contacts.js";
+import { createItemCategory } from "../../lib/domain/records/item-categories.js";
+import { createLocation, createZone } from "../../lib/domain/records/locations.js";
+import { createParty } from "../../lib/domain/records/parties.js";
+import { adjustItem, createItem } from "../../lib/domain/records/items.js";
+import { createKit, createUnit } from "../../lib/domain/admin/service.js";
 
 /**
  * The demo account of `npm start` (SEED=demo): a small wholesale business with locations and
@@ -307,7 +307,7 @@ async function seedItems(
     },
     undefined,
   );
-  const { listVariations } = await import("../../lib/domain/items.js");
+  const { listVariations } = await import("../../lib/domain/records/items.js");
   const shirtVariations = (await listVariations(owner, shirt.id as string, "", { page: 1, limit: 100 }, undefined)).data as { id: string }[];
   for (const [index, variation] of shirtVariations.entries()) {
     await stock(shirt.id as string, locations.warehouse, 20 + index * 5, variation.id);

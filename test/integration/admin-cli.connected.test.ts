@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../lib/auth/api-keys.js";
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_SETTING_DESCRIPTIONS } from "../../lib/auth/permissions.js";
 import { readAccount } from "../../lib/db/admin-store.js";
-import { revokeKey } from "../../lib/domain/admin.js";
+import { revokeKey } from "../../lib/domain/admin/service.js";
 import { freePort } from "../../scripts/local/dynamodb.js";
 import { useApiServer, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, updateUser } from "../support/fixtures.js";

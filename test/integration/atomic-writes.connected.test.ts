@@ -3,15 +3,15 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { readItemTree } from "../../lib/db/inventory.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
-import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/stock-holds.js";
-import { sweepExpiredHolds } from "../../lib/domain/inventory.js";
+import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
+import { sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
 import { scaled } from "../support/timeouts.js";
 
 /**
  * Long writes (more stock changes than one transaction holds) are atomic to readers (issue 19,
- * point 5; lib/domain/stock-holds.ts): a hold's deltas stay pending, invisible, until the
+ * point 5; lib/domain/inventory/stock-holds.ts): a hold's deltas stay pending, invisible, until the
  * document's transaction binds it, and every reader folds a bound hold before answering. So a
  * reader never sees part of a write, whether the writer is slow, dies before its commit point
  * (nothing ever shows; the hold is released) or dies after it (the next reader rolls it forward).

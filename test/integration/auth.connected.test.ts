@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mintApiKey } from "../../lib/auth/api-keys.js";
-import { deleteUser, revokeKey } from "../../lib/domain/admin.js";
+import { deleteUser, revokeKey } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, updateUser, type TestAccount } from "../support/fixtures.js";
 

@@ -3,7 +3,7 @@ import { handler as streamHandler } from "../../functions/stream-processor/handl
 import { db } from "../../lib/db/service.js";
 import { tableName } from "../../lib/db/table.js";
 import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
-import { updateAccount } from "../../lib/domain/admin.js";
+import { updateAccount } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";

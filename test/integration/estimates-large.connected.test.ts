@@ -15,7 +15,7 @@ import {
   getEstimate,
   readEstimateForConversion,
   updateEstimate,
-} from "../../lib/domain/estimates.js";
+} from "../../lib/domain/documents/estimates/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";

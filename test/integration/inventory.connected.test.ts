@@ -6,8 +6,8 @@ import { deactivateLocation, idempotencyKey, newAccount, type TestAccount } from
 import { expectValidation } from "../support/assertions.js";
 import { insertJournal, readJournal } from "../../lib/db/inventory.js";
 import { db } from "../../lib/db/service.js";
-import { applyJournal, journalRecord, postJournal } from "../../lib/domain/inventory.js";
-import { chunkIndexes, type StockChange } from "../../lib/domain/ledger-plan.js";
+import { applyJournal, journalRecord, postJournal } from "../../lib/domain/inventory/service.js";
+import { chunkIndexes, type StockChange } from "../../lib/domain/inventory/ledger-plan.js";
 import { scaled } from "../support/timeouts.js";
 
 /**

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { Principal } from "../../lib/auth/permissions.js";
 import type { TransactionBuilder } from "../../lib/db/transactions.js";
 import { addDocumentActivity } from "../../lib/db/parties.js";
-import { createInvoiceFromDraft } from "../../lib/domain/invoices.js";
-import { createSalesOrderFromDraft } from "../../lib/domain/sales-orders.js";
+import { createInvoiceFromDraft } from "../../lib/domain/documents/invoices/service.js";
+import { createSalesOrderFromDraft } from "../../lib/domain/documents/sales-orders/service.js";
 import { useApiServer } from "../support/api.js";
 import { figuresOf, salesWorld, stockOf, type SalesWorld } from "../support/sales.js";
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
-import { updateAccount } from "../../lib/domain/admin.js";
+import { updateAccount } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";

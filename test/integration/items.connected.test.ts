@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createCustomField, createUnit } from "../../lib/domain/admin.js";
+import { createCustomField, createUnit } from "../../lib/domain/admin/service.js";
 import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";

@@ -4,7 +4,7 @@ import { useApiServer, type ApiClient, type TestResponse } from "../support/api.
 import { deactivateLocation, idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { cli, failed, succeeded } from "../support/cli.js";
-import { createKit } from "../../lib/domain/admin.js";
+import { createKit } from "../../lib/domain/admin/service.js";
 import { db } from "../../lib/db/service.js";
 import { readHead } from "../../lib/db/sync.js";
 import { tableName } from "../../lib/db/table.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../lib/auth/permissions.js";
 import { newDbUsage, withDbUsage } from "../../lib/db/metrics.js";
-import { createParty } from "../../lib/domain/parties.js";
-import { createInvoice, deleteInvoice, listInvoices } from "../../lib/domain/invoices.js";
+import { createParty } from "../../lib/domain/records/parties.js";
+import { createInvoice, deleteInvoice, listInvoices } from "../../lib/domain/documents/invoices/service.js";
 import { listCost, listCostViolations, LIST_COST_RATIO } from "../../scripts/bench/list-cost.js";
 import { newAccount } from "../support/fixtures.js";
 import { principalOf } from "../support/tasks.js";

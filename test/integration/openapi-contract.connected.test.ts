@@ -3,7 +3,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PERMISSIONS, type Permission } from "../../lib/auth/permissions.js";
-import { createCustomField, createCustomerLabel, createKit, createPricingTier } from "../../lib/domain/admin.js";
+import { createCustomField, createCustomerLabel, createKit, createPricingTier } from "../../lib/domain/admin/service.js";
 import { buildOpenApiDocument } from "../../lib/openapi/document.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
-import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin.js";
+import { createCustomField, createCustomerLabel, createPricingTier } from "../../lib/domain/admin/service.js";
 import { addDocumentActivity } from "../../lib/db/parties.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
 import { db } from "../../lib/db/service.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { updateAccount } from "../../lib/domain/admin.js";
+import { updateAccount } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import type * as z from "zod";
-import { createCustomField, createCustomerLabel, createPricingTier, createUnit } from "../../lib/domain/admin.js";
+import { createCustomField, createCustomerLabel, createPricingTier, createUnit } from "../../lib/domain/admin/service.js";
 import { API_PREFIX, ROUTES } from "../../lib/routes/index.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";

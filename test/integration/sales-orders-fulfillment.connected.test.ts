@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
-import { updateAccount } from "../../lib/domain/admin.js";
+import { updateAccount } from "../../lib/domain/admin/service.js";
 import { tableName } from "../../lib/db/table.js";
 import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";

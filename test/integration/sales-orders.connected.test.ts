@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { updateAccount } from "../../lib/domain/admin.js";
+import { updateAccount } from "../../lib/domain/admin/service.js";
 import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";

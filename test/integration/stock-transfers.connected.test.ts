@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/stock-holds.js";
-import { sweepExpiredHolds } from "../../lib/domain/inventory.js";
+import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
+import { sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
 import { readItemTree } from "../../lib/db/inventory.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";

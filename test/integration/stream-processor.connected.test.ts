@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handler } from "../../functions/stream-processor/handler.js";
 import { insertJournal, readJournal } from "../../lib/db/inventory.js";
-import { journalRecord } from "../../lib/domain/inventory.js";
+import { journalRecord } from "../../lib/domain/inventory/service.js";
 import { tableName } from "../../lib/db/table.js";
 import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 import { useApiServer } from "../support/api.js";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handler } from "../../functions/stream-processor/handler.js";
 import { tableName } from "../../lib/db/table.js";
 import { readTask } from "../../lib/db/tasks.js";
-import { deleteUser } from "../../lib/domain/admin.js";
+import { deleteUser } from "../../lib/domain/admin/service.js";
 import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { DateTime } from "luxon";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newDbUsage, withDbUsage } from "../../lib/db/metrics.js";
-import { listReminders, listTasks, taskStats } from "../../lib/domain/tasks.js";
+import { listReminders, listTasks, taskStats } from "../../lib/domain/tasks/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, updateUser, type TestAccount } from "../support/fixtures.js";

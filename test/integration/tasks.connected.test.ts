@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../../lib/domain/admin.js";
+import { createAccount } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, updateUser, type TestAccount } from "../support/fixtures.js";

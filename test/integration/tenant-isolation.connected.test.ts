@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createCustomField, createCustomerLabel, createKit, createPricingTier } from "../../lib/domain/admin.js";
+import { createCustomField, createCustomerLabel, createKit, createPricingTier } from "../../lib/domain/admin/service.js";
 import { ROUTES, API_PREFIX, type RouteDefinition } from "../../lib/routes/index.js";
 import { sampleBody } from "../../scripts/events.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";

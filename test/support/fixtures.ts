@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createAccount, createKey, createUser, updateUser } from "../../lib/domain/admin.js";
+import { createAccount, createKey, createUser, updateUser } from "../../lib/domain/admin/service.js";
 import type { Permission } from "../../lib/auth/permissions.js";
 import { db } from "../../lib/db/service.js";
 

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { createKey, createUser } from "../../lib/domain/admin.js";
+import { createKey, createUser } from "../../lib/domain/admin/service.js";
 import type { Permission, Principal } from "../../lib/auth/permissions.js";
 import type { ApiClient, TestResponse } from "./api.js";
 import { idempotencyKey, type TestAccount } from "./fixtures.js";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_SETTING_DESCRIPTIONS } from "../../lib/auth/permissions.js";
-import { RECORD_READ_SCOPES } from "../../lib/domain/task-rules.js";
+import { RECORD_READ_SCOPES } from "../../lib/domain/tasks/rules.js";
 import { ROUTES } from "../../lib/routes/index.js";
 
 /**

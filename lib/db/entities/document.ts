@@ -41,7 +41,7 @@ export const documentEntity = () =>
       partyKind: { type: ["customer", "prospect", "supplier"] as const },
       locationId: { type: "string" },
       /**
-       * Where the document is, for the location rule (`lib/domain/location-access.ts`): the one
+       * Where the document is, for the location rule (`lib/domain/common/location-access.ts`): the one
        * location its header and lines name, `none`, or `several`; derived on every write
        * (`addDocumentWrite`), so lists can keep a restricted user's documents in the Query.
        */

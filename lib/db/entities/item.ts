@@ -7,7 +7,7 @@ import { Entity } from "electrodb";
  * The item record also carries `stock`, the sums of its rows per location (so that lists read
  * items alone), and `stockVersion`, which every stock change moves on condition that it is
  * unchanged: the stock changes of one item are serialised exactly and none is ever lost, and
- * balances can be written as computed values. Only `lib/domain/inventory.ts` writes these.
+ * balances can be written as computed values. Only `lib/domain/inventory/service.ts` writes these.
  */
 export const itemEntity = () =>
   new Entity({

@@ -9,7 +9,7 @@ import { Entity } from "electrodb";
  * list page needs no other read: the assignee's name and active state, and the linked record's
  * name, number and access facts (`ownerUserId` for parties). They are taken at every write of
  * the task and refreshed by the stream processor when the user or the record changes
- * (`lib/domain/task-links.ts`). Permissions are never stored: access is judged on every read
+ * (`lib/domain/tasks/links.ts`). Permissions are never stored: access is judged on every read
  * from the caller's live permissions and scopes.
  */
 export const taskAttributes = {

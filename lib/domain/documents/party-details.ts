@@ -1,0 +1,51 @@
+import type { DocumentItem, PartyItem } from "../../db/service.js";
+
+/**
+ * The `party` object of document details (spec part 2, sections 2.1, 2.4 and 2.5): the
+ * counterparty's account number, phone, email and its billing and shipping address as ordered,
+ * non-empty lines.
+ */
+export interface PartyDetails {
+  account_number: string | null;
+  phone: string | null;
+  email: string | null;
+  billing_address: string[];
+  shipping_address: string[];
+}
+
+const lines = (...parts: (string | undefined)[]): string[] => parts.map((part) => part?.trim() ?? "").filter((part) => part !== "");
+
+export function partyDetailsOf(party: PartyItem): PartyDetails {
+  const cityLine = (city?: string, region?: string, postal?: string) => [city, region, postal].filter((p) => p?.trim()).join(", ") || undefined;
+  return {
+    account_number: String(party.number),
+    phone: party.officePhone ?? null,
+    email: party.officeEmail ?? null,
+    billing_address: lines(
+      party.name,
+      party.billingAddress1,
+      party.billingAddress2,
+      cityLine(party.billingCity, party.billingRegion, party.billingPostalCode),
+      party.billingCountry,
+    ),
+    shipping_address: lines(
+      party.name,
+      party.shippingAddress1,
+      party.shippingAddress2,
+      cityLine(party.shippingCity, party.shippingRegion, party.shippingPostalCode),
+      party.shippingCountry,
+    ),
+  };
+}
+
+/** A header's stored party details (or empty ones), in the documented key order (a stored map keeps none). */
+export function partyOf(header: DocumentItem): PartyDetails {
+  const stored = (header.partyDetails ?? {}) as Partial<PartyDetails>;
+  return {
+    account_number: stored.account_number ?? null,
+    phone: stored.phone ?? null,
+    email: stored.email ?? null,
+    billing_address: stored.billing_address ?? [],
+    shipping_address: stored.shipping_address ?? [],
+  };
+}

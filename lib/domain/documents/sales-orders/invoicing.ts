@@ -1,0 +1,192 @@
+import { randomUUID } from "node:crypto";
+import { Decimal } from "decimal.js";
+import type { Principal } from "../../../auth/permissions.js";
+import { errors, type ValidationDetail } from "../../../core/errors.js";
+import type { IdempotencyCompletion } from "../../../core/idempotency.js";
+import { pageOfAll, type ListEnvelope, type PageRequest } from "../../../core/pagination.js";
+import { DOCUMENT_LABEL, addDocumentWrite, readDocumentHeaders } from "../../../db/documents.js";
+import { readParty } from "../../../db/parties.js";
+import { referenceDetail } from "../../../db/references.js";
+import { RETRY, retrying } from "../../../db/retry.js";
+import type { DocumentItem } from "../../../db/service.js";
+import type { SalesOrderInvoiceBody } from "../../../schemas/sales-orders.js";
+import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocumentPermission, documentLock } from "../documents.js";
+import { addQuantities } from "../../inventory/math.js";
+import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "../invoices/service.js";
+import { minorOf } from "../../common/money.js";
+import { progressOf, blankHeader, insertSalesDocument, withPercents, CustomerChangedError, type SalesLine } from "../sales-documents.js";
+import { MAX_ORDER_INVOICES, SO_STATUS, visibleSalesOrder } from "./service.js";
+import { etagOf, newRevision } from "../../common/revisions.js";
+
+/**
+ * Invoicing a sales order's remaining quantities (architecture section 8:
+ * `POST /sales-orders/{id}/invoices`) and the nested invoice list (spec 4.4).
+ *
+ * The new invoice (unpaid, linked to the order: `fulfillment_authority: "sales_order"`) copies
+ * the order's customer, salesperson, details, prices, discounts and taxes for the quantities
+ * invoiced (every remaining quantity when no lines are named); the order's shipping fee and cost
+ * go on its first invoice. In ONE transaction: the invoice (numbered), the order's invoiced
+ * quantities and percentage (conditioned on its revision: two requests for the same remaining
+ * quantity never both succeed; the loser reads again and finds less, or nothing, left), the stock
+ * (each quantity leaves the order's reservation and on hand), counts and the customer's figures.
+ * The order closes (30) once every line is fully invoiced.
+ */
+
+/** Invoices the order's remaining quantities (all, or the given ones); 201 with the new invoice. */
+export async function invoiceSalesOrder(
+  principal: Principal,
+  id: string,
+  body: SalesOrderInvoiceBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<InvoiceResult> {
+  requireDocumentPermission(principal, "sales_orders.modify", "invoicing sales orders");
+  requireDocumentPermission(principal, "invoices.modify", "creating invoices");
+  const seen = new Set<string>();
+  const duplicates: ValidationDetail[] = [];
+  body.lines?.forEach((entry, index) => {
+    if (seen.has(entry.id)) duplicates.push({ param: `lines[${index}].id`, code: "duplicate", message: "appears more than once." });
+    seen.add(entry.id);
+  });
+  if (duplicates.length > 0) throw errors.validationFailed(duplicates);
+  return retrying(
+    "invoice sales order",
+    async () => {
+      const order = await visibleSalesOrder(principal, id);
+      const previous = order.header;
+      if (previous.status !== "open") {
+        throw errors.stateConflict(
+          "sales_order_invoice_not_allowed",
+          `Only open sales orders can be invoiced; this one is ${SO_STATUS[previous.status as keyof typeof SO_STATUS].label}.`,
+        );
+      }
+      if ((previous.invoiceCount ?? 0) >= MAX_ORDER_INVOICES) {
+        throw errors.stateConflict("sales_order_invoice_not_allowed", `A sales order can have at most ${MAX_ORDER_INVOICES} invoices.`);
+      }
+      const remaining = (line: SalesLine) => Math.max(0, addQuantities(line.quantity, -line.quantityInvoiced));
+      const quantities = new Map<string, number>();
+      if (body.lines) {
+        const byId = new Map(order.lines.map((line) => [line.id, line]));
+        const details: ValidationDetail[] = [];
+        body.lines.forEach((entry, index) => {
+          const line = byId.get(entry.id);
+          if (!line) details.push(referenceDetail(`lines[${index}].id`, "is not a line of this sales order."));
+          else if (line.lineType === "discount")
+            details.push({ param: `lines[${index}].id`, code: "not_invoiceable", message: "is the generated discount line: invoices get their own." });
+          else if (new Decimal(entry.quantity).gt(remaining(line))) {
+            details.push({
+              param: `lines[${index}].quantity`,
+              code: "too_large",
+              message: `is more than the line's remaining uninvoiced quantity (${remaining(line)}).`,
+            });
+          } else quantities.set(line.id, entry.quantity);
+        });
+        if (details.length > 0) throw errors.validationFailed(details);
+      } else {
+        for (const line of order.lines) if (line.lineType !== "discount" && remaining(line) > 0) quantities.set(line.id, remaining(line));
+      }
+      if (quantities.size === 0) throw errors.stateConflict("sales_order_invoice_not_allowed", "Nothing is left to invoice on this sales order.");
+
+      const [account, customer] = await Promise.all([accountSettings(principal.accountId), readParty(principal.accountId, previous.partyId!)]);
+      if (!customer) throw errors.internal(new Error(`sales order ${id} names a missing customer`));
+      const first = (previous.invoiceCount ?? 0) === 0;
+      const invoiceId = randomUUID();
+      const invoiceLines: SalesLine[] = order.lines
+        .filter((line) => quantities.has(line.id))
+        .map((line) => ({
+          ...line,
+          id: randomUUID(),
+          quantity: quantities.get(line.id)!,
+          quantityInvoiced: 0,
+          quantityPacked: 0,
+          quantityShipped: 0,
+          salesOrderLineId: line.id,
+        }));
+      const base: DocumentItem = {
+        ...blankHeader({
+          accountId: principal.accountId,
+          documentId: invoiceId,
+          kind: "invoice",
+          revision: newRevision("inv"),
+          status: "sent",
+          statusId: INVOICE_STATUS.sent.id,
+          assignedUserId: previous.assignedUserId,
+        }),
+        issueDate: localToday(principal, account),
+        discountPercent: previous.discountPercent,
+        shippingFee: first ? previous.shippingFee : "0.0000",
+        shippingCost: first ? previous.shippingCost : "0.0000",
+        sourceSalesOrderId: previous.documentId,
+        sourceSalesOrderNumber: previous.number,
+      };
+      for (const field of ["name", "purchaseOrderNumber", "attention", "shippingAddress", "publicNote", "paymentTerms"] as const) {
+        if (previous[field] !== undefined) base[field] = previous[field];
+      }
+      const invoice = deriveInvoice(
+        withPercents(base, { packedPercent: previous.packedPercent, shippedPercent: previous.shippedPercent }),
+        { account, customer },
+        invoiceLines,
+      );
+
+      const orderLines = order.lines.map((line) =>
+        quantities.has(line.id) ? { ...line, quantityInvoiced: addQuantities(line.quantityInvoiced, quantities.get(line.id)!) } : line,
+      );
+      const complete = orderLines.every((line) => line.lineType === "discount" || line.quantityInvoiced >= line.quantity);
+      const nextOrder = withPercents(
+        {
+          ...previous,
+          status: complete ? "closed" : "open",
+          statusId: complete ? SO_STATUS.closed.id : SO_STATUS.open.id,
+          invoiceCount: (previous.invoiceCount ?? 0) + 1,
+          linkedInvoiceIds: [...(previous.linkedInvoiceIds ?? []), invoiceId],
+          revision: newRevision("so"),
+          updatedAt: nextTimestamp(previous.updatedAt),
+        },
+        { invoicedPercent: progressOf(orderLines, previous.packingServiceItems ?? false).invoicedPercent },
+      );
+      try {
+        const written = await insertSalesDocument({
+          principal,
+          kind: "invoice",
+          header: invoice.header,
+          lines: invoice.lines,
+          changes: invoiceStock(invoice.header, invoice.lines, 1),
+          source: { sourceType: "invoice", sourceId: invoiceId, userId: principal.userId, reason: `Invoice of sales order ${previous.number}` },
+          customer,
+          activity: { revenueMinor: minorOf(invoice.header.total), invoiceDate: invoice.header.issueDate },
+          references: [],
+          completion,
+          present: (h, l) => presentInvoice(principal, h, l),
+          extra: (tx) => addDocumentWrite(tx, { header: nextOrder, lines: orderLines, previous, condition: (a, op) => op.eq!(a.status, "open") }),
+        });
+        if (!written.ok) {
+          if (written.cancellation.failed(DOCUMENT_LABEL)) return RETRY; // the order changed meanwhile: read again
+          throw errors.internal(new Error(`sales order invoicing failed: ${written.cancellation.labels.join(", ")}`));
+        }
+        return { body: written.body, etag: etagOf(written.header.revision) };
+      } catch (error) {
+        if (error instanceof CustomerChangedError) return RETRY;
+        throw error;
+      }
+    },
+    undefined,
+    [documentLock(principal.accountId, id)],
+  );
+}
+
+/**
+ * The invoices of a sales order, number newest first: the order must be visible (sales-order
+ * visibility) and each invoice too (invoice visibility); both read permissions are required.
+ */
+export async function listSalesOrderInvoices(principal: Principal, id: string, url: string, page: PageRequest): Promise<ListEnvelope<Record<string, unknown>>> {
+  requireDocumentPermission(principal, "sales_orders.list", "reading sales orders");
+  requireDocumentPermission(principal, "invoices.list", "reading invoices");
+  const order = await visibleSalesOrder(principal, id);
+  const headers = (await readDocumentHeaders(principal.accountId, order.header.linkedInvoiceIds ?? []))
+    .filter((header) => header.kind === "invoice" && header.sourceSalesOrderId === id && canSeeDocument(principal, header))
+    .sort((a, b) => b.number - a.number);
+  return pageOfAll(
+    url,
+    page,
+    headers.map((header) => presentInvoice(principal, header)),
+  );
+}

@@ -1,0 +1,66 @@
+import { Decimal } from "decimal.js";
+import { describe, expect, it } from "vitest";
+import { computeTotals, type PricingInput } from "./totals.js";
+
+const line = (quantity: number, unitPrice: string, taxRate = "0", discountPercent = "0", tax2Rate = "0"): PricingInput => ({
+  quantity,
+  unitPrice,
+  taxRate,
+  tax2Rate,
+  discountPercent,
+});
+
+describe("offline: document totals", () => {
+  it("multiplies, taxes and sums with four-decimal strings", () => {
+    const totals = computeTotals([line(3, "19.9900", "10.000"), line(2, "5.0000")], "0", "7.5");
+    expect(totals.lines.map((l) => l.subtotal)).toEqual(["59.9700", "10.0000"]);
+    expect(totals.lines[0]!.tax).toBe("5.9970");
+    expect(totals.lines[0]!.total).toBe("65.9670");
+    expect(totals.lines[0]!.discountedUnitPrice).toBeNull();
+    expect(totals).toMatchObject({
+      discount: null,
+      preDiscountTotal: "69.9700",
+      discountTotal: "0.0000",
+      subtotal: "69.9700",
+      tax: "5.9970",
+      tax2: "0.0000",
+      shippingFee: "7.5000",
+      total: "83.4670",
+    });
+  });
+
+  it("adds one discount line of -(pre-discount subtotal x d%) and scales every taxable base", () => {
+    const totals = computeTotals([line(1, "100.0000", "20.000"), line(1, "50.0000", "10.000")], "10.000", "0");
+    expect(totals.discount).toBe("-15.0000");
+    expect(totals.preDiscountTotal).toBe("150.0000");
+    expect(totals.subtotal).toBe("135.0000");
+    // 100 x 0.9 x 20% = 18 and 50 x 0.9 x 10% = 4.5
+    expect(totals.lines.map((l) => l.tax)).toEqual(["18.0000", "4.5000"]);
+    expect(totals.tax).toBe("22.5000");
+    expect(totals.total).toBe("157.5000");
+    expect(totals.lines[0]!.discountedUnitPrice).toBe("90.0000");
+  });
+
+  it("applies line discounts before the order discount and rounds each line half away from zero", () => {
+    const totals = computeTotals([line(3, "0.3333", "8.250", "12.500", "1.000")], "0", "0");
+    // 3 x 0.3333 x 0.875 = 0.87491250 -> 0.8749; tax 0.8749 x 8.25% = 0.07217925 -> 0.0722
+    expect(totals.lines[0]).toEqual({ subtotal: "0.8749", tax: "0.0722", tax2: "0.0087", total: "0.9558", discountedUnitPrice: "0.2916" });
+    const half = computeTotals([line(1, "0.00005")], "0", "0");
+    expect(half.lines[0]!.subtotal).toBe("0.0001");
+    const negative = computeTotals([line(-1, "0.00005")], "0", "0");
+    expect(negative.lines[0]!.subtotal).toBe("-0.0001");
+  });
+
+  it("never uses floats: 0.1 + 0.2 is exactly 0.3", () => {
+    const totals = computeTotals([line(1, "0.1"), line(1, "0.2")], "0", "0");
+    expect(totals.subtotal).toBe("0.3000");
+  });
+
+  it("handles 500 lines of large amounts exactly", () => {
+    const lines = Array.from({ length: 500 }, () => line(999_999, "999999.9999", "100.000"));
+    const totals = computeTotals(lines, "0", "0");
+    const perLine = new Decimal(999_999).times("999999.9999");
+    expect(totals.subtotal).toBe(perLine.times(500).toFixed(4));
+    expect(totals.total).toBe(perLine.times(1000).toFixed(4));
+  });
+});

@@ -1,0 +1,87 @@
+import { Decimal } from "decimal.js";
+import { money } from "../common/money.js";
+
+/**
+ * Line amounts and document totals (architecture section 4, "Money"): decimal arithmetic only,
+ * every line amount rounded half away from zero to four decimals.
+ * - line subtotal = quantity x unit price x (1 - line discount %);
+ * - an order-wide `discount_percent` d adds ONE generated discount line of
+ *   -(pre-discount subtotal x d %) and scales every line's taxable base by (1 - d %);
+ * - line tax = taxable base x rate (each of the two taxes);
+ * - total = subtotal (after the discount) + shipping fee + tax + tax 2.
+ * Unit prices are the documents' selling prices, or unit costs on purchase orders.
+ */
+export interface PricingInput {
+  quantity: number;
+  /** Four-decimal string. */
+  unitPrice: string;
+  /** Percentages as decimal strings (three decimals once stored). */
+  discountPercent: string;
+  taxRate: string;
+  tax2Rate: string;
+}
+
+export interface LineAmounts {
+  subtotal: string;
+  tax: string;
+  tax2: string;
+  /** subtotal + tax + tax 2 of the line. */
+  total: string;
+  /** The unit price after the line's and the order's discounts, or null when neither applies. */
+  discountedUnitPrice: string | null;
+}
+
+export interface DocumentTotals {
+  lines: LineAmounts[];
+  /** The generated discount line's amount (negative), or null without an order discount. */
+  discount: string | null;
+  preDiscountTotal: string;
+  discountTotal: string;
+  subtotal: string;
+  tax: string;
+  tax2: string;
+  shippingFee: string;
+  total: string;
+}
+
+const HUNDRED = new Decimal(100);
+const round = (value: Decimal) => value.toDecimalPlaces(4, Decimal.ROUND_HALF_UP);
+
+export function computeTotals(lines: readonly PricingInput[], discountPercent: string, shippingFee: string): DocumentTotals {
+  const orderFactor = new Decimal(1).minus(new Decimal(discountPercent).div(HUNDRED));
+  const hasOrderDiscount = !new Decimal(discountPercent).isZero();
+  let preDiscount = new Decimal(0);
+  let tax = new Decimal(0);
+  let tax2 = new Decimal(0);
+  const amounts = lines.map((line) => {
+    const lineFactor = new Decimal(1).minus(new Decimal(line.discountPercent).div(HUNDRED));
+    const subtotal = round(new Decimal(line.quantity).times(line.unitPrice).times(lineFactor));
+    const taxable = subtotal.times(orderFactor);
+    const lineTax = round(taxable.times(line.taxRate).div(HUNDRED));
+    const lineTax2 = round(taxable.times(line.tax2Rate).div(HUNDRED));
+    preDiscount = preDiscount.plus(subtotal);
+    tax = tax.plus(lineTax);
+    tax2 = tax2.plus(lineTax2);
+    const discounted = lineFactor.eq(1) && !hasOrderDiscount ? null : money(new Decimal(line.unitPrice).times(lineFactor).times(orderFactor));
+    return {
+      subtotal: money(subtotal),
+      tax: money(lineTax),
+      tax2: money(lineTax2),
+      total: money(subtotal.plus(lineTax).plus(lineTax2)),
+      discountedUnitPrice: discounted,
+    };
+  });
+  const discount = hasOrderDiscount ? round(preDiscount.times(discountPercent).div(HUNDRED)).negated() : new Decimal(0);
+  const subtotal = preDiscount.plus(discount);
+  return {
+    lines: amounts,
+    discount: hasOrderDiscount ? money(discount) : null,
+    preDiscountTotal: money(preDiscount),
+    discountTotal: money(discount),
+    subtotal: money(subtotal),
+    tax: money(tax),
+    tax2: money(tax2),
+    shippingFee: money(shippingFee),
+    total: money(subtotal.plus(shippingFee).plus(tax).plus(tax2)),
+  };
+}

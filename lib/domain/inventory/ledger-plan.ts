@@ -1,0 +1,480 @@
+import { rowKeyOf, withRows, type LedgerWrite } from "../../db/inventory.js";
+import { bucketOf } from "../../db/items.js";
+import type { ItemRecord, StockHistoryItem, StockRowItem } from "../../db/service.js";
+import {
+  BALANCE_FIELDS,
+  QUANTITY_PLACES,
+  ZERO_BALANCES,
+  addQuantities,
+  applyDeltas,
+  hasQuantityPrecision,
+  movingAverageCost,
+  sumBalances,
+  type BalanceDeltas,
+  type Balances,
+} from "./math.js";
+
+/**
+ * The ledger's pure planning (architecture section 5): current state + changes -> what one
+ * transaction writes, or the rule a change breaks. `lib/domain/inventory/service.ts` reads the state
+ * and commits the plans; nothing here touches DynamoDB.
+ *
+ * Stock holds (`lib/domain/inventory/stock-holds.ts`) plan in three steps, each exactly once per chunk:
+ * `planHold` writes a chunk's deltas as PENDING on its rows (balances untouched; checked
+ * against what other live holds reserve), `planLedgerWrite` with `fold` moves the balances of
+ * a bound (committed) hold and drops its pending deltas, and `planRelease` drops the pending
+ * deltas of a hold that will never commit.
+ */
+
+export interface StockChange {
+  itemId: string;
+  variationId: string;
+  locationId: string;
+  deltas: BalanceDeltas;
+  /** Zone for a row created by this change. */
+  zoneId?: string;
+  /**
+   * Unit cost of the units moved (four-decimal string), recorded on the history entry; for an
+   * on-hand increase (a receipt), the item's moving average cost takes it in as well (unless the
+   * writer sets the average itself, as a kit build does).
+   */
+  unitCost?: string;
+  /**
+   * Unique items only: the item's `sold` status after this change (an invoice that takes the
+   * unit sells it: true; a reversal that gives it back: false). The item's status count
+   * (`items_<archived><sold>`) moves in the same write. Ignored for quantity items.
+   */
+  sold?: boolean;
+}
+
+export interface LedgerSource {
+  /** What caused the change: `adjustment`, `purchase_order`, `stock_transfer`, `kit_build`, ... */
+  sourceType: string;
+  sourceId?: string;
+  userId?: string;
+  reason?: string;
+}
+
+/** A rule of the ledger that a change would break (mapped to 422 by the caller). */
+export class StockRuleError extends Error {
+  constructor(
+    readonly changeIndex: number,
+    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item" | "no_effect",
+    message: string,
+  ) {
+    super(message);
+    this.name = "StockRuleError";
+  }
+}
+
+export function rowBalances(row: StockRowItem | undefined): Balances {
+  return row ? { onHand: row.onHand, reserved: row.reserved, incoming: row.incoming, inTransit: row.inTransit } : { ...ZERO_BALANCES };
+}
+
+/** The per-location sums stored on an item, as balances. */
+export function itemStock(item: Pick<ItemRecord, "stock">): Record<string, Balances> {
+  return (item.stock ?? {}) as Record<string, Balances>;
+}
+
+export interface PlanInput {
+  accountId: string;
+  journalId: string;
+  /** History entries get ids `${journalId}:${firstEntryIndex + i}`. */
+  firstEntryIndex?: number;
+  source: LedgerSource;
+  at: string;
+  changes: readonly StockChange[];
+  items: ReadonlyMap<string, ItemRecord>;
+  rows: ReadonlyMap<string, StockRowItem>;
+  /** The row sequence now (new rows take the following numbers). */
+  sequence: number;
+  /** Item-level counters the same write moves (e.g. `adjustmentCount`). */
+  itemAdds?: ReadonlyMap<string, { adjustmentCount?: number }>;
+  /** Refuse a unique item with more than one unit (default true). */
+  enforceUnique?: boolean;
+  /** What live holds (not committed yet) reserve on each row: their net negative deltas (<= 0). */
+  reserved?: ReadonlyMap<string, Balances>;
+  /** Units of unique items that live holds would put on hand. */
+  heldUnits?: ReadonlyMap<string, number>;
+  /**
+   * Folding a chunk of a bound hold (`journalId`): its deltas move the balances, its pending
+   * entries go, and `itemsDone` (items with no later chunk) lose its mark. The hold was checked
+   * when it was written, so no rule is judged again.
+   */
+  fold?: { itemsDone: ReadonlySet<string> };
+}
+
+/** The refusal of a change that would leave `field` of a row below zero. */
+function belowZero(index: number, field: string, to: number, reserved: number): StockRuleError {
+  const held = reserved < 0 ? ` (${-reserved} of it is held by a write not committed yet)` : "";
+  return new StockRuleError(index, "negative_balance", `The change would take ${field} at this location below zero (to ${to})${held}.`);
+}
+
+/** Refuses a change that moves nothing (or finer than the stored precision) or names no known item. */
+function checkedItem(change: StockChange, index: number, items: ReadonlyMap<string, ItemRecord>): ItemRecord {
+  // A change below the stored precision would record history without moving any balance.
+  const deltas = BALANCE_FIELDS.map((field) => change.deltas[field] ?? 0);
+  if (deltas.every((delta) => delta === 0) || deltas.some((delta) => !hasQuantityPrecision(delta))) {
+    throw new StockRuleError(
+      index,
+      "no_effect",
+      `A stock change must move a balance by at least ${10 ** -QUANTITY_PLACES}, in steps of ${10 ** -QUANTITY_PLACES}.`,
+    );
+  }
+  const item = items.get(change.itemId);
+  if (!item) throw new StockRuleError(index, "unknown_item", `No such item: ${change.itemId}.`);
+  return item;
+}
+
+/** A row that does not exist yet, numbered `ivlId`. */
+function newRow(input: Pick<PlanInput, "accountId" | "at">, change: StockChange, ivlId: number): StockRowItem {
+  return {
+    accountId: input.accountId,
+    itemId: change.itemId,
+    variationId: change.variationId,
+    locationId: change.locationId,
+    ivlId,
+    zoneId: change.zoneId,
+    ...ZERO_BALANCES,
+    createdAt: input.at,
+    updatedAt: input.at,
+  };
+}
+
+/** A row's pending deltas (journalId -> deltas). */
+export function pendingOf(row: Pick<StockRowItem, "pending">): Record<string, BalanceDeltas> {
+  return (row.pending ?? {}) as Record<string, BalanceDeltas>;
+}
+
+/** An item's pending holds (journalId -> true). */
+export function pendingJournalsOf(item: Pick<ItemRecord, "pendingJournals">): Record<string, true> {
+  return (item.pendingJournals ?? {}) as Record<string, true>;
+}
+
+/** `pending` without `journalId`'s entry (undefined when none is left). */
+function withoutEntry<T>(pending: Record<string, T>, journalId: string): Record<string, T> | undefined {
+  const { [journalId]: _dropped, ...rest } = pending;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
+/**
+ * What the live holds (`live`: journals neither committed nor released) reserve on each row
+ * (their net negative deltas, summed) and the units of unique items they would add.
+ */
+export function reservationsOf(
+  rows: Iterable<StockRowItem>,
+  items: ReadonlyMap<string, Pick<ItemRecord, "inventoryType">>,
+  live: ReadonlySet<string>,
+): { reserved: Map<string, Balances>; heldUnits: Map<string, number> } {
+  const reserved = new Map<string, Balances>();
+  const heldUnits = new Map<string, number>();
+  for (const row of rows) {
+    for (const [journalId, deltas] of Object.entries(pendingOf(row))) {
+      if (!live.has(journalId)) continue;
+      const sum = { ...(reserved.get(rowKeyOf(row)) ?? ZERO_BALANCES) };
+      for (const field of BALANCE_FIELDS) if ((deltas[field] ?? 0) < 0) sum[field] = addQuantities(sum[field], deltas[field]);
+      reserved.set(rowKeyOf(row), sum);
+      if (items.get(row.itemId)?.inventoryType === "unique" && (deltas.onHand ?? 0) > 0) {
+        heldUnits.set(row.itemId, addQuantities(heldUnits.get(row.itemId) ?? 0, deltas.onHand));
+      }
+    }
+  }
+  return { reserved, heldUnits };
+}
+
+/**
+ * Plans a ledger write: applies the changes in order to the current balances, refuses any
+ * balance below zero and any unique item with more than one unit on hand, creates missing
+ * rows with the next sequence numbers, and produces one history entry per change.
+ */
+export function planLedgerWrite(input: PlanInput): LedgerWrite {
+  const rows = new Map<string, LedgerWrite["rows"][number]>();
+  const history: StockHistoryItem[] = [];
+  let sequence = input.sequence;
+  const touchedItems = new Set<string>();
+
+  input.changes.forEach((change, index) => {
+    checkedItem(change, index, input.items);
+    touchedItems.add(change.itemId);
+    const key = rowKeyOf(change);
+    let entry = rows.get(key);
+    if (!entry) {
+      const existing = input.rows.get(key);
+      entry = existing ? { row: { ...existing }, isNew: false, before: rowBalances(existing) } : { row: newRow(input, change, ++sequence), isNew: true };
+      rows.set(key, entry);
+    }
+    const after = applyDeltas(rowBalances(entry.row), change.deltas);
+    const reserved = input.reserved?.get(key) ?? ZERO_BALANCES;
+    for (const field of BALANCE_FIELDS) {
+      const to = addQuantities(after[field], reserved[field]);
+      if (to < 0 && !input.fold) throw belowZero(index, field, to, reserved[field]);
+    }
+    Object.assign(entry.row, after, { updatedAt: input.at });
+    history.push({
+      accountId: input.accountId,
+      itemId: change.itemId,
+      sourceType: input.source.sourceType,
+      entryId: `${input.journalId}:${(input.firstEntryIndex ?? 0) + index}`,
+      at: input.at,
+      sourceId: input.source.sourceId,
+      journalId: input.journalId,
+      variationId: change.variationId,
+      locationId: change.locationId,
+      ivlId: entry.row.ivlId,
+      userId: input.source.userId,
+      reason: input.source.reason,
+      onHandDelta: change.deltas.onHand ?? 0,
+      reservedDelta: change.deltas.reserved ?? 0,
+      incomingDelta: change.deltas.incoming ?? 0,
+      inTransitDelta: change.deltas.inTransit ?? 0,
+      onHandAfter: after.onHand,
+      reservedAfter: after.reserved,
+      incomingAfter: after.incoming,
+      inTransitAfter: after.inTransit,
+      ...(change.unitCost === undefined ? {} : { unitCost: change.unitCost }),
+    });
+  });
+
+  const items = [...touchedItems].map((itemId) => {
+    const item = input.items.get(itemId)!;
+    const stock = { ...itemStock(item) };
+    // A location's sum moves by exactly what its written rows moved.
+    for (const { row } of rows.values()) {
+      if (row.itemId !== itemId) continue;
+      const before = rowBalances(input.rows.get(rowKeyOf(row)));
+      const after = rowBalances(row);
+      stock[row.locationId] = applyDeltas(stock[row.locationId] ?? ZERO_BALANCES, {
+        onHand: addQuantities(after.onHand, -before.onHand),
+        reserved: addQuantities(after.reserved, -before.reserved),
+        incoming: addQuantities(after.incoming, -before.incoming),
+        inTransit: addQuantities(after.inTransit, -before.inTransit),
+      });
+    }
+    if (item.inventoryType === "unique" && input.enforceUnique !== false && !input.fold) {
+      const total = addQuantities(sumBalances(Object.values(stock)).onHand, input.heldUnits?.get(itemId) ?? 0);
+      if (total > 1) {
+        const index = input.changes.findIndex((c) => c.itemId === itemId);
+        throw new StockRuleError(index, "unique_quantity", "A unique item can have at most one unit on hand.");
+      }
+    }
+    // Valuation: each costed receipt moves the item's average cost, in change order, over
+    // the item's on-hand stock at all locations just before it.
+    let averageCost = item.averageCost;
+    let onHandBefore = sumBalances(Object.values(itemStock(item))).onHand;
+    let valued = false;
+    for (const change of input.changes) {
+      if (change.itemId !== itemId) continue;
+      const received = change.deltas.onHand ?? 0;
+      if (change.unitCost !== undefined && received > 0) {
+        averageCost = movingAverageCost(onHandBefore, averageCost, received, change.unitCost);
+        valued = true;
+      }
+      onHandBefore = addQuantities(onHandBefore, received);
+    }
+    // The item's line index takes the rows this write creates (an item stored without one stays without).
+    const created = [...rows.values()].filter((entry) => entry.isNew && entry.row.itemId === itemId).map((entry) => entry.row);
+    const rowIndex = item.rowIndex !== undefined && created.length > 0 ? withRows(item.rowIndex, created) : undefined;
+    let set: Partial<ItemRecord> | undefined = valued || rowIndex ? { ...(valued ? { averageCost } : {}), ...(rowIndex ? { rowIndex } : {}) } : undefined;
+    // A folded hold's mark leaves the item with the item's last chunk (an empty map removes it).
+    if (input.fold?.itemsDone.has(itemId)) set = { ...set, pendingJournals: withoutEntry(pendingJournalsOf(item), input.journalId) ?? {} };
+    // A sale (or its reversal) of a unique item moves its sold status and status count.
+    const soldAfter = [...input.changes].reverse().find((change) => change.itemId === itemId && change.sold !== undefined)?.sold;
+    let statusMove: LedgerWrite["items"][number]["statusMove"];
+    if (item.inventoryType === "unique" && soldAfter !== undefined && soldAfter !== item.sold) {
+      statusMove = { from: bucketOf(item), to: bucketOf({ archived: item.archived, sold: soldAfter }), archived: item.archived };
+      return {
+        itemId,
+        expectedVersion: item.stockVersion,
+        stock,
+        add: input.itemAdds?.get(itemId),
+        set: { ...set, sold: soldAfter, updatedAt: input.at },
+        statusMove,
+      };
+    }
+    return { itemId, expectedVersion: item.stockVersion, stock, add: input.itemAdds?.get(itemId), set };
+  });
+
+  if (input.fold) for (const { row } of rows.values()) dropPendingEntry(row, input.journalId);
+  return {
+    accountId: input.accountId,
+    items,
+    rows: [...rows.values()],
+    history,
+    sequence: sequence > input.sequence ? { from: input.sequence, to: sequence } : undefined,
+  };
+}
+
+/** Removes a hold's pending deltas (and its creation mark) from a row about to be written. */
+function dropPendingEntry(row: StockRowItem, journalId: string): void {
+  const rest = withoutEntry(pendingOf(row), journalId);
+  if (rest) row.pending = rest;
+  else delete row.pending;
+  if (row.heldBy === journalId) delete row.heldBy;
+}
+
+/**
+ * Plans writing a chunk of a hold (`journalId`) as PENDING deltas: every touched row keeps its
+ * balances and gains the chunk's net deltas under the journal's id (a missing row is created
+ * empty, marked `heldBy` the hold), and every touched item gains the journal's mark and moves
+ * its `stockVersion`. The rules are judged as if the hold committed now, on top of what other
+ * live holds reserve: no balance below zero after any change (in order), a unique item at
+ * most one unit. Nothing is visible to readers until the hold is bound.
+ */
+export function planHold(input: PlanInput): LedgerWrite {
+  const rows = new Map<string, { entry: LedgerWrite["rows"][number]; net: Balances }>();
+  let sequence = input.sequence;
+  const added = new Map<string, number>(); // unique items: units this hold adds
+  input.changes.forEach((change, index) => {
+    const item = checkedItem(change, index, input.items);
+    const key = rowKeyOf(change);
+    let held = rows.get(key);
+    if (!held) {
+      const existing = input.rows.get(key);
+      const entry = existing
+        ? { row: { ...existing }, isNew: false, before: rowBalances(existing) }
+        : { row: { ...newRow(input, change, ++sequence), heldBy: input.journalId }, isNew: true };
+      held = { entry, net: { ...ZERO_BALANCES } };
+      rows.set(key, held);
+    }
+    held.net = applyDeltas(held.net, change.deltas);
+    const reserved = input.reserved?.get(key) ?? ZERO_BALANCES;
+    const balances = rowBalances(held.entry.row);
+    for (const field of BALANCE_FIELDS) {
+      const to = addQuantities(balances[field], reserved[field], held.net[field]);
+      if (to < 0) throw belowZero(index, field, to, reserved[field]);
+    }
+    if (item.inventoryType === "unique" && input.enforceUnique !== false) {
+      added.set(change.itemId, addQuantities(added.get(change.itemId) ?? 0, change.deltas.onHand ?? 0));
+      const total = addQuantities(sumBalances(Object.values(itemStock(item))).onHand, input.heldUnits?.get(change.itemId) ?? 0, added.get(change.itemId));
+      if (total > 1) throw new StockRuleError(index, "unique_quantity", "A unique item can have at most one unit on hand.");
+    }
+  });
+  for (const { entry, net } of rows.values()) {
+    const deltas: BalanceDeltas = {};
+    for (const field of BALANCE_FIELDS) if (net[field] !== 0) deltas[field] = net[field];
+    entry.row.pending = { ...pendingOf(entry.row), [input.journalId]: deltas };
+  }
+  const itemIds = [...new Set(input.changes.map((change) => change.itemId))];
+  return {
+    accountId: input.accountId,
+    items: itemIds.map((itemId) => {
+      const item = input.items.get(itemId)!;
+      // Rows the hold creates join the item's line index now (a line may name them once they hold stock).
+      const created = [...rows.values()].filter(({ entry }) => entry.isNew && entry.row.itemId === itemId).map(({ entry }) => entry.row);
+      const rowIndex = item.rowIndex !== undefined && created.length > 0 ? { rowIndex: withRows(item.rowIndex, created) } : {};
+      return {
+        itemId,
+        expectedVersion: item.stockVersion,
+        stock: itemStock(item),
+        set: { ...rowIndex, pendingJournals: { ...pendingJournalsOf(item), [input.journalId]: true } },
+      };
+    }),
+    rows: [...rows.values()].map(({ entry }) => entry),
+    history: [],
+    sequence: sequence > input.sequence ? { from: input.sequence, to: sequence } : undefined,
+  };
+}
+
+/**
+ * Plans releasing a chunk of a hold that will never commit: its pending deltas (and item
+ * marks) go; a row the hold created is deleted when nothing else has touched it since. No
+ * balance ever moved, so no history is written.
+ */
+export function planRelease(input: Pick<PlanInput, "accountId" | "journalId" | "changes" | "items" | "rows">): LedgerWrite {
+  const rows: LedgerWrite["rows"] = [];
+  for (const key of new Set(input.changes.map(rowKeyOf))) {
+    const existing = input.rows.get(key);
+    if (!existing || !(input.journalId in pendingOf(existing))) continue;
+    const row = { ...existing };
+    const untouched = row.heldBy === input.journalId && Object.keys(pendingOf(row)).length === 1 && BALANCE_FIELDS.every((field) => row[field] === 0);
+    dropPendingEntry(row, input.journalId);
+    rows.push({ row, isNew: false, before: rowBalances(existing), ...(untouched ? { remove: true } : {}) });
+  }
+  const items = [...new Set(input.changes.map((change) => change.itemId))]
+    .map((itemId) => input.items.get(itemId))
+    .filter((item): item is ItemRecord => item !== undefined && input.journalId in pendingJournalsOf(item))
+    .map((item) => ({
+      itemId: item.itemId,
+      expectedVersion: item.stockVersion,
+      stock: itemStock(item),
+      set: { pendingJournals: withoutEntry(pendingJournalsOf(item), input.journalId) ?? {} },
+    }));
+  return { accountId: input.accountId, items, rows, history: [] };
+}
+
+/**
+ * Splits a journal's changes into chunks that each fit one transaction (`maxOps` items: one
+ * per item, per row and per history entry, plus the row sequence and the chunk mark).
+ * All changes of an item stay in one chunk, so an item's version moves once per journal,
+ * unless that item alone exceeds a transaction: then its changes fill chunks of their own
+ * (each chunk reads the item afresh). Deterministic: chunk `i` always holds the same changes,
+ * which is what makes "applied" per chunk exact.
+ */
+export function chunkIndexes(changes: readonly StockChange[], maxOps = 80): number[][] {
+  const FIXED = 2; // row sequence + chunk mark
+  const byItem = new Map<string, number[]>();
+  for (const [index, change] of changes.entries()) byItem.set(change.itemId, [...(byItem.get(change.itemId) ?? []), index]);
+  const cost = (indexes: readonly number[]) => {
+    const items = new Set(indexes.map((i) => changes[i]!.itemId)).size;
+    const rows = new Set(indexes.map((i) => rowKeyOf(changes[i]!))).size;
+    return items + rows + indexes.length;
+  };
+  const chunks: number[][] = [];
+  let current: number[] = [];
+  for (const indexes of byItem.values()) {
+    if (FIXED + cost(indexes) > maxOps) {
+      // One item too large for a transaction: fill chunks with its changes alone, in order.
+      if (current.length > 0) chunks.push(current);
+      current = [];
+      for (const index of indexes) {
+        if (current.length > 0 && FIXED + cost([...current, index]) > maxOps) {
+          chunks.push(current);
+          current = [];
+        }
+        current.push(index);
+      }
+      chunks.push(current);
+      current = [];
+      continue;
+    }
+    if (current.length > 0 && FIXED + cost([...current, ...indexes]) > maxOps) {
+      chunks.push(current);
+      current = [];
+    }
+    current.push(...indexes);
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/** The change that undoes `change`. */
+export function invertChange(change: StockChange): StockChange {
+  const deltas: BalanceDeltas = {};
+  for (const field of BALANCE_FIELDS) if (change.deltas[field]) deltas[field] = -change.deltas[field]!;
+  // An average cost cannot be un-averaged: undoing a receipt leaves the average as it is.
+  const { unitCost: _cost, sold, ...rest } = change;
+  // Undoing a sale returns the unique item (and undoing a return sells it again).
+  return { ...rest, deltas, ...(sold === undefined ? {} : { sold: !sold }) };
+}
+
+/**
+ * Changes merged per item-variation-location row, in first-seen order (deltas summed exactly,
+ * the last `sold` kept); rows whose deltas cancel out are left out.
+ */
+export function mergeStockChanges(changes: readonly StockChange[]): StockChange[] {
+  const merged = new Map<string, StockChange>();
+  for (const change of changes) {
+    const key = rowKeyOf(change);
+    const existing = merged.get(key);
+    if (!existing) {
+      merged.set(key, { ...change, deltas: { ...change.deltas } });
+      continue;
+    }
+    for (const field of BALANCE_FIELDS) {
+      const value = change.deltas[field];
+      if (value !== undefined) existing.deltas[field] = addQuantities(existing.deltas[field] ?? 0, value);
+    }
+    if (change.sold !== undefined) existing.sold = change.sold;
+  }
+  return [...merged.values()].filter((change) => BALANCE_FIELDS.some((field) => (change.deltas[field] ?? 0) !== 0));
+}
