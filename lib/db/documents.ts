@@ -1,3 +1,4 @@
+import { DocumentTooLargeError } from "../core/failures.js";
 import { factsText, readListEntries, readListPartitions, type ListEntry, type ListPartition } from "./listing.js";
 import { readToOffset } from "./offset-page.js";
 import { packJson, unpackJson } from "./packing.js";
@@ -62,19 +63,6 @@ export function locationScopeOf(header: LocationScoped, lines?: readonly Record<
 
 /** The zero-padded sort key of a document number (lists sort by it). */
 export const numberKeyOf = (number: number): string => String(number).padStart(10, "0");
-
-/** Lines over the storage limits: the writer answers 422 naming `lines`. */
-export class DocumentTooLargeError extends Error {
-  constructor(
-    readonly bytes: number,
-    readonly limit: number,
-    /** `stored`: compressed bytes; `json`: JSON bytes. */
-    readonly measure: "stored" | "json",
-  ) {
-    super(`The lines take ${bytes} bytes (${measure}); a document holds at most ${limit}.`);
-    this.name = "DocumentTooLargeError";
-  }
-}
 
 /** A document's lines ready to store: the compressed pages (encode once, write in any attempt). */
 export interface EncodedLines {

@@ -1,7 +1,8 @@
+import { TransactionTooLargeError } from "../core/failures.js";
 import { describe, expect, it } from "vitest";
 import { ContentionError } from "../core/errors.js";
 import { RETRY, backoffDelay, oneAtATime, retrying, type RetryPolicy } from "./retry.js";
-import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder, TransactionTooLargeError } from "./transactions.js";
+import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder } from "./transactions.js";
 import { referenceDetails, referenceLabel } from "./references.js";
 
 const op = {} as never;

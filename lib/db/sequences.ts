@@ -1,3 +1,4 @@
+import { RecordLimitError } from "../core/failures.js";
 import { db } from "./service.js";
 import type { Cancellation, TransactionBuilder } from "./transactions.js";
 import { RETRY, retrying } from "./retry.js";
@@ -94,17 +95,6 @@ export function claimNumbers(
 
 /** Claims the next number inside the caller's transaction; `add` moves counts on the counter item. */
 export type ClaimNumber = (tx: TransactionBuilder, add?: Record<string, number>) => void;
-
-/** A sequence's record count reached the account's record limit (nothing was written). */
-export class RecordLimitError extends Error {
-  constructor(
-    readonly sequence: SequenceName,
-    readonly limit: number,
-  ) {
-    super(`The account holds its limit of ${limit} ${sequence} records.`);
-    this.name = "RecordLimitError";
-  }
-}
 
 /**
  * Writes a record numbered from `name`: `write(number, claim)` builds and commits ONE

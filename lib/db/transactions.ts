@@ -1,3 +1,4 @@
+import { TransactionTooLargeError, TransactionCanceledError } from "../core/failures.js";
 import { createWriteTransaction } from "electrodb";
 import { constructedEntities, db, type Entities, type InventoryService } from "./service.js";
 import { outcomeItems, recordWritable } from "./outcome-items.js";
@@ -18,14 +19,6 @@ const OUTCOME_LABEL = "idempotency-outcome";
 /** The further chunks of a large stored outcome (unconditioned puts). */
 const OUTCOME_PART_LABEL = "idempotency-outcome-part";
 
-/** Thrown when a write would put more items in one transaction than DynamoDB accepts. */
-export class TransactionTooLargeError extends Error {
-  constructor(readonly size: number) {
-    super(`A transaction of ${size} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}.`);
-    this.name = "TransactionTooLargeError";
-  }
-}
-
 /**
  * Collects the items of one transaction, each under a label that says what it is
  * (`sequence:customer`, `party`, `ref:custom_field_values[2].custom_field_id`, ...). A
@@ -43,7 +36,8 @@ export class TransactionBuilder {
 
   /** Adds an item; `note` travels with a failure of it (e.g. the message of a reference check). */
   add(label: string, op: TransactionOp, note?: string): this {
-    if (this.entries.length >= this.capacity) throw new TransactionTooLargeError(this.entries.length + 1 + (MAX_TRANSACTION_ITEMS - this.capacity));
+    if (this.entries.length >= this.capacity)
+      throw new TransactionTooLargeError(this.entries.length + 1 + (MAX_TRANSACTION_ITEMS - this.capacity), MAX_TRANSACTION_ITEMS);
     this.entries.push({ label, op, note });
     return this;
   }
@@ -104,14 +98,6 @@ export class Cancellation {
 
   get labels(): string[] {
     return this.reasons.map((r) => r.label);
-  }
-}
-
-/** Thrown when DynamoDB cancelled a transaction for a reason no caller maps (a bug, or an outage). */
-export class TransactionCanceledError extends Error {
-  constructor(readonly reasons: readonly CancellationReason[]) {
-    super(`Transaction cancelled: ${reasons.map((r) => `${r.label}:${r.code}`).join(", ")}`);
-    this.name = "TransactionCanceledError";
   }
 }
 

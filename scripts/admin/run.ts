@@ -1,3 +1,4 @@
+import { AdminError } from "../../lib/core/failures.js";
 import { localEnv, applyLocalEnvironment } from "../local/env.js";
 import { startDynamoLocal, freePort, portAnswers } from "../local/dynamodb.js";
 import { acquireDataDirLock, liveDataDirLock, type DataDirLockInfo } from "../local/data-dir-lock.js";
@@ -654,10 +655,10 @@ function awsErrorOf(error: unknown): Error | undefined {
 
 const AWS_ACCESS_ERRORS = ["ResourceNotFoundException", "CredentialsProviderError", "UnrecognizedClientException", "AccessDeniedException"];
 
-function errorCode(error: unknown, admin: Admin | undefined): { code: string; exit: number } {
+function errorCode(error: unknown): { code: string; exit: number } {
   if (error instanceof UsageError) return { code: "invalid_arguments", exit: 2 };
   if (error instanceof DatabaseUnavailable) return { code: "database_unavailable", exit: 1 };
-  if (admin && error instanceof admin.AdminError) return { code: /^No such /.test(error.message) ? "not_found" : "invalid_input", exit: 1 };
+  if (error instanceof AdminError) return { code: /^No such /.test(error.message) ? "not_found" : "invalid_input", exit: 1 };
   const name = (error as Error)?.name ?? "";
   const cause = (error as { code?: string })?.code ?? "";
   if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|Region is missing/.test(`${cause} ${(error as Error)?.message}`) || name === "TimeoutError") {
@@ -732,8 +733,8 @@ export async function runAdminCli(args: readonly string[], io: AdminIo = PROCESS
     parsed = (error as UsageError & { parsed: Parsed }).parsed;
   }
   const { json } = parsed;
-  const fail = (error: unknown, admin?: Admin): number => {
-    const { code, exit } = errorCode(error, admin);
+  const fail = (error: unknown): number => {
+    const { code, exit } = errorCode(error);
     const message = messageOf(error);
     if (json) io.out(`${JSON.stringify({ error: { code, message } })}\n`);
     else io.err(`error: ${message}\n${code === "invalid_arguments" ? "Run with --help for usage.\n" : ""}`);
@@ -765,7 +766,7 @@ export async function runAdminCli(args: readonly string[], io: AdminIo = PROCESS
   try {
     action = command.prepare(new Flags(parsed.values, admin));
   } catch (error) {
-    return fail(error instanceof admin.AdminError ? new UsageError(error.message) : error, admin);
+    return fail(error instanceof AdminError ? new UsageError(error.message) : error);
   }
 
   if (command.database === false) {
@@ -791,7 +792,7 @@ export async function runAdminCli(args: readonly string[], io: AdminIo = PROCESS
     printResult(io, command, await action(admin), json);
     return 0;
   } catch (error) {
-    return fail(error, admin);
+    return fail(error);
   } finally {
     await local?.stop();
   }

@@ -1,3 +1,4 @@
+import { AdminError, KitDefinitionError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { isValidZone } from "../../core/time-zones.js";
 import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../../db/admin-store.js";
@@ -20,21 +21,10 @@ import {
 } from "../../db/admin-store.js";
 import { readLocation } from "../../db/locations.js";
 import { insertUnit } from "../../db/items.js";
-import { KitDefinitionError, checkKitDefinitionInput } from "../kits/definitions.js";
+import { checkKitDefinitionInput } from "../kits/definitions.js";
 import { nowIso } from "../../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../../db/service.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../../db/entities/custom-field.js";
-
-/**
- * Operator actions behind `npm run admin` (architecture section 7): accounts, users and keys.
- * Each validates its input and throws `AdminError` with a message meant for the operator.
- */
-export class AdminError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "AdminError";
-  }
-}
 
 function checkTimeZone(zone: string | undefined): void {
   if (zone !== undefined && !isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);

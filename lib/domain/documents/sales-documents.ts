@@ -1,3 +1,4 @@
+import { CustomerChangedError, RecordLimitError, StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, locationRestriction, type Principal } from "../../auth/permissions.js";
@@ -10,14 +11,14 @@ import { readItems, readVariations } from "../../db/items.js";
 import { readLocations } from "../../db/locations.js";
 import { addDocumentActivity, readParty, type DocumentActivity } from "../../db/parties.js";
 import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../../db/references.js";
-import { allocateNumber, RecordLimitError } from "../../db/sequences.js";
+import { allocateNumber } from "../../db/sequences.js";
 import type { AccountItem, DocumentItem, LocationItem, PartyItem } from "../../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../../db/transactions.js";
 import type { SalesLineBody } from "../../schemas/sales-documents.js";
 import { computeTotals } from "./totals.js";
 import { inventoryLineName, isKeptUnitPrice, keptUnitCost, defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf } from "./lines.js";
 import { addAssigneeCount, withEtag } from "./documents.js";
-import { StockRuleError, type LedgerSource, type StockChange } from "../inventory/ledger-plan.js";
+import type { LedgerSource, StockChange } from "../inventory/ledger-plan.js";
 import { addQuantities } from "../inventory/math.js";
 import { money, rate } from "../common/money.js";
 import { partyDetailsOf } from "./party-details.js";
@@ -751,14 +752,6 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
     if (error instanceof StockRuleError) throw stockRuleError(error, input.changes, input.lines);
     if (error instanceof RecordLimitError) throw errors.recordLimitReached(`${kind.replace("_", " ")}s`, error.limit);
     throw error;
-  }
-}
-
-/** The customer changed (or went) between its read and the write: read it again. */
-export class CustomerChangedError extends Error {
-  constructor() {
-    super("The customer changed during the write.");
-    this.name = "CustomerChangedError";
   }
 }
 

@@ -1,9 +1,10 @@
+import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ledgerOpCount, rowKeyOf } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { addQuantities, sumBalances, type Balances } from "./math.js";
-import { StockRuleError, chunkIndexes, planLedgerWrite, rowBalances, type PlanInput, type StockChange } from "./ledger-plan.js";
+import { chunkIndexes, planLedgerWrite, rowBalances, type PlanInput, type StockChange } from "./ledger-plan.js";
 
 /**
  * The ledger planner and the journal chunker without a database (architecture section 5,

@@ -1,3 +1,4 @@
+import { StockRuleError } from "../../core/failures.js";
 import { rowKeyOf, withRows, type LedgerWrite } from "../../db/inventory.js";
 import { bucketOf } from "../../db/items.js";
 import type { ItemRecord, StockHistoryItem, StockRowItem } from "../../db/service.js";
@@ -53,18 +54,6 @@ export interface LedgerSource {
   sourceId?: string;
   userId?: string;
   reason?: string;
-}
-
-/** A rule of the ledger that a change would break (mapped to 422 by the caller). */
-export class StockRuleError extends Error {
-  constructor(
-    readonly changeIndex: number,
-    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item" | "no_effect",
-    message: string,
-  ) {
-    super(message);
-    this.name = "StockRuleError";
-  }
 }
 
 export function rowBalances(row: StockRowItem | undefined): Balances {

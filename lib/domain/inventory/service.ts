@@ -1,3 +1,4 @@
+import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import {
   CHUNK_MARK_LABEL,
@@ -28,7 +29,6 @@ import { ContentionError } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { log } from "../../core/log.js";
 import {
-  StockRuleError,
   chunkIndexes,
   pendingJournalsOf,
   pendingOf,

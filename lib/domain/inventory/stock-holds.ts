@@ -1,3 +1,4 @@
+import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { ContentionError } from "../../core/errors.js";
 import { errorFields, log } from "../../core/log.js";
@@ -6,7 +7,7 @@ import type { StockJournalItem } from "../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../db/transactions.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { applyChunk, foldHold, journalRecord, postStockChanges, releaseHold } from "./service.js";
-import { StockRuleError, chunkIndexes, type LedgerSource, type StockChange } from "./ledger-plan.js";
+import { chunkIndexes, type LedgerSource, type StockChange } from "./ledger-plan.js";
 
 /**
  * Stock changes of documents too large for one transaction, with the document's own write

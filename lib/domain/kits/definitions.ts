@@ -1,3 +1,4 @@
+import { KitDefinitionError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { readItemTree } from "../../db/inventory.js";
@@ -17,14 +18,6 @@ import { QUANTITY_PLACES } from "../inventory/math.js";
  * conditions make "insufficient stock" impossible), and one transaction holds 100 items.
  */
 export const MAX_KIT_COMPONENTS = 25;
-
-/** A definition the operator must correct (the CLI prints the message). */
-export class KitDefinitionError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "KitDefinitionError";
-  }
-}
 
 export interface KitDefinitionInput {
   accountId: string;

@@ -1,3 +1,4 @@
+import { StockRuleError, TransactionTooLargeError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { locationRestriction, requirePermission, type Principal } from "../../auth/permissions.js";
 import { mayReachLocation, requireReachableLocation } from "../common/location-access.js";
@@ -23,13 +24,13 @@ import { readLocation, readLocations } from "../../db/locations.js";
 import { checkReferences, referenceDetail, referenceDetails } from "../../db/references.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import type { ItemRecord, KitBuildItem, KitItem, LocationItem } from "../../db/service.js";
-import { MAX_TRANSACTION_ITEMS, TransactionTooLargeError } from "../../db/transactions.js";
+import { MAX_TRANSACTION_ITEMS } from "../../db/transactions.js";
 import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { KitBuildBody } from "../../schemas/kits.js";
 import { MAX_INLINE_CHANGES, STOCK_MOVED, itemLockName, readLedgerState, releaseHold, tryStockChanges, type LedgerState } from "../inventory/service.js";
-import { StockRuleError, itemStock, type LedgerSource, type StockChange } from "../inventory/ledger-plan.js";
+import { itemStock, type LedgerSource, type StockChange } from "../inventory/ledger-plan.js";
 import { foldNowOrLater, holdStock, type StockHold } from "../inventory/stock-holds.js";
 import { BALANCE_FIELDS, sumBalances, type Balances } from "../inventory/math.js";
 import {

@@ -1,3 +1,4 @@
+import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, locationRestriction, requirePermission, type Principal } from "../../auth/permissions.js";
 import { mayReachLocation, requireReachableLocation } from "../common/location-access.js";
@@ -27,7 +28,7 @@ import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "..
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../schemas/items.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "../common/custom-field-values.js";
 import { itemLockName, postStockChanges, readSettledItemTree, readSettledItems } from "../inventory/service.js";
-import { StockRuleError, itemStock, rowBalances } from "../inventory/ledger-plan.js";
+import { itemStock, rowBalances } from "../inventory/ledger-plan.js";
 import { addQuantities, sumBalances, type Balances } from "../inventory/math.js";
 import { money } from "../common/money.js";
 import { nameSortKey } from "../common/ordering.js";

@@ -1,3 +1,4 @@
+import { DocumentTooLargeError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
@@ -6,7 +7,6 @@ import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import {
   DOCUMENT_LABEL,
-  DocumentTooLargeError,
   addDocumentDelete,
   documentListing,
   addDocumentWrite,

@@ -1,3 +1,4 @@
+import { CustomerChangedError, StockRuleError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
@@ -32,11 +33,10 @@ import {
   changesNothing,
 } from "../documents.js";
 import { listFulfillments, packDocument, shipFulfillment, type FulfillmentPolicy, type SalesTree } from "../sales-orders/fulfillments.js";
-import { StockRuleError, mergeStockChanges, type StockChange } from "../../inventory/ledger-plan.js";
+import { mergeStockChanges, type StockChange } from "../../inventory/ledger-plan.js";
 import { addQuantities } from "../../inventory/math.js";
 import { etagOf, assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import {
-  CustomerChangedError,
   blankHeader,
   buildSalesLines,
   deriveSalesHeader,

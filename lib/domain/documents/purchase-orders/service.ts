@@ -1,3 +1,4 @@
+import { StockRuleError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
@@ -42,7 +43,7 @@ import {
   withStoredDiscountLine,
   changesNothing,
 } from "../documents.js";
-import { StockRuleError, type StockChange } from "../../inventory/ledger-plan.js";
+import type { StockChange } from "../../inventory/ledger-plan.js";
 import { addQuantities } from "../../inventory/math.js";
 import { money, rate } from "../../common/money.js";
 import { partyDetailsOf, partyOf } from "../party-details.js";

@@ -1,3 +1,4 @@
+import { CustomerChangedError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import type { Principal } from "../../../auth/permissions.js";
@@ -14,7 +15,7 @@ import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocu
 import { addQuantities } from "../../inventory/math.js";
 import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "../invoices/service.js";
 import { minorOf } from "../../common/money.js";
-import { progressOf, blankHeader, insertSalesDocument, withPercents, CustomerChangedError, type SalesLine } from "../sales-documents.js";
+import { progressOf, blankHeader, insertSalesDocument, withPercents, type SalesLine } from "../sales-documents.js";
 import { MAX_ORDER_INVOICES, SO_STATUS, visibleSalesOrder } from "./service.js";
 import { etagOf, newRevision } from "../../common/revisions.js";
 

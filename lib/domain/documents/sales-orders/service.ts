@@ -1,3 +1,4 @@
+import { CustomerChangedError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { hasPermission, locationRestriction, type Principal } from "../../../auth/permissions.js";
@@ -39,7 +40,6 @@ import { addQuantities } from "../../inventory/math.js";
 import { money } from "../../common/money.js";
 import { etagOf, assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import {
-  CustomerChangedError,
   blankHeader,
   buildSalesLines,
   deriveSalesHeader,

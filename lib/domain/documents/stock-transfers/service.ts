@@ -1,3 +1,4 @@
+import { StockRuleError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -34,7 +35,7 @@ import {
   statusIdFilter,
   changesNothing,
 } from "../documents.js";
-import { StockRuleError, mergeStockChanges, type StockChange } from "../../inventory/ledger-plan.js";
+import { mergeStockChanges, type StockChange } from "../../inventory/ledger-plan.js";
 import { newRevision } from "../../common/revisions.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
 import { MAX_TRANSFER_LINES } from "../../../schemas/stock-transfers.js";
