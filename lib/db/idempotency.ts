@@ -1,6 +1,7 @@
 import { db, type IdempotencyItem } from "./service.js";
 import { epochSeconds, nowIso } from "./keys.js";
 import { unpackText } from "./packing.js";
+import { isConditionalFailure } from "./dynamo-errors.js";
 import { randomUUID } from "node:crypto";
 import { IDEMPOTENCY_CLAIM_SECONDS, IdempotencyConflictError, type IdempotencyCompletion, type IdempotencyContext } from "../core/idempotency.js";
 import { writeTransaction } from "./transactions.js";
@@ -99,18 +100,4 @@ export async function storeOutcome(completion: IdempotencyCompletion, body: unkn
     if (isConditionalFailure(error)) return false;
     throw error;
   }
-}
-
-export function isConditionalFailure(error: unknown): boolean {
-  return isDynamoError(error, "ConditionalCheckFailedException");
-}
-
-/** Whether DynamoDB answered `name` (e.g. `TransactionConflictException`), however ElectroDB wrapped it. */
-export function isDynamoError(error: unknown, name: string): boolean {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    if ((current as { name?: string }).name === name) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -2,7 +2,7 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { batchGetAll } from "./batch-get.js";
 import { getDocumentClient } from "./client.js";
 import { readItems, readVariations } from "./items.js";
-import { isConditionalFailure } from "./idempotency.js";
+import { isConditionalFailure } from "./dynamo-errors.js";
 import { readToOffset } from "./offset-page.js";
 import { tableName } from "./table.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockHistoryItem, type StockJournalItem, type StockRowItem } from "./service.js";

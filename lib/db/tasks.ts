@@ -1,6 +1,6 @@
 import { QueryCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
-import { isConditionalFailure } from "./idempotency.js";
+import { isConditionalFailure } from "./dynamo-errors.js";
 import {
   db,
   type TaskAccountTallyItem,

@@ -1,5 +1,5 @@
 import { ContentionError } from "../core/errors.js";
-import { isConditionalFailure, isDynamoError } from "./idempotency.js";
+import { isConditionalFailure, isDynamoError } from "./dynamo-errors.js";
 import { db } from "./service.js";
 import type { TransactionBuilder } from "./transactions.js";
 
