@@ -6,18 +6,20 @@ import type { ApiRequest } from "../../lib/http/types.js";
 import {
   cancelInvoice,
   createInvoice,
-  createInvoicePayment,
   deleteInvoice,
-  deleteInvoicePayment,
   getInvoice,
-  listInvoiceFulfillments,
-  listInvoicePayments,
   listInvoices,
-  packInvoice,
   sendInvoice,
-  shipInvoiceFulfillment,
   updateInvoice,
 } from "../../lib/domain/documents/invoices/service.js";
+import {
+  createInvoicePayment,
+  deleteInvoicePayment,
+  listInvoiceFulfillments,
+  listInvoicePayments,
+  packInvoice,
+  shipInvoiceFulfillment,
+} from "../../lib/domain/documents/invoices/fulfillment.js";
 import type { InvoiceCreateBody, InvoiceListQuery, InvoicePaymentBody, InvoiceUpdateBody } from "../../lib/schemas/invoices.js";
 import type { PackBody, ShipBody } from "../../lib/schemas/sales-documents.js";
 

@@ -3,7 +3,8 @@ import { kitRoutes } from "../../lib/routes/kits.js";
 import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
-import { assembleKit, disassembleKit, getKit, listBuilds, listKits, type KitListQuery } from "../../lib/domain/kits/service.js";
+import { getKit, listBuilds, listKits, type KitListQuery } from "../../lib/domain/kits/service.js";
+import { assembleKit, disassembleKit } from "../../lib/domain/kits/builds.js";
 import type { KitBuildBody } from "../../lib/schemas/kits.js";
 
 type PageQuery = { page?: string; limit?: string };

@@ -10,10 +10,9 @@ import {
   getPurchaseOrder,
   listPurchaseOrderPayments,
   listPurchaseOrders,
-  receivePurchaseOrder,
-  sendPurchaseOrder,
   updatePurchaseOrder,
 } from "../../lib/domain/documents/purchase-orders/service.js";
+import { receivePurchaseOrder, sendPurchaseOrder } from "../../lib/domain/documents/purchase-orders/receive.js";
 import type { PaymentBody } from "../../lib/schemas/documents.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderListQuery, PurchaseOrderReceiveBody, PurchaseOrderUpdateBody } from "../../lib/schemas/purchase-orders.js";
 

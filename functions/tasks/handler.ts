@@ -2,19 +2,9 @@ import { createApiHandler } from "../../lib/http/api-handler.js";
 import { taskRoutes } from "../../lib/routes/tasks.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
-import {
-  actOnReminder,
-  createTask,
-  getTask,
-  listActivity,
-  listAssignees,
-  listReminders,
-  listTasks,
-  reconcileTasks,
-  taskStats,
-  updateTask,
-  type TaskListQuery,
-} from "../../lib/domain/tasks/service.js";
+import { createTask, getTask, updateTask } from "../../lib/domain/tasks/service.js";
+import { listActivity, listAssignees, listTasks, reconcileTasks, taskStats, type TaskListQuery } from "../../lib/domain/tasks/lists.js";
+import { actOnReminder, listReminders } from "../../lib/domain/tasks/reminders.js";
 import type { ReminderOperation } from "../../lib/domain/tasks/rules.js";
 import type { TaskRecordType } from "../../lib/domain/tasks/records.js";
 import type { ReconcileBody, ReminderActionBody, TaskCreateBody, TaskUpdateBody } from "../../lib/schemas/tasks.js";

@@ -227,25 +227,10 @@ export function addLedgerWrite(tx: TransactionBuilder, write: LedgerWrite): void
       tx.add(`${LEDGER_LABEL_PREFIX}row`, e.stockRow.create(row).commit());
       continue;
     }
-    if (remove) {
-      const key = { accountId: row.accountId, itemId: row.itemId, variationId: row.variationId, locationId: row.locationId };
-      tx.add(
-        `${LEDGER_LABEL_PREFIX}row`,
-        e.stockRow
-          .delete(key)
-          .where(balancesAsRead(before) as never)
-          .commit(),
-      );
-      continue;
-    }
     // The row must still hold the balances the plan started from (however it was read).
-    tx.add(
-      `${LEDGER_LABEL_PREFIX}row`,
-      e.stockRow
-        .put(row)
-        .where(balancesAsRead(before) as never)
-        .commit(),
-    );
+    const asRead = balancesAsRead(before) as never;
+    const key = { accountId: row.accountId, itemId: row.itemId, variationId: row.variationId, locationId: row.locationId };
+    tx.add(`${LEDGER_LABEL_PREFIX}row`, remove ? e.stockRow.delete(key).where(asRead).commit() : e.stockRow.put(row).where(asRead).commit());
   }
   for (const entry of write.history) tx.add(`${LEDGER_LABEL_PREFIX}history`, e.stockHistory.create(entry).commit());
   // The row sequence and the status counts share the InventoryCounters item: one operation.

@@ -14,6 +14,8 @@ import { ENTITY_ATTRIBUTE } from "../core/entity-attribute.js";
 import { tableName } from "./table.js";
 import { referenceDetails } from "./references.js";
 import { writeTransaction, type TransactionBuilder } from "./transactions.js";
+import { RETRY, retrying, type RetryPolicy } from "./retry.js";
+import { TransactionCanceledError } from "../core/failures.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 import type { ValidationDetail } from "../core/errors.js";
 
@@ -334,30 +336,45 @@ async function createTallies(accountId: string, userIds: readonly string[], acco
 export type TaskWriteResult = "ok" | "task changed" | ValidationDetail[];
 
 /**
+ * The write again after creating missing tallies races nobody (the tallies now exist), so it
+ * runs again at once; when tallies are still missing on the third attempt the write gives up
+ * with `ContentionError` (503 `resource_busy`; nothing was written).
+ */
+const TALLY_CREATION_POLICY: RetryPolicy = { attempts: 3, baseMs: 0, capMs: 0 };
+
+/**
  * Writes a task change in ONE transaction: the task (conditioned on its `rev`, or on not
  * existing), its link copies, its activity event, its reminder, and the tallies it moves, with
  * the request's stored outcome. A tally that does not exist yet is created and the
  * transaction written again. Returns "task changed" when the task was written by someone else
- * since it was read (the caller reads again).
+ * since it was read (the caller reads again). Any other cancellation throws
+ * `TransactionCanceledError`.
+ *
+ * It retries only to write again after creating tallies (no contended names: the caller's own
+ * `retrying` loop is the one that reads again and queues on the task).
  */
 export async function writeTask(write: TaskWrite, outcome: Outcome | undefined): Promise<TaskWriteResult> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const cancellation = await writeTransaction((tx) => addTaskItems(tx, write), outcome);
-    if (!cancellation) return "ok";
-    const missing = cancellation.failedUnder(TALLY);
-    if (missing.length > 0) {
-      await createTallies(
-        write.after.accountId,
-        missing.map((r) => r.label.slice(TALLY.length)).filter((id) => id !== "account"),
-        missing.some((r) => r.label === ACCOUNT_TALLY),
-      );
-    }
-    if (cancellation.failed("task") || cancellation.failed("activity")) return "task changed";
-    const details = referenceDetails(cancellation);
-    if (details.length > 0) return details;
-    if (missing.length === 0) throw new Error(`task write cancelled: ${cancellation.labels.join(", ")}`);
-  }
-  return "task changed";
+  return retrying<TaskWriteResult>(
+    "task write",
+    async () => {
+      const cancellation = await writeTransaction((tx) => addTaskItems(tx, write), outcome);
+      if (!cancellation) return "ok";
+      const missing = cancellation.failedUnder(TALLY);
+      if (missing.length > 0) {
+        await createTallies(
+          write.after.accountId,
+          missing.map((r) => r.label.slice(TALLY.length)).filter((id) => id !== "account"),
+          missing.some((r) => r.label === ACCOUNT_TALLY),
+        );
+      }
+      if (cancellation.failed("task") || cancellation.failed("activity")) return "task changed";
+      const details = referenceDetails(cancellation);
+      if (details.length > 0) return details;
+      if (missing.length === 0) throw new TransactionCanceledError(cancellation.reasons);
+      return RETRY;
+    },
+    TALLY_CREATION_POLICY,
+  );
 }
 
 /** Every task assigned to a user, all statuses (three partitions, pages followed): for refreshes. */

@@ -1,7 +1,21 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { customFieldValueInput } from "./parties.js";
-import { QUERY_UUID, blankAsNull, documentedAs, isoDate, optionalText, pageQuery, signedMoneyInput, text } from "./common.js";
+import {
+  QUERY_UUID,
+  blankAsNull,
+  documentedAs,
+  isoDate,
+  nullMeansAbsent,
+  optionalText,
+  pageQuery,
+  percentInput,
+  quantityInput,
+  requiredText,
+  signedMoneyInput,
+  text,
+  uuid,
+} from "./common.js";
 
 /** Building blocks shared by the document schemas (spec part 2). */
 
@@ -62,6 +76,112 @@ export const partyOut = lazy(() =>
     .meta({ id: "DocumentParty", description: "The counterparty: its account number, phone, email and address lines (ordered, non-empty)." }),
 );
 
+// ---------------------------------------------------------------------------------------------
+// Inputs: the fields several kinds' create and update bodies share, in the same order (each
+// kind spreads them where they stand, so the OpenAPI properties keep their order). These and the
+// response fragments below are plain builders, called only inside a kind's `lazy` schema.
+
+/**
+ * The fields of a line input (estimates, sales orders, invoices, purchase orders): the item and
+ * stock row (the stock row described per kind), name, description, quantity, the kind's `price`
+ * field, then `tax_rate` and `tax_2_rate`, which default to the counterparty's (`party`) rates.
+ */
+export const lineInputFields = <P extends z.core.$ZodLooseShape>(
+  party: "customer" | "supplier",
+  price: P,
+  describe: { item_variation_location_id: string; item_id?: string; description?: string },
+) => ({
+  item_id: nullMeansAbsent(uuid()).meta({
+    description: describe.item_id ?? "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line.",
+  }),
+  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({ description: describe.item_variation_location_id }),
+  name: nullMeansAbsent(requiredText(255)).meta({
+    description:
+      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+  }),
+  description: optionalText(4000).meta({
+    description: describe.description ?? 'Omitted on an inventory line, the item\'s description applies; null or "" clears it.',
+  }),
+  quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
+  ...price,
+  tax_rate: percentInput()
+    .optional()
+    .meta({ description: `0 to 100; defaults to the ${party}'s primary tax rate` }),
+  tax_2_rate: percentInput()
+    .optional()
+    .meta({ description: `0 to 100; defaults to the ${party}'s secondary tax rate` }),
+});
+
+/** A line of an update body: an optional `id` (an existing line to keep and update; omitted, a new line), then the kind's line fields. */
+export const lineUpdateOf = <T extends z.core.$ZodLooseShape>(
+  id: string,
+  fields: T,
+  description = "An existing line to keep (and update); omit to add a line.",
+) => z.strictObject({ id: uuid().optional().meta({ description }), ...fields }).meta({ id });
+
+/** The first header inputs of estimates, sales orders, invoices and purchase orders: `name` and `issue_date`. */
+export const headerStartIn = () => ({
+  name: optionalText(255),
+  issue_date: isoDate().optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
+});
+
+/** A header's `attention`, `shipping_address` and `public_note` inputs (as `headerNotesOut` shows them). */
+export const headerNotesIn = () => ({ attention: optionalText(255), shipping_address: optionalText(1000), public_note: optionalText(4000) });
+
+// ---------------------------------------------------------------------------------------------
+// Response fragments: the runs of fields several kinds show in the same order.
+
+/** The first fields of a stored line in responses: its id, object name, and item and stock row. */
+export const lineHeadOut = <O extends string>(object: O) => ({ id: uuid(), object: z.literal(object), ...lineItemOut() });
+
+/** A line's `item_id` and `item_variation_location_id` in responses. */
+export const lineItemOut = () => ({ item_id: z.string().nullable(), item_variation_location_id: z.int().min(1).nullable() });
+
+/** How a line's item shows in responses (estimates, sales orders, invoices): unit, SKU, variation, location, thumbnail. */
+export const lineItemDetailsOut = () => ({
+  unit_name: nullableText(),
+  sku: nullableText(),
+  variation_values: z.record(z.string(), z.string()),
+  variation_number: z.int().min(1).nullable(),
+  location_name: nullableText(),
+  thumbnail_url: nullableText(),
+});
+
+/** A header's `attention`, `shipping_address` and `public_note` in responses. */
+export const headerNotesOut = () => ({ attention: nullableText(), shipping_address: nullableText(), public_note: nullableText() });
+
+/** A document's totals in responses. */
+export const totalsOut = () => ({ subtotal: moneyOut(), shipping_fee: moneyOut(), tax: moneyOut(), tax_2: moneyOut(), total: moneyOut() });
+
+/** The detail-only fields of purchase orders and sales orders: the party, the discount, tax labels and `can_edit`. */
+export const discountDetailOut = () => ({
+  party: partyOut(),
+  discount_percent: rateOut(),
+  pre_discount_total: moneyOut(),
+  discount_total: moneyOut(),
+  tax_label: nullableText(),
+  tax_2_label: nullableText(),
+  can_edit: z.boolean(),
+});
+
+/** `created_at` and `updated_at` in responses. */
+export const timestampsOut = () => ({ created_at: timestampOut(), updated_at: timestampOut() });
+
+/** A payment or refund of an invoice or purchase order in responses; `card` differs by kind. */
+export const paymentOut = (id: string, parent: "invoice_id" | "purchase_order_id", card: z.ZodType) =>
+  z
+    .object({
+      id: uuid(),
+      object: z.literal("payment"),
+      [parent]: uuid(),
+      amount: moneyOut().meta({ description: "Signed: payments positive, refunds negative" }),
+      type: z.enum(["payment", "refund"]),
+      reference: z.string().nullable(),
+      payment_date: dateOut(),
+      card,
+    })
+    .meta({ id });
+
 /** Payments and refunds of purchase orders and invoices. */
 export const paymentBody = lazy(() =>
   z
@@ -110,6 +230,18 @@ export const statusIdQuery = (kind: StatusKind) =>
 
 /** Date-range filters of document lists. */
 export const dateFilter = (description: string) => isoDate().optional().meta({ description, format: "date" });
+
+/** The `issue_date_from` and `issue_date_to` filters of a document list. */
+export const issueDateFilters = () => ({
+  issue_date_from: dateFilter("Issue date on or after (inclusive)"),
+  issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+});
+
+/** The `expiry_date_from` and `expiry_date_to` filters of estimate and sales-order lists. */
+export const expiryDateFilters = () => ({
+  expiry_date_from: dateFilter("Expiry date on or after (inclusive)"),
+  expiry_date_to: dateFilter("Expiry date on or before (inclusive)"),
+});
 
 /** Query of a document list: paging, `ids`, `q` (each kind adds its `status_id` and filters). */
 export const documentListQuery = lazy(() =>

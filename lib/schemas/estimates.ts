@@ -1,18 +1,27 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { isoDate, listEnvelope, moneyInput, nullMeansAbsent, optionalText, percentInput, quantityInput, requiredText, uuid } from "./common.js";
+import { isoDate, listEnvelope, moneyInput, optionalText, percentInput, uuid } from "./common.js";
 import {
   customFieldValuesIn,
   customFieldValuesOut,
-  dateFilter,
   dateOut,
+  headerNotesIn,
+  headerStartIn,
   documentListQuery,
+  expiryDateFilters,
+  headerNotesOut,
+  issueDateFilters,
+  lineInputFields,
+  lineItemDetailsOut,
+  lineItemOut,
+  lineUpdateOf,
   moneyOut,
   nullableText,
   rateOut,
   statusIdOut,
   statusIdQuery,
-  timestampOut,
+  timestampsOut,
+  totalsOut,
 } from "./documents.js";
 
 /** Estimates (spec part 2, sections 2.3, 3.3 and 4.3). */
@@ -24,44 +33,35 @@ export const MAX_ESTIMATE_LINES = 500;
  */
 export const MAX_ESTIMATE_CUSTOM_FIELDS = 25;
 
-const lineFields = lazy(() => ({
-  item_id: nullMeansAbsent(uuid()).meta({
-    description:
-      "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line.",
-  }),
-  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({
-    description: "A stock row of the item; required for items with several variations.",
-  }),
-  name: nullMeansAbsent(requiredText(255)).meta({
-    description:
-      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
-  }),
-  description: optionalText(4000).meta({ description: 'Service lines; omitted on an inventory line, the item\'s description applies; null or "" clears it.' }),
-  quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
-  unit_price: moneyInput().optional().meta({
-    description:
-      "Required for service lines. Inventory lines default to the item's selling price; giving one needs the prices.modify permission (else 403 permission_denied).",
-  }),
-  tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's primary tax rate" }),
-  tax_2_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's secondary tax rate" }),
-}));
+const lineFields = lazy(() =>
+  lineInputFields(
+    "customer",
+    {
+      unit_price: moneyInput().optional().meta({
+        description:
+          "Required for service lines. Inventory lines default to the item's selling price; giving one needs the prices.modify permission (else 403 permission_denied).",
+      }),
+    },
+    {
+      item_id:
+        "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line.",
+      item_variation_location_id: "A stock row of the item; required for items with several variations.",
+      description: 'Service lines; omitted on an inventory line, the item\'s description applies; null or "" clears it.',
+    },
+  ),
+);
 
 export const estimateLineInput = lazy(() => z.strictObject(lineFields()).meta({ id: "EstimateLineCreate" }));
 export const estimateLineUpdate = lazy(() =>
-  z
-    .strictObject({ id: uuid().optional().meta({ description: "An existing non-discount line to keep (and update); omit to add a line." }), ...lineFields() })
-    .meta({ id: "EstimateLineUpdate" }),
+  lineUpdateOf("EstimateLineUpdate", lineFields(), "An existing non-discount line to keep (and update); omit to add a line."),
 );
 export type EstimateLineBody = Infer<typeof estimateLineUpdate>;
 
 const headerFields = lazy(() => ({
-  name: optionalText(255),
-  issue_date: isoDate().optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
+  ...headerStartIn(),
   custom_estimate_number: optionalText(24),
   purchase_order_number: optionalText(255).meta({ description: "The customer's own reference" }),
-  attention: optionalText(255),
-  shipping_address: optionalText(1000),
-  public_note: optionalText(4000),
+  ...headerNotesIn(),
   payment_terms: optionalText(255).meta({ description: "Default (create): the account's payment terms" }),
   shipping_fee: moneyInput().optional().meta({ description: "Non-negative, default 0" }),
   shipping_cost: moneyInput().optional().meta({ description: "Non-negative, default 0; needs the costs.view permission (else 403 permission_denied)" }),
@@ -163,19 +163,13 @@ export const estimateLine = lazy(() =>
     .object({
       id: uuid().nullable().meta({ description: "Null only in previews, for lines not stored yet" }),
       object: z.literal("estimate_line"),
-      item_id: z.string().nullable(),
-      item_variation_location_id: z.int().min(1).nullable(),
+      ...lineItemOut(),
       line_type: z.enum(["inventory", "service", "discount"]),
       name: z.string(),
       description: nullableText(),
       quantity: z.number(),
       unit_id: z.int().min(1).nullable(),
-      unit_name: nullableText(),
-      sku: nullableText(),
-      variation_values: z.record(z.string(), z.string()),
-      variation_number: z.int().min(1).nullable(),
-      location_name: nullableText(),
-      thumbnail_url: nullableText(),
+      ...lineItemDetailsOut(),
       position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
       unit_price: moneyOut(),
       unit_cost: moneyOut().nullable().optional().meta({ description: "Omitted without the costs.view permission; null on the discount line" }),
@@ -213,15 +207,9 @@ const estimateShape = lazy(() => ({
   expiry_date: dateOut(),
   date_sent: dateOut(),
   purchase_order_number: z.string().meta({ description: 'The customer\'s reference; "" when none' }),
-  attention: nullableText(),
-  shipping_address: nullableText(),
-  public_note: nullableText(),
+  ...headerNotesOut(),
   payment_terms: nullableText(),
-  subtotal: moneyOut(),
-  shipping_fee: moneyOut(),
-  tax: moneyOut(),
-  tax_2: moneyOut(),
-  total: moneyOut(),
+  ...totalsOut(),
   shipping_cost: moneyOut().optional().meta({ description: "Omitted without the costs.view permission" }),
   discount_percent: rateOut(),
   pre_discount_subtotal: moneyOut(),
@@ -230,8 +218,7 @@ const estimateShape = lazy(() => ({
   edit_block_reason: z.enum(["estimate_not_open", "permission_denied"]).nullable(),
   revision: z.string().nullable().meta({ description: "Also the ETag header; null in previews" }),
   custom_field_values: customFieldValuesOut(),
-  created_at: timestampOut(),
-  updated_at: timestampOut(),
+  ...timestampsOut(),
   converted_document: z
     .object({ id: uuid(), kind: z.enum(["invoice", "sales_order"]), number: z.int().min(1) })
     .nullable()
@@ -267,10 +254,8 @@ export const estimateListQuery = lazy(() =>
   documentListQuery().extend({
     status_id: statusIdQuery("estimate"),
     customer_id: uuid().optional(),
-    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
-    expiry_date_from: dateFilter("Expiry date on or after (inclusive)"),
-    expiry_date_to: dateFilter("Expiry date on or before (inclusive)"),
+    ...issueDateFilters(),
+    ...expiryDateFilters(),
   }),
 );
 export type EstimateListQuery = Infer<typeof estimateListQuery>;

@@ -3,17 +3,30 @@ import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, isoDate, listEnvelope, optionalText, uuid } from "./common.js";
 import {
   customFieldValuesOut,
-  dateFilter,
   dateOut,
   documentListQuery,
+  headerNotesOut,
+  issueDateFilters,
+  lineItemDetailsOut,
   moneyOut,
   nullableText,
   paymentBody,
+  paymentOut,
   statusIdOut,
   statusIdQuery,
-  timestampOut,
+  timestampsOut,
+  totalsOut,
 } from "./documents.js";
-import { createLines, invoiceFulfillment, lineCostsOut, linePricingOut, salesHeaderFields, sourceEstimateOut, updateLines } from "./sales-documents.js";
+import {
+  invoiceFulfillment,
+  lineCostsOut,
+  linePricingOut,
+  salesCreateBody,
+  salesHeaderFields,
+  salesLineHeadOut,
+  salesUpdateBody,
+  sourceEstimateOut,
+} from "./sales-documents.js";
 
 /** Invoices (spec part 2, sections 2.5, 3.5 and 4.5; architecture section 8). */
 
@@ -22,25 +35,11 @@ const invoiceFields = lazy(() => ({
   custom_invoice_number: optionalText(24),
 }));
 
-export const invoiceCreateBody = lazy(() =>
-  z
-    .strictObject({
-      customer_id: uuid().meta({ description: "An active customer of the account, visible to the user" }),
-      lines: createLines(),
-      ...invoiceFields(),
-    })
-    .meta({ id: "InvoiceCreate" }),
-);
+export const invoiceCreateBody = lazy(() => salesCreateBody("InvoiceCreate", invoiceFields()));
 export type InvoiceCreateBody = Infer<typeof invoiceCreateBody>;
 
 export const invoiceUpdateBody = lazy(() =>
-  z
-    .strictObject({
-      customer_id: uuid().optional().meta({ description: "Changing it requires a complete `lines` replacement in the same request" }),
-      lines: updateLines(),
-      ...invoiceFields(),
-    })
-    .meta({ id: "InvoiceUpdate" }),
+  salesUpdateBody("InvoiceUpdate", "Changing it requires a complete `lines` replacement in the same request", invoiceFields()),
 );
 export type InvoiceUpdateBody = Infer<typeof invoiceUpdateBody>;
 
@@ -136,23 +135,13 @@ export type InvoicePaymentBody = Infer<typeof invoicePaymentBody>;
 export const invoiceLine = lazy(() =>
   z
     .object({
-      id: uuid(),
-      object: z.literal("invoice_line"),
-      item_id: z.string().nullable(),
-      item_variation_location_id: z.int().min(1).nullable(),
-      name: nullableText(),
-      description: nullableText(),
-      quantity: z.number(),
+      ...salesLineHeadOut("invoice_line"),
       quantity_packed: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully packed, else 0" }),
       quantity_shipped: z.number().meta({ description: "Linked invoices: the full quantity only once the sales order is fully shipped, else 0" }),
       ...linePricingOut(),
       line_type: z.enum(["inventory", "service", "discount"]),
-      unit_name: nullableText().meta({ description: "`discount` on discount lines" }),
-      sku: nullableText(),
-      variation_values: z.record(z.string(), z.string()),
-      variation_number: z.int().min(1).nullable(),
-      location_name: nullableText(),
-      thumbnail_url: nullableText(),
+      ...lineItemDetailsOut(),
+      unit_name: nullableText().meta({ description: "`discount` on discount lines" }), // overrides the spread value, in its place
       ...lineCostsOut(),
     })
     .meta({ id: "InvoiceLine" }),
@@ -176,15 +165,9 @@ const headShape = lazy(() => ({
   date_sent: dateOut(),
   date_fully_paid: dateOut(),
   purchase_order_number: z.string(),
-  attention: nullableText(),
-  shipping_address: nullableText(),
-  public_note: nullableText(),
+  ...headerNotesOut(),
   payment_terms: nullableText(),
-  subtotal: moneyOut(),
-  shipping_fee: moneyOut(),
-  tax: moneyOut(),
-  tax_2: moneyOut(),
-  total: moneyOut(),
+  ...totalsOut(),
   amount_paid: moneyOut(),
   amount_due: moneyOut(),
   shipping_cost: moneyOut().optional().meta({ description: "Omitted without the unit-cost permission" }),
@@ -209,8 +192,7 @@ export const invoiceListEntry = lazy(() =>
       custom_field_values: customFieldValuesOut(),
       source_estimate: sourceEstimateOut(),
       shipped_percent: z.int().min(0).max(100).nullable(),
-      created_at: timestampOut(),
-      updated_at: timestampOut(),
+      ...timestampsOut(),
     })
     .meta({ id: "InvoiceListEntry" }),
 );
@@ -240,8 +222,7 @@ export const invoiceResource = lazy(() =>
       pack_block_reason: z
         .enum(["packing_managed_by_sales_order", "packing_lists_disabled", "invoice_cancelled", "nothing_remaining_to_pack", "permission_denied"])
         .nullable(),
-      created_at: timestampOut(),
-      updated_at: timestampOut(),
+      ...timestampsOut(),
       lines: z.array(invoiceLine()),
     })
     .meta({ id: "Invoice" }),
@@ -251,18 +232,7 @@ export const invoiceList = lazy(() => listEnvelope(invoiceListEntry(), "InvoiceL
 export const invoiceFulfillmentList = lazy(() => listEnvelope(invoiceFulfillment(), "InvoiceFulfillmentList"));
 
 export const invoicePayment = lazy(() =>
-  z
-    .object({
-      id: uuid(),
-      object: z.literal("payment"),
-      invoice_id: uuid(),
-      amount: moneyOut().meta({ description: "Signed: payments positive, refunds negative" }),
-      type: z.enum(["payment", "refund"]),
-      reference: z.string().nullable(),
-      payment_date: dateOut(),
-      card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
-    })
-    .meta({ id: "InvoicePayment" }),
+  paymentOut("InvoicePayment", "invoice_id", z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable()),
 );
 export const invoicePaymentList = lazy(() => listEnvelope(invoicePayment(), "InvoicePaymentList"));
 export const deletedInvoice = lazy(() => z.object({ id: uuid(), object: z.literal("invoice"), deleted: z.literal(true) }).meta({ id: "DeletedInvoice" }));
@@ -271,8 +241,7 @@ export const invoiceListQuery = lazy(() =>
   documentListQuery().extend({
     status_id: statusIdQuery("invoice"),
     customer_id: uuid().optional(),
-    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+    ...issueDateFilters(),
   }),
 );
 export type InvoiceListQuery = Infer<typeof invoiceListQuery>;

@@ -1,19 +1,28 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { nullMeansAbsent, isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, requiredText, uuid, blankAsNull } from "./common.js";
+import { isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, uuid, blankAsNull } from "./common.js";
 import {
   customFieldValuesIn,
   customFieldValuesOut,
   dateFilter,
   dateOut,
+  headerNotesIn,
+  headerStartIn,
+  discountDetailOut,
   documentListQuery,
+  headerNotesOut,
+  issueDateFilters,
+  lineHeadOut,
+  lineInputFields,
+  lineUpdateOf,
   moneyOut,
   nullableText,
-  partyOut,
+  paymentOut,
   rateOut,
   statusIdOut,
   statusIdQuery,
-  timestampOut,
+  timestampsOut,
+  totalsOut,
   updateLinesOf,
 } from "./documents.js";
 
@@ -21,40 +30,23 @@ import {
 
 export const MAX_PO_LINES = 100;
 
-const lineFields = lazy(() => ({
-  item_id: nullMeansAbsent(uuid()).meta({
-    description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line.",
-  }),
-  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({
-    description: "The item's stock row at the order's location; required for items with several variations.",
-  }),
-  name: nullMeansAbsent(requiredText(255)).meta({
-    description:
-      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
-  }),
-  description: optionalText(4000).meta({ description: 'Omitted on an inventory line, the item\'s description applies; null or "" clears it.' }),
-  quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
-  unit_cost: moneyInput().optional().meta({ description: "Required for service lines; inventory lines default to the item's unit cost." }),
-  tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the supplier's primary tax rate" }),
-  tax_2_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the supplier's secondary tax rate" }),
-}));
-
-export const purchaseOrderLineInput = lazy(() => z.strictObject(lineFields()).meta({ id: "PurchaseOrderLineCreate" }));
-export const purchaseOrderLineUpdate = lazy(() =>
-  z
-    .strictObject({ id: uuid().optional().meta({ description: "An existing line to keep (and update); omit to add a line." }), ...lineFields() })
-    .meta({ id: "PurchaseOrderLineUpdate" }),
+const lineFields = lazy(() =>
+  lineInputFields(
+    "supplier",
+    { unit_cost: moneyInput().optional().meta({ description: "Required for service lines; inventory lines default to the item's unit cost." }) },
+    { item_variation_location_id: "The item's stock row at the order's location; required for items with several variations." },
+  ),
 );
 
+export const purchaseOrderLineInput = lazy(() => z.strictObject(lineFields()).meta({ id: "PurchaseOrderLineCreate" }));
+export const purchaseOrderLineUpdate = lazy(() => lineUpdateOf("PurchaseOrderLineUpdate", lineFields()));
+
 const headerFields = lazy(() => ({
-  name: optionalText(255),
-  issue_date: isoDate().optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
+  ...headerStartIn(),
   date_requested: blankAsNull(isoDate()),
   date_needed: blankAsNull(isoDate()),
   requested_from: optionalText(255),
-  attention: optionalText(255),
-  shipping_address: optionalText(1000),
-  public_note: optionalText(4000),
+  ...headerNotesIn(),
   payment_terms: optionalText(255),
   shipping_provider: optionalText(255),
   shipping_tracking_code: optionalText(255),
@@ -120,10 +112,7 @@ export type PurchaseOrderReceiveBody = Infer<typeof purchaseOrderReceiveBody>;
 export const purchaseOrderLine = lazy(() =>
   z
     .object({
-      id: uuid(),
-      object: z.literal("purchase_order_line"),
-      item_id: z.string().nullable(),
-      item_variation_location_id: z.int().min(1).nullable(),
+      ...lineHeadOut("purchase_order_line"),
       line_type: z.enum(["inventory", "service", "discount"]),
       position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
       unit_name: nullableText(),
@@ -168,9 +157,7 @@ const listShape = lazy(() => ({
   date_needed: dateOut(),
   date_fully_paid: dateOut(),
   requested_from: nullableText(),
-  attention: nullableText(),
-  shipping_address: nullableText(),
-  public_note: nullableText(),
+  ...headerNotesOut(),
   payment_terms: nullableText(),
   shipping_provider: nullableText(),
   shipping_tracking_code: nullableText(),
@@ -179,15 +166,10 @@ const listShape = lazy(() => ({
 const tailShape = lazy(() => ({
   revision: z.string(),
   custom_field_values: customFieldValuesOut(),
-  subtotal: moneyOut(),
-  shipping_fee: moneyOut(),
-  tax: moneyOut(),
-  tax_2: moneyOut(),
-  total: moneyOut(),
+  ...totalsOut(),
   amount_paid: moneyOut(),
   amount_due: moneyOut(),
-  created_at: timestampOut(),
-  updated_at: timestampOut(),
+  ...timestampsOut(),
 }));
 
 export const purchaseOrderListEntry = lazy(() => z.object({ ...listShape(), ...tailShape() }).meta({ id: "PurchaseOrderListEntry" }));
@@ -196,13 +178,7 @@ export const purchaseOrderResource = lazy(() =>
   z
     .object({
       ...listShape(),
-      party: partyOut(),
-      discount_percent: rateOut(),
-      pre_discount_total: moneyOut(),
-      discount_total: moneyOut(),
-      tax_label: nullableText(),
-      tax_2_label: nullableText(),
-      can_edit: z.boolean(),
+      ...discountDetailOut(),
       edit_block_reason: z.enum(["purchase_order_not_not_sent", "permission_denied"]).nullable(),
       ...tailShape(),
       lines: z.array(purchaseOrderLine()),
@@ -217,8 +193,7 @@ export const purchaseOrderListQuery = lazy(() =>
     status_id: statusIdQuery("purchase_order"),
     supplier_id: uuid().optional(),
     location_id: uuid().optional(),
-    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+    ...issueDateFilters(),
     requested_date_from: dateFilter("Requested date on or after"),
     requested_date_to: dateFilter("Requested date on or before"),
     needed_date_from: dateFilter("Needed date on or after"),
@@ -230,18 +205,7 @@ export const purchaseOrderListQuery = lazy(() =>
 export type PurchaseOrderListQuery = Infer<typeof purchaseOrderListQuery>;
 
 export const purchaseOrderPayment = lazy(() =>
-  z
-    .object({
-      id: uuid(),
-      object: z.literal("payment"),
-      purchase_order_id: uuid(),
-      amount: moneyOut().meta({ description: "Signed: payments positive, refunds negative" }),
-      type: z.enum(["payment", "refund"]),
-      reference: z.string().nullable(),
-      payment_date: dateOut(),
-      card: z.null().meta({ description: "Always null on purchase orders" }),
-    })
-    .meta({ id: "PurchaseOrderPayment" }),
+  paymentOut("PurchaseOrderPayment", "purchase_order_id", z.null().meta({ description: "Always null on purchase orders" })),
 );
 export const purchaseOrderPaymentList = lazy(() => listEnvelope(purchaseOrderPayment(), "PurchaseOrderPaymentList"));
 export const deletedPayment = lazy(() => z.object({ id: uuid(), object: z.literal("payment"), deleted: z.literal(true) }).meta({ id: "DeletedPayment" }));

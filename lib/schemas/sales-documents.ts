@@ -1,7 +1,21 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { nullMeansAbsent, isoDate, moneyInput, optionalText, percentInput, quantityInput, requiredText, text, uuid } from "./common.js";
-import { customFieldValuesIn, dateOut, moneyOut, nullableText, rateOut, timestampOut, updateLinesOf } from "./documents.js";
+import { isoDate, moneyInput, optionalText, percentInput, quantityInput, text, uuid } from "./common.js";
+import {
+  customFieldValuesIn,
+  dateOut,
+  headerNotesIn,
+  headerStartIn,
+  lineHeadOut,
+  lineInputFields,
+  lineUpdateOf,
+  moneyOut,
+  nullableText,
+  rateOut,
+  timestampOut,
+  timestampsOut,
+  updateLinesOf,
+} from "./documents.js";
 
 /**
  * Building blocks shared by sales orders and invoices (spec part 2, sections 2.4, 2.5, 4.4, 4.5):
@@ -11,41 +25,26 @@ import { customFieldValuesIn, dateOut, moneyOut, nullableText, rateOut, timestam
 /** Lines per sales order, invoice and packing request (spec part 1, section 8). */
 export const MAX_SALES_LINES = 100;
 
-const lineFields = lazy(() => ({
-  item_id: nullMeansAbsent(uuid()).meta({
-    description: "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line.",
-  }),
-  item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({
-    description:
-      "The stock row the line sells from (required for items with several variations). Without it: the item's row at the order's location, else at the user's location, else at the item's default location, else its only row.",
-  }),
-  name: nullMeansAbsent(requiredText(255)).meta({
-    description:
-      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
-  }),
-  description: optionalText(4000).meta({ description: 'Omitted on an inventory line, the item\'s description applies; null or "" clears it.' }),
-  quantity: quantityInput({ positive: true, description: "Positive, at most 4 decimals; default 1; unique items always 1" }).optional(),
-  unit_price: moneyInput().optional().meta({ description: "Required for service lines; see the route for inventory lines." }),
-  tax_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's primary tax rate" }),
-  tax_2_rate: percentInput().optional().meta({ description: "0 to 100; defaults to the customer's secondary tax rate" }),
-}));
+const lineFields = lazy(() =>
+  lineInputFields(
+    "customer",
+    { unit_price: moneyInput().optional().meta({ description: "Required for service lines; see the route for inventory lines." }) },
+    {
+      item_variation_location_id:
+        "The stock row the line sells from (required for items with several variations). Without it: the item's row at the order's location, else at the user's location, else at the item's default location, else its only row.",
+    },
+  ),
+);
 
 export const salesLineInput = lazy(() => z.strictObject(lineFields()).meta({ id: "SalesLineCreate" }));
-export const salesLineUpdate = lazy(() =>
-  z
-    .strictObject({ id: uuid().optional().meta({ description: "An existing line to keep (and update); omit to add a line." }), ...lineFields() })
-    .meta({ id: "SalesLineUpdate" }),
-);
+export const salesLineUpdate = lazy(() => lineUpdateOf("SalesLineUpdate", lineFields()));
 export type SalesLineBody = Infer<typeof salesLineUpdate>;
 
 /** Header fields sales orders and invoices share on create and update. */
 export const salesHeaderFields = lazy(() => ({
-  name: optionalText(255),
-  issue_date: isoDate().optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
+  ...headerStartIn(),
   purchase_order_number: optionalText(255).meta({ description: "The customer's own order reference" }),
-  attention: optionalText(255),
-  shipping_address: optionalText(1000),
-  public_note: optionalText(4000),
+  ...headerNotesIn(),
   payment_terms: optionalText(255).meta({ description: "Default: the account's payment terms" }),
   shipping_fee: moneyInput().optional().meta({ description: "Non-negative, default 0" }),
   shipping_cost: moneyInput()
@@ -64,6 +63,16 @@ export const updateLines = lazy(() =>
     "The complete desired list of non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed; do not submit the generated discount line (use discount_percent).",
   ),
 );
+
+/** A create body (sales orders and invoices): the customer, 1 to 100 lines, then the kind's header fields. */
+export const salesCreateBody = <T extends z.core.$ZodLooseShape>(id: string, fields: T) =>
+  z
+    .strictObject({ customer_id: uuid().meta({ description: "An active customer of the account, visible to the user" }), lines: createLines(), ...fields })
+    .meta({ id });
+
+/** An update body: the customer (what changing it requires, per kind), the complete desired lines, then the kind's header fields. */
+export const salesUpdateBody = <T extends z.core.$ZodLooseShape>(id: string, customerDescription: string, fields: T) =>
+  z.strictObject({ customer_id: uuid().optional().meta({ description: customerDescription }), lines: updateLines(), ...fields }).meta({ id });
 
 // ---------------------------------------------------------------------------------------------
 // Packing and shipping
@@ -116,33 +125,23 @@ const fulfillmentTail = lazy(() => ({
   tracking_updated_at: timestampOut(),
 }));
 
-/** A packing list of a sales order (spec 2.4: only these fields). */
-export const salesOrderFulfillment = lazy(() =>
+/** A packing list of a `parent` document, whose `lines` name their document line by `lineKey`. */
+const fulfillmentOut = (id: string, parent: "sales_order_id" | "invoice_id", lineKey: "sales_order_line_id" | "invoice_line_id") =>
   z
     .object({
       id: uuid(),
-      sales_order_id: uuid(),
+      [parent]: uuid(),
       ...fulfillmentTail(),
-      lines: z.array(z.object({ sales_order_line_id: uuid(), quantity: z.number() })).meta({ description: "What was packed: a historical snapshot" }),
-      created_at: timestampOut(),
-      updated_at: timestampOut(),
+      lines: z.array(z.object({ [lineKey]: uuid(), quantity: z.number() })).meta({ description: "What was packed: a historical snapshot" }),
+      ...timestampsOut(),
     })
-    .meta({ id: "SalesOrderFulfillment" }),
-);
+    .meta({ id });
+
+/** A packing list of a sales order (spec 2.4: only these fields). */
+export const salesOrderFulfillment = lazy(() => fulfillmentOut("SalesOrderFulfillment", "sales_order_id", "sales_order_line_id"));
 
 /** A packing list of a standalone invoice (spec 4.5). */
-export const invoiceFulfillment = lazy(() =>
-  z
-    .object({
-      id: uuid(),
-      invoice_id: uuid(),
-      ...fulfillmentTail(),
-      lines: z.array(z.object({ invoice_line_id: uuid(), quantity: z.number() })).meta({ description: "What was packed: a historical snapshot" }),
-      created_at: timestampOut(),
-      updated_at: timestampOut(),
-    })
-    .meta({ id: "InvoiceFulfillment" }),
-);
+export const invoiceFulfillment = lazy(() => fulfillmentOut("InvoiceFulfillment", "invoice_id", "invoice_line_id"));
 
 // ---------------------------------------------------------------------------------------------
 // Responses shared by both kinds
@@ -154,6 +153,14 @@ export const sourceEstimateOut = lazy(() =>
     .nullable()
     .meta({ id: "SourceEstimate", description: "The estimate this document was converted from, or null" }),
 );
+
+/** The first fields of a sales-order or invoice line in responses, up to its `quantity`. */
+export const salesLineHeadOut = <O extends string>(object: O) => ({
+  ...lineHeadOut(object),
+  name: nullableText(),
+  description: nullableText(),
+  quantity: z.number(),
+});
 
 /** Line fields both kinds show after their own quantities (spec 2.4 and 2.5). */
 export const linePricingOut = lazy(() => ({

@@ -3,27 +3,31 @@ import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, uuid } from "./common.js";
 import {
   customFieldValuesOut,
-  dateFilter,
   dateOut,
+  discountDetailOut,
   documentListQuery,
+  expiryDateFilters,
+  headerNotesOut,
+  issueDateFilters,
+  lineItemDetailsOut,
   moneyOut,
   nullableText,
-  partyOut,
-  rateOut,
   statusIdOut,
   statusIdQuery,
-  timestampOut,
+  timestampsOut,
+  totalsOut,
 } from "./documents.js";
 import {
   MAX_SALES_LINES,
-  createLines,
   lineCostsOut,
   linePricingOut,
   percentOut,
+  salesCreateBody,
   salesHeaderFields,
+  salesLineHeadOut,
   salesOrderFulfillment,
+  salesUpdateBody,
   sourceEstimateOut,
-  updateLines,
 } from "./sales-documents.js";
 
 /** Sales orders (spec part 2, sections 2.4, 3.4 and 4.4; architecture section 8). */
@@ -37,26 +41,14 @@ const orderFields = lazy(() => ({
   packing_list_note: optionalText(4000),
 }));
 
-export const salesOrderCreateBody = lazy(() =>
-  z
-    .strictObject({
-      customer_id: uuid().meta({ description: "An active customer of the account, visible to the user" }),
-      lines: createLines(),
-      ...orderFields(),
-    })
-    .meta({ id: "SalesOrderCreate" }),
-);
+export const salesOrderCreateBody = lazy(() => salesCreateBody("SalesOrderCreate", orderFields()));
 export type SalesOrderCreateBody = Infer<typeof salesOrderCreateBody>;
 
 export const salesOrderUpdateBody = lazy(() =>
-  z
-    .strictObject({
-      customer_id: uuid().optional().meta({ description: "Changing it requires `lines` in the same request" }),
-      lines: updateLines(),
-      ...orderFields(),
-      location_id: uuid().nullish().meta({ description: "Changing it (null: no location) requires `lines` in the same request" }),
-    })
-    .meta({ id: "SalesOrderUpdate" }),
+  salesUpdateBody("SalesOrderUpdate", "Changing it requires `lines` in the same request", {
+    ...orderFields(),
+    location_id: uuid().nullish().meta({ description: "Changing it (null: no location) requires `lines` in the same request" }),
+  }),
 );
 export type SalesOrderUpdateBody = Infer<typeof salesOrderUpdateBody>;
 
@@ -82,13 +74,7 @@ export type SalesOrderInvoiceBody = Infer<typeof salesOrderInvoiceBody>;
 export const salesOrderLine = lazy(() =>
   z
     .object({
-      id: uuid(),
-      object: z.literal("sales_order_line"),
-      item_id: z.string().nullable(),
-      item_variation_location_id: z.int().min(1).nullable(),
-      name: nullableText(),
-      description: nullableText(),
-      quantity: z.number(),
+      ...salesLineHeadOut("sales_order_line"),
       quantity_invoiced: z.number(),
       quantity_packed: z.number(),
       quantity_shipped: z.number(),
@@ -98,12 +84,7 @@ export const salesOrderLine = lazy(() =>
       ...linePricingOut(),
       position: z.int().min(0).meta({ description: "Zero-based, in stored order" }),
       line_type: z.enum(["inventory", "service", "discount"]),
-      unit_name: nullableText(),
-      sku: nullableText(),
-      variation_values: z.record(z.string(), z.string()),
-      variation_number: z.int().min(1).nullable(),
-      location_name: nullableText(),
-      thumbnail_url: nullableText(),
+      ...lineItemDetailsOut(),
       ...lineCostsOut(),
     })
     .meta({ id: "SalesOrderLine" }),
@@ -123,19 +104,13 @@ const listShape = lazy(() => ({
   issue_date: dateOut(),
   expiry_date: dateOut(),
   purchase_order_number: nullableText(),
-  attention: nullableText(),
-  shipping_address: nullableText(),
-  public_note: nullableText(),
+  ...headerNotesOut(),
   packing_list_note: nullableText(),
   payment_terms: nullableText(),
   drop_shipped: z.boolean(),
   drop_ship_customer_id: nullableText(),
   drop_ship_address: nullableText(),
-  subtotal: moneyOut(),
-  shipping_fee: moneyOut(),
-  tax: moneyOut(),
-  tax_2: moneyOut(),
-  total: moneyOut(),
+  ...totalsOut(),
   amount_paid: moneyOut().meta({ description: "Payments and refunds recorded on the order's invoices" }),
   amount_due: moneyOut(),
   shipping_cost: moneyOut().optional().meta({ description: "Omitted without the unit-cost permission" }),
@@ -152,8 +127,7 @@ const PACK_BLOCK_REASONS = ["packing_lists_disabled", "sales_order_not_open", "l
 const tailShape = lazy(() => ({
   revision: z.string().meta({ description: "Prefixed so_; also the ETag" }),
   custom_field_values: customFieldValuesOut(),
-  created_at: timestampOut(),
-  updated_at: timestampOut(),
+  ...timestampsOut(),
 }));
 
 export const salesOrderListEntry = lazy(() => z.object({ ...listShape(), ...tailShape() }).meta({ id: "SalesOrderListEntry" }));
@@ -162,13 +136,7 @@ export const salesOrderResource = lazy(() =>
   z
     .object({
       ...listShape(),
-      party: partyOut(),
-      discount_percent: rateOut(),
-      pre_discount_total: moneyOut(),
-      discount_total: moneyOut(),
-      tax_label: nullableText(),
-      tax_2_label: nullableText(),
-      can_edit: z.boolean(),
+      ...discountDetailOut(),
       edit_block_reason: z.enum(["sales_order_not_open", "sales_order_activity_started", "permission_denied"]).nullable(),
       can_pack: z.boolean(),
       pack_block_reason: z.enum(PACK_BLOCK_REASONS).nullable(),
@@ -190,10 +158,8 @@ export const salesOrderListQuery = lazy(() =>
     customer_id: uuid().optional(),
     location_id: uuid().optional(),
     assigned_user_id: uuid().optional().meta({ description: "Only orders of this salesperson (never widens the caller's visibility)" }),
-    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
-    expiry_date_from: dateFilter("Expiry date on or after (inclusive)"),
-    expiry_date_to: dateFilter("Expiry date on or before (inclusive)"),
+    ...issueDateFilters(),
+    ...expiryDateFilters(),
   }),
 );
 export type SalesOrderListQuery = Infer<typeof salesOrderListQuery>;

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, text, uuid } from "./common.js";
-import { dateFilter, dateOut, documentListQuery, nullableText, statusIdOut, statusIdQuery, timestampOut } from "./documents.js";
+import { dateOut, documentListQuery, issueDateFilters, lineUpdateOf, nullableText, statusIdOut, statusIdQuery, timestampsOut } from "./documents.js";
 
 /** Stock transfers (spec part 2, sections 2.2, 3.2 and 4.2). */
 
@@ -16,9 +16,7 @@ const lineFields = lazy(() => ({
 
 export const stockTransferLineInput = lazy(() => z.strictObject(lineFields()).meta({ id: "StockTransferLineCreate" }));
 export const stockTransferLineUpdate = lazy(() =>
-  z
-    .strictObject({ id: uuid().optional().meta({ description: "An existing line to keep (and update); omit to add a line" }), ...lineFields() })
-    .meta({ id: "StockTransferLineUpdate" }),
+  lineUpdateOf("StockTransferLineUpdate", lineFields(), "An existing line to keep (and update); omit to add a line"),
 );
 export type StockTransferLineBody = Infer<typeof stockTransferLineUpdate>;
 
@@ -103,8 +101,7 @@ const shape = lazy(() => ({
   date_received: dateOut(),
   shipping_provider: nullableText(),
   shipping_tracking_code: nullableText(),
-  created_at: timestampOut(),
-  updated_at: timestampOut(),
+  ...timestampsOut(),
 }));
 
 export const stockTransferListEntry = lazy(() => z.object(shape()).meta({ id: "StockTransferListEntry" }));
@@ -121,8 +118,7 @@ export const stockTransferListQuery = lazy(() =>
     assigned_user_id: uuid().optional(),
     origin_location_id: uuid().optional(),
     destination_location_id: uuid().optional(),
-    issue_date_from: dateFilter("Issue date on or after (inclusive)"),
-    issue_date_to: dateFilter("Issue date on or before (inclusive)"),
+    ...issueDateFilters(),
   }),
 );
 export type StockTransferListQuery = Infer<typeof stockTransferListQuery>;

@@ -66,41 +66,39 @@ const noZoneConflict = <T extends { time_zone?: unknown; time_zone_mode?: unknow
   }
 };
 
-export const taskCreateBody = lazy(() =>
+/** The fields after `status` that create and update both accept, each optional. */
+const optionalWritableFields = () => ({
+  assignee_user_id: writableFields().assignee_user_id.optional(),
+  due_date: writableFields().due_date.optional(),
+  due_time: writableFields().due_time.optional(),
+  time_zone: writableFields().time_zone.optional(),
+  time_zone_mode: writableFields().time_zone_mode.optional(),
+  reminder_at: writableFields().reminder_at.optional(),
+  record: writableFields().record.optional(),
+});
+
+/** A task write body: `head` (the fields where create and update differ), then the shared optional ones. */
+const taskWriteBody = <H extends z.ZodRawShape>(id: string, head: H) =>
   z
-    .strictObject({
-      title: writableFields().title,
-      description: writableFields().description,
-      status: z.literal("open").optional().meta({ description: "New tasks are open (the only accepted value)." }),
-      assignee_user_id: writableFields().assignee_user_id.optional(),
-      due_date: writableFields().due_date.optional(),
-      due_time: writableFields().due_time.optional(),
-      time_zone: writableFields().time_zone.optional(),
-      time_zone_mode: writableFields().time_zone_mode.optional(),
-      reminder_at: writableFields().reminder_at.optional(),
-      record: writableFields().record.optional(),
-    })
+    .strictObject({ ...head, ...optionalWritableFields() })
     .superRefine(noZoneConflict)
-    .meta({ id: "TaskCreate" }),
+    .meta({ id });
+
+export const taskCreateBody = lazy(() =>
+  taskWriteBody("TaskCreate", {
+    title: writableFields().title,
+    description: writableFields().description,
+    status: z.literal("open").optional().meta({ description: "New tasks are open (the only accepted value)." }),
+  }),
 );
 
 export const taskUpdateBody = lazy(() =>
-  z
-    .strictObject({
-      version: z.int().min(1).max(2_000_000_000).meta({ description: "The task's current version (optimistic concurrency)." }),
-      title: writableFields().title.optional(),
-      description: writableFields().description,
-      status: z.enum(TASK_STATUSES).optional().meta({ description: "open -> completed | cancelled; completed | cancelled -> open (reopen)." }),
-      assignee_user_id: writableFields().assignee_user_id.optional(),
-      due_date: writableFields().due_date.optional(),
-      due_time: writableFields().due_time.optional(),
-      time_zone: writableFields().time_zone.optional(),
-      time_zone_mode: writableFields().time_zone_mode.optional(),
-      reminder_at: writableFields().reminder_at.optional(),
-      record: writableFields().record.optional(),
-    })
-    .superRefine(noZoneConflict)
-    .meta({ id: "TaskUpdate" }),
+  taskWriteBody("TaskUpdate", {
+    version: z.int().min(1).max(2_000_000_000).meta({ description: "The task's current version (optimistic concurrency)." }),
+    title: writableFields().title.optional(),
+    description: writableFields().description,
+    status: z.enum(TASK_STATUSES).optional().meta({ description: "open -> completed | cancelled; completed | cancelled -> open (reopen)." }),
+  }),
 );
 
 export type TaskCreateBody = Infer<typeof taskCreateBody>;

@@ -1,13 +1,10 @@
-import { AdminError, KitDefinitionError } from "../../core/failures.js";
+import { AdminError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
-import { isValidZone } from "../../core/time-zones.js";
 import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../../db/admin-store.js";
-import { locationCreateBody } from "../../schemas/locations.js";
 import { mintApiKey } from "../../auth/api-keys.js";
-import { isPermission, isScope, PERMISSIONS, SCOPES } from "../../auth/permissions.js";
+import { isPermission, PERMISSIONS } from "../../auth/permissions.js";
 import {
   findApiKeyById,
-  insertReferenceData,
   findUserById,
   insertAccountWithOwner,
   insertApiKey,
@@ -20,33 +17,25 @@ import {
   writeUser,
 } from "../../db/admin-store.js";
 import { readLocation } from "../../db/locations.js";
-import { insertUnit } from "../../db/items.js";
-import { checkKitDefinitionInput } from "../kits/definitions.js";
 import { nowIso } from "../../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../../db/service.js";
-import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../../db/entities/custom-field.js";
+import { checkCurrency, checkPermissions, checkScopes, checkTimeZone } from "./checks.js";
 
-function checkTimeZone(zone: string | undefined): void {
-  if (zone !== undefined && !isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
-}
+/**
+ * The operator's actions (admin CLI, seeding, tests): accounts, users and keys here; reference
+ * data and records in `reference-data.ts`, input checks in `checks.ts` (both re-exported).
+ */
 
-function checkCurrency(currency: string | undefined): void {
-  if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) throw new AdminError(`Currency must be a 3-letter ISO code: ${currency}.`);
-}
-
-function checkPermissions(permissions: readonly string[]): void {
-  const unknown = permissions.filter((p) => !isPermission(p));
-  if (unknown.length > 0) {
-    throw new AdminError(`Unknown permission(s): ${unknown.join(", ")}. Known: ${PERMISSIONS.join(", ")}.`);
-  }
-}
-
-/** Scopes for a key: known ones, or `all`; the error lists every valid scope. */
-function checkScopes(scopes: readonly string[]): void {
-  const unknown = scopes.filter((scope) => scope !== "all" && !isScope(scope));
-  if (unknown.length > 0) throw new AdminError(`Unknown scope(s): ${unknown.join(", ")}. Known: ${SCOPES.join(", ")}, or all (every scope).`);
-  if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
-}
+export { operatorInputChecks } from "./checks.js";
+export {
+  createCustomField,
+  createCustomerLabel,
+  createItemAsOperator,
+  createKit,
+  createLocationAsOperator,
+  createPricingTier,
+  createUnit,
+} from "./reference-data.js";
 
 function newKeyRecord(user: UserItem, name: string | undefined, scopes: string[], expiresAt: string | undefined) {
   const { apiKey, keyHash, keyId } = mintApiKey(user.accountId);
@@ -240,156 +229,6 @@ export async function revokeKey(keyId: string): Promise<{ key_id: string; revoke
   return { key_id: keyId, revoked: true };
 }
 
-function requireName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw new AdminError("--name is required.");
-  if (trimmed.length > 255) throw new AdminError("--name must be at most 255 characters.");
-  return trimmed;
-}
-
-/** Creates a custom-field definition for one record kind. */
-export async function createCustomField(input: { accountId: string; kind: string; name: string }): Promise<{ custom_field_id: string }> {
-  if (!(CUSTOM_FIELD_KINDS as readonly string[]).includes(input.kind)) {
-    throw new AdminError(`--kind must be one of: ${CUSTOM_FIELD_KINDS.join(", ")}.`);
-  }
-  const name = requireName(input.name);
-  const customFieldId = randomUUID();
-  const created = await insertReferenceData(input.accountId, (e) =>
-    e.customField.create({ accountId: input.accountId, kind: input.kind as CustomFieldKind, customFieldId, name, createdAt: nowIso() }).commit(),
-  );
-  if (!created) throw new AdminError(`No such account: ${input.accountId}.`);
-  return { custom_field_id: customFieldId };
-}
-
-/** Creates a customer label (`customer_label_id` of customers, prospects and suppliers). */
-export async function createCustomerLabel(input: { accountId: string; name: string }): Promise<{ customer_label_id: string }> {
-  const name = requireName(input.name);
-  const labelId = randomUUID();
-  const created = await insertReferenceData(input.accountId, (e) =>
-    e.customerLabel.create({ accountId: input.accountId, labelId, name, createdAt: nowIso() }).commit(),
-  );
-  if (!created) throw new AdminError(`No such account: ${input.accountId}.`);
-  return { customer_label_id: labelId };
-}
-
-/** Creates a pricing tier (`pricing_tier_id` of customers and prospects). */
-export async function createPricingTier(input: { accountId: string; name: string }): Promise<{ pricing_tier_id: string }> {
-  const name = requireName(input.name);
-  const pricingTierId = randomUUID();
-  const created = await insertReferenceData(input.accountId, (e) =>
-    e.pricingTier.create({ accountId: input.accountId, pricingTierId, name, createdAt: nowIso() }).commit(),
-  );
-  if (!created) throw new AdminError(`No such account: ${input.accountId}.`);
-  return { pricing_tier_id: pricingTierId };
-}
-
-/** A principal acting as the account's owner, for operator actions that run domain code. */
-async function ownerPrincipal(accountId: string): Promise<import("../../auth/permissions.js").Principal> {
-  if (!(await readAccount(accountId))) throw new AdminError(`No such account: ${accountId}.`);
-  return {
-    accountId,
-    userId: "operator",
-    role: "owner",
-    permissions: new Set(),
-    assignedLocationId: null,
-    timeZone: null,
-    keyId: "operator",
-    keyHash: "",
-    scopes: null,
-  };
-}
-
-/** Adds a unit of measure; `unit_id` comes from the account's unit sequence. */
-export async function createUnit(input: { accountId: string; name: string }): Promise<{ unit_id: number }> {
-  const name = requireName(input.name);
-  if (!(await readAccount(input.accountId))) throw new AdminError(`No such account: ${input.accountId}.`);
-  return { unit_id: await insertUnit(input.accountId, name) };
-}
-
-/** Creates an item through the same domain code as `POST /items`. */
-export async function createItemAsOperator(input: {
-  accountId: string;
-  name: string;
-  sku?: string;
-  price?: string;
-  cost?: string;
-  categoryId?: string;
-  unitId?: number;
-  inventoryType?: "quantity" | "unique";
-}): Promise<{ item_id: string }> {
-  const principal = await ownerPrincipal(input.accountId);
-  const { createItem } = await import("../records/items.js");
-  const { itemCreateBody } = await import("../../schemas/items.js");
-  const parsed = itemCreateBody().safeParse({
-    name: input.name,
-    sku: input.sku,
-    price: input.price,
-    cost: input.cost,
-    category_id: input.categoryId,
-    unit_id: input.unitId,
-    inventory_type: input.inventoryType,
-  });
-  if (!parsed.success) throw new AdminError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  try {
-    const item = await createItem(principal, parsed.data, undefined);
-    return { item_id: item.id as string };
-  } catch (error) {
-    const details = (error as { details?: { param: string; message: string }[] }).details;
-    throw new AdminError(details ? details.map((d) => `${d.param} ${d.message}`).join("; ") : (error as Error).message, { cause: error });
-  }
-}
-
-/**
- * Stores a kit definition (`lib/domain/kits/definitions.ts`): an assembled item and its
- * components (active items of the same account, not the kit item itself, positive quantities,
- * each component once, at most 25, the variation named or the item's only one, no cycle),
- * numbered from the account's kit sequence.
- */
-export async function createKit(input: {
-  accountId: string;
-  itemId: string;
-  components: { itemId: string; quantity: number; variationId?: string }[];
-  method?: "manual" | "automatic";
-}): Promise<{ kit_id: string }> {
-  const { createKitDefinition } = await import("../kits/definitions.js");
-  try {
-    checkKitDefinitionInput(input);
-    if (!(await readAccount(input.accountId))) throw new AdminError(`No such account: ${input.accountId}.`);
-    const { kitId } = await createKitDefinition(input);
-    return { kit_id: kitId };
-  } catch (error) {
-    if (error instanceof KitDefinitionError) throw new AdminError(error.message, { cause: error });
-    throw error;
-  }
-}
-
-/**
- * Input checks that need no database, for the admin CLI to run before it connects (argument
- * errors are reported before any database is started). Each throws `AdminError`.
- */
-export const operatorInputChecks = {
-  timeZone: (zone: string): void => checkTimeZone(zone),
-  currency: (currency: string): void => checkCurrency(currency),
-  permissions: (permissions: readonly string[]): void => checkPermissions(permissions),
-  scopes: (scopes: readonly string[]): void => checkScopes(scopes),
-  expiresAt: (value: string): void => {
-    if (Number.isNaN(Date.parse(value)) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new AdminError(`--expires-at must be an ISO 8601 time: ${value}.`);
-  },
-  customFieldKind: (kind: string): void => {
-    if (!(CUSTOM_FIELD_KINDS as readonly string[]).includes(kind)) throw new AdminError(`--kind must be one of: ${CUSTOM_FIELD_KINDS.join(", ")}.`);
-  },
-  name: (name: string): void => void requireName(name),
-  location: (input: { name: string; shortName: string }): void => void locationBody(input),
-  kit: (input: { itemId: string; components: { itemId: string; quantity: number }[] }): void => {
-    try {
-      checkKitDefinitionInput(input);
-    } catch (error) {
-      if (error instanceof KitDefinitionError) throw new AdminError(error.message);
-      throw error;
-    }
-  },
-};
-
 export interface AccountSummary {
   account_id: string;
   name: string;
@@ -475,27 +314,4 @@ export async function listKeys(userId: string): Promise<KeySummary[]> {
         revoked_at: k.revokedAt ?? null,
       };
     });
-}
-
-function locationBody(input: { name: string; shortName: string }) {
-  const parsed = locationCreateBody().safeParse({ name: input.name, short_name: input.shortName });
-  if (!parsed.success) {
-    const flag = (path: PropertyKey[]) => (path[0] === "short_name" ? "--short-name" : `--${String(path[0] ?? "name")}`);
-    throw new AdminError(parsed.error.issues.map((i) => `${flag(i.path)}: ${i.message}`).join("; "));
-  }
-  return parsed.data;
-}
-
-/** Creates a location through the same domain code as `POST /locations`. */
-export async function createLocationAsOperator(input: { accountId: string; name: string; shortName: string }): Promise<{ location_id: string }> {
-  const body = locationBody(input);
-  const principal = await ownerPrincipal(input.accountId);
-  const { createLocation } = await import("../records/locations.js");
-  try {
-    const location = await createLocation(principal, body, undefined);
-    return { location_id: location.id };
-  } catch (error) {
-    const details = (error as { details?: { param: string; message: string }[] }).details;
-    throw new AdminError(details ? details.map((d) => `${d.param} ${d.message}`).join("; ") : (error as Error).message, { cause: error });
-  }
 }

@@ -6,7 +6,7 @@ import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentPayment } from "../../db/documents.js";
 import type { DocumentKind } from "../../db/entities/document.js";
-import { RETRY, retrying } from "../../db/retry.js";
+import { RETRY, retrying, type AttemptContext } from "../../db/retry.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../../db/transactions.js";
 import type { PaymentBody } from "../../schemas/documents.js";
@@ -74,6 +74,33 @@ export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentD
   return next;
 }
 
+/**
+ * Writes a payment change in ONE transaction conditioned on the header it read: the header
+ * after the amount paid moved by `deltaMinor` (`withAmountPaid`, the new payment count, a new
+ * revision, the policy's `afterPayment` fields), the payment item itself (`payment`), the
+ * policy's related items, and the turns of the writers queued behind this one. Null when it
+ * committed (the turns are then served), else the cancellation.
+ */
+async function writePaymentChange(
+  policy: PaymentPolicy,
+  header: DocumentItem,
+  change: { deltaMinor: number; paymentDate: string; paymentCount: number; payment: (tx: TransactionBuilder) => void },
+  turns: AttemptContext,
+  outcome: { completion: IdempotencyCompletion | undefined; body: unknown },
+) {
+  let next = withAmountPaid(header, header.amountPaidMinor + change.deltaMinor, change.paymentDate);
+  next = { ...next, paymentCount: change.paymentCount, revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
+  next = { ...next, ...policy.afterPayment?.(next) };
+  const cancellation = await writeTransaction((tx) => {
+    addDocumentWrite(tx, { header: next, previous: header });
+    change.payment(tx);
+    policy.addRelated?.(tx, header, next, change.deltaMinor);
+    turns.serveAllWithin(tx);
+  }, outcome);
+  if (!cancellation) turns.servedWithin();
+  return cancellation;
+}
+
 const visibleTree = (principal: Principal, policy: PaymentPolicy, documentId: string) => visibleDocument(principal, policy.kind, documentId, policy.what);
 
 /** Payments of a document, payment date newest first (undated last), then newest recorded first. */
@@ -126,22 +153,19 @@ export async function recordPayment(
       const header = await visibleDocumentHeader(principal, policy.kind, documentId, policy.what);
       policy.assertPayable?.(header);
       assertWithinBounds(policy, header, amountMinor, "record");
-      let next = withAmountPaid(header, header.amountPaidMinor + amountMinor, paymentDate);
-      next = { ...next, paymentCount: header.paymentCount + 1, revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
-      next = { ...next, ...policy.afterPayment?.(next) };
-      const cancellation = await writeTransaction(
-        (tx) => {
-          addDocumentWrite(tx, { header: next, previous: header });
-          tx.add("payment", tx.entities.documentPayment.create(payment).commit());
-          policy.addRelated?.(tx, header, next, amountMinor);
-          turns.serveAllWithin(tx);
+      const cancellation = await writePaymentChange(
+        policy,
+        header,
+        {
+          deltaMinor: amountMinor,
+          paymentDate,
+          paymentCount: header.paymentCount + 1,
+          payment: (tx) => tx.add("payment", tx.entities.documentPayment.create(payment).commit()),
         },
+        turns,
         { completion, body: resource },
       );
-      if (!cancellation) {
-        turns.servedWithin();
-        return resource;
-      }
+      if (!cancellation) return resource;
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
       throw errors.internal(new Error(`payment write failed: ${cancellation.labels.join(", ")}`));
     },
@@ -169,33 +193,26 @@ export async function deletePayment(
       ]);
       if (!payment) throw errors.resourceMissing("payment", paymentId);
       assertWithinBounds(policy, header, -payment.amountMinor, "delete");
-      let next = withAmountPaid(header, header.amountPaidMinor - payment.amountMinor, payment.paymentDate ?? header.dateFullyPaid ?? "");
-      next = {
-        ...next,
-        paymentCount: Math.max(0, header.paymentCount - 1),
-        revision: newRevision(policy.revisionPrefix),
-        updatedAt: nextTimestamp(header.updatedAt),
-      };
-      next = { ...next, ...policy.afterPayment?.(next) };
-      const cancellation = await writeTransaction(
-        (tx) => {
-          addDocumentWrite(tx, { header: next, previous: header });
-          tx.add(
-            "payment",
-            tx.entities.documentPayment
-              .delete({ accountId: principal.accountId, documentId, paymentId })
-              .where(({ paymentId: id }, { exists }) => exists(id))
-              .commit(),
-          );
-          policy.addRelated?.(tx, header, next, -payment.amountMinor);
-          turns.serveAllWithin(tx);
+      const cancellation = await writePaymentChange(
+        policy,
+        header,
+        {
+          deltaMinor: -payment.amountMinor,
+          paymentDate: payment.paymentDate ?? header.dateFullyPaid ?? "",
+          paymentCount: Math.max(0, header.paymentCount - 1),
+          payment: (tx) =>
+            tx.add(
+              "payment",
+              tx.entities.documentPayment
+                .delete({ accountId: principal.accountId, documentId, paymentId })
+                .where(({ paymentId: id }, { exists }) => exists(id))
+                .commit(),
+            ),
         },
+        turns,
         { completion, body: resource },
       );
-      if (!cancellation) {
-        turns.servedWithin();
-        return resource;
-      }
+      if (!cancellation) return resource;
       if (cancellation.failed("payment")) throw errors.resourceMissing("payment", paymentId);
       return RETRY;
     },

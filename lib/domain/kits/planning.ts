@@ -6,7 +6,7 @@ import { money } from "../common/money.js";
 /**
  * Pure planning of kit builds (spec part 2, sections 2.7, 3.7 and 4.7; architecture section 8,
  * "Kit builds"): what an assembly or a disassembly changes, decided from definitions and the
- * stock read, without any I/O. The domain (`lib/domain/kits/service.ts`) reads, plans with these,
+ * stock read, without any I/O. The domain (`lib/domain/kits/builds.ts`) reads, plans with these,
  * and writes through the ledger; the ledger's own conditions then prove the plan still holds.
  *
  * Assembly of `quantity` kits at a location:

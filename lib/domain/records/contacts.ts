@@ -20,6 +20,7 @@ import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { ContactWriteBody } from "../../schemas/contacts.js";
 import { canSeeParty } from "./parties.js";
+import { laterUpdatedAt } from "./record-writes.js";
 import { nameSortKey } from "../common/ordering.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 
@@ -225,9 +226,7 @@ export async function updateContact(
         next = { ...next, links: [...requested.links, ...hidden] };
       }
       if (sameRecord(previous, next, UPDATED_AT)) return (await present(principal, [previous], requested?.parties))[0]!; // sent back as read: nothing to write
-      let updatedAt = nowIso();
-      if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
-      next.updatedAt = updatedAt;
+      next.updatedAt = laterUpdatedAt(previous.updatedAt);
       const [resource] = await present(principal, [next], requested?.parties);
       const result = await replaceContact(previous, next, { completion, body: resource });
       if (result.ok) return resource!;

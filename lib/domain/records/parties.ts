@@ -24,6 +24,7 @@ import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pa
 import type { PartyKind, PartyWriteBody } from "../../schemas/parties.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "../common/custom-field-values.js";
 import { nameSortKey } from "../common/ordering.js";
+import { collectFields, laterUpdatedAt, replaceOutcome } from "./record-writes.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 
 /** Customers, prospects and suppliers: spec part 1, sections 2.6, 3 and 4.4. */
@@ -124,25 +125,20 @@ interface FieldChanges {
 function fieldChanges(kind: PartyKind, input: PartyWriteBody): FieldChanges {
   const set: Record<string, unknown> = {};
   const remove: (keyof PartyItem)[] = [];
-  for (const [field, attribute] of Object.entries(FIELD_MAP)) {
-    if (!(field in input)) continue;
-    const value = (input as Record<string, unknown>)[field];
-    if (value === undefined) continue;
-    if (value === null || value === "") remove.push(attribute);
-    else set[attribute] = value;
-  }
+  collectFields(input, Object.entries(FIELD_MAP), set, remove);
   if (typeof set.name === "string") set.nameKey = nameSortKey(set.name);
   if ("officeEmail" in set) set.emailKey = String(set.officeEmail).toLowerCase();
   if (remove.includes("officeEmail")) remove.push("emailKey");
-  for (const [field, attribute] of [
-    ["tax_rate1", "taxRate1"],
-    ["tax_rate2", "taxRate2"],
-  ] as const) {
-    const value = input[field];
-    if (value === undefined) continue;
-    if (value === null) remove.push(attribute);
-    else set[attribute] = rate(value);
-  }
+  collectFields(
+    input,
+    [
+      ["tax_rate1", "taxRate1"],
+      ["tax_rate2", "taxRate2"],
+    ] as const,
+    set,
+    remove,
+    rate,
+  );
   const references: Reference[] = [];
   if (input.custom_field_values !== undefined) {
     const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values);
@@ -209,8 +205,7 @@ export async function updateParty(
     `update ${kind}`,
     async () => {
       const previous = await visibleParty(principal, kind, partyId);
-      let updatedAt = nowIso();
-      if (updatedAt <= previous.updatedAt) updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();
+      const updatedAt = laterUpdatedAt(previous.updatedAt);
       const next = { ...previous, ...changes.set, updatedAt } as PartyItem;
       for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
       if (sameRecord(previous, next, UPDATED_AT)) return presentParty(previous); // sent back as read: nothing to write
@@ -219,9 +214,7 @@ export async function updateParty(
         completion,
         body: resource,
       });
-      if (result.ok) return resource;
-      if (result.references.length > 0) throw errors.validationFailed(result.references);
-      return RETRY;
+      return replaceOutcome(result, resource);
     },
     undefined,
     [`party:${principal.accountId}:${partyId}`],

@@ -7,10 +7,12 @@ import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../../../db/transactions.js";
 import { errors } from "../../../core/errors.js";
 import { requireDocumentPermission, documentLock } from "../documents.js";
-import { addEstimateConversion, ESTIMATE_CONVERSION_LABEL, readEstimateForConversion, type ConversionKind, type EstimateConversionSource } from "./service.js";
+import { addEstimateConversion, ESTIMATE_CONVERSION_LABEL, readEstimateForConversion } from "./service.js";
+import { estimateDetails, type ConversionKind, type EstimateConversionSource } from "./model.js";
 import { createInvoiceFromDraft } from "../invoices/service.js";
 import { createSalesOrderFromDraft } from "../sales-orders/service.js";
-import type { CustomerActivity, DraftLine, DraftOptions, SalesDraft } from "../sales-documents.js";
+import type { DraftLine, DraftOptions, SalesDraft } from "../sales/drafts.js";
+import type { CustomerActivity } from "../sales/insert.js";
 
 /** The new document of a conversion: its body (201) and ETag. */
 export interface ConversionResult {
@@ -97,12 +99,7 @@ function draftOf(source: EstimateConversionSource): SalesDraft {
   return {
     customerId: h.partyId!,
     salespersonId: h.assignedUserId,
-    name: h.name,
-    purchaseOrderNumber: h.purchaseOrderNumber,
-    attention: h.attention,
-    shippingAddress: h.shippingAddress,
-    publicNote: h.publicNote,
-    paymentTerms: h.paymentTerms,
+    ...estimateDetails(h),
     shippingFee: h.shippingFee,
     shippingCost: h.shippingCost,
     discountPercent: h.discountPercent,

@@ -1,8 +1,19 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../../auth/permissions.js";
 import type { DocumentItem } from "../../../db/service.js";
-import { addDays, editBlockReason, effectiveStatus, expiryInstantOf, presentEstimate, priceEstimate, statusFilter, type EstimateLine } from "./model.js";
-import { conversionSource, dateProblems } from "./service.js";
+import {
+  UNPRICED_AMOUNTS,
+  addDays,
+  conversionSource,
+  editBlockReason,
+  effectiveStatus,
+  expiryInstantOf,
+  presentEstimate,
+  priceEstimate,
+  statusFilter,
+  type EstimateLine,
+} from "./model.js";
+import { dateProblems } from "./problems.js";
 
 const principal = (permissions: string[] = [], role: "owner" | "staff" = "staff"): Principal => ({
   accountId: "a",
@@ -27,12 +38,7 @@ const line = (overrides: Partial<EstimateLine> = {}): EstimateLine => ({
   taxRate: "0.000",
   tax2Rate: "0.000",
   variationValues: {},
-  discountedUnitPrice: null,
-  subtotal: "0.0000",
-  tax: "0.0000",
-  tax2: "0.0000",
-  total: "0.0000",
-  totalCost: null,
+  ...UNPRICED_AMOUNTS,
   ...overrides,
 });
 

@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { DateTime } from "luxon";
+import { errors, type ErrorCode } from "../../../core/errors.js";
 import { isValidZone } from "../../../core/time-zones.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
-import type { DocumentFilter, StoredLine } from "../../../db/documents.js";
+import type { DocumentFilter } from "../../../db/documents.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
-import { computeTotals } from "../totals.js";
 import { orNull } from "../documents.js";
 import { money } from "../../common/money.js";
+import { headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../stock/model.js";
 
 /**
  * The estimate without storage (spec part 2, sections 2.3, 3.3 and 4.3; architecture section 4
@@ -65,29 +66,14 @@ export function statusFilter(statusId: number, now: string): Pick<DocumentFilter
 }
 
 /** A stored estimate line (`lib/db/documents.ts` stores them compressed in pages). */
-export interface EstimateLine extends StoredLine {
-  lineType: "inventory" | "service" | "discount";
-  itemId?: string;
-  variationId?: string;
-  ivlId?: number;
+export interface EstimateLine extends PartyDocumentLine {
   /** The stock row's location (the estimate is there, for the location rule). */
   locationId?: string;
   /** The stock row's location, as named when the line was written. */
   locationName?: string;
-  name: string;
-  description?: string;
-  quantity: number;
   unitPrice: string;
   /** The item's unit cost when written (service lines 0); null on the discount line. */
   unitCost: string | null;
-  discountPercent: string;
-  taxRate: string;
-  tax2Rate: string;
-  unitId?: number;
-  unitName?: string;
-  sku?: string;
-  variationValues: Record<string, string>;
-  variationNumber?: number;
   discountedUnitPrice: string | null;
   subtotal: string;
   tax: string;
@@ -96,15 +82,17 @@ export interface EstimateLine extends StoredLine {
   totalCost: string | null;
 }
 
-export interface EstimateTotals {
-  subtotal: string;
-  preDiscountTotal: string;
-  discountTotal: string;
-  shippingFee: string;
-  tax: string;
-  tax2: string;
-  total: string;
-}
+export type EstimateTotals = HeaderTotals;
+
+/** The amounts of a line not priced yet (`priceEstimate` sets them). */
+export const UNPRICED_AMOUNTS = {
+  discountedUnitPrice: null,
+  subtotal: "0.0000",
+  tax: "0.0000",
+  tax2: "0.0000",
+  total: "0.0000",
+  totalCost: null,
+} as const;
 
 /**
  * Prices the non-discount lines (architecture section 4, money) and appends the generated
@@ -118,17 +106,7 @@ export function priceEstimate(
   discountLineId?: string,
 ): { lines: EstimateLine[]; totals: EstimateTotals } {
   const items = lines.filter((line) => line.lineType !== "discount");
-  const totals = computeTotals(
-    items.map((line) => ({
-      quantity: line.quantity,
-      unitPrice: line.unitPrice,
-      discountPercent: line.discountPercent,
-      taxRate: line.taxRate,
-      tax2Rate: line.tax2Rate,
-    })),
-    discountPercent,
-    shippingFee,
-  );
+  const totals = totalsOfLines(items, (line) => line.unitPrice, discountPercent, shippingFee);
   const priced: EstimateLine[] = items.map((line, i) => {
     const amounts = totals.lines[i]!;
     return {
@@ -161,18 +139,7 @@ export function priceEstimate(
       totalCost: null,
     });
   }
-  return {
-    lines: priced,
-    totals: {
-      subtotal: totals.subtotal,
-      preDiscountTotal: totals.preDiscountTotal,
-      discountTotal: totals.discountTotal,
-      shippingFee: totals.shippingFee,
-      tax: totals.tax,
-      tax2: totals.tax2,
-      total: totals.total,
-    },
-  };
+  return { lines: priced, totals: headerTotalsOf(totals) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -289,4 +256,115 @@ export function presentEstimate(
   });
   if (lines) out.lines = lines.map((line, position) => presentLine(line, position, showCosts, preview));
   return out;
+}
+
+/** How an estimate's state reads in a refusal: its status label, "(converted)" when it was converted. */
+export const stateLabel = (header: Pick<DocumentItem, "convertedTo">, status: EstimateStatus): string =>
+  `${ESTIMATE_STATUS[status].label}${header.convertedTo ? " (converted)" : ""}`;
+
+// ---------------------------------------------------------------------------------------------
+// Conversion (used by the invoice and sales-order writers: ONE transaction with the new document)
+
+export type ConversionKind = "invoice" | "sales_order";
+
+/** The document an estimate was converted into (`converted_document`). */
+export interface ConvertedDocument {
+  kind: ConversionKind;
+  id: string;
+  number: number;
+}
+
+/** A line of the estimate in the shape a new document's line takes (a fresh `id`; amounts as priced on the estimate). */
+export type ConvertibleLine = EstimateLine & { lineType: "inventory" | "service"; sourceLineId: string };
+
+/** The details a new sales document copies from the estimate as they are. */
+export type EstimateDetails = Pick<DocumentItem, "name" | "purchaseOrderNumber" | "attention" | "shippingAddress" | "publicNote" | "paymentTerms">;
+
+/** The estimate's details (name, PO number, attention, shipping address, public note, payment terms). */
+export const estimateDetails = (h: EstimateDetails): EstimateDetails => ({
+  name: h.name,
+  purchaseOrderNumber: h.purchaseOrderNumber,
+  attention: h.attention,
+  shippingAddress: h.shippingAddress,
+  publicNote: h.publicNote,
+  paymentTerms: h.paymentTerms,
+});
+
+export interface EstimateConversionSource {
+  /** The estimate as read: `addEstimateConversion` is conditioned on this revision. */
+  estimate: DocumentItem;
+  /**
+   * Header values a new sales document copies (DocumentItem attribute names: spread them into
+   * the new header): customer, salesperson, details, shipping, discount, totals, item ids.
+   * Custom-field values are not copied (custom fields belong to one record kind).
+   */
+  header: Pick<
+    DocumentItem,
+    | "partyId"
+    | "partyName"
+    | "partyKind"
+    | "assignedUserId"
+    | "name"
+    | "purchaseOrderNumber"
+    | "attention"
+    | "shippingAddress"
+    | "publicNote"
+    | "paymentTerms"
+    | "issueDate"
+    | "expiryDate"
+    | "shippingFee"
+    | "shippingCost"
+    | "discountPercent"
+    | "subtotal"
+    | "preDiscountTotal"
+    | "discountTotal"
+    | "tax"
+    | "tax2"
+    | "total"
+    | "itemIds"
+  >;
+  /** The non-discount lines in stored order; re-pricing them with `discountPercent` regenerates the discount line and the same totals. */
+  lines: ConvertibleLine[];
+}
+
+const conversionCode: Record<ConversionKind, ErrorCode> = {
+  invoice: "estimate_conversion_not_allowed",
+  sales_order: "estimate_sales_order_conversion_not_allowed",
+};
+
+/** `readEstimateForConversion` without the read (pure). */
+export function conversionSource(header: DocumentItem, lines: readonly EstimateLine[], kind: ConversionKind, now: string): EstimateConversionSource {
+  const status = effectiveStatus(header, now);
+  if (status !== "open" || header.convertedTo) {
+    throw errors.stateConflict(
+      conversionCode[kind],
+      `Only an Open estimate that was not converted can be converted; this one is ${stateLabel(header, status)}.`,
+    );
+  }
+  const h = header;
+  return {
+    estimate: header,
+    header: {
+      partyId: h.partyId,
+      partyName: h.partyName,
+      partyKind: h.partyKind,
+      assignedUserId: h.assignedUserId,
+      ...estimateDetails(h),
+      issueDate: h.issueDate,
+      expiryDate: h.expiryDate,
+      shippingFee: h.shippingFee,
+      shippingCost: h.shippingCost,
+      discountPercent: h.discountPercent,
+      subtotal: h.subtotal,
+      preDiscountTotal: h.preDiscountTotal,
+      discountTotal: h.discountTotal,
+      tax: h.tax,
+      tax2: h.tax2,
+      total: h.total,
+      itemIds: h.itemIds,
+    },
+    lines: lines
+      .filter((line): line is EstimateLine & { lineType: "inventory" | "service" } => line.lineType !== "discount")
+      .map((line) => ({ ...line, id: randomUUID(), sourceLineId: line.id })),
+  };
 }

@@ -1,49 +1,18 @@
-import { DocumentTooLargeError } from "../../../core/failures.js";
-import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
-import { hasPermission, type Principal } from "../../../auth/permissions.js";
-import { ApiError, errors, type DetailCode, type ErrorCode, type ValidationDetail } from "../../../core/errors.js";
+import type { Principal } from "../../../auth/permissions.js";
+import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
-import {
-  DOCUMENT_LABEL,
-  addDocumentDelete,
-  documentListing,
-  addDocumentWrite,
-  encodeDocumentLines,
-  numberKeyOf,
-  type DocumentTree,
-  type EncodedLines,
-} from "../../../db/documents.js";
-import { readLocations } from "../../../db/locations.js";
-import { addDocumentActivity, readParty } from "../../../db/parties.js";
-import { checkReferences, missingReferences, referenceDetail, referenceDetails, type Reference } from "../../../db/references.js";
+import { DOCUMENT_LABEL, addDocumentDelete, documentListing, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
+import { addDocumentActivity } from "../../../db/parties.js";
+import { checkReferences, referenceDetail, referenceDetails } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
-import { allocateNumber } from "../../../db/sequences.js";
-import type { AccountItem, DocumentItem, PartyItem } from "../../../db/service.js";
+import type { DocumentItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
-import type { EstimateCreateBody, EstimateLineBody, EstimateListQuery, EstimateUpdateBody } from "../../../schemas/estimates.js";
-import { customFieldWrite } from "../../common/custom-field-values.js";
-import { mayReachLocation, outsideLocationDetail } from "../../common/location-access.js";
+import type { EstimateCreateBody, EstimateListQuery, EstimateUpdateBody } from "../../../schemas/estimates.js";
 import {
-  inventoryLineName,
-  isKeptUnitPrice,
-  keptUnitCost,
-  defaultUnitCost,
-  defaultUnitPrice,
-  resolveLineItems,
-  skuOf,
-  type ResolvedLineItem,
-} from "../lines.js";
-import {
-  accountSettings,
-  accountToday,
   addAssigneeCount,
   addKindCountDecrement,
-  documentTextFields,
   listDocuments,
-  localToday,
-  matchReplacementLines,
   nextTimestamp,
   requireDocumentPermission,
   withEtag,
@@ -53,25 +22,28 @@ import {
 } from "../documents.js";
 import {
   ESTIMATE_STATUS,
-  addDays,
+  conversionSource,
   effectiveStatus,
-  expiryInstantOf,
   presentEstimate,
-  priceEstimate,
+  stateLabel,
   statusFilter,
+  type ConversionKind,
+  type ConvertedDocument,
+  type EstimateConversionSource,
   type EstimateLine,
-  type EstimateTotals,
 } from "./model.js";
-import { addQuantities } from "../../inventory/math.js";
-import { money, rate } from "../../common/money.js";
+import { planEstimate, type EstimateTree, type Planned } from "./plan.js";
+import { throwProblems, type Problem } from "./problems.js";
 import { assertRevision, etagOf, newRevision, parseIfMatch } from "../../common/revisions.js";
-import { MAX_ESTIMATE_LINES } from "../../../schemas/estimates.js";
+import { textFilter } from "../stock/model.js";
+import { createNumbered } from "../stock/writes.js";
 
 /**
  * Estimates: spec part 2, sections 2.3, 3.3 and 4.3; architecture sections 4 (status ids, money,
  * revisions) and 8 (delete response). Storage, numbering, counts and lists are the document
  * machinery's (`lib/db/documents.ts`, `lib/domain/documents/documents.ts`); the estimate's own model
- * (statuses, expiry, pricing, presentation) is `model.ts`.
+ * (statuses, expiry, pricing, presentation, conversion source) is `model.ts`; planning a write is
+ * `plan.ts` with the problem rules of `problems.ts`.
  *
  * Every write is planned by `planEstimate`, which reads what the estimate names and collects
  * every problem: a create or update throws them (409 state, then 403 permission, then 422 with
@@ -90,8 +62,6 @@ export interface EstimateResult {
   body: Record<string, unknown>;
   etag: string;
 }
-
-type EstimateTree = Omit<DocumentTree, "lines"> & { lines: EstimateLine[] };
 
 // ---------------------------------------------------------------------------------------------
 // Reads
@@ -119,7 +89,6 @@ export async function listEstimates(
 ): Promise<ListEnvelope<Record<string, unknown>>> {
   requireDocumentPermission(principal, "estimates.list", "reading estimates");
   const now = nowIso();
-  const needle = query.q?.trim().toLowerCase();
   const status = query.status_id === undefined ? {} : statusFilter(Number(query.status_id), now);
   return listDocuments({
     principal,
@@ -135,459 +104,10 @@ export async function listEstimates(
         { attribute: "expiryDate", from: query.expiry_date_from, to: query.expiry_date_to },
         ...(status.dates ?? []),
       ],
-      text: needle ? { needle, number: /^\d{1,9}$/.test(needle) ? Number(needle) : undefined } : undefined,
+      text: textFilter(query.q),
     },
     present: (headers) => headers.map((header) => presentEstimate(principal, header, undefined, { now })),
   });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Planning: what a create, an update or a preview would write, and every problem with it
-
-/** A refusal the real write would answer: 409 (state), 403 (a permission), 422 (a field). */
-/** A refusal (403, 409: its code is the error's) or a field's problem (422: a detail code). */
-export type Problem =
-  | { status: 403 | 409; code: ErrorCode; message: string; param?: string }
-  | { status: 422; code: DetailCode; message: string; param?: string };
-
-const detailProblem = (detail: ValidationDetail): Problem => ({ status: 422, ...detail });
-
-/** The problems of an `ApiError` a shared helper threw (validation details, or the error itself). */
-function problemsOf(error: unknown): Problem[] {
-  if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-  if (error.details?.length) return error.details.map(detailProblem);
-  const { code, message, param } = error;
-  return [error.statusCode === 403 || error.statusCode === 409 ? { status: error.statusCode, code, message, param } : { status: 422, code, message, param }];
-}
-
-/** Throws the problems as the real write answers them: a state conflict first, then a permission, then every field. */
-function throwProblems(problems: readonly Problem[]): void {
-  const conflict = problems.find((p): p is Extract<Problem, { status: 403 | 409 }> => p.status === 409);
-  if (conflict) throw errors.stateConflict(conflict.code, conflict.message);
-  const denied = problems.find((p) => p.status === 403);
-  if (denied) throw errors.permissionDenied(denied.message, denied.param);
-  const details = problems.filter((p) => p.status === 422).map(({ param, code, message }) => ({ param: param ?? "", code, message }));
-  if (details.length > 0) throw errors.validationFailed(details);
-}
-
-interface EstimatePlan {
-  header: DocumentItem;
-  lines: EstimateLine[];
-  /**
-   * The pages to write; undefined when the stored pages stay (an update that changes neither the
-   * lines nor their pricing) or when the lines are over the document limits (a problem says so).
-   */
-  encoded?: EncodedLines;
-  customer: PartyItem;
-  customerChanged: boolean;
-  references: Reference[];
-}
-
-interface Planned {
-  plan?: EstimatePlan;
-  problems: Problem[];
-  warnings: Problem[];
-}
-
-type PlanRequest = { mode: "create"; input: EstimateCreateBody } | { mode: "update"; input: EstimateUpdateBody; tree: EstimateTree };
-
-/** The header fields a create or an update sets from the request (null or "" clears a text field). */
-function headerFields(input: EstimateCreateBody | EstimateUpdateBody): { set: Partial<DocumentItem>; cleared: (keyof DocumentItem)[] } {
-  const { set, cleared } = documentTextFields(input, [
-    ["name", "name"],
-    ["custom_estimate_number", "customNumber"],
-    ["purchase_order_number", "purchaseOrderNumber"],
-    ["attention", "attention"],
-    ["shipping_address", "shippingAddress"],
-    ["public_note", "publicNote"],
-    ["payment_terms", "paymentTerms"],
-  ]);
-  if (input.issue_date !== undefined) set.issueDate = input.issue_date;
-  if (input.expiry_date !== undefined) set.expiryDate = input.expiry_date;
-  if (input.shipping_fee !== undefined) set.shippingFee = money(input.shipping_fee);
-  if (input.shipping_cost !== undefined) set.shippingCost = money(input.shipping_cost);
-  if (input.discount_percent !== undefined) set.discountPercent = rate(input.discount_percent);
-  return { set, cleared };
-}
-
-/** Line rules that need no read: service lines name their own name and price; inventory lines take the item's name. */
-function lineShapeProblems(lines: readonly EstimateLineBody[], principal: Principal, kept: readonly (EstimateLine | undefined)[]): Problem[] {
-  const problems: Problem[] = [];
-  const mayPrice = hasPermission(principal, "prices.modify");
-  lines.forEach((line, index) => {
-    const at = (field: string) => `lines[${index}].${field}`;
-    if (line.item_id === undefined) {
-      if (line.name === undefined) problems.push({ status: 422, param: at("name"), code: "required", message: "is required on a service line." });
-      if (line.unit_price === undefined) problems.push({ status: 422, param: at("unit_price"), code: "required", message: "is required on a service line." });
-      if (line.item_variation_location_id !== undefined) {
-        problems.push({ status: 422, param: at("item_variation_location_id"), code: "invalid", message: "belongs to inventory lines (with item_id)." });
-      }
-      return;
-    }
-    // An inventory line's own price sent back as read needs no permission (it changes nothing).
-    if (line.unit_price !== undefined && !mayPrice && !isKeptUnitPrice(money(line.unit_price), line.item_id, kept[index])) {
-      problems.push({
-        status: 403,
-        param: at("unit_price"),
-        code: "permission_denied",
-        message: "Setting the price of an inventory line requires the prices.modify permission.",
-      });
-    }
-  });
-  return problems;
-}
-
-/** The customer or prospect an estimate names: visible to the user, not a supplier; `requireActive` also refuses archived ones. */
-function customerProblems(principal: Principal, party: PartyItem | undefined, requireActive: boolean): Problem[] {
-  const visible = party && (hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
-  if (!party || !visible || party.kind === "supplier")
-    return [detailProblem(referenceDetail("customer_id", "is not a visible customer or prospect of this account."))];
-  if (requireActive && party.archived) return [{ status: 422, param: "customer_id", code: "archived", message: `is an archived ${party.kind}.` }];
-  return [];
-}
-
-/** Names of the locations of the lines' stock rows (one BatchGetItem for every distinct location). */
-async function locationNames(accountId: string, resolved: Iterable<ResolvedLineItem>): Promise<Map<string, string>> {
-  const ids = [...new Set([...resolved].flatMap((r) => (r.row ? [r.row.locationId] : [])))];
-  const locations = await readLocations(accountId, ids);
-  return new Map(locations.map((location) => [location.locationId, location.name] as const));
-}
-
-/**
- * The stored lines of a request's complete line list: inventory lines take the item's name,
- * description (overridable; "" clears it), unit, SKU, variation, unit cost and selling price
- * (`unit_price` overrides it, permission permitting); service lines their own name, description
- * and price; tax rates default to the customer's. `kept[i]` is the stored line request line i
- * keeps (its id).
- */
-function buildLines(
-  input: readonly EstimateLineBody[],
-  kept: readonly (EstimateLine | undefined)[],
-  resolved: ReadonlyMap<number, ResolvedLineItem>,
-  customer: PartyItem,
-  names: ReadonlyMap<string, string>,
-): EstimateLine[] {
-  return input.map((line, index) => {
-    const base = {
-      id: kept[index]?.id ?? randomUUID(),
-      discountPercent: "0.000",
-      taxRate: rate(line.tax_rate ?? customer.taxRate1 ?? 0),
-      tax2Rate: rate(line.tax_2_rate ?? customer.taxRate2 ?? 0),
-      discountedUnitPrice: null,
-      subtotal: "0.0000",
-      tax: "0.0000",
-      tax2: "0.0000",
-      total: "0.0000",
-      totalCost: null,
-    };
-    const found = resolved.get(index);
-    if (!found) {
-      // A service line without name or price is refused; a preview still prices it ("" and 0).
-      return {
-        ...base,
-        lineType: "service" as const,
-        name: line.name ?? "",
-        description: line.description || undefined,
-        quantity: line.quantity ?? 1,
-        unitPrice: money(line.unit_price ?? 0),
-        unitCost: "0.0000",
-        variationValues: {},
-      };
-    }
-    const { item, variation, row } = found;
-    return {
-      ...base,
-      lineType: "inventory" as const,
-      itemId: item.itemId,
-      variationId: variation.variationId,
-      ivlId: row?.ivlId,
-      locationId: row?.locationId,
-      locationName: row ? names.get(row.locationId) : undefined,
-      name: (inventoryLineName(index, line.name, item, kept[index]) as { name: string }).name,
-      description: line.description === undefined ? item.description : line.description || undefined,
-      quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
-      unitPrice: money(line.unit_price ?? defaultUnitPrice(item, variation)),
-      unitCost: keptUnitCost(item.itemId, variation.variationId, kept[index]) ?? money(defaultUnitCost(item, variation)),
-      unitId: item.unitId,
-      unitName: item.unitName,
-      sku: skuOf(item, variation),
-      variationValues: (variation.values ?? {}) as Record<string, string>,
-      variationNumber: variation.variationNumber,
-    };
-  });
-}
-
-/**
- * The date rules (spec 4.3): `expiry_date` not before `issue_date` (named on the field the
- * request gave); an update's new `expiry_date` after today in the account's time zone (spec 4.3:
- * "future date"); a create may record a past expiry
- * (the estimate is then Expired at once), which a preview warns about.
- */
-export function dateProblems(dates: { issueDate: string; expiryDate: string; today: string; isUpdate: boolean; expiryGiven: boolean }): {
-  problems: Problem[];
-  warnings: Problem[];
-} {
-  const { issueDate, expiryDate, today } = dates;
-  if (expiryDate < issueDate) {
-    const param = dates.expiryGiven ? "expiry_date" : "issue_date";
-    return {
-      problems: [{ status: 422, param, code: "before_issue_date", message: `expiry_date ${expiryDate} is before issue_date ${issueDate}.` }],
-      warnings: [],
-    };
-  }
-  if (dates.isUpdate && dates.expiryGiven && expiryDate <= today) {
-    return {
-      problems: [
-        { status: 422, param: "expiry_date", code: "past_date", message: `must be a future date (after ${today}, today in the account's time zone).` },
-      ],
-      warnings: [],
-    };
-  }
-  if (!dates.isUpdate && expiryDate < today) {
-    return {
-      problems: [],
-      warnings: [
-        {
-          status: 422,
-          param: "expiry_date",
-          code: "expiry_date_passed",
-          message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.`,
-        },
-      ],
-    };
-  }
-  return { problems: [], warnings: [] };
-}
-
-/** Preview warnings: inventory lines asking for more than is available (on hand less reserved). */
-function stockWarnings(input: readonly EstimateLineBody[], lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>): Problem[] {
-  const wanted = new Map<string, number>();
-  const keyOf = (found: ResolvedLineItem) => (found.row ? `row:${found.row.ivlId}` : `variation:${found.variation.variationId}`);
-  input.forEach((_line, index) => {
-    const found = resolved.get(index);
-    if (found) wanted.set(keyOf(found), addQuantities(wanted.get(keyOf(found)) ?? 0, lines[index]!.quantity));
-  });
-  const warnings: Problem[] = [];
-  const warned = new Set<string>();
-  input.forEach((_line, index) => {
-    const found = resolved.get(index);
-    if (!found || warned.has(keyOf(found))) return;
-    const rows = found.row ? [found.row] : found.rows;
-    const available = rows.reduce((sum, row) => sum.plus(row.onHand).minus(row.reserved), new Decimal(0));
-    const total = wanted.get(keyOf(found))!;
-    if (available.lt(total)) {
-      warned.add(keyOf(found));
-      warnings.push({
-        status: 422,
-        param: `lines[${index}].quantity`,
-        code: "insufficient_stock",
-        message: `${total} requested of ${found.item.name}${found.row ? " at this stock row" : ""}, ${available.toString()} available (on hand less reserved).`,
-      });
-    }
-  });
-  return warnings;
-}
-
-/**
- * Plans a create or an update of an estimate: reads the account, the customer and the items,
- * checks every rule of spec 4.3 and builds the priced lines and the next header. Nothing is
- * written. `preview` also checks the custom-field references by reading them (a write checks
- * them in its transaction) and computes warnings.
- */
-async function planEstimate(principal: Principal, request: PlanRequest, now: string, preview: boolean): Promise<Planned> {
-  const { input } = request;
-  const previous = request.mode === "update" ? request.tree.header : undefined;
-  const problems: Problem[] = [];
-  const warnings: Problem[] = [];
-
-  if (previous) {
-    const status = effectiveStatus(previous, now);
-    if (status !== "open") {
-      problems.push({
-        status: 409,
-        code: "estimate_update_not_allowed",
-        message: `Only Open estimates can be updated; this one is ${ESTIMATE_STATUS[status].label}${previous.convertedTo ? " (converted)" : ""}.`,
-      });
-    }
-  }
-  const customerId = input.customer_id ?? previous!.partyId!;
-  const customerChanged = previous !== undefined && input.customer_id !== undefined && input.customer_id !== previous.partyId;
-  if (customerChanged && input.lines === undefined) {
-    problems.push({ status: 422, param: "lines", code: "required", message: "is required when customer_id changes (the complete set of lines)." });
-  }
-  if (input.shipping_cost !== undefined && !hasPermission(principal, "costs.view")) {
-    problems.push({ status: 403, param: "shipping_cost", code: "permission_denied", message: "Setting shipping_cost requires the costs.view permission." });
-  }
-
-  // The request's lines (update: the stored ones when omitted) and the stored lines they keep.
-  const lineInput: readonly EstimateLineBody[] | undefined = input.lines;
-  let kept: (EstimateLine | undefined)[] = [];
-  if (lineInput) {
-    if (request.mode === "update") {
-      try {
-        kept = matchReplacementLines(request.tree.lines, lineInput, MAX_ESTIMATE_LINES, (line) => line.lineType !== "discount");
-      } catch (error) {
-        problems.push(...problemsOf(error));
-      }
-    }
-    problems.push(...lineShapeProblems(lineInput, principal, kept));
-  }
-  let customFields: ReturnType<typeof customFieldWrite> | undefined;
-  try {
-    customFields = input.custom_field_values === undefined ? undefined : customFieldWrite(input.custom_field_values, "estimate");
-  } catch (error) {
-    problems.push(...problemsOf(error));
-  }
-
-  const itemRequests = (lineInput ?? []).flatMap((line, index) =>
-    line.item_id === undefined ? [] : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id }],
-  );
-  const [account, customer, resolved, referenceProblems] = await Promise.all([
-    accountSettings(principal.accountId),
-    readParty(principal.accountId, customerId),
-    resolveLineItems(principal.accountId, undefined, itemRequests).catch((error: unknown) => {
-      problems.push(...problemsOf(error));
-      return undefined;
-    }),
-    preview && customFields ? missingReferences(principal.accountId, customFields.references) : Promise.resolve([]),
-  ]);
-  problems.push(...referenceProblems.map(detailProblem));
-  // A new customer must be active; an unchanged one may have been archived since (the estimate stays editable).
-  const customerIssues = customerProblems(principal, customer, previous === undefined || customerChanged);
-  problems.push(...customerIssues);
-  for (const [index, found] of resolved ?? []) {
-    if (found.item.sold) problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
-    if (found.row && !mayReachLocation(principal, found.row.locationId))
-      problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));
-    const named = inventoryLineName(index, lineInput?.[index]?.name, found.item, kept[index]);
-    if ("detail" in named) problems.push(detailProblem(named.detail));
-  }
-
-  // Dates: issue_date defaults to the user's today; expiry_date to issue_date + the account's setting.
-  const { set, cleared } = headerFields(input);
-  const issueDate = set.issueDate ?? previous?.issueDate ?? localToday(principal, account);
-  const expiryDate = set.expiryDate ?? previous?.expiryDate ?? addDays(issueDate, account.estimateExpiryDays ?? 30);
-  const dates = dateProblems({
-    issueDate,
-    expiryDate,
-    today: accountToday(account, new Date(now)),
-    isUpdate: previous !== undefined,
-    expiryGiven: input.expiry_date !== undefined,
-  });
-  problems.push(...dates.problems);
-  warnings.push(...dates.warnings);
-
-  if (!customer || customerIssues.some((p) => p.code === "invalid_reference") || (lineInput && !resolved)) return { problems, warnings };
-
-  // Lines: the request's complete list, or (update without lines) the stored ones re-priced.
-  let lines: EstimateLine[];
-  if (lineInput) {
-    const names = await locationNames(principal.accountId, resolved!.values());
-    lines = buildLines(lineInput, kept, resolved!, customer, names);
-    if (preview) warnings.push(...stockWarnings(lineInput, lines, resolved!));
-  } else {
-    lines = request.mode === "update" ? request.tree.lines : [];
-  }
-  const discountPercent = set.discountPercent ?? previous?.discountPercent ?? "0.000";
-  const shippingFee = set.shippingFee ?? previous?.shippingFee ?? "0.0000";
-  const storedDiscount = request.mode === "update" ? request.tree.lines.find((line) => line.lineType === "discount")?.id : undefined;
-  const priced = priceEstimate(lines, discountPercent, shippingFee, storedDiscount);
-  // Stored lines re-priced with the same discount are the stored lines: their pages stay.
-  const keepsPages = request.mode === "update" && !lineInput && discountPercent === request.tree.header.discountPercent;
-  let encoded: EncodedLines | undefined;
-  try {
-    if (!keepsPages) encoded = encodeDocumentLines(priced.lines);
-  } catch (error) {
-    if (!(error instanceof DocumentTooLargeError)) throw error;
-    problems.push({
-      status: 422,
-      param: "lines",
-      code: "too_large",
-      message:
-        error.measure === "stored"
-          ? `take ${Math.ceil(error.bytes / 1024)} KB compressed; an estimate holds at most ${error.limit / 1024} KB (shorten descriptions).`
-          : `take ${Math.ceil(error.bytes / 1024)} KB of JSON; an estimate holds at most ${error.limit / 1024} KB (shorten descriptions).`,
-    });
-  }
-
-  const header = nextHeader({
-    principal,
-    account,
-    previous,
-    set,
-    cleared,
-    issueDate,
-    expiryDate,
-    customer,
-    totals: priced.totals,
-    discountPercent,
-    lines: priced.lines,
-    now,
-  });
-  if (customFields) header.customFieldValues = customFields.values;
-  return {
-    plan: { header, lines: priced.lines, encoded, customer, customerChanged, references: customFields?.references ?? [] },
-    problems,
-    warnings,
-  };
-}
-
-/** The header a create or an update writes: request fields over the stored ones, snapshots, totals, expiry instant. */
-function nextHeader(options: {
-  principal: Principal;
-  account: AccountItem;
-  previous: DocumentItem | undefined;
-  set: Partial<DocumentItem>;
-  cleared: readonly (keyof DocumentItem)[];
-  issueDate: string;
-  expiryDate: string;
-  customer: PartyItem;
-  totals: EstimateTotals;
-  discountPercent: string;
-  lines: readonly EstimateLine[];
-  now: string;
-}): DocumentItem {
-  const { principal, account, previous, set, customer } = options;
-  const base: DocumentItem = previous
-    ? { ...previous, ...set, revision: newRevision("est"), updatedAt: nextTimestamp(previous.updatedAt) }
-    : ({
-        accountId: principal.accountId,
-        documentId: randomUUID(),
-        kind: "estimate",
-        number: 0,
-        numberKey: "",
-        revision: newRevision("est"),
-        status: "open",
-        statusId: ESTIMATE_STATUS.open.id,
-        assignedUserId: principal.userId,
-        ...set,
-        paymentTerms: set.paymentTerms ?? account.paymentTerms,
-        shippingCost: set.shippingCost ?? "0.0000",
-        amountPaidMinor: 0,
-        paymentCount: 0,
-        pageCount: 0,
-        lineCount: 0,
-        searchText: "",
-        createdAt: options.now,
-        updatedAt: options.now,
-      } as DocumentItem);
-  for (const attribute of options.cleared) delete (base as Record<string, unknown>)[attribute];
-  const next: DocumentItem = {
-    ...base,
-    partyId: customer.partyId,
-    partyName: customer.name,
-    partyKind: customer.kind,
-    issueDate: options.issueDate,
-    expiryDate: options.expiryDate,
-    expiryInstant: expiryInstantOf(options.expiryDate, account.timeZone),
-    discountPercent: options.discountPercent,
-    ...options.totals,
-  };
-  const itemIds = [...new Set(options.lines.flatMap((line) => (line.itemId ? [line.itemId] : [])))];
-  if (itemIds.length > 0) next.itemIds = itemIds;
-  else delete next.itemIds;
-  next.searchText = [next.partyName, next.customNumber, next.name].filter(Boolean).join(" ").toLowerCase();
-  return next;
 }
 
 /** Maps a cancelled estimate write: the customer archived or deleted meanwhile, or a reference. */
@@ -616,22 +136,19 @@ export async function createEstimate(principal: Principal, input: EstimateCreate
   const { plan, problems } = await planEstimate(principal, { mode: "create", input }, now, false);
   throwProblems(problems);
   const { header: base, lines, encoded, customer, references } = plan!;
-  const numbered = (number: number): DocumentItem => ({ ...base, number, numberKey: numberKeyOf(number) });
-  const { number, cancellation } = await allocateNumber(principal.accountId, "estimate", (number, claim) =>
-    writeTransaction(
-      (tx) => {
-        const header = numbered(number);
-        claim(tx, { count: 1 });
-        addDocumentWrite(tx, { header, lines: encoded! });
-        addAssigneeCount(tx, header, 1);
-        addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, { documents: 1 }, { requireActive: true });
-        checkReferences(tx, principal.accountId, references);
-      },
-      { completion: withEtag(completion, base.revision), body: presentEstimate(principal, numbered(number), lines, { now }) },
-    ),
-  );
+  const { header, cancellation } = await createNumbered({
+    sequence: "estimate",
+    base,
+    lines: encoded!,
+    completion: withEtag(completion, base.revision),
+    present: (numbered) => presentEstimate(principal, numbered, lines, { now }),
+    add: (tx) => {
+      addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, { documents: 1 }, { requireActive: true });
+      checkReferences(tx, principal.accountId, references);
+    },
+  });
   if (cancellation) mapWriteFailures(cancellation, customer.partyId);
-  return result(principal, numbered(number), lines, now);
+  return result(principal, header, lines, now);
 }
 
 /**
@@ -753,10 +270,7 @@ export async function declineEstimate(
       if (status === "declined") return result(principal, previous, tree.lines, now);
       assertRevision(ifMatch, previous.revision);
       if (status !== "open") {
-        throw errors.stateConflict(
-          "estimate_decline_not_allowed",
-          `Only Open estimates can be declined; this one is ${ESTIMATE_STATUS[status].label}${previous.convertedTo ? " (converted)" : ""}.`,
-        );
+        throw errors.stateConflict("estimate_decline_not_allowed", `Only Open estimates can be declined; this one is ${stateLabel(previous, status)}.`);
       }
       const next: DocumentItem = {
         ...previous,
@@ -802,7 +316,7 @@ export async function deleteEstimate(
       if (status !== "open") {
         throw errors.stateConflict(
           "estimate_delete_not_allowed",
-          `Only Open estimates that were not converted can be deleted; this one is ${ESTIMATE_STATUS[status].label}${header.convertedTo ? " (converted)" : ""}.`,
+          `Only Open estimates that were not converted can be deleted; this one is ${stateLabel(header, status)}.`,
         );
       }
       const cancellation = await writeTransaction(
@@ -826,60 +340,6 @@ export async function deleteEstimate(
 // ---------------------------------------------------------------------------------------------
 // Conversion (used by the invoice and sales-order writers: ONE transaction with the new document)
 
-export type ConversionKind = "invoice" | "sales_order";
-
-/** The document an estimate was converted into (`converted_document`). */
-export interface ConvertedDocument {
-  kind: ConversionKind;
-  id: string;
-  number: number;
-}
-
-/** A line of the estimate in the shape a new document's line takes (a fresh `id`; amounts as priced on the estimate). */
-export type ConvertibleLine = EstimateLine & { lineType: "inventory" | "service"; sourceLineId: string };
-
-export interface EstimateConversionSource {
-  /** The estimate as read: `addEstimateConversion` is conditioned on this revision. */
-  estimate: DocumentItem;
-  /**
-   * Header values a new sales document copies (DocumentItem attribute names: spread them into
-   * the new header): customer, salesperson, details, shipping, discount, totals, item ids.
-   * Custom-field values are not copied (custom fields belong to one record kind).
-   */
-  header: Pick<
-    DocumentItem,
-    | "partyId"
-    | "partyName"
-    | "partyKind"
-    | "assignedUserId"
-    | "name"
-    | "purchaseOrderNumber"
-    | "attention"
-    | "shippingAddress"
-    | "publicNote"
-    | "paymentTerms"
-    | "issueDate"
-    | "expiryDate"
-    | "shippingFee"
-    | "shippingCost"
-    | "discountPercent"
-    | "subtotal"
-    | "preDiscountTotal"
-    | "discountTotal"
-    | "tax"
-    | "tax2"
-    | "total"
-    | "itemIds"
-  >;
-  /** The non-discount lines in stored order; re-pricing them with `discountPercent` regenerates the discount line and the same totals. */
-  lines: ConvertibleLine[];
-}
-
-const conversionCode: Record<ConversionKind, ErrorCode> = {
-  invoice: "estimate_conversion_not_allowed",
-  sales_order: "estimate_sales_order_conversion_not_allowed",
-};
-
 /**
  * Reads a visible estimate for conversion into `kind` and returns its values in a new
  * document's shape. Only an Open (unexpired), unconverted estimate converts: otherwise 409
@@ -895,48 +355,6 @@ export async function readEstimateForConversion(
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   const tree = await visibleEstimate(principal, estimateId);
   return conversionSource(tree.header, tree.lines, kind, now);
-}
-
-/** `readEstimateForConversion` without the read (pure). */
-export function conversionSource(header: DocumentItem, lines: readonly EstimateLine[], kind: ConversionKind, now: string): EstimateConversionSource {
-  const status = effectiveStatus(header, now);
-  if (status !== "open" || header.convertedTo) {
-    throw errors.stateConflict(
-      conversionCode[kind],
-      `Only an Open estimate that was not converted can be converted; this one is ${ESTIMATE_STATUS[status].label}${header.convertedTo ? " (converted)" : ""}.`,
-    );
-  }
-  const h = header;
-  return {
-    estimate: header,
-    header: {
-      partyId: h.partyId,
-      partyName: h.partyName,
-      partyKind: h.partyKind,
-      assignedUserId: h.assignedUserId,
-      name: h.name,
-      purchaseOrderNumber: h.purchaseOrderNumber,
-      attention: h.attention,
-      shippingAddress: h.shippingAddress,
-      publicNote: h.publicNote,
-      paymentTerms: h.paymentTerms,
-      issueDate: h.issueDate,
-      expiryDate: h.expiryDate,
-      shippingFee: h.shippingFee,
-      shippingCost: h.shippingCost,
-      discountPercent: h.discountPercent,
-      subtotal: h.subtotal,
-      preDiscountTotal: h.preDiscountTotal,
-      discountTotal: h.discountTotal,
-      tax: h.tax,
-      tax2: h.tax2,
-      total: h.total,
-      itemIds: h.itemIds,
-    },
-    lines: lines
-      .filter((line): line is EstimateLine & { lineType: "inventory" | "service" } => line.lineType !== "discount")
-      .map((line) => ({ ...line, id: randomUUID(), sourceLineId: line.id })),
-  };
 }
 
 /** The label of the estimate's close in the conversion's transaction (failed: the estimate changed; read again). */

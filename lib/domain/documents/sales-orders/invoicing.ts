@@ -1,23 +1,24 @@
-import { CustomerChangedError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
 import type { Principal } from "../../../auth/permissions.js";
-import { errors, type ValidationDetail } from "../../../core/errors.js";
+import { errors } from "../../../core/errors.js";
+import { CustomerChangedError } from "../../../core/failures.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentHeaders } from "../../../db/documents.js";
 import { readParty } from "../../../db/parties.js";
-import { referenceDetail } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import type { SalesOrderInvoiceBody } from "../../../schemas/sales-orders.js";
-import { accountSettings, canSeeDocument, localToday, nextTimestamp, requireDocumentPermission, documentLock } from "../documents.js";
-import { addQuantities } from "../../inventory/math.js";
-import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "../invoices/service.js";
+import { accountSettings, canSeeDocument, localToday, requireDocumentPermission, documentLock } from "../documents.js";
+import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "../invoices/model.js";
 import { minorOf } from "../../common/money.js";
-import { progressOf, blankHeader, insertSalesDocument, withPercents, type SalesLine } from "../sales-documents.js";
-import { MAX_ORDER_INVOICES, SO_STATUS, visibleSalesOrder } from "./service.js";
 import { etagOf, newRevision } from "../../common/revisions.js";
+import { blankHeader } from "../sales/header.js";
+import { insertSalesDocument } from "../sales/insert.js";
+import { duplicateLineIds, type SalesLine } from "../sales/model.js";
+import { withPercents } from "../sales/progress.js";
+import { assertInvoiceable, orderAfterInvoice, quantitiesToInvoice } from "./model.js";
+import { visibleSalesOrder } from "./service.js";
 
 /**
  * Invoicing a sales order's remaining quantities (architecture section 8:
@@ -42,50 +43,15 @@ export async function invoiceSalesOrder(
 ): Promise<InvoiceResult> {
   requireDocumentPermission(principal, "sales_orders.modify", "invoicing sales orders");
   requireDocumentPermission(principal, "invoices.modify", "creating invoices");
-  const seen = new Set<string>();
-  const duplicates: ValidationDetail[] = [];
-  body.lines?.forEach((entry, index) => {
-    if (seen.has(entry.id)) duplicates.push({ param: `lines[${index}].id`, code: "duplicate", message: "appears more than once." });
-    seen.add(entry.id);
-  });
+  const duplicates = duplicateLineIds(body.lines);
   if (duplicates.length > 0) throw errors.validationFailed(duplicates);
   return retrying(
     "invoice sales order",
     async () => {
       const order = await visibleSalesOrder(principal, id);
       const previous = order.header;
-      if (previous.status !== "open") {
-        throw errors.stateConflict(
-          "sales_order_invoice_not_allowed",
-          `Only open sales orders can be invoiced; this one is ${SO_STATUS[previous.status as keyof typeof SO_STATUS].label}.`,
-        );
-      }
-      if ((previous.invoiceCount ?? 0) >= MAX_ORDER_INVOICES) {
-        throw errors.stateConflict("sales_order_invoice_not_allowed", `A sales order can have at most ${MAX_ORDER_INVOICES} invoices.`);
-      }
-      const remaining = (line: SalesLine) => Math.max(0, addQuantities(line.quantity, -line.quantityInvoiced));
-      const quantities = new Map<string, number>();
-      if (body.lines) {
-        const byId = new Map(order.lines.map((line) => [line.id, line]));
-        const details: ValidationDetail[] = [];
-        body.lines.forEach((entry, index) => {
-          const line = byId.get(entry.id);
-          if (!line) details.push(referenceDetail(`lines[${index}].id`, "is not a line of this sales order."));
-          else if (line.lineType === "discount")
-            details.push({ param: `lines[${index}].id`, code: "not_invoiceable", message: "is the generated discount line: invoices get their own." });
-          else if (new Decimal(entry.quantity).gt(remaining(line))) {
-            details.push({
-              param: `lines[${index}].quantity`,
-              code: "too_large",
-              message: `is more than the line's remaining uninvoiced quantity (${remaining(line)}).`,
-            });
-          } else quantities.set(line.id, entry.quantity);
-        });
-        if (details.length > 0) throw errors.validationFailed(details);
-      } else {
-        for (const line of order.lines) if (line.lineType !== "discount" && remaining(line) > 0) quantities.set(line.id, remaining(line));
-      }
-      if (quantities.size === 0) throw errors.stateConflict("sales_order_invoice_not_allowed", "Nothing is left to invoice on this sales order.");
+      assertInvoiceable(previous);
+      const quantities = quantitiesToInvoice(order.lines, body.lines);
 
       const [account, customer] = await Promise.all([accountSettings(principal.accountId), readParty(principal.accountId, previous.partyId!)]);
       if (!customer) throw errors.internal(new Error(`sales order ${id} names a missing customer`));
@@ -128,22 +94,7 @@ export async function invoiceSalesOrder(
         invoiceLines,
       );
 
-      const orderLines = order.lines.map((line) =>
-        quantities.has(line.id) ? { ...line, quantityInvoiced: addQuantities(line.quantityInvoiced, quantities.get(line.id)!) } : line,
-      );
-      const complete = orderLines.every((line) => line.lineType === "discount" || line.quantityInvoiced >= line.quantity);
-      const nextOrder = withPercents(
-        {
-          ...previous,
-          status: complete ? "closed" : "open",
-          statusId: complete ? SO_STATUS.closed.id : SO_STATUS.open.id,
-          invoiceCount: (previous.invoiceCount ?? 0) + 1,
-          linkedInvoiceIds: [...(previous.linkedInvoiceIds ?? []), invoiceId],
-          revision: newRevision("so"),
-          updatedAt: nextTimestamp(previous.updatedAt),
-        },
-        { invoicedPercent: progressOf(orderLines, previous.packingServiceItems ?? false).invoicedPercent },
-      );
+      const nextOrder = orderAfterInvoice(previous, order.lines, quantities, invoiceId);
       try {
         const written = await insertSalesDocument({
           principal,
@@ -157,7 +108,7 @@ export async function invoiceSalesOrder(
           references: [],
           completion,
           present: (h, l) => presentInvoice(principal, h, l),
-          extra: (tx) => addDocumentWrite(tx, { header: nextOrder, lines: orderLines, previous, condition: (a, op) => op.eq!(a.status, "open") }),
+          extra: (tx) => addDocumentWrite(tx, { header: nextOrder.header, lines: nextOrder.lines, previous, condition: (a, op) => op.eq!(a.status, "open") }),
         });
         if (!written.ok) {
           if (written.cancellation.failed(DOCUMENT_LABEL)) return RETRY; // the order changed meanwhile: read again

@@ -1,16 +1,13 @@
-import { StockRuleError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, numberKeyOf, type DocumentTree, type StoredLine } from "../../../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
 import { readLocation } from "../../../db/locations.js";
-import { checkReferences, referenceDetail } from "../../../db/references.js";
+import { checkReferences } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
-import { allocateNumber } from "../../../db/sequences.js";
 import type { DocumentItem, LocationItem } from "../../../db/service.js";
-import { writeTransaction } from "../../../db/transactions.js";
 import type {
   StockTransferCreateBody,
   StockTransferLineBody,
@@ -28,7 +25,6 @@ import {
   localToday,
   matchReplacementLines,
   nextTimestamp,
-  orNull,
   requireDocumentPermission,
   documentLock,
   visibleDocument,
@@ -37,12 +33,30 @@ import {
 } from "../documents.js";
 import { mergeStockChanges, type StockChange } from "../../inventory/ledger-plan.js";
 import { newRevision } from "../../common/revisions.js";
-import { commitWithStock } from "../../inventory/stock-holds.js";
 import { MAX_TRANSFER_LINES } from "../../../schemas/stock-transfers.js";
+import { freshHeader, textFilter } from "../stock/model.js";
+import { commitStockWrite, createNumbered, inactiveLocationDetail } from "../stock/writes.js";
+import {
+  NO_MONEY,
+  TRANSFER_STATUS,
+  TRANSFER_STEPS,
+  changesOf,
+  derive,
+  presentStockTransfer,
+  reversalOf,
+  shippingChanges,
+  stockError,
+  variationLabel,
+  withNames,
+  type TransferLine,
+  type TransferStatus,
+  type TransferStep,
+} from "./model.js";
 
 /**
  * Stock transfers: spec part 2, sections 2.2, 3.2 and 4.2; architecture sections 4 (status ids)
- * and 5 (the ledger).
+ * and 5 (the ledger). The transfer's own model (statuses, steps, stock effects, presentation) is
+ * `model.ts`.
  *
  * Statuses: 26 Pending -> (send) 27 In Transit -> (receive) 28 Transferred. Sending moves each
  * line's quantity from on hand at the origin to in transit at the destination; receiving moves
@@ -53,25 +67,6 @@ import { MAX_TRANSFER_LINES } from "../../../schemas/stock-transfers.js";
  * transfer is larger than one transaction), so no location's stock ever goes below zero.
  * Visibility is account-wide; reads need `inventory.manage`, changes also `inventory.modify`.
  */
-
-const STATUS = {
-  pending: { id: 26, label: "Pending" },
-  in_transit: { id: 27, label: "In Transit" },
-  transferred: { id: 28, label: "Transferred" },
-} as const;
-type TransferStatus = keyof typeof STATUS;
-
-export interface TransferLine extends StoredLine {
-  itemId: string;
-  variationId: string;
-  /** The row at the origin. */
-  ivlId: number;
-  name: string;
-  description?: string;
-  variation?: string;
-  quantity: number;
-  unitId?: number;
-}
 
 type TransferTree = Omit<DocumentTree, "lines"> & { lines: TransferLine[] };
 
@@ -84,46 +79,6 @@ function requireRead(principal: Principal): void {
 function requireWrite(principal: Principal): void {
   requireRead(principal);
   requireDocumentPermission(principal, "inventory.modify", "changing stock transfers");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Presentation
-
-export function presentStockTransfer(header: DocumentItem, lines?: readonly TransferLine[]): Record<string, unknown> {
-  const status = STATUS[header.status as TransferStatus];
-  const names = (header.partyDetails ?? {}) as { origin?: string; destination?: string };
-  const out: Record<string, unknown> = {
-    id: header.documentId,
-    object: "stock_transfer",
-    stock_transfer_number: header.number,
-    assigned_user_id: header.assignedUserId,
-    status_id: status.id,
-    status: status.label,
-    origin_location: { id: header.originLocationId, name: orNull(names.origin) },
-    destination_location: { id: header.destinationLocationId, name: orNull(names.destination) },
-    issue_date: orNull(header.issueDate),
-    estimated_arrival_date: orNull(header.estimatedArrivalDate),
-    date_sent: orNull(header.dateSent),
-    date_received: orNull(header.dateReceived),
-    shipping_provider: orNull(header.shippingProvider),
-    shipping_tracking_code: orNull(header.shippingTrackingCode),
-    created_at: header.createdAt,
-    updated_at: header.updatedAt,
-  };
-  if (lines) {
-    out.lines = lines.map((line) => ({
-      id: line.id,
-      object: "stock_transfer_line",
-      item_id: line.itemId,
-      item_variation_location_id: line.ivlId,
-      name: line.name,
-      description: orNull(line.description),
-      variation: orNull(line.variation),
-      quantity: line.quantity,
-      unit_id: orNull(line.unitId),
-    }));
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,7 +102,6 @@ export async function listStockTransfers(
   query: StockTransferListQuery,
 ): Promise<ListEnvelope<Record<string, unknown>>> {
   requireRead(principal);
-  const needle = query.q?.trim().toLowerCase();
   return listDocuments({
     principal,
     kind: "stock_transfer",
@@ -155,12 +109,12 @@ export async function listStockTransfers(
     page,
     ids: query.ids,
     filter: {
-      statusId: statusIdFilter(query.status_id, STATUS),
+      statusId: statusIdFilter(query.status_id, TRANSFER_STATUS),
       assignedUserId: query.assigned_user_id,
       originLocationId: query.origin_location_id,
       destinationLocationId: query.destination_location_id,
       dates: [{ attribute: "issueDate", from: query.issue_date_from, to: query.issue_date_to }],
-      text: needle ? { needle, number: /^\d{1,9}$/.test(needle) ? Number(needle) : undefined } : undefined,
+      text: textFilter(query.q),
     },
     present: (headers) => headers.map((header) => presentStockTransfer(header)),
   });
@@ -172,19 +126,14 @@ export async function listStockTransfers(
 async function readLocations(principal: Principal, originId: string, destinationId: string): Promise<{ origin: LocationItem; destination: LocationItem }> {
   const [origin, destination] = await Promise.all([readLocation(principal.accountId, originId), readLocation(principal.accountId, destinationId)]);
   const details: ValidationDetail[] = [];
-  if (!origin?.active) details.push(referenceDetail("origin_location_id", "is not an active location of this account."));
-  if (!destination?.active) details.push(referenceDetail("destination_location_id", "is not an active location of this account."));
+  if (!origin?.active) details.push(inactiveLocationDetail("origin_location_id"));
+  if (!destination?.active) details.push(inactiveLocationDetail("destination_location_id"));
   if (details.length === 0 && originId === destinationId) {
     details.push({ param: "destination_location_id", code: "invalid", message: "must differ from origin_location_id." });
   }
   if (details.length > 0) throw errors.validationFailed(details);
   return { origin: origin!, destination: destination! };
 }
-
-const variationLabel = (values: Record<string, string> | undefined) => {
-  const entries = Object.entries(values ?? {});
-  return entries.length === 0 ? undefined : entries.map(([label, value]) => `${label}: ${value}`).join(", ");
-};
 
 /** Builds stored lines from the complete requested list: each line a row of its item at the origin. */
 async function buildLines(
@@ -222,65 +171,9 @@ async function buildLines(
   return lines as TransferLine[];
 }
 
-/** The stock effect of lines in a state: in transit, or transferred (negative = undo). */
-type Effect = "send" | "receive";
-function changesOf(header: DocumentItem, lines: readonly TransferLine[], effect: Effect, sign: 1 | -1 = 1): StockChange[] {
-  const out: StockChange[] = [];
-  for (const line of lines) {
-    const q = sign * line.quantity;
-    if (q === 0) continue;
-    if (effect === "send") {
-      out.push({ itemId: line.itemId, variationId: line.variationId, locationId: header.originLocationId!, deltas: { onHand: -q } });
-      out.push({ itemId: line.itemId, variationId: line.variationId, locationId: header.destinationLocationId!, deltas: { inTransit: q } });
-    } else {
-      out.push({ itemId: line.itemId, variationId: line.variationId, locationId: header.destinationLocationId!, deltas: { inTransit: -q, onHand: q } });
-    }
-  }
-  return out;
-}
-
 /** Net changes of moving from `before` to `after` lines while in transit (merged per row). */
 function inTransitDifference(header: DocumentItem, before: readonly TransferLine[], after: readonly TransferLine[]): StockChange[] {
   return mergeStockChanges([...changesOf(header, before, "send", -1), ...changesOf(header, after, "send")]);
-}
-
-/** A stock rule a transfer's move breaks: which of its lines, in the API's error shape. */
-function stockError(error: StockRuleError, changes: readonly StockChange[], lines: readonly TransferLine[], when: string) {
-  const change = changes[error.changeIndex];
-  const index = change ? lines.findIndex((line) => line.itemId === change.itemId && line.variationId === change.variationId) : -1;
-  return errors.validationFailed([
-    {
-      param: index >= 0 ? `lines[${index}].quantity` : "lines",
-      code: error.rule === "negative_balance" ? "insufficient_stock" : error.rule,
-      message: error.rule === "negative_balance" ? `${when} would take stock below zero at a location.` : error.message,
-    },
-  ]);
-}
-
-const withNames = (header: DocumentItem, origin: LocationItem, destination: LocationItem): DocumentItem => ({
-  ...header,
-  partyDetails: { origin: origin.name, destination: destination.name },
-});
-
-function derive(header: DocumentItem, lines: readonly TransferLine[]): DocumentItem {
-  return { ...header, itemIds: [...new Set(lines.map((line) => line.itemId))], searchText: (header.shippingTrackingCode ?? "").toLowerCase() };
-}
-
-/** Shipping fields of a request (null or "" clears; omitted keeps). */
-function shippingChanges(
-  header: DocumentItem,
-  input: { estimated_arrival_date?: string | null; shipping_provider?: string | null; shipping_tracking_code?: string | null },
-): DocumentItem {
-  const next = { ...header };
-  const apply = (value: string | null | undefined, attribute: "estimatedArrivalDate" | "shippingProvider" | "shippingTrackingCode") => {
-    if (value === undefined) return;
-    if (value === null || value === "") delete next[attribute];
-    else next[attribute] = value;
-  };
-  apply(input.estimated_arrival_date, "estimatedArrivalDate");
-  apply(input.shipping_provider, "shippingProvider");
-  apply(input.shipping_tracking_code, "shippingTrackingCode");
-  return next;
 }
 
 /** Creates a pending transfer (spec 4.2 create): number and `issue_date` set by the service. */
@@ -296,64 +189,38 @@ export async function createStockTransfer(
   ]);
   const lines = await buildLines(principal, origin.locationId, input.lines, []);
   const now = new Date().toISOString();
-  const base = derive(
-    shippingChanges(
-      withNames(
-        {
-          accountId: principal.accountId,
-          documentId: randomUUID(),
-          kind: "stock_transfer",
-          number: 0,
-          numberKey: "",
-          revision: newRevision("st"),
-          status: "pending",
-          statusId: STATUS.pending.id,
-          assignedUserId: principal.userId,
-          originLocationId: origin.locationId,
-          destinationLocationId: destination.locationId,
-          issueDate: localToday(principal, account),
-          discountPercent: "0.000",
-          subtotal: "0.0000",
-          preDiscountTotal: "0.0000",
-          discountTotal: "0.0000",
-          shippingFee: "0.0000",
-          shippingCost: "0.0000",
-          tax: "0.0000",
-          tax2: "0.0000",
-          total: "0.0000",
-          amountPaidMinor: 0,
-          paymentCount: 0,
-          pageCount: 0,
-          lineCount: 0,
-          searchText: "",
-          createdAt: now,
-          updatedAt: now,
-        } as DocumentItem,
-        origin,
-        destination,
-      ),
-      input,
-    ),
+  const fresh = freshHeader({
+    accountId: principal.accountId,
+    documentId: randomUUID(),
+    kind: "stock_transfer",
+    revision: newRevision("st"),
+    status: "pending",
+    statusId: TRANSFER_STATUS.pending.id,
+    assignedUserId: principal.userId,
+    now,
+  });
+  const header = {
+    ...fresh,
+    originLocationId: origin.locationId,
+    destinationLocationId: destination.locationId,
+    issueDate: localToday(principal, account),
+    ...NO_MONEY,
+  } as DocumentItem;
+  const base = derive(shippingChanges(withNames(header, origin, destination), input), lines);
+  const { header: written, cancellation } = await createNumbered({
+    sequence: "stock_transfer",
+    base,
     lines,
-  );
-  const numbered = (number: number): DocumentItem => ({ ...base, number, numberKey: numberKeyOf(number) });
-  const { number, cancellation } = await allocateNumber(principal.accountId, "stock_transfer", (number, claim) =>
-    writeTransaction(
-      (tx) => {
-        const header = numbered(number);
-        claim(tx, { count: 1 });
-        addDocumentWrite(tx, { header, lines });
-        addAssigneeCount(tx, header, 1);
-        checkReferences(tx, principal.accountId, [
-          { param: "origin_location_id", kind: "location", id: origin.locationId },
-          { param: "destination_location_id", kind: "location", id: destination.locationId },
-        ]);
-      },
-      { completion, body: presentStockTransfer(numbered(number), lines) },
-    ),
-  );
-  if (cancellation) throw errors.validationFailed([referenceDetail("origin_location_id", "is not an active location of this account.")]);
-  return presentStockTransfer(numbered(number), lines);
+    completion,
+    present: (numbered) => presentStockTransfer(numbered, lines),
+    add: (tx) =>
+      checkReferences(tx, principal.accountId, [
+        { param: "origin_location_id", kind: "location", id: origin.locationId },
+        { param: "destination_location_id", kind: "location", id: destination.locationId },
+      ]),
+  });
+  if (cancellation) throw errors.validationFailed([inactiveLocationDetail("origin_location_id")]);
+  return presentStockTransfer(written, lines);
 }
 
 /**
@@ -385,19 +252,17 @@ export async function updateStockTransfer(
       // Sent back as read: nothing to write (updated_at stays).
       if (changesNothing(previous, next, tree.lines, lines)) return presentStockTransfer(previous, tree.lines);
       const changes = previous.status === "in_transit" && input.lines !== undefined ? inTransitDifference(previous, tree.lines, lines) : [];
-      try {
-        const { cancellation } = await commitWithStock({
+      const { cancellation } = await commitStockWrite(
+        {
           accountId: principal.accountId,
           source: { sourceType: "stock_transfer", sourceId: id, userId: principal.userId, reason: `Stock transfer ${previous.number} updated in transit` },
           changes,
           document: (tx) => addDocumentWrite(tx, { header: next, lines: input.lines === undefined ? undefined : lines, previous }),
           outcome: () => ({ completion, body: presentStockTransfer(next, lines) }),
-        });
-        return cancellation ? RETRY : presentStockTransfer(next, lines);
-      } catch (error) {
-        if (error instanceof StockRuleError) throw stockError(error, changes, lines, "The update");
-        throw error;
-      }
+        },
+        (error) => stockError(error, changes, lines, "The update"),
+      );
+      return cancellation ? RETRY : presentStockTransfer(next, lines);
     },
     undefined,
     [documentLock(principal.accountId, id)],
@@ -411,46 +276,7 @@ export async function sendStockTransfer(
   input: StockTransferSendBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
-  requireWrite(principal);
-  return retrying(
-    "send stock transfer",
-    async () => {
-      const tree = await readTransfer(principal, id);
-      const previous = tree.header;
-      if (previous.status !== "pending") {
-        throw errors.stateConflict(
-          "stock_transfer_send_not_allowed",
-          `Only pending stock transfers can be sent; this one is ${STATUS[previous.status as TransferStatus].label}.`,
-        );
-      }
-      const account = await accountSettings(principal.accountId);
-      const next = shippingChanges(
-        {
-          ...previous,
-          status: "in_transit",
-          statusId: STATUS.in_transit.id,
-          dateSent: input.date_sent ?? localToday(principal, account),
-          revision: newRevision("st"),
-          updatedAt: nextTimestamp(previous.updatedAt),
-        },
-        input,
-      );
-      const changes = changesOf(previous, tree.lines, "send");
-      return transition(
-        principal,
-        id,
-        previous,
-        derive(next, tree.lines),
-        tree.lines,
-        changes,
-        completion,
-        "Sending the transfer",
-        `Stock transfer ${previous.number} sent`,
-      );
-    },
-    undefined,
-    [documentLock(principal.accountId, id)],
-  );
+  return step(principal, id, TRANSFER_STEPS.send, "send stock transfer", input.date_sent, input, completion);
 }
 
 /** In Transit -> Transferred (spec 3.2 receive): destination in transit -> on hand. */
@@ -460,31 +286,45 @@ export async function receiveStockTransfer(
   input: StockTransferReceiveBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
+  return step(principal, id, TRANSFER_STEPS.receive, "receive stock transfer", input.date_received, input, completion);
+}
+
+/**
+ * Takes a transfer one status step (send or receive): refused with the step's 409 from any
+ * other state; the step's date (given, or the user's today), the shipping fields and the stock
+ * effect are written together.
+ */
+async function step(
+  principal: Principal,
+  id: string,
+  move: TransferStep,
+  operation: string,
+  date: string | undefined,
+  input: Parameters<typeof shippingChanges>[1],
+  completion: IdempotencyCompletion | undefined,
+): Promise<Record<string, unknown>> {
   requireWrite(principal);
   return retrying(
-    "receive stock transfer",
+    operation,
     async () => {
       const tree = await readTransfer(principal, id);
       const previous = tree.header;
-      if (previous.status !== "in_transit") {
-        throw errors.stateConflict(
-          "stock_transfer_receive_not_allowed",
-          `Only in-transit stock transfers can be received; this one is ${STATUS[previous.status as TransferStatus].label}.`,
-        );
+      if (previous.status !== move.from) {
+        throw errors.stateConflict(move.code, `${move.only}; this one is ${TRANSFER_STATUS[previous.status as TransferStatus].label}.`);
       }
       const account = await accountSettings(principal.accountId);
       const next = shippingChanges(
         {
           ...previous,
-          status: "transferred",
-          statusId: STATUS.transferred.id,
-          dateReceived: input.date_received ?? localToday(principal, account),
+          status: move.to,
+          statusId: TRANSFER_STATUS[move.to].id,
+          [move.date]: date ?? localToday(principal, account),
           revision: newRevision("st"),
           updatedAt: nextTimestamp(previous.updatedAt),
         },
         input,
       );
-      const changes = changesOf(previous, tree.lines, "receive");
+      const changes = changesOf(previous, tree.lines, move.effect);
       return transition(
         principal,
         id,
@@ -493,8 +333,8 @@ export async function receiveStockTransfer(
         tree.lines,
         changes,
         completion,
-        "Receiving the transfer",
-        `Stock transfer ${previous.number} received`,
+        move.when,
+        `Stock transfer ${previous.number} ${move.done}`,
       );
     },
     undefined,
@@ -513,20 +353,18 @@ async function transition(
   when: string,
   reason: string,
 ): Promise<Record<string, unknown> | typeof RETRY> {
-  try {
-    const body = presentStockTransfer(next, lines);
-    const { cancellation } = await commitWithStock({
+  const body = presentStockTransfer(next, lines);
+  const { cancellation } = await commitStockWrite(
+    {
       accountId: principal.accountId,
       source: { sourceType: "stock_transfer", sourceId: id, userId: principal.userId, reason },
       changes,
       document: (tx) => addDocumentWrite(tx, { header: next, previous }),
       outcome: () => ({ completion, body }),
-    });
-    return cancellation ? RETRY : body;
-  } catch (error) {
-    if (error instanceof StockRuleError) throw stockError(error, changes, lines, when);
-    throw error;
-  }
+    },
+    (error) => stockError(error, changes, lines, when),
+  );
+  return cancellation ? RETRY : body;
 }
 
 /**
@@ -548,36 +386,27 @@ export async function deleteStockTransfer(
     async () => {
       const tree = await readTransfer(principal, id);
       const header = tree.header;
-      const changes =
-        header.status === "pending"
-          ? []
-          : header.status === "in_transit"
-            ? changesOf(header, tree.lines, "send", -1)
-            : [...changesOf(header, tree.lines, "receive", -1), ...changesOf(header, tree.lines, "send", -1)];
-      try {
-        const { cancellation } = await commitWithStock({
+      const { cancellation } = await commitStockWrite(
+        {
           accountId: principal.accountId,
           source: { sourceType: "stock_transfer", sourceId: id, userId: principal.userId, reason: `Stock transfer ${header.number} deleted` },
-          changes: mergeStockChanges(changes),
+          changes: mergeStockChanges(reversalOf(header, tree.lines)),
           document: (tx) => {
             addDocumentDelete(tx, tree as unknown as DocumentTree);
             addKindCountDecrement(tx, tree.header);
             addAssigneeCount(tx, header, -1);
           },
           outcome: () => ({ completion, body: resource }),
-        });
-        if (!cancellation) return resource;
-        if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
-        throw errors.internal(new Error(`stock transfer delete failed: ${cancellation.labels.join(", ")}`));
-      } catch (error) {
-        if (error instanceof StockRuleError) {
-          throw errors.stateConflict(
+        },
+        () =>
+          errors.stateConflict(
             "stock_transfer_delete_not_allowed",
             "The transfer's stock can no longer be reversed (the destination no longer holds what arrived); nothing was changed.",
-          );
-        }
-        throw error;
-      }
+          ),
+      );
+      if (!cancellation) return resource;
+      if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
+      throw errors.internal(new Error(`stock transfer delete failed: ${cancellation.labels.join(", ")}`));
     },
     undefined,
     [documentLock(principal.accountId, id)],

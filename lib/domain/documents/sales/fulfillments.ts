@@ -9,13 +9,14 @@ import { FULFILLMENT_LABEL, queryFulfillments, readFulfillment } from "../../../
 import { referenceDetail } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import { allocateNumber } from "../../../db/sequences.js";
-import type { AccountItem, DocumentItem, DocumentPaymentItem, FulfillmentItem } from "../../../db/service.js";
+import type { AccountItem, DocumentItem, FulfillmentItem } from "../../../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../../../db/transactions.js";
 import type { PackBody, ShipBody } from "../../../schemas/sales-documents.js";
-import { accountSettings, localToday, nextTimestamp, orNull, requireDocumentPermission, documentLock } from "../documents.js";
+import { accountSettings, localToday, orNull, requireDocumentPermission, documentLock } from "../documents.js";
 import { addQuantities } from "../../inventory/math.js";
-import { newRevision } from "../../common/revisions.js";
-import { isPackable, remainingToPack, type SalesLine } from "../sales-documents.js";
+import { duplicateLineIds, type SalesKind, type SalesLine, type SalesTree } from "./model.js";
+import { isPackable, remainingToPack } from "./progress.js";
+import { requireSalesRead } from "./service.js";
 import { withArticle } from "../../../core/text.js";
 
 /**
@@ -31,12 +32,6 @@ import { withArticle } from "../../../core/text.js";
  * Ship: records the shipped date and carrier details of a packed list; its quantities become the
  * lines' shipped quantities (never above the packed ones, so `quantity_shipped <= quantity`).
  */
-
-export interface SalesTree {
-  header: DocumentItem;
-  lines: SalesLine[];
-  payments: DocumentPaymentItem[];
-}
 
 export interface FulfillmentPolicy {
   kind: "sales_order" | "invoice";
@@ -108,12 +103,7 @@ export async function packDocument(
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.permission, `packing ${policy.what}s`);
-  const seen = new Set<string>();
-  const duplicates: ValidationDetail[] = [];
-  body.lines.forEach((entry, index) => {
-    if (seen.has(entry.id)) duplicates.push({ param: `lines[${index}].id`, code: "duplicate", message: "appears more than once." });
-    seen.add(entry.id);
-  });
+  const duplicates = duplicateLineIds(body.lines);
   if (duplicates.length > 0) throw policy.invalid(duplicates);
   const account = await accountSettings(principal.accountId);
   return retrying(
@@ -252,7 +242,20 @@ export async function shipFulfillment(
   );
 }
 
-/** The next header of a fulfilment write: a new revision and a later `updatedAt`. */
-export function touched(previous: DocumentItem, prefix: "so" | "inv"): DocumentItem {
-  return { ...previous, revision: newRevision(prefix), updatedAt: nextTimestamp(previous.updatedAt) };
+/**
+ * A kind's fulfilment operations as its handlers call them: its packing lists (with its list
+ * permission), pack and ship (reading the kind is required first, then `policy.permission`).
+ */
+export function fulfillmentOperations(kind: SalesKind, policy: FulfillmentPolicy) {
+  return {
+    list: (principal: Principal, id: string, url: string, page: PageRequest) => listFulfillments(principal, policy, id, url, page, kind.listPermission),
+    pack: async (principal: Principal, id: string, body: PackBody, completion: IdempotencyCompletion | undefined) => {
+      requireSalesRead(principal, kind);
+      return packDocument(principal, policy, id, body, completion);
+    },
+    ship: async (principal: Principal, id: string, fulfillmentId: string, body: ShipBody, completion: IdempotencyCompletion | undefined) => {
+      requireSalesRead(principal, kind);
+      return shipFulfillment(principal, policy, id, fulfillmentId, body, completion);
+    },
+  };
 }

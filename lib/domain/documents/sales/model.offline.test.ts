@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ledgerOpCount, rowKeyOf } from "../../db/inventory.js";
-import type { ItemRecord, StockRowItem } from "../../db/service.js";
-import { invertChange, mergeStockChanges, planLedgerWrite, type StockChange } from "../inventory/ledger-plan.js";
-import { paymentStatus } from "./invoices/service.js";
-import { lineChanges, percentOf, priceSalesLines, progressOf, remainingToPack, stockChangeOf, type SalesLine } from "./sales-documents.js";
+import { ledgerOpCount, rowKeyOf } from "../../../db/inventory.js";
+import type { ItemRecord, StockRowItem } from "../../../db/service.js";
+import { invertChange, mergeStockChanges, planLedgerWrite, type StockChange } from "../../inventory/ledger-plan.js";
+import { paymentStatus } from "../invoices/model.js";
+import { priceSalesLines, type SalesLine } from "./model.js";
+import { lineChanges, percentOf, progressOf, remainingToPack, stockChangeOf } from "./progress.js";
 
 /**
  * The pure parts of sales orders and invoices without a database: the ledger's sold status of

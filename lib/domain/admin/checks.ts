@@ -1,0 +1,75 @@
+/**
+ * The operator's input checks (admin CLI and `lib/domain/admin`): time zones, currencies,
+ * permissions, scopes, names, locations and kit definitions. No database: each throws `AdminError`.
+ */
+import { AdminError, KitDefinitionError } from "../../core/failures.js";
+import { isValidZone } from "../../core/time-zones.js";
+import { locationCreateBody } from "../../schemas/locations.js";
+import { isPermission, isScope, PERMISSIONS, SCOPES } from "../../auth/permissions.js";
+import { checkKitDefinitionInput } from "../kits/definitions.js";
+import { CUSTOM_FIELD_KINDS } from "../../db/entities/custom-field.js";
+
+export function checkTimeZone(zone: string | undefined): void {
+  if (zone !== undefined && !isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
+}
+
+export function checkCurrency(currency: string | undefined): void {
+  if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) throw new AdminError(`Currency must be a 3-letter ISO code: ${currency}.`);
+}
+
+export function checkPermissions(permissions: readonly string[]): void {
+  const unknown = permissions.filter((p) => !isPermission(p));
+  if (unknown.length > 0) {
+    throw new AdminError(`Unknown permission(s): ${unknown.join(", ")}. Known: ${PERMISSIONS.join(", ")}.`);
+  }
+}
+
+/** Scopes for a key: known ones, or `all`; the error lists every valid scope. */
+export function checkScopes(scopes: readonly string[]): void {
+  const unknown = scopes.filter((scope) => scope !== "all" && !isScope(scope));
+  if (unknown.length > 0) throw new AdminError(`Unknown scope(s): ${unknown.join(", ")}. Known: ${SCOPES.join(", ")}, or all (every scope).`);
+  if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
+}
+
+export function requireName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw new AdminError("--name is required.");
+  if (trimmed.length > 255) throw new AdminError("--name must be at most 255 characters.");
+  return trimmed;
+}
+
+export function locationBody(input: { name: string; shortName: string }) {
+  const parsed = locationCreateBody().safeParse({ name: input.name, short_name: input.shortName });
+  if (!parsed.success) {
+    const flag = (path: PropertyKey[]) => (path[0] === "short_name" ? "--short-name" : `--${String(path[0] ?? "name")}`);
+    throw new AdminError(parsed.error.issues.map((i) => `${flag(i.path)}: ${i.message}`).join("; "));
+  }
+  return parsed.data;
+}
+
+/**
+ * Input checks that need no database, for the admin CLI to run before it connects (argument
+ * errors are reported before any database is started). Each throws `AdminError`.
+ */
+export const operatorInputChecks = {
+  timeZone: (zone: string): void => checkTimeZone(zone),
+  currency: (currency: string): void => checkCurrency(currency),
+  permissions: (permissions: readonly string[]): void => checkPermissions(permissions),
+  scopes: (scopes: readonly string[]): void => checkScopes(scopes),
+  expiresAt: (value: string): void => {
+    if (Number.isNaN(Date.parse(value)) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new AdminError(`--expires-at must be an ISO 8601 time: ${value}.`);
+  },
+  customFieldKind: (kind: string): void => {
+    if (!(CUSTOM_FIELD_KINDS as readonly string[]).includes(kind)) throw new AdminError(`--kind must be one of: ${CUSTOM_FIELD_KINDS.join(", ")}.`);
+  },
+  name: (name: string): void => void requireName(name),
+  location: (input: { name: string; shortName: string }): void => void locationBody(input),
+  kit: (input: { itemId: string; components: { itemId: string; quantity: number }[] }): void => {
+    try {
+      checkKitDefinitionInput(input);
+    } catch (error) {
+      if (error instanceof KitDefinitionError) throw new AdminError(error.message);
+      throw error;
+    }
+  },
+};

@@ -1,0 +1,335 @@
+import { DocumentTooLargeError } from "../../../core/failures.js";
+import { randomUUID } from "node:crypto";
+import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import { encodeDocumentLines, type DocumentTree, type EncodedLines } from "../../../db/documents.js";
+import { readLocations } from "../../../db/locations.js";
+import { readParty } from "../../../db/parties.js";
+import { missingReferences, referenceDetail, type Reference } from "../../../db/references.js";
+import type { AccountItem, DocumentItem, PartyItem } from "../../../db/service.js";
+import type { EstimateCreateBody, EstimateLineBody, EstimateUpdateBody } from "../../../schemas/estimates.js";
+import { MAX_ESTIMATE_LINES } from "../../../schemas/estimates.js";
+import { customFieldWrite } from "../../common/custom-field-values.js";
+import { mayReachLocation, outsideLocationDetail } from "../../common/location-access.js";
+import { money, rate } from "../../common/money.js";
+import { newRevision } from "../../common/revisions.js";
+import { accountSettings, accountToday, documentTextFields, localToday, matchReplacementLines, nextTimestamp } from "../documents.js";
+import { inventoryLineName, keptUnitCost, defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf, type ResolvedLineItem } from "../lines.js";
+import { freshHeader, setListFields } from "../stock/model.js";
+import {
+  ESTIMATE_STATUS,
+  UNPRICED_AMOUNTS,
+  addDays,
+  effectiveStatus,
+  expiryInstantOf,
+  priceEstimate,
+  stateLabel,
+  type EstimateLine,
+  type EstimateTotals,
+} from "./model.js";
+import { dateProblems, detailProblem, lineShapeProblems, problemsOf, stockWarnings, tooLargeProblem, type Problem } from "./problems.js";
+
+/**
+ * Planning an estimate's create, update or preview (spec 4.3): reads what the estimate names,
+ * collects every problem, and builds the priced lines and the next header. Nothing is written.
+ */
+
+export type EstimateTree = Omit<DocumentTree, "lines"> & { lines: EstimateLine[] };
+
+export interface EstimatePlan {
+  header: DocumentItem;
+  lines: EstimateLine[];
+  /**
+   * The pages to write; undefined when the stored pages stay (an update that changes neither the
+   * lines nor their pricing) or when the lines are over the document limits (a problem says so).
+   */
+  encoded?: EncodedLines;
+  customer: PartyItem;
+  customerChanged: boolean;
+  references: Reference[];
+}
+
+export interface Planned {
+  plan?: EstimatePlan;
+  problems: Problem[];
+  warnings: Problem[];
+}
+
+export type PlanRequest = { mode: "create"; input: EstimateCreateBody } | { mode: "update"; input: EstimateUpdateBody; tree: EstimateTree };
+
+/** The header fields a create or an update sets from the request (null or "" clears a text field). */
+function headerFields(input: EstimateCreateBody | EstimateUpdateBody): { set: Partial<DocumentItem>; cleared: (keyof DocumentItem)[] } {
+  const { set, cleared } = documentTextFields(input, [
+    ["name", "name"],
+    ["custom_estimate_number", "customNumber"],
+    ["purchase_order_number", "purchaseOrderNumber"],
+    ["attention", "attention"],
+    ["shipping_address", "shippingAddress"],
+    ["public_note", "publicNote"],
+    ["payment_terms", "paymentTerms"],
+  ]);
+  if (input.issue_date !== undefined) set.issueDate = input.issue_date;
+  if (input.expiry_date !== undefined) set.expiryDate = input.expiry_date;
+  if (input.shipping_fee !== undefined) set.shippingFee = money(input.shipping_fee);
+  if (input.shipping_cost !== undefined) set.shippingCost = money(input.shipping_cost);
+  if (input.discount_percent !== undefined) set.discountPercent = rate(input.discount_percent);
+  return { set, cleared };
+}
+
+/** The customer or prospect an estimate names: visible to the user, not a supplier; `requireActive` also refuses archived ones. */
+function customerProblems(principal: Principal, party: PartyItem | undefined, requireActive: boolean): Problem[] {
+  const visible = party && (hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
+  if (!party || !visible || party.kind === "supplier")
+    return [detailProblem(referenceDetail("customer_id", "is not a visible customer or prospect of this account."))];
+  if (requireActive && party.archived) return [{ status: 422, param: "customer_id", code: "archived", message: `is an archived ${party.kind}.` }];
+  return [];
+}
+
+/** Names of the locations of the lines' stock rows (one BatchGetItem for every distinct location). */
+async function locationNames(accountId: string, resolved: Iterable<ResolvedLineItem>): Promise<Map<string, string>> {
+  const ids = [...new Set([...resolved].flatMap((r) => (r.row ? [r.row.locationId] : [])))];
+  const locations = await readLocations(accountId, ids);
+  return new Map(locations.map((location) => [location.locationId, location.name] as const));
+}
+
+/**
+ * The stored lines of a request's complete line list: inventory lines take the item's name,
+ * description (overridable; "" clears it), unit, SKU, variation, unit cost and selling price
+ * (`unit_price` overrides it, permission permitting); service lines their own name, description
+ * and price; tax rates default to the customer's. `kept[i]` is the stored line request line i
+ * keeps (its id).
+ */
+function buildLines(
+  input: readonly EstimateLineBody[],
+  kept: readonly (EstimateLine | undefined)[],
+  resolved: ReadonlyMap<number, ResolvedLineItem>,
+  customer: PartyItem,
+  names: ReadonlyMap<string, string>,
+): EstimateLine[] {
+  return input.map((line, index) => {
+    const base = {
+      id: kept[index]?.id ?? randomUUID(),
+      discountPercent: "0.000",
+      taxRate: rate(line.tax_rate ?? customer.taxRate1 ?? 0),
+      tax2Rate: rate(line.tax_2_rate ?? customer.taxRate2 ?? 0),
+      ...UNPRICED_AMOUNTS,
+    };
+    const found = resolved.get(index);
+    if (!found) {
+      // A service line without name or price is refused; a preview still prices it ("" and 0).
+      return {
+        ...base,
+        lineType: "service" as const,
+        name: line.name ?? "",
+        description: line.description || undefined,
+        quantity: line.quantity ?? 1,
+        unitPrice: money(line.unit_price ?? 0),
+        unitCost: "0.0000",
+        variationValues: {},
+      };
+    }
+    const { item, variation, row } = found;
+    return {
+      ...base,
+      lineType: "inventory" as const,
+      itemId: item.itemId,
+      variationId: variation.variationId,
+      ivlId: row?.ivlId,
+      locationId: row?.locationId,
+      locationName: row ? names.get(row.locationId) : undefined,
+      name: (inventoryLineName(index, line.name, item, kept[index]) as { name: string }).name,
+      description: line.description === undefined ? item.description : line.description || undefined,
+      quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
+      unitPrice: money(line.unit_price ?? defaultUnitPrice(item, variation)),
+      unitCost: keptUnitCost(item.itemId, variation.variationId, kept[index]) ?? money(defaultUnitCost(item, variation)),
+      unitId: item.unitId,
+      unitName: item.unitName,
+      sku: skuOf(item, variation),
+      variationValues: (variation.values ?? {}) as Record<string, string>,
+      variationNumber: variation.variationNumber,
+    };
+  });
+}
+
+/**
+ * Plans a create or an update of an estimate: reads the account, the customer and the items,
+ * checks every rule of spec 4.3 and builds the priced lines and the next header. Nothing is
+ * written. `preview` also checks the custom-field references by reading them (a write checks
+ * them in its transaction) and computes warnings.
+ */
+export async function planEstimate(principal: Principal, request: PlanRequest, now: string, preview: boolean): Promise<Planned> {
+  const { input } = request;
+  const previous = request.mode === "update" ? request.tree.header : undefined;
+  const problems: Problem[] = [];
+  const warnings: Problem[] = [];
+
+  if (previous) {
+    const status = effectiveStatus(previous, now);
+    if (status !== "open") {
+      problems.push({
+        status: 409,
+        code: "estimate_update_not_allowed",
+        message: `Only Open estimates can be updated; this one is ${stateLabel(previous, status)}.`,
+      });
+    }
+  }
+  const customerId = input.customer_id ?? previous!.partyId!;
+  const customerChanged = previous !== undefined && input.customer_id !== undefined && input.customer_id !== previous.partyId;
+  if (customerChanged && input.lines === undefined) {
+    problems.push({ status: 422, param: "lines", code: "required", message: "is required when customer_id changes (the complete set of lines)." });
+  }
+  if (input.shipping_cost !== undefined && !hasPermission(principal, "costs.view")) {
+    problems.push({ status: 403, param: "shipping_cost", code: "permission_denied", message: "Setting shipping_cost requires the costs.view permission." });
+  }
+
+  // The request's lines (update: the stored ones when omitted) and the stored lines they keep.
+  const lineInput: readonly EstimateLineBody[] | undefined = input.lines;
+  let kept: (EstimateLine | undefined)[] = [];
+  if (lineInput) {
+    if (request.mode === "update") {
+      try {
+        kept = matchReplacementLines(request.tree.lines, lineInput, MAX_ESTIMATE_LINES, (line) => line.lineType !== "discount");
+      } catch (error) {
+        problems.push(...problemsOf(error));
+      }
+    }
+    problems.push(...lineShapeProblems(lineInput, principal, kept));
+  }
+  let customFields: ReturnType<typeof customFieldWrite> | undefined;
+  try {
+    customFields = input.custom_field_values === undefined ? undefined : customFieldWrite(input.custom_field_values, "estimate");
+  } catch (error) {
+    problems.push(...problemsOf(error));
+  }
+
+  const itemRequests = (lineInput ?? []).flatMap((line, index) =>
+    line.item_id === undefined ? [] : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id }],
+  );
+  const [account, customer, resolved, referenceProblems] = await Promise.all([
+    accountSettings(principal.accountId),
+    readParty(principal.accountId, customerId),
+    resolveLineItems(principal.accountId, undefined, itemRequests).catch((error: unknown) => {
+      problems.push(...problemsOf(error));
+      return undefined;
+    }),
+    preview && customFields ? missingReferences(principal.accountId, customFields.references) : Promise.resolve([]),
+  ]);
+  problems.push(...referenceProblems.map(detailProblem));
+  // A new customer must be active; an unchanged one may have been archived since (the estimate stays editable).
+  const customerIssues = customerProblems(principal, customer, previous === undefined || customerChanged);
+  problems.push(...customerIssues);
+  for (const [index, found] of resolved ?? []) {
+    if (found.item.sold) problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
+    if (found.row && !mayReachLocation(principal, found.row.locationId))
+      problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));
+    const named = inventoryLineName(index, lineInput?.[index]?.name, found.item, kept[index]);
+    if ("detail" in named) problems.push(detailProblem(named.detail));
+  }
+
+  // Dates: issue_date defaults to the user's today; expiry_date to issue_date + the account's setting.
+  const { set, cleared } = headerFields(input);
+  const issueDate = set.issueDate ?? previous?.issueDate ?? localToday(principal, account);
+  const expiryDate = set.expiryDate ?? previous?.expiryDate ?? addDays(issueDate, account.estimateExpiryDays ?? 30);
+  const dates = dateProblems({
+    issueDate,
+    expiryDate,
+    today: accountToday(account, new Date(now)),
+    isUpdate: previous !== undefined,
+    expiryGiven: input.expiry_date !== undefined,
+  });
+  problems.push(...dates.problems);
+  warnings.push(...dates.warnings);
+
+  if (!customer || customerIssues.some((p) => p.code === "invalid_reference") || (lineInput && !resolved)) return { problems, warnings };
+
+  // Lines: the request's complete list, or (update without lines) the stored ones re-priced.
+  let lines: EstimateLine[];
+  if (lineInput) {
+    const names = await locationNames(principal.accountId, resolved!.values());
+    lines = buildLines(lineInput, kept, resolved!, customer, names);
+    if (preview) warnings.push(...stockWarnings(lineInput, lines, resolved!));
+  } else {
+    lines = request.mode === "update" ? request.tree.lines : [];
+  }
+  const discountPercent = set.discountPercent ?? previous?.discountPercent ?? "0.000";
+  const shippingFee = set.shippingFee ?? previous?.shippingFee ?? "0.0000";
+  const storedDiscount = request.mode === "update" ? request.tree.lines.find((line) => line.lineType === "discount")?.id : undefined;
+  const priced = priceEstimate(lines, discountPercent, shippingFee, storedDiscount);
+  // Stored lines re-priced with the same discount are the stored lines: their pages stay.
+  const keepsPages = request.mode === "update" && !lineInput && discountPercent === request.tree.header.discountPercent;
+  let encoded: EncodedLines | undefined;
+  try {
+    if (!keepsPages) encoded = encodeDocumentLines(priced.lines);
+  } catch (error) {
+    if (!(error instanceof DocumentTooLargeError)) throw error;
+    problems.push(tooLargeProblem(error));
+  }
+
+  const header = nextHeader({
+    principal,
+    account,
+    previous,
+    set,
+    cleared,
+    issueDate,
+    expiryDate,
+    customer,
+    totals: priced.totals,
+    discountPercent,
+    lines: priced.lines,
+    now,
+  });
+  if (customFields) header.customFieldValues = customFields.values;
+  return {
+    plan: { header, lines: priced.lines, encoded, customer, customerChanged, references: customFields?.references ?? [] },
+    problems,
+    warnings,
+  };
+}
+
+/** The header a create or an update writes: request fields over the stored ones, snapshots, totals, expiry instant. */
+function nextHeader(options: {
+  principal: Principal;
+  account: AccountItem;
+  previous: DocumentItem | undefined;
+  set: Partial<DocumentItem>;
+  cleared: readonly (keyof DocumentItem)[];
+  issueDate: string;
+  expiryDate: string;
+  customer: PartyItem;
+  totals: EstimateTotals;
+  discountPercent: string;
+  lines: readonly EstimateLine[];
+  now: string;
+}): DocumentItem {
+  const { principal, account, previous, set, customer } = options;
+  const base: DocumentItem = previous
+    ? { ...previous, ...set, revision: newRevision("est"), updatedAt: nextTimestamp(previous.updatedAt) }
+    : ({
+        ...freshHeader({
+          accountId: principal.accountId,
+          documentId: randomUUID(),
+          kind: "estimate",
+          revision: newRevision("est"),
+          status: "open",
+          statusId: ESTIMATE_STATUS.open.id,
+          assignedUserId: principal.userId,
+          now: options.now,
+        }),
+        ...set,
+        paymentTerms: set.paymentTerms ?? account.paymentTerms,
+        shippingCost: set.shippingCost ?? "0.0000",
+      } as DocumentItem);
+  for (const attribute of options.cleared) delete (base as Record<string, unknown>)[attribute];
+  const next: DocumentItem = {
+    ...base,
+    partyId: customer.partyId,
+    partyName: customer.name,
+    partyKind: customer.kind,
+    issueDate: options.issueDate,
+    expiryDate: options.expiryDate,
+    expiryInstant: expiryInstantOf(options.expiryDate, account.timeZone),
+    discountPercent: options.discountPercent,
+    ...options.totals,
+  };
+  return setListFields(next, options.lines);
+}

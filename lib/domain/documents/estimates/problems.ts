@@ -1,0 +1,151 @@
+import { Decimal } from "decimal.js";
+import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import { ApiError, errors, type DetailCode, type ErrorCode, type ValidationDetail } from "../../../core/errors.js";
+import type { DocumentTooLargeError } from "../../../core/failures.js";
+import type { EstimateLineBody } from "../../../schemas/estimates.js";
+import { money } from "../../common/money.js";
+import { addQuantities } from "../../inventory/math.js";
+import { isKeptUnitPrice, type ResolvedLineItem } from "../lines.js";
+import type { EstimateLine } from "./model.js";
+
+/**
+ * The problems of an estimate's plan (spec 4.3): the refusal and warning shapes, how the write
+ * throws them, and the rules that need no read (line shapes, dates, stock warnings, size).
+ */
+
+/** A refusal the real write would answer: 409 (state), 403 (a permission), 422 (a field). */
+/** A refusal (403, 409: its code is the error's) or a field's problem (422: a detail code). */
+export type Problem =
+  | { status: 403 | 409; code: ErrorCode; message: string; param?: string }
+  | { status: 422; code: DetailCode; message: string; param?: string };
+
+export const detailProblem = (detail: ValidationDetail): Problem => ({ status: 422, ...detail });
+
+/** The problems of an `ApiError` a shared helper threw (validation details, or the error itself). */
+export function problemsOf(error: unknown): Problem[] {
+  if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
+  if (error.details?.length) return error.details.map(detailProblem);
+  const { code, message, param } = error;
+  return [error.statusCode === 403 || error.statusCode === 409 ? { status: error.statusCode, code, message, param } : { status: 422, code, message, param }];
+}
+
+/** Throws the problems as the real write answers them: a state conflict first, then a permission, then every field. */
+export function throwProblems(problems: readonly Problem[]): void {
+  const conflict = problems.find((p): p is Extract<Problem, { status: 403 | 409 }> => p.status === 409);
+  if (conflict) throw errors.stateConflict(conflict.code, conflict.message);
+  const denied = problems.find((p) => p.status === 403);
+  if (denied) throw errors.permissionDenied(denied.message, denied.param);
+  const details = problems.filter((p) => p.status === 422).map(({ param, code, message }) => ({ param: param ?? "", code, message }));
+  if (details.length > 0) throw errors.validationFailed(details);
+}
+
+/** Line rules that need no read: service lines name their own name and price; inventory lines take the item's name. */
+export function lineShapeProblems(lines: readonly EstimateLineBody[], principal: Principal, kept: readonly (EstimateLine | undefined)[]): Problem[] {
+  const problems: Problem[] = [];
+  const mayPrice = hasPermission(principal, "prices.modify");
+  lines.forEach((line, index) => {
+    const at = (field: string) => `lines[${index}].${field}`;
+    if (line.item_id === undefined) {
+      if (line.name === undefined) problems.push({ status: 422, param: at("name"), code: "required", message: "is required on a service line." });
+      if (line.unit_price === undefined) problems.push({ status: 422, param: at("unit_price"), code: "required", message: "is required on a service line." });
+      if (line.item_variation_location_id !== undefined) {
+        problems.push({ status: 422, param: at("item_variation_location_id"), code: "invalid", message: "belongs to inventory lines (with item_id)." });
+      }
+      return;
+    }
+    // An inventory line's own price sent back as read needs no permission (it changes nothing).
+    if (line.unit_price !== undefined && !mayPrice && !isKeptUnitPrice(money(line.unit_price), line.item_id, kept[index])) {
+      problems.push({
+        status: 403,
+        param: at("unit_price"),
+        code: "permission_denied",
+        message: "Setting the price of an inventory line requires the prices.modify permission.",
+      });
+    }
+  });
+  return problems;
+}
+
+/**
+ * The date rules (spec 4.3): `expiry_date` not before `issue_date` (named on the field the
+ * request gave); an update's new `expiry_date` after today in the account's time zone (spec 4.3:
+ * "future date"); a create may record a past expiry
+ * (the estimate is then Expired at once), which a preview warns about.
+ */
+export function dateProblems(dates: { issueDate: string; expiryDate: string; today: string; isUpdate: boolean; expiryGiven: boolean }): {
+  problems: Problem[];
+  warnings: Problem[];
+} {
+  const { issueDate, expiryDate, today } = dates;
+  if (expiryDate < issueDate) {
+    const param = dates.expiryGiven ? "expiry_date" : "issue_date";
+    return {
+      problems: [{ status: 422, param, code: "before_issue_date", message: `expiry_date ${expiryDate} is before issue_date ${issueDate}.` }],
+      warnings: [],
+    };
+  }
+  if (dates.isUpdate && dates.expiryGiven && expiryDate <= today) {
+    return {
+      problems: [
+        { status: 422, param: "expiry_date", code: "past_date", message: `must be a future date (after ${today}, today in the account's time zone).` },
+      ],
+      warnings: [],
+    };
+  }
+  if (!dates.isUpdate && expiryDate < today) {
+    return {
+      problems: [],
+      warnings: [
+        {
+          status: 422,
+          param: "expiry_date",
+          code: "expiry_date_passed",
+          message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.`,
+        },
+      ],
+    };
+  }
+  return { problems: [], warnings: [] };
+}
+
+/** Preview warnings: inventory lines asking for more than is available (on hand less reserved). */
+export function stockWarnings(input: readonly EstimateLineBody[], lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>): Problem[] {
+  const wanted = new Map<string, number>();
+  const keyOf = (found: ResolvedLineItem) => (found.row ? `row:${found.row.ivlId}` : `variation:${found.variation.variationId}`);
+  input.forEach((_line, index) => {
+    const found = resolved.get(index);
+    if (found) wanted.set(keyOf(found), addQuantities(wanted.get(keyOf(found)) ?? 0, lines[index]!.quantity));
+  });
+  const warnings: Problem[] = [];
+  const warned = new Set<string>();
+  input.forEach((_line, index) => {
+    const found = resolved.get(index);
+    if (!found || warned.has(keyOf(found))) return;
+    const rows = found.row ? [found.row] : found.rows;
+    const available = rows.reduce((sum, row) => sum.plus(row.onHand).minus(row.reserved), new Decimal(0));
+    const total = wanted.get(keyOf(found))!;
+    if (available.lt(total)) {
+      warned.add(keyOf(found));
+      warnings.push({
+        status: 422,
+        param: `lines[${index}].quantity`,
+        code: "insufficient_stock",
+        message: `${total} requested of ${found.item.name}${found.row ? " at this stock row" : ""}, ${available.toString()} available (on hand less reserved).`,
+      });
+    }
+  });
+  return warnings;
+}
+
+/** The problem of lines too large for one estimate (compressed or as JSON). */
+export function tooLargeProblem(error: DocumentTooLargeError): Problem {
+  return {
+    status: 422,
+    param: "lines",
+    code: "too_large",
+    message:
+      error.measure === "stored"
+        ? `take ${Math.ceil(error.bytes / 1024)} KB compressed; an estimate holds at most ${error.limit / 1024} KB (shorten descriptions).`
+        : `take ${Math.ceil(error.bytes / 1024)} KB of JSON; an estimate holds at most ${error.limit / 1024} KB (shorten descriptions).`,
+  };
+}

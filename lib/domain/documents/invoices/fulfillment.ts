@@ -1,0 +1,88 @@
+import type { Principal } from "../../../auth/permissions.js";
+import { errors } from "../../../core/errors.js";
+import type { IdempotencyCompletion } from "../../../core/idempotency.js";
+import type { PageRequest } from "../../../core/pagination.js";
+import type { InvoicePaymentBody } from "../../../schemas/invoices.js";
+import { newRevision } from "../../common/revisions.js";
+import { deletePayment, listPayments, recordPayment, type PaymentPolicy } from "../payments.js";
+import { fulfillmentOperations, type FulfillmentPolicy } from "../sales/fulfillments.js";
+import { afterFulfilment } from "../sales/progress.js";
+import { visibleSales } from "../sales/service.js";
+import { INVOICE_KIND, isLinked, managedBySalesOrder, paymentStatus, presentPayment } from "./model.js";
+
+/**
+ * Payments of invoices and packing and shipping of standalone invoices (architecture section 8):
+ * the invoice's policies for the shared payment (`../payments.ts`) and fulfilment
+ * (`../sales/fulfillments.ts`) operations, and the operations themselves.
+ */
+
+const WHAT = "invoice";
+
+// ---------------------------------------------------------------------------------------------
+// Payments (architecture section 8)
+
+export const INVOICE_PAYMENTS: PaymentPolicy = {
+  kind: "invoice",
+  what: WHAT,
+  revisionPrefix: "inv",
+  readPermission: "invoices.list",
+  writePermission: "invoices.modify",
+  assertPayable(header) {
+    if (header.status === "cancelled") throw errors.stateConflict("invoice_payment_not_allowed", "A cancelled invoice takes no payments.");
+  },
+  deleteNotAllowedCode: "invoice_payment_delete_not_allowed",
+  afterPayment: (header) => paymentStatus(header),
+  addRelated(tx, previous, next, deltaMinor) {
+    // A linked invoice's payments are its sales order's too (`amount_paid`, `paid_percent`).
+    if (!previous.sourceSalesOrderId) return;
+    tx.add(
+      "sales order",
+      tx.entities.document
+        .patch({ accountId: previous.accountId, documentId: previous.sourceSalesOrderId })
+        .add({ amountPaidMinor: deltaMinor })
+        .set({ revision: newRevision("so"), updatedAt: next.updatedAt })
+        .commit(),
+    );
+  },
+  present: presentPayment,
+};
+
+export const listInvoicePayments = (principal: Principal, id: string, url: string, page: PageRequest) =>
+  listPayments(principal, INVOICE_PAYMENTS, id, url, page);
+export const createInvoicePayment = (principal: Principal, id: string, body: InvoicePaymentBody, completion: IdempotencyCompletion | undefined) =>
+  recordPayment(principal, INVOICE_PAYMENTS, id, body, completion);
+export const deleteInvoicePayment = (principal: Principal, id: string, paymentId: string, completion: IdempotencyCompletion | undefined) =>
+  deletePayment(principal, INVOICE_PAYMENTS, id, paymentId, completion);
+
+// ---------------------------------------------------------------------------------------------
+// Packing and shipping of standalone invoices (lib/domain/documents/sales/fulfillments.ts)
+
+export const INVOICE_FULFILLMENTS: FulfillmentPolicy = {
+  kind: "invoice",
+  what: WHAT,
+  permission: "invoices.modify",
+  read: (principal, id) => visibleSales(principal, INVOICE_KIND, id),
+  assertPackable(_principal, tree, account) {
+    if (isLinked(tree.header)) throw managedBySalesOrder(tree.header);
+    if (tree.header.status === "cancelled") throw errors.stateConflict("invoice_pack_not_allowed", "A cancelled invoice cannot be packed.");
+    if (!account.packingListsEnabled) throw errors.stateConflict("invoice_pack_not_allowed", "Packing lists are disabled for this account.");
+  },
+  assertShippable(tree) {
+    if (isLinked(tree.header)) throw managedBySalesOrder(tree.header);
+  },
+  invalid: (details) => errors.invalidBody("invalid_invoice_pack", details),
+  alreadyPacked: (param) => errors.invalidBody("invalid_invoice_pack", [{ param, code: "already_packed", message: "is a line that is already fully packed." }]),
+  nothingLeft: () => errors.stateConflict("invoice_pack_not_allowed", "Nothing is left to pack on this invoice."),
+  next: (previous, lines, account) => afterFulfilment("invoice", previous, lines, account),
+};
+
+const INVOICE_FULFILLMENT_OPERATIONS = fulfillmentOperations(INVOICE_KIND, INVOICE_FULFILLMENTS);
+
+/** The packing lists of a standalone invoice, number newest first. */
+export const listInvoiceFulfillments = INVOICE_FULFILLMENT_OPERATIONS.list;
+
+/** Packs quantities of a standalone invoice (spec 4.5 pack); 201 with the new packing list. */
+export const packInvoice = INVOICE_FULFILLMENT_OPERATIONS.pack;
+
+/** Marks a packing list of a standalone invoice shipped (architecture section 8). */
+export const shipInvoiceFulfillment = INVOICE_FULFILLMENT_OPERATIONS.ship;

@@ -1,0 +1,177 @@
+import { Decimal } from "decimal.js";
+import type { Principal } from "../../../auth/permissions.js";
+import { errors, type ValidationDetail } from "../../../core/errors.js";
+import type { IdempotencyCompletion } from "../../../core/idempotency.js";
+import { withArticle } from "../../../core/text.js";
+import { addDocumentWrite } from "../../../db/documents.js";
+import { readLocation } from "../../../db/locations.js";
+import { referenceDetail } from "../../../db/references.js";
+import { RETRY, retrying } from "../../../db/retry.js";
+import type { DocumentItem } from "../../../db/service.js";
+import type { PurchaseOrderReceiveBody } from "../../../schemas/purchase-orders.js";
+import { newRevision } from "../../common/revisions.js";
+import { addQuantities } from "../../inventory/math.js";
+import { commitWithStock } from "../../inventory/stock-holds.js";
+import { accountSettings, accountToday, documentLock, localToday, nextTimestamp, requireDocumentPermission, withEtag } from "../documents.js";
+import { commitStockWrite } from "../stock/writes.js";
+import { PO_STATUS, fullyReceived, purchaseOrderResult as result, stockChanges, withRowIds, type PoStatus, type PurchaseOrderResult } from "./model.js";
+import { visibleOrder } from "./service.js";
+
+/**
+ * Sending and receiving purchase orders (spec part 2, section 3.1 and 4.1 send and receive):
+ * the status steps that move stock. Sending adds each inventory line's unreceived quantity to
+ * `incoming` at the order's location; receiving moves it from `incoming` to on hand (and into
+ * the item's moving average cost), all through the ledger, in the order's own write.
+ */
+
+/**
+ * Sends an order (spec 3.1): Not Sent -> Sent with `date_sent` (given, or today in the account's
+ * time zone); each inventory line's unreceived quantity becomes incoming at the order's location
+ * in the same write. Sending a Sent order again changes nothing (the original date stays);
+ * Partially Received and Received orders cannot be sent (409 `purchase_order_send_not_allowed`).
+ */
+export async function sendPurchaseOrder(
+  principal: Principal,
+  id: string,
+  input: { date_sent?: string },
+  completion: IdempotencyCompletion | undefined,
+): Promise<PurchaseOrderResult> {
+  requireDocumentPermission(principal, "purchase_orders.modify", "sending purchase orders");
+  return retrying(
+    "send purchase order",
+    async () => {
+      const tree = await visibleOrder(principal, id);
+      const previous = tree.header;
+      if (previous.status === "sent") return result(principal, previous, tree.lines);
+      if (previous.status !== "not_sent") {
+        throw errors.stateConflict("purchase_order_send_not_allowed", `A ${PO_STATUS[previous.status as PoStatus].label} purchase order cannot be sent.`);
+      }
+      const account = await accountSettings(principal.accountId);
+      const base: DocumentItem = {
+        ...previous,
+        status: "sent",
+        statusId: PO_STATUS.sent.id,
+        dateSent: input.date_sent ?? accountToday(account),
+        revision: newRevision("po"),
+        updatedAt: nextTimestamp(previous.updatedAt),
+      };
+      const changes = stockChanges(
+        previous,
+        tree.lines.map((line) => ({ line, quantity: addQuantities(line.quantity, -line.quantityReceived) })),
+        "incoming",
+      );
+      let written: PurchaseOrderResult | undefined;
+      const { cancellation } = await commitWithStock({
+        accountId: principal.accountId,
+        source: { sourceType: "purchase_order", sourceId: id, userId: principal.userId, reason: `Purchase order ${previous.number} sent` },
+        changes,
+        document: (tx, rowIdOf) =>
+          addDocumentWrite(tx, { header: base, lines: withRowIds(base, tree.lines, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "not_sent") }),
+        outcome: (rowIdOf) => {
+          written = result(principal, base, withRowIds(base, tree.lines, rowIdOf));
+          return { completion: withEtag(completion, base.revision), body: written.body };
+        },
+      });
+      if (!cancellation) return written!;
+      return RETRY;
+    },
+    undefined,
+    [documentLock(principal.accountId, id)],
+  );
+}
+
+/**
+ * Receives quantities (spec 3.1 and 4.1 receive): increments on inventory lines of a Sent or
+ * Partially Received order, never above a line's remaining quantity; on-hand stock rises at the
+ * order's location (and leaves `incoming`) through the ledger, the moving average cost takes the
+ * line's unit cost, and the lines and status are saved in the same write or not at all.
+ */
+export async function receivePurchaseOrder(
+  principal: Principal,
+  id: string,
+  input: PurchaseOrderReceiveBody,
+  completion: IdempotencyCompletion | undefined,
+): Promise<PurchaseOrderResult> {
+  requireDocumentPermission(principal, "purchase_orders.modify", "receiving purchase orders");
+  const duplicates: ValidationDetail[] = [];
+  const seen = new Set<string>();
+  input.lines.forEach((line, index) => {
+    if (seen.has(line.line_id)) duplicates.push({ param: `lines[${index}].line_id`, code: "duplicate", message: "appears more than once." });
+    seen.add(line.line_id);
+  });
+  if (duplicates.length > 0) throw errors.validationFailed(duplicates);
+  return retrying(
+    "receive purchase order",
+    async () => {
+      const tree = await visibleOrder(principal, id);
+      const previous = tree.header;
+      if (previous.status !== "sent" && previous.status !== "partially_received") {
+        throw errors.stateConflict(
+          "purchase_order_receive_not_allowed",
+          previous.status === "not_sent" ? "A Not Sent purchase order cannot be received; send it first." : "This purchase order is fully received.",
+        );
+      }
+      const [account, location] = await Promise.all([accountSettings(principal.accountId), readLocation(principal.accountId, previous.locationId!)]);
+      if (!location?.active) throw errors.stateConflict("purchase_order_receive_not_allowed", "The order's receiving location is no longer active.");
+      const byId = new Map(tree.lines.map((line) => [line.id, line]));
+      const details: ValidationDetail[] = [];
+      const received = new Map<string, number>();
+      input.lines.forEach((entry, index) => {
+        const line = byId.get(entry.line_id);
+        if (!line) details.push(referenceDetail(`lines[${index}].line_id`, "is not a line of this purchase order."));
+        else if (line.lineType !== "inventory")
+          details.push({
+            param: `lines[${index}].line_id`,
+            code: "not_inventory",
+            message: `is ${withArticle(line.lineType)} line; only inventory lines are received.`,
+          });
+        else {
+          const remaining = addQuantities(line.quantity, -line.quantityReceived);
+          if (new Decimal(entry.quantity).gt(remaining)) {
+            details.push({
+              param: `lines[${index}].quantity`,
+              code: "too_large",
+              message: `is more than the line's remaining unreceived quantity (${remaining}).`,
+            });
+          } else received.set(line.id, entry.quantity);
+        }
+      });
+      if (details.length > 0) throw errors.validationFailed(details);
+      const lines = tree.lines.map((line) =>
+        received.has(line.id) ? { ...line, quantityReceived: addQuantities(line.quantityReceived, received.get(line.id)!) } : line,
+      );
+      const complete = fullyReceived(lines);
+      const base: DocumentItem = {
+        ...previous,
+        status: complete ? "received" : "partially_received",
+        statusId: complete ? PO_STATUS.received.id : PO_STATUS.partially_received.id,
+        revision: newRevision("po"),
+        updatedAt: nextTimestamp(previous.updatedAt),
+      };
+      if (complete) base.dateReceived = input.received_date ?? localToday(principal, account);
+      const changes = stockChanges(
+        previous,
+        tree.lines.filter((line) => received.has(line.id)).map((line) => ({ line, quantity: received.get(line.id)! })),
+        "receive",
+      );
+      let written: PurchaseOrderResult | undefined;
+      const { cancellation } = await commitStockWrite(
+        {
+          accountId: principal.accountId,
+          source: { sourceType: "purchase_order", sourceId: id, userId: principal.userId, reason: `Purchase order ${previous.number} received` },
+          changes,
+          document: (tx, rowIdOf) => addDocumentWrite(tx, { header: base, lines: withRowIds(base, lines, rowIdOf), previous }),
+          outcome: (rowIdOf) => {
+            written = result(principal, base, withRowIds(base, lines, rowIdOf));
+            return { completion: withEtag(completion, base.revision), body: written.body };
+          },
+        },
+        // A unique item already on hand cannot be received again.
+        (error) => errors.validationFailed([{ param: "lines", code: error.rule, message: error.message }]),
+      );
+      return cancellation ? RETRY : written!;
+    },
+    undefined,
+    [documentLock(principal.accountId, id)],
+  );
+}

@@ -1,0 +1,267 @@
+import { randomUUID } from "node:crypto";
+import { hasPermission, type Permission, type Principal } from "../../../auth/permissions.js";
+import { errors, type ValidationDetail } from "../../../core/errors.js";
+import type { StoredLine } from "../../../db/documents.js";
+import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
+import type { SalesLineBody } from "../../../schemas/sales-documents.js";
+import type { RowIdOf } from "../../inventory/stock-holds.js";
+import { money, rate } from "../../common/money.js";
+import { etagOf, type RevisionPrefix } from "../../common/revisions.js";
+import { isKeptUnitPrice } from "../lines.js";
+import { computeTotals } from "../totals.js";
+
+/**
+ * What sales orders and invoices share, without storage (spec part 2, sections 2.4, 2.5, 4.4,
+ * 4.5; architecture sections 4, 5 and 8): the stored line, the kind description the shared
+ * operations take, request lines as specs and pricing with the generated discount line. Header
+ * rules are in `header.ts`, fulfilment progress and stock effects in `progress.ts`.
+ */
+
+/** A stored line of a sales order or an invoice (`lib/db/documents.ts` packs them into pages). */
+export interface SalesLine extends StoredLine {
+  lineType: "inventory" | "service" | "discount";
+  itemId?: string;
+  variationId?: string;
+  /** The stock row the line sells from (set once the row exists). */
+  ivlId?: number;
+  locationId?: string;
+  /** The location's name when the line was last written (a current related value, refreshed on writes). */
+  locationName?: string;
+  /** A unique (serialised) item: quantity 1, sold by an invoice. */
+  unique?: boolean;
+  name: string;
+  description?: string;
+  quantity: number;
+  /** Sales orders: the quantity invoiced so far (0 on invoices). */
+  quantityInvoiced: number;
+  quantityPacked: number;
+  quantityShipped: number;
+  /** Invoices created from a sales order: the order's line. */
+  salesOrderLineId?: string;
+  unitPrice: string;
+  /** The unit cost snapshot (null on discount lines). */
+  unitCost: string | null;
+  discountPercent: string;
+  taxRate: string;
+  tax2Rate: string;
+  unitId?: number;
+  unitName?: string;
+  sku?: string;
+  variationValues: Record<string, string>;
+  variationNumber?: number;
+  thumbnailUrl?: string;
+  discountedUnitPrice: string | null;
+  subtotal: string;
+}
+
+/** A sales document as read: header, lines and payments. */
+export interface SalesTree {
+  header: DocumentItem;
+  lines: SalesLine[];
+  payments: DocumentPaymentItem[];
+}
+
+export interface SalesContext {
+  principal: Principal;
+  account: AccountItem;
+  customer: PartyItem;
+  /** The document's own location (sales orders), when it has one. */
+  location?: LocationItem;
+}
+
+export type SalesDocumentKind = "invoice" | "sales_order";
+
+/** What the shared sales operations know of a kind (its `INVOICE_KIND` or `SALES_ORDER_KIND`). */
+export interface SalesKind<K extends SalesDocumentKind = SalesDocumentKind> {
+  kind: K;
+  /** The kind in messages ("invoice", "sales order"). */
+  what: string;
+  /** The kind at the start of a sentence ("Invoice", "Sales order"): stock reasons. */
+  label: string;
+  revisionPrefix: RevisionPrefix;
+  listPermission: Permission;
+  modifyPermission: Permission;
+  /** Whether a detail read shows the customer's, items' and locations' current values (`withCurrentValues`). */
+  relatedOnRead: boolean;
+  /** The document as the API shows it: list entries without lines, details with them. */
+  present(principal: Principal, header: DocumentItem, lines?: readonly SalesLine[]): Record<string, unknown>;
+}
+
+/** A written sales document's response: body and ETag. */
+export interface SalesResult {
+  body: Record<string, unknown>;
+  etag: string;
+}
+
+export const salesResult = (body: Record<string, unknown>, revision: string): SalesResult => ({ body, etag: etagOf(revision) });
+
+/** `lines[i].id` details of ids a request names more than once. */
+export function duplicateLineIds(lines: readonly { id: string }[] | undefined): ValidationDetail[] {
+  const seen = new Set<string>();
+  const duplicates: ValidationDetail[] = [];
+  lines?.forEach((entry, index) => {
+    if (seen.has(entry.id)) duplicates.push({ param: `lines[${index}].id`, code: "duplicate", message: "appears more than once." });
+    seen.add(entry.id);
+  });
+  return duplicates;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines
+
+/**
+ * One requested line, from an API request or a conversion draft. Absent values take the
+ * defaults: the item's name, description, selling price and unit cost; the customer's tax rates.
+ */
+export interface LineSpec {
+  /** Position in the request's `lines` (error paths). */
+  index: number;
+  /** The stored line this one keeps (its id and fulfilment quantities). */
+  kept?: SalesLine;
+  itemId?: string;
+  ivlId?: number;
+  name?: string;
+  /** A request's `name` on an inventory line: accepted only as read (`inventoryLineName`). */
+  sentName?: string;
+  /** undefined: the item's description; null or "": none. */
+  description?: string | null;
+  quantity?: number;
+  unitPrice?: string;
+  unitCost?: string;
+  discountPercent?: string;
+  taxRate?: string;
+  tax2Rate?: string;
+}
+
+/**
+ * Request lines as specs (spec 4.4 and 4.5 lines): service lines need `name` and `unit_price`
+ * and take no `item_variation_location_id`; inventory lines take their name from the item.
+ * `unit_price` on an inventory line needs `prices.modify`: `inventoryPrice` says what happens
+ * without it: `ignore` (sales orders: "the item's current selling price applies unless
+ * unit_price is given and the user may modify selling prices") or `forbid` (invoices, which
+ * follow the estimate rule "allowed only when the user may modify selling prices": 403
+ * `permission_denied`).
+ */
+export function lineSpecsOf(
+  principal: Principal,
+  input: readonly SalesLineBody[],
+  kept: readonly (SalesLine | undefined)[],
+  inventoryPrice: "ignore" | "forbid",
+): LineSpec[] {
+  const details: ValidationDetail[] = [];
+  const mayPrice = hasPermission(principal, "prices.modify");
+  input.forEach((line, index) => {
+    if (line.item_id === undefined) {
+      if (line.name === undefined) details.push({ param: `lines[${index}].name`, code: "required", message: "is required on a service line." });
+      if (line.unit_price === undefined) details.push({ param: `lines[${index}].unit_price`, code: "required", message: "is required on a service line." });
+      if (line.item_variation_location_id !== undefined) {
+        details.push({ param: `lines[${index}].item_variation_location_id`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
+      }
+    }
+  });
+  if (details.length > 0) throw errors.validationFailed(details);
+  // An inventory line's own price sent back as read needs no permission (it changes nothing).
+  const keepsPrice = (line: SalesLineBody, index: number) =>
+    line.item_id !== undefined && line.unit_price !== undefined && isKeptUnitPrice(money(line.unit_price), line.item_id, kept[index]);
+  if (inventoryPrice === "forbid" && !mayPrice) {
+    const index = input.findIndex((line, i) => line.item_id !== undefined && line.unit_price !== undefined && !keepsPrice(line, i));
+    if (index >= 0)
+      throw errors.permissionDenied(`lines[${index}].unit_price: setting the selling price of an inventory line requires the prices.modify permission.`);
+  }
+  return input.map((line, index) => ({
+    index,
+    kept: kept[index],
+    itemId: line.item_id,
+    ivlId: line.item_variation_location_id,
+    name: line.item_id === undefined ? line.name : undefined,
+    sentName: line.item_id === undefined ? undefined : line.name,
+    description: line.description,
+    quantity: line.quantity,
+    unitPrice: line.unit_price === undefined || (line.item_id !== undefined && !mayPrice && !keepsPrice(line, index)) ? undefined : money(line.unit_price),
+    taxRate: line.tax_rate === undefined ? undefined : rate(line.tax_rate),
+    tax2Rate: line.tax_2_rate === undefined ? undefined : rate(line.tax_2_rate),
+  }));
+}
+
+/** A create's request: the customer, the request's header fields and its lines as specs. */
+export interface SalesCreateRequest {
+  customerId: string;
+  /** Header fields in request form (a draft's too: `draftRequestFields`). */
+  fields: Record<string, unknown>;
+  specs: (context: SalesContext) => LineSpec[];
+  /** Default: the caller. */
+  salespersonId?: string;
+  sourceEstimate?: { id: string; number: number };
+}
+
+/** The totals a header stores (spec part 2; architecture section 4, money). */
+export interface SalesTotals {
+  subtotal: string;
+  preDiscountTotal: string;
+  discountTotal: string;
+  shippingFee: string;
+  tax: string;
+  tax2: string;
+  total: string;
+}
+
+/** Prices the lines and appends the generated discount line (keeping its id); returns lines and totals. */
+export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string): { lines: SalesLine[]; totals: SalesTotals } {
+  const items = lines.filter((line) => line.lineType !== "discount");
+  const totals = computeTotals(
+    items.map((line) => ({
+      quantity: line.quantity,
+      unitPrice: line.unitPrice,
+      discountPercent: line.discountPercent,
+      taxRate: line.taxRate,
+      tax2Rate: line.tax2Rate,
+    })),
+    discountPercent,
+    shippingFee,
+  );
+  const priced: SalesLine[] = items.map((line, i) => ({
+    ...line,
+    subtotal: totals.lines[i]!.subtotal,
+    discountedUnitPrice: totals.lines[i]!.discountedUnitPrice,
+  }));
+  if (totals.discount !== null) {
+    const existing = lines.find((line) => line.lineType === "discount");
+    priced.push({
+      id: existing?.id ?? randomUUID(),
+      lineType: "discount",
+      name: "Discount",
+      quantity: 1,
+      quantityInvoiced: 0,
+      quantityPacked: 0,
+      quantityShipped: 0,
+      unitPrice: totals.discount,
+      unitCost: null,
+      discountPercent: "0.000",
+      taxRate: "0.000",
+      tax2Rate: "0.000",
+      variationValues: {},
+      discountedUnitPrice: null,
+      subtotal: totals.discount,
+    });
+  }
+  return {
+    lines: priced,
+    totals: {
+      subtotal: totals.subtotal,
+      preDiscountTotal: totals.preDiscountTotal,
+      discountTotal: totals.discountTotal,
+      shippingFee: totals.shippingFee,
+      tax: totals.tax,
+      tax2: totals.tax2,
+      total: totals.total,
+    },
+  };
+}
+
+/** Lines with the ids of the stock rows the write created (rows appear with the first stock). */
+export const withRowIds = (lines: readonly SalesLine[], rowIdOf: RowIdOf): SalesLine[] =>
+  lines.map((line) =>
+    line.lineType === "inventory" && line.ivlId === undefined && line.itemId
+      ? { ...line, ivlId: rowIdOf(line.itemId, line.variationId!, line.locationId!) }
+      : line,
+  );

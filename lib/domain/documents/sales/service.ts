@@ -1,0 +1,232 @@
+import { randomUUID } from "node:crypto";
+import type { Principal } from "../../../auth/permissions.js";
+import { errors } from "../../../core/errors.js";
+import { CustomerChangedError, StockRuleError } from "../../../core/failures.js";
+import type { IdempotencyCompletion } from "../../../core/idempotency.js";
+import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
+import { DOCUMENT_LABEL, addDocumentDelete, type DocumentFilter, type DocumentTree } from "../../../db/documents.js";
+import { referenceDetails, type Reference } from "../../../db/references.js";
+import { RETRY, retrying } from "../../../db/retry.js";
+import type { AccountItem, DocumentItem } from "../../../db/service.js";
+import type { Cancellation } from "../../../db/transactions.js";
+import type { StockChange } from "../../inventory/ledger-plan.js";
+import { commitWithStock } from "../../inventory/stock-holds.js";
+import {
+  accountSettings,
+  addAssigneeCount,
+  addKindCountDecrement,
+  documentLock,
+  listDocuments,
+  requireDocumentPermission,
+  visibleDocument,
+} from "../documents.js";
+import type { DraftOptions } from "./drafts.js";
+import { newSalesHeader, type NewHeaderRules } from "./header.js";
+import { insertSalesDocument, type NewSalesDocument, type NewSalesResult } from "./insert.js";
+import { salesResult, type SalesContext, type SalesCreateRequest, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "./model.js";
+import { stockRuleError } from "./progress.js";
+import { buildSalesLines, withCurrentValues } from "./reads.js";
+
+/**
+ * The operations sales orders and invoices run alike, each given its kind (`SalesKind`): the
+ * permission checks, the visible document, the detail read and the list, the numbered create,
+ * the delete, and what a write's cancellation means.
+ */
+
+export const requireSalesRead = (principal: Principal, kind: SalesKind) => requireDocumentPermission(principal, kind.listPermission, `reading ${kind.what}s`);
+export const requireSalesModify = (principal: Principal, kind: SalesKind) =>
+  requireDocumentPermission(principal, kind.modifyPermission, `changing ${kind.what}s`);
+
+/** The document if the caller may see it (account, kind, salesperson boundary), else 404. */
+export const visibleSales = (principal: Principal, kind: SalesKind, id: string) => visibleDocument<SalesTree>(principal, kind.kind, id, kind.what);
+
+/**
+ * One document with every detail field and its lines in stored order: the document (ONE Query)
+ * and the account in parallel (tax labels and packing settings are current values), then the
+ * kind's current related values (`withCurrentValues`) in one parallel round.
+ */
+export async function getSalesDocument(principal: Principal, kind: SalesKind, id: string): Promise<SalesResult> {
+  requireSalesRead(principal, kind);
+  const [tree, account] = await Promise.all([visibleSales(principal, kind, id), accountSettings(principal.accountId)]);
+  const current = await withCurrentValues(tree.header, tree.lines, account, kind.relatedOnRead);
+  return salesResult(kind.present(principal, current.header, current.lines), current.header.revision);
+}
+
+/** Documents of the kind newest number first, with the kind's filters, `q` (text or number) and `ids`. */
+export async function listSalesDocuments(
+  principal: Principal,
+  kind: SalesKind,
+  url: string,
+  page: PageRequest,
+  query: { ids?: string; q?: string },
+  filter: Omit<DocumentFilter, "text">,
+): Promise<ListEnvelope<Record<string, unknown>>> {
+  requireSalesRead(principal, kind);
+  const needle = query.q?.trim().toLowerCase();
+  return listDocuments({
+    principal,
+    kind: kind.kind,
+    url,
+    page,
+    ids: query.ids,
+    filter: { ...filter, text: needle ? { needle, number: /^\d{1,9}$/.test(needle) ? Number(needle) : undefined } : undefined },
+    present: (headers) => headers.map((header) => kind.present(principal, header)),
+  });
+}
+
+/** A write that failed on a reference is 422 naming it; any other failure is internal. */
+export function throwWriteCancellation(cancellation: Cancellation, kind: SalesKind): never {
+  const details = referenceDetails(cancellation);
+  if (details.length > 0) throw errors.validationFailed(details);
+  throw errors.internal(new Error(`${kind.what} write failed: ${cancellation.labels.join(", ")}`));
+}
+
+/** An update's cancellation: the document or a customer changed meanwhile (read again), else `throwWriteCancellation`. */
+export function updateCancellation(cancellation: Cancellation, kind: SalesKind): typeof RETRY {
+  if (cancellation.failed(DOCUMENT_LABEL) || cancellation.failedUnder("party:").length > 0 || cancellation.failed("old customer")) return RETRY;
+  return throwWriteCancellation(cancellation, kind);
+}
+
+/** `commitWithStock`; with `lines`, a stock rule the changes break is 422 naming the line (`stockRuleError`). */
+export async function commitSalesStock(options: Parameters<typeof commitWithStock>[0], lines?: readonly SalesLine[]) {
+  try {
+    return await commitWithStock(options);
+  } catch (error) {
+    if (lines && error instanceof StockRuleError) throw stockRuleError(error, options.changes, lines);
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The create
+
+/** What a kind's create does beyond the shared path (`createSalesDocument`). */
+export interface SalesCreatePolicy extends NewHeaderRules {
+  kind: SalesKind;
+  /** Reads what the create names: the account, the customer (and a sales order's location). */
+  context(principal: Principal, request: SalesCreateRequest, options: DraftOptions): Promise<SalesContext>;
+  /** Checks the new header before its totals (a sales order's dates). */
+  check?(header: DocumentItem): void;
+  /** Totals, percentages and snapshots. */
+  derive(header: DocumentItem, context: SalesContext, lines: readonly SalesLine[]): { header: DocumentItem; lines: SalesLine[] };
+  /** The stock the new document takes or reserves. */
+  changes(header: DocumentItem, lines: readonly SalesLine[]): StockChange[];
+  /** What the customer's figures move by. */
+  activity(header: DocumentItem): NewSalesDocument["activity"];
+  /** References checked in the write besides the custom fields' (a sales order's location). */
+  references(context: SalesContext): Reference[];
+  /** The account's record limit when it counts this kind. */
+  recordLimit?(account: AccountItem): number | undefined;
+}
+
+/**
+ * Creates a document of the kind numbered from the account's sequence (`insertSalesDocument`),
+ * from an API request or a draft: reads its context, builds its lines and header (defaults,
+ * totals, snapshots), and writes it with its stock, counters and customer figures in ONE
+ * transaction together with the caller's `options.extra` items. A customer changed meanwhile
+ * reads again.
+ */
+export async function createSalesDocument(
+  principal: Principal,
+  policy: SalesCreatePolicy,
+  request: SalesCreateRequest,
+  options: DraftOptions,
+): Promise<NewSalesResult> {
+  const { kind } = policy;
+  return retrying(`create ${kind.what}`, async () => {
+    const context = await policy.context(principal, request, options);
+    const built = await buildSalesLines(context, request.specs(context));
+    const documentId = randomUUID();
+    const base = newSalesHeader(context, kind, policy, request, documentId);
+    policy.check?.(base.header);
+    const { header, lines } = policy.derive(base.header, context, built);
+    const references: Reference[] = [...(base.references ?? []), ...policy.references(context)];
+    try {
+      return await insertSalesDocument({
+        principal,
+        kind: kind.kind,
+        header,
+        lines,
+        changes: policy.changes(header, lines),
+        source: { sourceType: kind.kind, sourceId: documentId, userId: principal.userId, reason: `${kind.label} created` },
+        customer: context.customer,
+        activity: policy.activity(header),
+        references,
+        completion: options.completion,
+        present: (h, l) => kind.present(principal, h, l),
+        extra: options.extra,
+        customerActivity: options.customerActivity,
+        ownerCounts: options.ownerCounts,
+        recordLimit: policy.recordLimit?.(context.account),
+      });
+    } catch (error) {
+      if (error instanceof CustomerChangedError) return RETRY;
+      throw error;
+    }
+  });
+}
+
+/** The response of an API create: the new document, or its failure (`throwWriteCancellation`). */
+export function createdResult(written: NewSalesResult, kind: SalesKind): SalesResult {
+  if (!written.ok) throwWriteCancellation(written.cancellation, kind);
+  return salesResult(written.body, written.header.revision);
+}
+
+/** The outcome of a draft create: the new document (body, ETag and header), or the cancellation of the caller's own items. */
+export function draftResult(written: NewSalesResult): { ok: true; result: SalesResult; header: DocumentItem } | { ok: false; cancellation: Cancellation } {
+  if (!written.ok) return written;
+  return { ok: true, result: salesResult(written.body, written.header.revision), header: written.header };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The delete
+
+/** What a delete moves: the stock given back, the customer's figures and (invoices) the lines a stock rule names. */
+export interface SalesDeletePlan {
+  changes: StockChange[];
+  customer: { documentCount: number; lifetimeRevenueMinor?: number };
+  stockLines?: readonly SalesLine[];
+}
+
+/**
+ * Deletes a document of the kind: `plan` checks the document may go (409 otherwise) and says
+ * what moves; the document, its stock, the counts and the customer's figures move in ONE write.
+ */
+export async function deleteSalesDocument<K extends SalesKind["kind"]>(
+  principal: Principal,
+  kind: SalesKind<K>,
+  id: string,
+  completion: IdempotencyCompletion | undefined,
+  plan: (tree: SalesTree) => SalesDeletePlan,
+): Promise<{ id: string; object: K; deleted: true }> {
+  requireSalesModify(principal, kind);
+  const resource = { id, object: kind.kind, deleted: true as const };
+  return retrying(
+    `delete ${kind.what}`,
+    async () => {
+      const tree = await visibleSales(principal, kind, id);
+      const { changes, customer, stockLines } = plan(tree);
+      const header = tree.header;
+      const { cancellation } = await commitSalesStock(
+        {
+          accountId: principal.accountId,
+          source: { sourceType: kind.kind, sourceId: id, userId: principal.userId, reason: `${kind.label} ${header.number} deleted` },
+          changes,
+          document: (tx) => {
+            addDocumentDelete(tx, tree as unknown as DocumentTree);
+            addKindCountDecrement(tx, tree.header);
+            addAssigneeCount(tx, header, -1);
+            tx.add("customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: header.partyId! }).add(customer).commit());
+          },
+          outcome: () => ({ completion, body: resource }),
+        },
+        stockLines,
+      );
+      if (!cancellation) return resource;
+      if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
+      throw errors.internal(new Error(`${kind.what} delete failed: ${cancellation.labels.join(", ")}`));
+    },
+    undefined,
+    [documentLock(principal.accountId, id)],
+  );
+}
