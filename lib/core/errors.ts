@@ -170,3 +170,11 @@ export class ContentionError extends Error {
     this.name = "ContentionError";
   }
 }
+
+/** What an `invalid_reference` detail says of a record that is not there (or not the caller's). */
+export const UNKNOWN_RECORD_MESSAGE = "does not exist in this account.";
+
+/** The detail of a reference that a read found missing, outside the caller's account or unusable. */
+export function referenceDetail(param: string, message: string = UNKNOWN_RECORD_MESSAGE): ValidationDetail {
+  return { param, code: "invalid_reference", message };
+}

@@ -16,3 +16,6 @@ export function sameRecord(stored: object, next: object, ignored: ReadonlySet<st
 
 /** The attribute every record's write moves by itself. */
 export const UPDATED_AT: ReadonlySet<string> = new Set(["updatedAt"]);
+
+/** The key of a stock row (item, variation, location) in maps and index attributes. */
+export const rowKeyOf = (row: { itemId: string; variationId: string; locationId: string }) => `${row.itemId}|${row.variationId}|${row.locationId}`;

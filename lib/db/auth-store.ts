@@ -1,3 +1,4 @@
+import { nowIso } from "../core/clock.js";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
@@ -5,7 +6,6 @@ import { ContentionError } from "../core/errors.js";
 import { getDocumentClient } from "./client.js";
 import { db, type ApiKeyItem, type UserItem } from "./service.js";
 import { tableName } from "./table.js";
-import { nowIso } from "./keys.js";
 
 /**
  * Reads an API key record and counts one request against its rate window, in ONE strongly

@@ -3,12 +3,12 @@
  * (`documentListing`, `lib/db/listing.ts`), filtered searches over them, and numbered pages of
  * a kind read through its sequence and its deleted numbers.
  */
+import { locationScopeOf, numberKeyOf } from "../core/document-scope.js";
 import { factsText, readListEntries, readListPartitions, type ListEntry, type ListPartition } from "./listing.js";
 import { readToOffset } from "./offset-page.js";
 import { db, type DocumentItem } from "./service.js";
 import type { DocumentKind } from "./entities/document.js";
 import type { TransactionBuilder } from "./transactions.js";
-import { locationScopeOf, numberKeyOf } from "./document-scope.js";
 
 /** Which documents a list reads: a kind of the account, or only those assigned to one user. */
 export interface DocumentScope {

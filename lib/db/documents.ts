@@ -1,8 +1,8 @@
+import { locationScopeOf } from "../core/document-scope.js";
 import { db, type DocumentItem, type DocumentLinesItem, type DocumentPaymentItem } from "./service.js";
 import { writeTransaction, type TransactionBuilder } from "./transactions.js";
 import { decodePages, encodeDocumentLines, isEncoded, type EncodedLines, type StoredLine } from "./document-lines.js";
 import { documentListing } from "./document-lists.js";
-import { locationScopeOf } from "./document-scope.js";
 
 /**
  * Document storage, written once for every kind (architecture section 8, "Document storage").
@@ -31,7 +31,6 @@ export {
   type EncodedLines,
   type StoredLine,
 } from "./document-lines.js";
-export { NO_LOCATION, SEVERAL_LOCATIONS, locationScopeOf, numberKeyOf, type LocationScoped } from "./document-scope.js";
 export {
   addRemovedNumber,
   documentListing,

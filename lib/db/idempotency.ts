@@ -1,5 +1,5 @@
+import { epochSeconds, nowIso } from "../core/clock.js";
 import { db, type IdempotencyItem } from "./service.js";
-import { epochSeconds, nowIso } from "./keys.js";
 import { unpackText } from "./packing.js";
 import { isConditionalFailure } from "./dynamo-errors.js";
 import { randomUUID } from "node:crypto";

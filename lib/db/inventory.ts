@@ -1,3 +1,4 @@
+import { rowKeyOf } from "../core/records.js";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { batchGetAll } from "./batch-get.js";
 import { getDocumentClient } from "./client.js";
@@ -27,8 +28,6 @@ export async function readItemTree(accountId: string, itemId: string): Promise<I
     rows: data.stockRow,
   };
 }
-
-export const rowKeyOf = (row: { itemId: string; variationId: string; locationId: string }) => `${row.itemId}|${row.variationId}|${row.locationId}`;
 
 type RowKey = { itemId: string; variationId: string; locationId: string };
 

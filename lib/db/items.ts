@@ -1,7 +1,7 @@
+import { nowIso } from "../core/clock.js";
 import { batchGetAll } from "./batch-get.js";
 import { byNameThenId, namePartitionOf, readNameEntries, readNamePage, type NameEntry } from "./name-index.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockRowItem, type UnitItem } from "./service.js";
-import { nowIso } from "./keys.js";
 import { checkReferences, referenceDetails, type Reference } from "./references.js";
 import { allocateNumber } from "./sequences.js";
 import { writeTransaction, type Cancellation } from "./transactions.js";

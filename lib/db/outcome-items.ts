@@ -1,5 +1,5 @@
+import { epochSeconds, nowIso } from "../core/clock.js";
 import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyCompletion, type IdempotencyContext } from "../core/idempotency.js";
-import { epochSeconds, nowIso } from "./keys.js";
 import { packJson } from "./packing.js";
 import type { IdempotencyItem, IdempotencyPartItem } from "./service.js";
 

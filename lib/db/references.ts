@@ -1,4 +1,4 @@
-import type { ValidationDetail } from "../core/errors.js";
+import { UNKNOWN_RECORD_MESSAGE, type ValidationDetail } from "../core/errors.js";
 import type { CustomFieldKind } from "./entities/custom-field.js";
 import { db } from "./service.js";
 import type { Cancellation, TransactionBuilder, TransactionOp } from "./transactions.js";
@@ -29,7 +29,7 @@ const MESSAGES: Record<ReferenceKind | "record", string> = {
   item_category: "does not exist in this account.",
   unit: "does not exist in this account.",
   location: "is not an active location of this account.",
-  record: "does not exist in this account.",
+  record: UNKNOWN_RECORD_MESSAGE,
 };
 
 const LABEL_PREFIX = "ref:";
@@ -95,11 +95,6 @@ export function referenceDetails(cancellation: Cancellation | null): ValidationD
     code: "invalid_reference",
     message: reason.note ?? MESSAGES.record,
   }));
-}
-
-/** The detail of a reference that a read found missing, outside the caller's account or unusable. */
-export function referenceDetail(param: string, message: string = MESSAGES.record): ValidationDetail {
-  return { param, code: "invalid_reference", message };
 }
 
 /** Whether a reference's record exists (and is usable) now: one strongly consistent GetItem. */

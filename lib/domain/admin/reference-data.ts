@@ -3,12 +3,12 @@
  * customer labels, pricing tiers, units, and items, kits and locations through the same
  * domain code as the API.
  */
+import { nowIso } from "../../core/clock.js";
 import { AdminError, KitDefinitionError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { insertReferenceData, readAccount } from "../../db/admin-store.js";
 import { insertUnit } from "../../db/items.js";
 import { checkKitDefinitionInput } from "../kits/definitions.js";
-import { nowIso } from "../../db/keys.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../../db/entities/custom-field.js";
 import { locationBody, requireName } from "./checks.js";
 

@@ -1,3 +1,4 @@
+import { nowIso } from "../../core/clock.js";
 import { AdminError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../../db/admin-store.js";
@@ -17,7 +18,6 @@ import {
   writeUser,
 } from "../../db/admin-store.js";
 import { readLocation } from "../../db/locations.js";
-import { nowIso } from "../../db/keys.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../../db/service.js";
 import { checkCurrency, checkPermissions, checkScopes, checkTimeZone } from "./checks.js";
 

@@ -1,7 +1,7 @@
+import { referenceDetail } from "../../core/errors.js";
+import { locationScopeOf, NO_LOCATION, type LocationScoped } from "../../core/document-scope.js";
 import { locationRestriction, type Principal } from "../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";
-import { referenceDetail } from "../../db/references.js";
-import { locationScopeOf, NO_LOCATION, type LocationScoped } from "../../db/documents.js";
 import type { DocumentKind } from "../../db/entities/document.js";
 
 /**

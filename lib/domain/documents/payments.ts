@@ -1,5 +1,6 @@
+import { amountDue, amountPaid, withAmountPaid } from "./amounts.js";
+import { localToday, nextTimestamp, requireDocumentPermission } from "./rules.js";
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
 import type { Permission, Principal } from "../../auth/permissions.js";
 import { errors, type ErrorCode } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
@@ -10,8 +11,8 @@ import { RETRY, retrying, type AttemptContext } from "../../db/retry.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../../db/transactions.js";
 import type { PaymentBody } from "../../schemas/documents.js";
-import { accountSettings, localToday, nextTimestamp, requireDocumentPermission, documentLock, visibleDocument, visibleDocumentHeader } from "./documents.js";
-import { MINOR_UNITS_PER_UNIT, minorOf, money, moneyFromMinor } from "../common/money.js";
+import { accountSettings, documentLock, visibleDocument, visibleDocumentHeader } from "./documents.js";
+import { minorOf, money } from "../common/money.js";
 import { newRevision, type RevisionPrefix } from "../common/revisions.js";
 
 /**
@@ -57,21 +58,6 @@ function assertWithinBounds(policy: PaymentPolicy, header: DocumentItem, deltaMi
       ? { param: "amount", code: "exceeds_amount_due", message: `is more than the amount due (${amountDue(header)}).` }
       : { param: "amount", code: "exceeds_amount_paid", message: `refunds more than the amount paid (${amountPaid(header)}).` };
   throw errors.invalidBody(detail.code, [detail]);
-}
-
-/** `amount_due` of a header: total - amount paid. */
-export const amountDue = (header: Pick<DocumentItem, "total" | "amountPaidMinor">): string =>
-  money(new Decimal(header.total).minus(new Decimal(header.amountPaidMinor).div(MINOR_UNITS_PER_UNIT)));
-
-export const amountPaid = (header: Pick<DocumentItem, "amountPaidMinor">): string => moneyFromMinor(header.amountPaidMinor);
-
-/** The header after its amount paid moved to `paidMinor`: `date_fully_paid` set when nothing is due, cleared otherwise. */
-export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentDate: string): DocumentItem {
-  const next = { ...header, amountPaidMinor: paidMinor };
-  const due = new Decimal(amountDue(next));
-  if (due.lte(0) && !new Decimal(next.total).isZero()) next.dateFullyPaid = header.dateFullyPaid ?? paymentDate;
-  else delete next.dateFullyPaid;
-  return next;
 }
 
 /**

@@ -1,7 +1,8 @@
+import { rowKeyOf } from "../../core/records.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ledgerOpCount, rowKeyOf } from "../../db/inventory.js";
+import { ledgerOpCount } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { addQuantities, sumBalances, type Balances } from "./math.js";
 import { chunkIndexes, planLedgerWrite, rowBalances, type PlanInput, type StockChange } from "./ledger-plan.js";

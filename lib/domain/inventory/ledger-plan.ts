@@ -1,5 +1,6 @@
+import { rowKeyOf } from "../../core/records.js";
 import { StockRuleError } from "../../core/failures.js";
-import { rowKeyOf, withRows, type LedgerWrite } from "../../db/inventory.js";
+import { withRows, type LedgerWrite } from "../../db/inventory.js";
 import { bucketOf } from "../../db/items.js";
 import type { ItemRecord, StockHistoryItem, StockRowItem } from "../../db/service.js";
 import {

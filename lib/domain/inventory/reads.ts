@@ -2,7 +2,8 @@
  * Stock as readers see it: items, item trees and ledger state read again after settling any
  * committed (or dead) hold on them, so that no read shows part of a write.
  */
-import { readItemTree, readItemsAndRows, rowKeyOf, type ItemTree } from "../../db/inventory.js";
+import { rowKeyOf } from "../../core/records.js";
+import { readItemTree, readItemsAndRows, type ItemTree } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { ContentionError } from "../../core/errors.js";
 import { reservationsOf } from "./ledger-plan.js";

@@ -1,3 +1,5 @@
+import { rowKeyOf } from "../../core/records.js";
+import { nowIso } from "../../core/clock.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import {
@@ -11,10 +13,8 @@ import {
   readInventorySequence,
   readJournal,
   readJournalStates,
-  rowKeyOf,
   type LedgerWrite,
 } from "../../db/inventory.js";
-import { nowIso } from "../../db/keys.js";
 import type { ItemRecord, StockJournalItem } from "../../db/service.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import { Cancellation, type TransactionBuilder } from "../../db/transactions.js";

@@ -4,6 +4,8 @@
  * `releaseHold`). One file: settling folds or releases holds, and applying a chunk reads the
  * state it plans on through the same settling.
  */
+import { rowKeyOf } from "../../core/records.js";
+import { nowIso } from "../../core/clock.js";
 import { StockRuleError } from "../../core/failures.js";
 import {
   CHUNK_MARK_LABEL,
@@ -14,11 +16,9 @@ import {
   readItemsAndRows,
   readJournal,
   readJournalStates,
-  rowKeyOf,
   type ChunkStep,
   type LedgerWrite,
 } from "../../db/inventory.js";
-import { nowIso } from "../../db/keys.js";
 import type { ItemRecord, StockJournalItem, StockRowItem } from "../../db/service.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import { ContentionError } from "../../core/errors.js";

@@ -3,7 +3,7 @@
  * types, a row's and an item's balances, pending hold entries and what live holds reserve,
  * and the pure shaping of change lists (chunking, inverting, merging).
  */
-import { rowKeyOf } from "../../db/inventory.js";
+import { rowKeyOf } from "../../core/records.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { BALANCE_FIELDS, ZERO_BALANCES, addQuantities, type BalanceDeltas, type Balances } from "./math.js";
 

@@ -1,8 +1,9 @@
+import { rowKeyOf } from "../../core/records.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { ContentionError } from "../../core/errors.js";
 import { errorFields, log } from "../../core/log.js";
-import { HOLD_BIND_LABEL, addHoldBinding, insertJournal, moveJournalStatus, readItemsAndRows, readJournal, rowKeyOf } from "../../db/inventory.js";
+import { HOLD_BIND_LABEL, addHoldBinding, insertJournal, moveJournalStatus, readItemsAndRows, readJournal } from "../../db/inventory.js";
 import type { StockJournalItem } from "../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../db/transactions.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";

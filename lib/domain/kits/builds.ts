@@ -1,10 +1,11 @@
+import { referenceDetail } from "../../core/errors.js";
+import { nowIso } from "../../core/clock.js";
 import { StockRuleError, TransactionTooLargeError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/permissions.js";
 import { mayReachLocation, requireReachableLocation } from "../common/location-access.js";
 import { readUser } from "../../db/auth-store.js";
 import { readItem, readVariations } from "../../db/items.js";
-import { nowIso } from "../../db/keys.js";
 import {
   BUILD_LABELS,
   addBuildNumbers,
@@ -18,7 +19,7 @@ import {
   readKits,
 } from "../../db/kits.js";
 import { readLocation } from "../../db/locations.js";
-import { checkReferences, referenceDetail, referenceDetails } from "../../db/references.js";
+import { checkReferences, referenceDetails } from "../../db/references.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import type { KitBuildItem, KitItem } from "../../db/service.js";
 import { errors } from "../../core/errors.js";

@@ -1,9 +1,9 @@
+import { nowIso } from "../../core/clock.js";
 import { KitDefinitionError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { readItemTree } from "../../db/inventory.js";
 import { KIT_LINK_LABEL, insertKit, readKitLinks, readKits } from "../../db/kits.js";
-import { nowIso } from "../../db/keys.js";
 import type { KitItem } from "../../db/service.js";
 import { MAX_QUANTITY } from "../../schemas/common.js";
 import { QUANTITY_PLACES } from "../inventory/math.js";

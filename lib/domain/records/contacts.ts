@@ -1,3 +1,6 @@
+import { laterUpdatedAt } from "./record-fields.js";
+import { referenceDetail } from "../../core/errors.js";
+import { nowIso } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, requirePermission, type Principal } from "../../auth/permissions.js";
 import {
@@ -11,16 +14,13 @@ import {
   type ContactWriteResult,
 } from "../../db/contacts.js";
 import { readAccountCounters, readOwnerCounters, readParties, readParty } from "../../db/parties.js";
-import { nowIso } from "../../db/keys.js";
 import type { ContactItem, PartyItem } from "../../db/service.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";
-import { referenceDetail } from "../../db/references.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { ContactWriteBody } from "../../schemas/contacts.js";
 import { canSeeParty } from "./parties.js";
-import { laterUpdatedAt } from "./record-writes.js";
 import { nameSortKey } from "../common/ordering.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 

@@ -1,8 +1,8 @@
+import { nowIso } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
 import { requirePermission, type Principal } from "../../auth/permissions.js";
 import { PARENT_LABEL, insertItemCategory, queryItemCategories, readItemCategory, replaceItemCategory } from "../../db/item-categories.js";
 import { RETRY, retrying } from "../../db/retry.js";
-import { nowIso } from "../../db/keys.js";
 import type { ItemCategoryItem } from "../../db/service.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";

@@ -3,6 +3,7 @@
  * variation and an adjustment are presented, which attributes a write changes, who may write
  * unit costs, the list query's checks and which variation an adjustment moves. No database.
  */
+import { collectFields } from "./record-fields.js";
 import { hasPermission, locationRestriction, type Principal } from "../../auth/permissions.js";
 import { mayReachLocation } from "../common/location-access.js";
 import type { ItemFilter } from "../../db/items.js";
@@ -16,7 +17,6 @@ import { itemStock, rowBalances } from "../inventory/stock-changes.js";
 import { addQuantities, sumBalances, type Balances } from "../inventory/math.js";
 import { money } from "../common/money.js";
 import { nameSortKey } from "../common/ordering.js";
-import { collectFields } from "./record-writes.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);

@@ -1,9 +1,13 @@
+import { laterUpdatedAt } from "./record-fields.js";
+import { referenceDetail } from "../../core/errors.js";
+import { rowKeyOf } from "../../core/records.js";
+import { nowIso } from "../../core/clock.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { locationRestriction, requirePermission, type Principal } from "../../auth/permissions.js";
 import { requireReachableLocation } from "../common/location-access.js";
 import { queryItemCategories, readItemCategory } from "../../db/item-categories.js";
-import { queryHistory, readItemTree, rowKeyOf } from "../../db/inventory.js";
+import { queryHistory, readItemTree } from "../../db/inventory.js";
 import {
   insertItem,
   queryItemPage,
@@ -16,8 +20,7 @@ import {
   searchItemPage,
   readInventoryCounters,
 } from "../../db/items.js";
-import { nowIso } from "../../db/keys.js";
-import { checkReferences, referenceDetail, referenceDetails } from "../../db/references.js";
+import { checkReferences, referenceDetails } from "../../db/references.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import type { ItemRecord, ItemVariationItem } from "../../db/service.js";
 import { errors, type DetailCode, type ValidationDetail } from "../../core/errors.js";
@@ -28,7 +31,7 @@ import { itemLockName, postStockChanges, readSettledItemTree, readSettledItems }
 import { itemStock } from "../inventory/stock-changes.js";
 import { sumBalances } from "../inventory/math.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
-import { laterUpdatedAt, replaceOutcome } from "./record-writes.js";
+import { replaceOutcome } from "./record-writes.js";
 import {
   itemChanges,
   moneyOrUndefined,

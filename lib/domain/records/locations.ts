@@ -1,7 +1,7 @@
+import { nowIso } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
 import { requirePermission, locationRestriction, type Principal } from "../../auth/permissions.js";
 import { LOCATION_LABEL, insertLocation, insertZone, queryLocations, readLocation, readLocationTree, replaceZone } from "../../db/locations.js";
-import { nowIso } from "../../db/keys.js";
 import type { LocationItem, ZoneItem } from "../../db/service.js";
 import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";

@@ -1,3 +1,5 @@
+import { collectFields, laterUpdatedAt } from "./record-fields.js";
+import { nowIso } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
 import { moneyFromMinor, rate } from "../common/money.js";
 import { hasPermission, type Principal } from "../../auth/permissions.js";
@@ -16,7 +18,6 @@ import {
 import type { Reference } from "../../db/references.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import { UNLINK_IN_DELETE, contactsOfParty, unlinkExcessContacts } from "../../db/contacts.js";
-import { nowIso } from "../../db/keys.js";
 import type { PartyItem } from "../../db/service.js";
 import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
@@ -24,7 +25,7 @@ import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pa
 import type { PartyKind, PartyWriteBody } from "../../schemas/parties.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "../common/custom-field-values.js";
 import { nameSortKey } from "../common/ordering.js";
-import { collectFields, laterUpdatedAt, replaceOutcome } from "./record-writes.js";
+import { replaceOutcome } from "./record-writes.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 
 /** Customers, prospects and suppliers: spec part 1, sections 2.6, 3 and 4.4. */

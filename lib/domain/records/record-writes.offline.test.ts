@@ -1,7 +1,8 @@
+import { collectFields, laterUpdatedAt } from "./record-fields.js";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../core/errors.js";
 import { RETRY } from "../../db/retry.js";
-import { collectFields, laterUpdatedAt, replaceOutcome } from "./record-writes.js";
+import { replaceOutcome } from "./record-writes.js";
 
 describe("offline: collectFields", () => {
   it("sets values, clears null (and empty text), leaves fields not sent", () => {

@@ -1,9 +1,10 @@
+import { canSeeDocument } from "../documents/rules.js";
+import { locationScopeOf, type LocationScoped } from "../../core/document-scope.js";
 import { hasPermission, hasScope, type Permission, type Principal } from "../../auth/permissions.js";
-import { locationScopeOf, readDocumentHeaders, type LocationScoped } from "../../db/documents.js";
+import { readDocumentHeaders } from "../../db/documents.js";
 import type { DocumentKind } from "../../db/entities/document.js";
 import { readKits } from "../../db/kits.js";
 import type { DocumentItem } from "../../db/service.js";
-import { canSeeDocument } from "../documents/documents.js";
 import { RECORD_READ_SCOPES, TASK_RECORD_TYPES, type TaskRecordType } from "./rules.js";
 import { readParties } from "../../db/parties.js";
 import { readItems } from "../../db/items.js";

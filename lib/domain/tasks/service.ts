@@ -1,8 +1,8 @@
+import { referenceDetail } from "../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import { hasScope, requirePermission, type Principal } from "../../auth/permissions.js";
 import { readAccount } from "../../db/admin-store.js";
 import { readUser } from "../../db/auth-store.js";
-import { referenceDetail } from "../../db/references.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import type { UserItem } from "../../db/service.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";

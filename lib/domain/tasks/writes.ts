@@ -1,7 +1,8 @@
+import { referenceDetail } from "../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/permissions.js";
 import { readUser } from "../../db/auth-store.js";
-import { addReferencingOp, referenceDetail } from "../../db/references.js";
+import { addReferencingOp } from "../../db/references.js";
 import type { TaskActivityItem, TaskItem, TaskReminderItem, UserItem } from "../../db/service.js";
 import { activeUserCheck, versionKey, writeTask } from "../../db/tasks.js";
 import { errors } from "../../core/errors.js";

@@ -1,12 +1,13 @@
+import { requireDocumentPermission } from "../rules.js";
+import { nowIso } from "../../../core/clock.js";
 import type { Principal } from "../../../auth/permissions.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
-import { nowIso } from "../../../db/keys.js";
 import { addDocumentActivity, addProspectConversion, PROSPECT_CONVERSION_COUNTS } from "../../../db/parties.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../../../db/transactions.js";
 import { errors } from "../../../core/errors.js";
-import { requireDocumentPermission, documentLock } from "../documents.js";
+import { documentLock } from "../documents.js";
 import { addEstimateConversion, ESTIMATE_CONVERSION_LABEL, readEstimateForConversion } from "./service.js";
 import { estimateDetails, type ConversionKind, type EstimateConversionSource } from "./model.js";
 import { createInvoiceFromDraft } from "../invoices/service.js";

@@ -1,3 +1,4 @@
+import { orNull } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { DateTime } from "luxon";
@@ -7,7 +8,6 @@ import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { DocumentFilter } from "../../../db/documents.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
-import { orNull } from "../documents.js";
 import { money } from "../../common/money.js";
 import { headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../stock/model.js";
 

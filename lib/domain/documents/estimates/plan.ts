@@ -1,10 +1,13 @@
+import { inventoryLineName, keptUnitCost, defaultUnitCost, defaultUnitPrice, skuOf } from "../line-values.js";
+import { accountToday, documentTextFields, localToday, matchReplacementLines, nextTimestamp } from "../rules.js";
+import { referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { encodeDocumentLines, type DocumentTree, type EncodedLines } from "../../../db/documents.js";
 import { readLocations } from "../../../db/locations.js";
 import { readParty } from "../../../db/parties.js";
-import { missingReferences, referenceDetail, type Reference } from "../../../db/references.js";
+import { missingReferences, type Reference } from "../../../db/references.js";
 import type { AccountItem, DocumentItem, PartyItem } from "../../../db/service.js";
 import type { EstimateCreateBody, EstimateLineBody, EstimateUpdateBody } from "../../../schemas/estimates.js";
 import { MAX_ESTIMATE_LINES } from "../../../schemas/estimates.js";
@@ -12,8 +15,8 @@ import { customFieldWrite } from "../../common/custom-field-values.js";
 import { mayReachLocation, outsideLocationDetail } from "../../common/location-access.js";
 import { money, rate } from "../../common/money.js";
 import { newRevision } from "../../common/revisions.js";
-import { accountSettings, accountToday, documentTextFields, localToday, matchReplacementLines, nextTimestamp } from "../documents.js";
-import { inventoryLineName, keptUnitCost, defaultUnitCost, defaultUnitPrice, resolveLineItems, skuOf, type ResolvedLineItem } from "../lines.js";
+import { accountSettings } from "../documents.js";
+import { resolveLineItems, type ResolvedLineItem } from "../lines.js";
 import { freshHeader, setListFields } from "../stock/model.js";
 import {
   ESTIMATE_STATUS,

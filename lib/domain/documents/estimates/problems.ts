@@ -1,3 +1,4 @@
+import { isKeptUnitPrice } from "../line-values.js";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { ApiError, errors, type DetailCode, type ErrorCode, type ValidationDetail } from "../../../core/errors.js";
@@ -5,7 +6,7 @@ import type { DocumentTooLargeError } from "../../../core/failures.js";
 import type { EstimateLineBody } from "../../../schemas/estimates.js";
 import { money } from "../../common/money.js";
 import { addQuantities } from "../../inventory/math.js";
-import { isKeptUnitPrice, type ResolvedLineItem } from "../lines.js";
+import type { ResolvedLineItem } from "../lines.js";
 import type { EstimateLine } from "./model.js";
 
 /**

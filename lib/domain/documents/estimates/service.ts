@@ -1,25 +1,17 @@
+import { nextTimestamp, requireDocumentPermission, withEtag, changesNothing } from "../rules.js";
+import { referenceDetail } from "../../../core/errors.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentDelete, documentListing, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
 import { addDocumentActivity } from "../../../db/parties.js";
-import { checkReferences, referenceDetail, referenceDetails } from "../../../db/references.js";
+import { checkReferences, referenceDetails } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
 import type { EstimateCreateBody, EstimateListQuery, EstimateUpdateBody } from "../../../schemas/estimates.js";
-import {
-  addAssigneeCount,
-  addKindCountDecrement,
-  listDocuments,
-  nextTimestamp,
-  requireDocumentPermission,
-  withEtag,
-  documentLock,
-  visibleDocument,
-  changesNothing,
-} from "../documents.js";
+import { addAssigneeCount, addKindCountDecrement, listDocuments, documentLock, visibleDocument } from "../documents.js";
 import {
   ESTIMATE_STATUS,
   conversionSource,

@@ -1,9 +1,9 @@
+import { orNull } from "../rules.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { minorOf } from "../../common/money.js";
-import { orNull } from "../documents.js";
 import { partyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";

@@ -1,3 +1,4 @@
+import { accountToday, changesNothing, nextTimestamp, statusIdFilter, withEtag } from "../rules.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
@@ -13,7 +14,7 @@ import { mergeStockChanges } from "../../inventory/ledger-plan.js";
 import { addQuantities } from "../../inventory/math.js";
 import { minorOf } from "../../common/money.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
-import { accountSettings, accountToday, changesNothing, documentLock, nextTimestamp, statusIdFilter, withEtag } from "../documents.js";
+import { accountSettings, documentLock } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
 import { laterDate, mergeSalesHeader, requireShippingCostPermission, withAccountSnapshot } from "../sales/header.js";
 import { lineSpecsOf, type SalesContext, type SalesLine } from "../sales/model.js";

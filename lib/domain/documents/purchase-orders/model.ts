@@ -1,3 +1,5 @@
+import { amountDue, amountPaid } from "../amounts.js";
+import { orNull } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
@@ -7,9 +9,7 @@ import { money, rate } from "../../common/money.js";
 import { etagOf } from "../../common/revisions.js";
 import type { StockChange } from "../../inventory/ledger-plan.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
-import { orNull } from "../documents.js";
 import { partyDetailsOf, partyOf } from "../party-details.js";
-import { amountDue, amountPaid } from "../payments.js";
 import { headerTotalsOf, setListFields, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../stock/model.js";
 
 /**

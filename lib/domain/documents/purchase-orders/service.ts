@@ -1,3 +1,15 @@
+import { inventoryLineName, defaultUnitCost, skuOf } from "../line-values.js";
+import {
+  localToday,
+  matchReplacementLines,
+  nextTimestamp,
+  requireDocumentPermission,
+  statusIdFilter,
+  withEtag,
+  withStoredDiscountLine,
+  changesNothing,
+} from "../rules.js";
+import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -6,7 +18,7 @@ import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
 import { readLocation } from "../../../db/locations.js";
 import { addDocumentActivity, readParty } from "../../../db/parties.js";
-import { checkReferences, referenceDetail, referenceDetails, type Reference } from "../../../db/references.js";
+import { checkReferences, referenceDetails, type Reference } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import type { Cancellation } from "../../../db/transactions.js";
@@ -14,23 +26,10 @@ import { writeTransaction } from "../../../db/transactions.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderLineBody, PurchaseOrderListQuery, PurchaseOrderUpdateBody } from "../../../schemas/purchase-orders.js";
 import type { PaymentBody } from "../../../schemas/documents.js";
 import { customFieldWrite } from "../../common/custom-field-values.js";
-import { inventoryLineName, defaultUnitCost, resolveLineItems, skuOf, type ResolvedLineItem } from "../lines.js";
+import { resolveLineItems, type ResolvedLineItem } from "../lines.js";
 import { mayReachLocation, outsideLocationDetail } from "../../common/location-access.js";
 import { deletePayment, listPayments, recordPayment, type PaymentPolicy } from "../payments.js";
-import {
-  accountSettings,
-  listDocuments,
-  localToday,
-  matchReplacementLines,
-  nextTimestamp,
-  requireDocumentPermission,
-  statusIdFilter,
-  withEtag,
-  documentLock,
-  visibleDocument,
-  withStoredDiscountLine,
-  changesNothing,
-} from "../documents.js";
+import { accountSettings, listDocuments, documentLock, visibleDocument } from "../documents.js";
 import { money, rate } from "../../common/money.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { MAX_PO_LINES } from "../../../schemas/purchase-orders.js";

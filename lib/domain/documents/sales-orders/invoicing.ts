@@ -1,3 +1,4 @@
+import { canSeeDocument, localToday, requireDocumentPermission } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
@@ -9,7 +10,7 @@ import { readParty } from "../../../db/parties.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import type { SalesOrderInvoiceBody } from "../../../schemas/sales-orders.js";
-import { accountSettings, canSeeDocument, localToday, requireDocumentPermission, documentLock } from "../documents.js";
+import { accountSettings, documentLock } from "../documents.js";
 import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "../invoices/model.js";
 import { minorOf } from "../../common/money.js";
 import { etagOf, newRevision } from "../../common/revisions.js";

@@ -1,3 +1,5 @@
+import { amountPaid } from "../amounts.js";
+import { nextTimestamp, orNull } from "../rules.js";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -6,9 +8,7 @@ import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { mayReachLocation } from "../../common/location-access.js";
 import { newRevision } from "../../common/revisions.js";
 import { addQuantities } from "../../inventory/math.js";
-import { nextTimestamp, orNull } from "../documents.js";
 import { partyOf } from "../party-details.js";
-import { amountPaid } from "../payments.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, salesMoney, sourceEstimateOf } from "../sales/presentation.js";

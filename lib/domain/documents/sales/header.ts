@@ -1,3 +1,4 @@
+import { localToday, nextTimestamp } from "../rules.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { Reference } from "../../../db/references.js";
@@ -5,7 +6,6 @@ import type { AccountItem, DocumentItem } from "../../../db/service.js";
 import { customFieldWrite } from "../../common/custom-field-values.js";
 import { money, rate } from "../../common/money.js";
 import { newRevision } from "../../common/revisions.js";
-import { localToday, nextTimestamp } from "../documents.js";
 import { partyDetailsOf } from "../party-details.js";
 import type { SalesContext, SalesCreateRequest, SalesKind, SalesLine } from "./model.js";
 

@@ -1,6 +1,7 @@
+import { rowKeyOf } from "../../../core/records.js";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ledgerOpCount, rowKeyOf } from "../../../db/inventory.js";
+import { ledgerOpCount } from "../../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../../db/service.js";
 import { invertChange, mergeStockChanges, planLedgerWrite, type StockChange } from "../../inventory/ledger-plan.js";
 import { paymentStatus } from "../invoices/model.js";

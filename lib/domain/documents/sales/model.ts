@@ -1,3 +1,4 @@
+import { isKeptUnitPrice } from "../line-values.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Permission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -7,7 +8,6 @@ import type { SalesLineBody } from "../../../schemas/sales-documents.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
 import { money, rate } from "../../common/money.js";
 import { etagOf, type RevisionPrefix } from "../../common/revisions.js";
-import { isKeptUnitPrice } from "../lines.js";
 import { computeTotals } from "../totals.js";
 
 /**

@@ -1,9 +1,9 @@
+import { amountDue, amountPaid } from "../amounts.js";
+import { orNull } from "../rules.js";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { money } from "../../common/money.js";
-import { orNull } from "../documents.js";
-import { amountDue, amountPaid } from "../payments.js";
 import type { SalesLine } from "./model.js";
 
 /** What the API shows of sales orders and invoices alike: their lines, money and source estimate. */

@@ -1,3 +1,4 @@
+import { nextTimestamp } from "../rules.js";
 import { Decimal } from "decimal.js";
 import { errors } from "../../../core/errors.js";
 import type { StockRuleError } from "../../../core/failures.js";
@@ -5,7 +6,6 @@ import type { AccountItem, DocumentItem } from "../../../db/service.js";
 import type { StockChange } from "../../inventory/ledger-plan.js";
 import { addQuantities } from "../../inventory/math.js";
 import { newRevision } from "../../common/revisions.js";
-import { nextTimestamp } from "../documents.js";
 import { withAccountSnapshot } from "./header.js";
 import type { SalesDocumentKind, SalesLine } from "./model.js";
 

@@ -1,3 +1,4 @@
+import { requireDocumentPermission } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
@@ -11,15 +12,7 @@ import type { AccountItem, DocumentItem } from "../../../db/service.js";
 import type { Cancellation } from "../../../db/transactions.js";
 import type { StockChange } from "../../inventory/ledger-plan.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
-import {
-  accountSettings,
-  addAssigneeCount,
-  addKindCountDecrement,
-  documentLock,
-  listDocuments,
-  requireDocumentPermission,
-  visibleDocument,
-} from "../documents.js";
+import { accountSettings, addAssigneeCount, addKindCountDecrement, documentLock, listDocuments, visibleDocument } from "../documents.js";
 import type { DraftOptions } from "./drafts.js";
 import { newSalesHeader, type NewHeaderRules } from "./header.js";
 import { insertSalesDocument, type NewSalesDocument, type NewSalesResult } from "./insert.js";

@@ -1,3 +1,4 @@
+import { localToday, matchReplacementLines, nextTimestamp, requireDocumentPermission, statusIdFilter, changesNothing } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -17,20 +18,7 @@ import type {
   StockTransferUpdateBody,
 } from "../../../schemas/stock-transfers.js";
 import { resolveLineItems } from "../lines.js";
-import {
-  accountSettings,
-  addAssigneeCount,
-  addKindCountDecrement,
-  listDocuments,
-  localToday,
-  matchReplacementLines,
-  nextTimestamp,
-  requireDocumentPermission,
-  documentLock,
-  visibleDocument,
-  statusIdFilter,
-  changesNothing,
-} from "../documents.js";
+import { accountSettings, addAssigneeCount, addKindCountDecrement, listDocuments, documentLock, visibleDocument } from "../documents.js";
 import { mergeStockChanges, type StockChange } from "../../inventory/ledger-plan.js";
 import { newRevision } from "../../common/revisions.js";
 import { MAX_TRANSFER_LINES } from "../../../schemas/stock-transfers.js";

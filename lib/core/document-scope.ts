@@ -1,8 +1,9 @@
 /** Where a document is (its location scope) and its number's sort key: pure, from the header. */
-import type { DocumentItem } from "./service.js";
+import type { DocumentItem } from "../db/service.js";
 
 /** `locationScope` of a document that names no location (e.g. a service-only invoice). */
 export const NO_LOCATION = "none";
+
 /** `locationScope` of a document at more than one location. */
 export const SEVERAL_LOCATIONS = "several";
 

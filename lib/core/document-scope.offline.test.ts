@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { NO_LOCATION, SEVERAL_LOCATIONS, locationScopeOf, numberKeyOf } from "./document-scope.js";
+import { describe, expect, it } from "vitest";
 
 describe("offline: document scope", () => {
   it("is the one location header and lines name, none or several", () => {

@@ -1,0 +1,19 @@
+/** What a document has been paid and still owes, from its header: pure. */
+import { Decimal } from "decimal.js";
+import type { DocumentItem } from "../../db/service.js";
+import { MINOR_UNITS_PER_UNIT, money, moneyFromMinor } from "../common/money.js";
+
+/** `amount_due` of a header: total - amount paid. */
+export const amountDue = (header: Pick<DocumentItem, "total" | "amountPaidMinor">): string =>
+  money(new Decimal(header.total).minus(new Decimal(header.amountPaidMinor).div(MINOR_UNITS_PER_UNIT)));
+
+export const amountPaid = (header: Pick<DocumentItem, "amountPaidMinor">): string => moneyFromMinor(header.amountPaidMinor);
+
+/** The header after its amount paid moved to `paidMinor`: `date_fully_paid` set when nothing is due, cleared otherwise. */
+export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentDate: string): DocumentItem {
+  const next = { ...header, amountPaidMinor: paidMinor };
+  const due = new Decimal(amountDue(next));
+  if (due.lte(0) && !new Decimal(next.total).isZero()) next.dateFullyPaid = header.dateFullyPaid ?? paymentDate;
+  else delete next.dateFullyPaid;
+  return next;
+}

@@ -1,0 +1,59 @@
+/** What an inventory line takes from its item (SKU, default cost and price, name) and what a line sent back keeps: pure. */
+import type { ValidationDetail } from "../../core/errors.js";
+import type { ItemRecord, ItemVariationItem } from "../../db/service.js";
+
+/**
+ * Lines read back (architecture section 8, "What you read you can write back"): a document's GET
+ * body, sent back as it was read, is accepted and changes nothing. These decide what a line sent
+ * back keeps. `kept` is the stored line the request's line keeps (same `id`), if any.
+ */
+interface KeptLine {
+  itemId?: string;
+  variationId?: string;
+  lineType?: string;
+  name?: string;
+}
+
+const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined): kept is KeptLine =>
+  kept !== undefined && kept.lineType === "inventory" && itemId !== undefined && kept.itemId === itemId;
+
+/** The SKU a line shows: the variation's, else the item's. */
+export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;
+
+/** The unit cost an item line defaults to: the variation's override, else the item's cost, else its average cost. */
+export const defaultUnitCost = (item: ItemRecord, variation: ItemVariationItem): string =>
+  variation.unitCostOverride ?? item.cost ?? item.averageCost ?? "0.0000";
+
+/** The selling price an item line defaults to: the variation's override, else the item's price. */
+export const defaultUnitPrice = (item: ItemRecord, variation: ItemVariationItem): string => variation.unitPriceOverride ?? item.price ?? "0.0000";
+
+/**
+ * The name of an inventory line: the item's. A request may send one back as GET showed it: the
+ * kept line's own name (same item; kept even if the item was renamed since) or the item's
+ * current name; any other name is 422 on `lines[i].name` (inventory names come from the item).
+ */
+export function inventoryLineName(
+  index: number,
+  sent: string | undefined,
+  item: ItemRecord,
+  kept: KeptLine | undefined,
+): { name: string } | { detail: ValidationDetail } {
+  if (sent === undefined) return { name: item.name };
+  if (keepsItem(kept, item.itemId) && kept.name === sent) return { name: sent };
+  if (sent === item.name) return { name: item.name };
+  return {
+    detail: {
+      param: `lines[${index}].name`,
+      code: "invalid",
+      message: "comes from the item on inventory lines: omit it, or send the item's name or the line's current one.",
+    },
+  };
+}
+
+/** Whether a selling price sent on an inventory line is the kept line's own (read back unchanged: no prices.modify needed). */
+export const isKeptUnitPrice = (sent: string | undefined, itemId: string | undefined, kept: (KeptLine & { unitPrice?: string }) | undefined): boolean =>
+  sent !== undefined && keepsItem(kept, itemId) && kept.unitPrice === sent;
+
+/** A kept inventory line of the same item and variation keeps its unit-cost snapshot; otherwise undefined (the item's current cost applies). */
+export const keptUnitCost = (itemId: string, variationId: string, kept: (KeptLine & { unitCost?: string | null }) | undefined): string | undefined =>
+  keepsItem(kept, itemId) && kept.variationId === variationId && kept.unitCost ? kept.unitCost : undefined;

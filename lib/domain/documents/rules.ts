@@ -1,0 +1,176 @@
+/** The rules every document kind shares (visibility, dates, text fields, line replacement, no-op writes, ETags): pure, no storage. */
+import type { LocationScoped } from "../../core/document-scope.js";
+import { hasPermission, type Permission, type Principal } from "../../auth/permissions.js";
+import { errors, type ValidationDetail } from "../../core/errors.js";
+import { canonicalJson, type IdempotencyCompletion } from "../../core/idempotency.js";
+import { sameRecord } from "../../core/records.js";
+import { dateInZone, isValidZone } from "../../core/time-zones.js";
+import type { StoredLine } from "../../db/documents.js";
+import type { DocumentKind } from "../../db/entities/document.js";
+import type { AccountItem, DocumentItem } from "../../db/service.js";
+import { mayReachDocument } from "../common/location-access.js";
+
+const zoneOrUndefined = (zone: string | null | undefined) => (isValidZone(zone) ? zone : undefined);
+
+/** Header attributes a write moves by itself (and `itemIds`, derived from the lines, an unordered set). */
+const BOOKKEEPING: ReadonlySet<string> = new Set(["revision", "updatedAt", "itemIds"]);
+
+/** Kinds whose visibility follows the assigned user (stock transfers are account-wide). */
+export const ASSIGNEE_BOUNDED: ReadonlySet<DocumentKind> = new Set(["purchase_order", "estimate", "sales_order", "invoice"]);
+
+/** The owner-counter attribute of each kind (documents assigned to a user). */
+export const OWNER_COUNT_FIELD: Record<DocumentKind, string> = {
+  purchase_order: "purchaseOrderCount",
+  stock_transfer: "stockTransferCount",
+  estimate: "estimateCount",
+  sales_order: "salesOrderCount",
+  invoice: "invoiceCount",
+};
+
+/**
+ * Whether the caller may see (and so act on) a document: the assignee boundary (every one with
+ * `records.view_all`, else those assigned to them) and the location rule (`mayReachDocument`).
+ * `lines`, when the caller read them, decide the document's locations.
+ */
+export function canSeeDocument(
+  principal: Principal,
+  header: Pick<DocumentItem, "kind" | "assignedUserId"> & LocationScoped,
+  lines?: readonly Record<string, unknown>[],
+): boolean {
+  const assigneeVisible = !ASSIGNEE_BOUNDED.has(header.kind) || hasPermission(principal, "records.view_all") || header.assignedUserId === principal.userId;
+  return assigneeVisible && mayReachDocument(principal, header, lines);
+}
+
+/** A list's `status_id` filter: a known id of the kind's statuses, else -1 (matches nothing). */
+export function statusIdFilter(statusId: string | number | undefined, statuses: Record<string, { id: number }>): number | undefined {
+  if (statusId === undefined) return undefined;
+  const id = Number(statusId);
+  return Object.values(statuses).some((status) => status.id === id) ? id : -1;
+}
+
+/** Today's date (YYYY-MM-DD) in the caller's time zone, else the account's, else UTC. */
+export function localToday(principal: Principal, account: Pick<AccountItem, "timeZone"> | undefined, now: Date = new Date()): string {
+  return dateInZone(zoneOrUndefined(principal.timeZone) ?? zoneOrUndefined(account?.timeZone) ?? "UTC", now);
+}
+
+/** Today's date in the account's time zone (the spec's "current account-timezone date"). */
+export function accountToday(account: Pick<AccountItem, "timeZone"> | undefined, now: Date = new Date()): string {
+  return dateInZone(zoneOrUndefined(account?.timeZone) ?? "UTC", now);
+}
+
+export const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+
+/**
+ * The optional text fields of a document create or update, as header attributes: a value sets
+ * the attribute, `null` or `""` clears it (listed in `cleared`), an absent field changes nothing.
+ * `fields` maps request fields to header attributes.
+ */
+export function documentTextFields<I extends Record<string, unknown>>(
+  input: I,
+  fields: readonly (readonly [keyof I & string, keyof DocumentItem])[],
+): { set: Partial<DocumentItem>; cleared: (keyof DocumentItem)[] } {
+  const set: Record<string, unknown> = {};
+  const cleared: (keyof DocumentItem)[] = [];
+  for (const [field, attribute] of fields) {
+    const value = input[field] as string | null | undefined;
+    if (value === undefined) continue;
+    if (value === null || value === "") cleared.push(attribute);
+    else set[attribute] = value;
+  }
+  return { set: set as Partial<DocumentItem>, cleared };
+}
+
+/** A later `updatedAt` than the stored one, even within one millisecond. */
+export function nextTimestamp(previous: string): string {
+  const now = new Date().toISOString();
+  return now > previous ? now : new Date(Date.parse(previous) + 1).toISOString();
+}
+
+/**
+ * Complete line replacement (spec part 2: purchase orders, estimates, invoices, transfers): the
+ * request's lines are the complete desired list; an `id` keeps that stored line's identity, no
+ * `id` adds a line, a stored line left out is removed. Ids must belong to the document's active
+ * non-discount lines and appear once (422 naming `lines[i].id`); the list holds at most
+ * max(`createLimit`, the document's current line count) (`assertUpdateLineCount`). Returns, per requested line,
+ * the stored line it updates (or undefined for a new line).
+ */
+export function matchReplacementLines<L extends StoredLine>(
+  stored: readonly L[],
+  requested: readonly { id?: string | null }[],
+  createLimit: number,
+  isReplaceable: (line: L) => boolean = () => true,
+): (L | undefined)[] {
+  assertUpdateLineCount(requested.length, createLimit, stored);
+  const byId = new Map(stored.filter(isReplaceable).map((line) => [line.id, line]));
+  const seen = new Set<string>();
+  const details: ValidationDetail[] = [];
+  const matched = requested.map((line, index) => {
+    if (line.id === undefined || line.id === null) return undefined;
+    const id = line.id.toLowerCase();
+    if (seen.has(id)) details.push({ param: `lines[${index}].id`, code: "duplicate", message: "appears more than once." });
+    seen.add(id);
+    const existing = byId.get(id);
+    if (!existing) details.push({ param: `lines[${index}].id`, code: "invalid_reference", message: "is not a line of this document." });
+    return existing;
+  });
+  if (details.length > 0) throw errors.validationFailed(details);
+  return matched;
+}
+
+/**
+ * An update's `lines` may hold up to max(the kind's create limit, the document's current number
+ * of non-discount lines) (architecture section 8): a document converted from a 500-line estimate
+ * keeps every line editable. 422 `too_many` on `lines` beyond it.
+ */
+export function assertUpdateLineCount(requested: number, createLimit: number, stored: readonly StoredLine[]): void {
+  const current = stored.filter((line) => line.lineType !== "discount").length;
+  const limit = Math.max(createLimit, current);
+  if (requested > limit) {
+    throw errors.validationFailed([
+      {
+        param: "lines",
+        code: "too_many",
+        message: `must have at most ${limit} entries (${createLimit}, or as many lines as the document holds when it holds more).`,
+      },
+    ]);
+  }
+}
+
+/**
+ * Rebuilt lines followed by the stored generated discount line: pricing then keeps its id (a
+ * replacement never carries it), so writing a document back as read changes no line id.
+ */
+export const withStoredDiscountLine = <L extends StoredLine>(rebuilt: readonly L[], stored: readonly L[]): L[] => [
+  ...rebuilt,
+  ...stored.filter((line) => line.lineType === "discount"),
+];
+
+/**
+ * Whether an update would store exactly what is stored (architecture section 8, "What you read
+ * you can write back ... changes nothing"): the header but for its revision and timestamp, and
+ * every line. The caller then answers the document as it is, writing nothing (revision,
+ * `updated_at`, stock and the change feed untouched).
+ */
+export function changesNothing(previous: DocumentItem, next: DocumentItem, storedLines: readonly StoredLine[], nextLines: readonly StoredLine[]): boolean {
+  return sameRecord(previous, next, BOOKKEEPING) && canonicalJson(storedLines) === canonicalJson(nextLines);
+}
+
+/** Parses `ids` (at most 50 comma-separated UUIDs) or throws 422 `invalid_query_parameter` on `ids`. */
+export function parseIds(raw: string): string[] {
+  const ids = raw.split(",").map((id) => id.trim().toLowerCase());
+  if (ids.length > 50) throw errors.invalidQueryParameter("ids", "ids accepts at most 50 UUIDs.");
+  if (ids.some((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id))) {
+    throw errors.invalidQueryParameter("ids", "ids must be comma-separated UUIDs.");
+  }
+  return ids;
+}
+
+/** The stored outcome of a write that answers with an ETag (so a replay carries it too). */
+export function withEtag(completion: IdempotencyCompletion | undefined, revision: string): IdempotencyCompletion | undefined {
+  return completion ? { ...completion, headers: { ...completion.headers, ETag: `"${revision}"` } } : undefined;
+}
+
+/** Requires `permission` of the caller (403 `permission_denied`). */
+export function requireDocumentPermission(principal: Principal, permission: Permission, what: string): void {
+  if (!hasPermission(principal, permission)) throw errors.permissionDenied(`This action requires the ${permission} permission (${what}).`);
+}
