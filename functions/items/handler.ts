@@ -1,3 +1,4 @@
+import type { ItemListQuery } from "../../lib/domain/records/item-model.js";
 import { createApiHandler } from "../../lib/http/api-handler.js";
 import { itemRoutes } from "../../lib/routes/items.js";
 import { normalizePage } from "../../lib/core/pagination.js";
@@ -13,7 +14,6 @@ import {
   listUnits,
   listVariations,
   updateItem,
-  type ItemListQuery,
 } from "../../lib/domain/records/items.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../lib/schemas/items.js";
 

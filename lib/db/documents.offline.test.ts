@@ -1,7 +1,8 @@
+import { numberAtOffset } from "./document-lists.js";
+import { MAX_DOCUMENT_LINE_BYTES, MAX_DOCUMENT_LINE_JSON_BYTES, MAX_PAGE_BYTES, encodeDocumentLines, type StoredLine } from "./document-lines.js";
 import { DocumentTooLargeError } from "../core/failures.js";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { MAX_DOCUMENT_LINE_BYTES, MAX_DOCUMENT_LINE_JSON_BYTES, MAX_PAGE_BYTES, encodeDocumentLines, numberAtOffset, type StoredLine } from "./documents.js";
 import { MAX_CHUNK_BYTES, packJson, unpackJson, unpackText } from "./packing.js";
 
 const words = "steel brass cable valve panel fitting the of and to in for with on at by from".split(" ");

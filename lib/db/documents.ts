@@ -23,27 +23,6 @@ import { documentListing } from "./document-lists.js";
 
 // The line pages, location scope and lists live in their own files; this module stays the one
 // other code imports document storage from.
-export {
-  MAX_DOCUMENT_LINE_BYTES,
-  MAX_DOCUMENT_LINE_JSON_BYTES,
-  MAX_PAGE_BYTES,
-  encodeDocumentLines,
-  type EncodedLines,
-  type StoredLine,
-} from "./document-lines.js";
-export {
-  addRemovedNumber,
-  documentListing,
-  isEmptyFilter,
-  numberAtOffset,
-  queryDocumentPage,
-  readKindSequence,
-  searchDocumentPage,
-  type DocumentFilter,
-  type DocumentListing,
-  type DocumentScope,
-  type KindSequence,
-} from "./document-lists.js";
 
 export interface DocumentTree {
   header: DocumentItem;

@@ -1,3 +1,4 @@
+import { TransactionCanceledError } from "../core/failures.js";
 import { batchGetAll } from "./batch-get.js";
 import { db, type LocationItem, type ZoneItem } from "./service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
@@ -24,7 +25,7 @@ type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 
 export async function insertLocation(location: LocationItem, outcome: Outcome): Promise<void> {
   const failed = await writeTransaction((tx) => tx.add("location", tx.entities.location.create(location).commit()), outcome);
-  if (failed) throw new Error(`Location insert rejected: ${failed.labels.join(", ")}`);
+  if (failed) throw new TransactionCanceledError(failed.reasons);
 }
 
 /** The label of the active-location check of a zone write. */

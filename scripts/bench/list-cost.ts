@@ -66,7 +66,8 @@ export async function buildInvoiceAccount(size: number): Promise<Fixture> {
   const { createAccount, createLocationAsOperator } = await import("../../lib/domain/admin/service.js");
   const { createParty } = await import("../../lib/domain/records/parties.js");
   const { createInvoice } = await import("../../lib/domain/documents/invoices/service.js");
-  const { documentListing, readDocumentHeader } = await import("../../lib/db/documents.js");
+  const { readDocumentHeader } = await import("../../lib/db/documents.js");
+  const { documentListing } = await import("../../lib/db/document-lists.js");
   const { numberKeyOf } = await import("../../lib/core/document-scope.js");
   const { db } = await import("../../lib/db/service.js");
   const account = await createAccount({ name: `List cost ${size}` });

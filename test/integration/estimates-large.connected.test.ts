@@ -1,9 +1,9 @@
+import { MAX_DOCUMENT_LINE_BYTES } from "../../lib/db/document-lines.js";
 import { randomBytes, randomUUID } from "node:crypto";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../lib/auth/permissions.js";
 import { getDocumentClient } from "../../lib/db/client.js";
-import { MAX_DOCUMENT_LINE_BYTES } from "../../lib/db/documents.js";
 import { newDbUsage, withDbUsage } from "../../lib/db/metrics.js";
 import { db } from "../../lib/db/service.js";
 import { tableName } from "../../lib/db/table.js";

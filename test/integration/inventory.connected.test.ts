@@ -1,3 +1,4 @@
+import { chunkIndexes, type StockChange } from "../../lib/domain/inventory/stock-changes.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { describe, expect, it } from "vitest";
@@ -7,7 +8,6 @@ import { expectValidation } from "../support/assertions.js";
 import { insertJournal, readJournal } from "../../lib/db/inventory.js";
 import { db } from "../../lib/db/service.js";
 import { applyJournal, journalRecord, postJournal } from "../../lib/domain/inventory/service.js";
-import { chunkIndexes, type StockChange } from "../../lib/domain/inventory/ledger-plan.js";
 import { scaled } from "../support/timeouts.js";
 
 /**

@@ -1,6 +1,6 @@
+import type { StockChange } from "../../lib/domain/inventory/stock-changes.js";
 import { randomUUID } from "node:crypto";
 import { holdStock } from "../../lib/domain/inventory/stock-holds.js";
-import type { StockChange } from "../../lib/domain/inventory/ledger-plan.js";
 
 /**
  * A writer to kill (test/integration/atomic-writes.connected.test.ts): takes a stock hold of

@@ -1,22 +1,19 @@
+import {
+  addRemovedNumber,
+  isEmptyFilter,
+  queryDocumentPage,
+  readKindSequence,
+  searchDocumentPage,
+  type DocumentFilter,
+  type DocumentScope,
+} from "../../db/document-lists.js";
 import { ASSIGNEE_BOUNDED } from "./rules.js";
 import { OWNER_COUNT_FIELD, canSeeDocument, parseIds } from "./rules.js";
 import { hasPermission, type Principal } from "../../auth/permissions.js";
 import { errors } from "../../core/errors.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import { readAccount } from "../../db/admin-store.js";
-import {
-  addRemovedNumber,
-  isEmptyFilter,
-  queryDocumentPage,
-  readDocumentHeaders,
-  readDocumentHeader,
-  readDocumentTree,
-  readKindSequence,
-  searchDocumentPage,
-  type DocumentFilter,
-  type DocumentScope,
-  type DocumentTree,
-} from "../../db/documents.js";
+import { readDocumentHeaders, readDocumentHeader, readDocumentTree, type DocumentTree } from "../../db/documents.js";
 import type { DocumentKind } from "../../db/entities/document.js";
 import { readOwnerCounters } from "../../db/parties.js";
 import type { AccountItem, DocumentItem } from "../../db/service.js";

@@ -1,11 +1,11 @@
 /** The rules every document kind shares (visibility, dates, text fields, line replacement, no-op writes, ETags): pure, no storage. */
+import type { StoredLine } from "../../db/document-lines.js";
 import type { LocationScoped } from "../../core/document-scope.js";
 import { hasPermission, type Permission, type Principal } from "../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";
 import { canonicalJson, type IdempotencyCompletion } from "../../core/idempotency.js";
 import { sameRecord } from "../../core/records.js";
 import { dateInZone, isValidZone } from "../../core/time-zones.js";
-import type { StoredLine } from "../../db/documents.js";
 import type { DocumentKind } from "../../db/entities/document.js";
 import type { AccountItem, DocumentItem } from "../../db/service.js";
 import { mayReachDocument } from "../common/location-access.js";

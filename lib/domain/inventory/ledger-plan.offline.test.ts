@@ -1,3 +1,4 @@
+import { chunkIndexes, rowBalances, type StockChange } from "./stock-changes.js";
 import { rowKeyOf } from "../../core/records.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
@@ -5,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOpCount } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { addQuantities, sumBalances, type Balances } from "./math.js";
-import { chunkIndexes, planLedgerWrite, rowBalances, type PlanInput, type StockChange } from "./ledger-plan.js";
+import { planLedgerWrite, type PlanInput } from "./ledger-plan.js";
 
 /**
  * The ledger planner and the journal chunker without a database (architecture section 5,

@@ -32,19 +32,6 @@ import { itemStock, pendingJournalsOf, pendingOf, rowBalances, withoutEntry, typ
  * here).
  */
 
-export {
-  chunkIndexes,
-  invertChange,
-  itemStock,
-  mergeStockChanges,
-  pendingJournalsOf,
-  pendingOf,
-  reservationsOf,
-  rowBalances,
-  type LedgerSource,
-  type StockChange,
-} from "./stock-changes.js";
-
 export interface PlanInput {
   accountId: string;
   journalId: string;

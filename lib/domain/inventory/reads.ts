@@ -2,11 +2,11 @@
  * Stock as readers see it: items, item trees and ledger state read again after settling any
  * committed (or dead) hold on them, so that no read shows part of a write.
  */
+import { reservationsOf } from "./stock-changes.js";
 import { rowKeyOf } from "../../core/records.js";
 import { readItemTree, readItemsAndRows, type ItemTree } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { ContentionError } from "../../core/errors.js";
-import { reservationsOf } from "./ledger-plan.js";
 import { BALANCE_FIELDS } from "./math.js";
 import { SETTLE_ROUNDS, settlePending, type LedgerState } from "./settling.js";
 

@@ -1,3 +1,4 @@
+import { chunkIndexes, type LedgerSource, type StockChange } from "./stock-changes.js";
 import { rowKeyOf } from "../../core/records.js";
 import { nowIso } from "../../core/clock.js";
 import { StockRuleError } from "../../core/failures.js";
@@ -20,7 +21,7 @@ import { RETRY, retrying } from "../../db/retry.js";
 import { Cancellation, type TransactionBuilder } from "../../db/transactions.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { log } from "../../core/log.js";
-import { chunkIndexes, planLedgerWrite, type LedgerSource, type StockChange } from "./ledger-plan.js";
+import { planLedgerWrite } from "./ledger-plan.js";
 import { applyChunk, foldHold, itemLockName, readState, releaseHold, waitForReservingHolds, type LedgerState } from "./settling.js";
 
 /**
@@ -40,9 +41,6 @@ import { applyChunk, foldHold, itemLockName, readState, releaseHold, waitForRese
  * Settling holds and applying journal chunks are in `settling.ts`, settled reads in `reads.ts`;
  * this module re-exports them, as the ledger's one entry point.
  */
-
-export { applyChunk, foldHold, itemLockName, releaseHold, settlePending, type LedgerState } from "./settling.js";
-export { readLedgerState, readSettled, readSettledItemTree, readSettledItems, visibleRows } from "./reads.js";
 
 /** Changes that fit in one transaction with room for a caller's own items. */
 export const MAX_INLINE_CHANGES = 25;

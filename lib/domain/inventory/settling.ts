@@ -4,6 +4,7 @@
  * `releaseHold`). One file: settling folds or releases holds, and applying a chunk reads the
  * state it plans on through the same settling.
  */
+import { chunkIndexes, pendingJournalsOf, pendingOf, reservationsOf, type LedgerSource, type StockChange } from "./stock-changes.js";
 import { rowKeyOf } from "../../core/records.js";
 import { nowIso } from "../../core/clock.js";
 import { StockRuleError } from "../../core/failures.js";
@@ -22,17 +23,7 @@ import {
 import type { ItemRecord, StockJournalItem, StockRowItem } from "../../db/service.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import { ContentionError } from "../../core/errors.js";
-import {
-  chunkIndexes,
-  pendingJournalsOf,
-  pendingOf,
-  planHold,
-  planLedgerWrite,
-  planRelease,
-  reservationsOf,
-  type LedgerSource,
-  type StockChange,
-} from "./ledger-plan.js";
+import { planHold, planLedgerWrite, planRelease } from "./ledger-plan.js";
 import { BALANCE_FIELDS, type Balances } from "./math.js";
 
 export interface LedgerState {

@@ -1,3 +1,5 @@
+import { chunkIndexes, type LedgerSource, type StockChange } from "./stock-changes.js";
+import { applyChunk, foldHold, releaseHold } from "./settling.js";
 import { rowKeyOf } from "../../core/records.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
@@ -7,8 +9,7 @@ import { HOLD_BIND_LABEL, addHoldBinding, insertJournal, moveJournalStatus, read
 import type { StockJournalItem } from "../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../db/transactions.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
-import { applyChunk, foldHold, journalRecord, postStockChanges, releaseHold } from "./service.js";
-import { chunkIndexes, type LedgerSource, type StockChange } from "./ledger-plan.js";
+import { journalRecord, postStockChanges } from "./service.js";
 
 /**
  * Stock changes of documents too large for one transaction, with the document's own write

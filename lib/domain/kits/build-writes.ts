@@ -1,10 +1,11 @@
+import { itemStock, type LedgerSource, type StockChange } from "../inventory/stock-changes.js";
+import { releaseHold, type LedgerState } from "../inventory/settling.js";
 import type { AttemptContext } from "../../db/retry.js";
 import { RETRY } from "../../db/retry.js";
 import type { ItemRecord } from "../../db/service.js";
 import { MAX_TRANSACTION_ITEMS, type TransactionBuilder } from "../../db/transactions.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
-import { MAX_INLINE_CHANGES, STOCK_MOVED, releaseHold, tryStockChanges, type LedgerState } from "../inventory/service.js";
-import { itemStock, type LedgerSource, type StockChange } from "../inventory/ledger-plan.js";
+import { MAX_INLINE_CHANGES, STOCK_MOVED, tryStockChanges } from "../inventory/service.js";
 import { foldNowOrLater, holdStock, type StockHold } from "../inventory/stock-holds.js";
 import { BALANCE_FIELDS, type Balances } from "../inventory/math.js";
 import { rowOf, splitForJournal, type PlanItem } from "./planning.js";

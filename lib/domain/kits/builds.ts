@@ -1,3 +1,6 @@
+import type { LedgerSource } from "../inventory/stock-changes.js";
+import { readLedgerState } from "../inventory/reads.js";
+import { itemLockName } from "../inventory/settling.js";
 import { referenceDetail } from "../../core/errors.js";
 import { nowIso } from "../../core/clock.js";
 import { StockRuleError, TransactionTooLargeError } from "../../core/failures.js";
@@ -25,8 +28,6 @@ import type { KitBuildItem, KitItem } from "../../db/service.js";
 import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import type { KitBuildBody } from "../../schemas/kits.js";
-import { itemLockName, readLedgerState } from "../inventory/service.js";
-import type { LedgerSource } from "../inventory/ledger-plan.js";
 import { DisassemblyRefusal, KitBuildRefusal, planAssembly, planDisassembly, rowOf, statsAfter, type BuildChange, type KitDefinition } from "./planning.js";
 import { commitBuildStock, fitWrite, planItemOf } from "./build-writes.js";
 import { definitionOf, isActive, presentBuild, requireModify, statsOf } from "./service.js";

@@ -1,5 +1,5 @@
 import { nowIso } from "../../core/clock.js";
-import { KitDefinitionError } from "../../core/failures.js";
+import { KitDefinitionError, TransactionCanceledError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { readItemTree } from "../../db/inventory.js";
@@ -105,7 +105,7 @@ export async function createKitDefinition(input: KitDefinitionInput): Promise<{ 
     const [link] = await readKitLinks(accountId, [input.itemId]);
     throw new KitDefinitionError(`Item ${input.itemId} already backs kit ${link?.kitId ?? "(another)"}: an item is the assembled item of one kit at most.`);
   }
-  if (cancellation) throw new Error(`Kit insert rejected: ${cancellation.labels.join(", ")}`);
+  if (cancellation) throw new TransactionCanceledError(cancellation.reasons);
   return { kitId, number };
 }
 

@@ -1,5 +1,5 @@
+import type { StockChange } from "../inventory/stock-changes.js";
 import { Decimal } from "decimal.js";
-import type { StockChange } from "../inventory/ledger-plan.js";
 import { QUANTITY_PLACES, movingAverageCost } from "../inventory/math.js";
 import { money } from "../common/money.js";
 

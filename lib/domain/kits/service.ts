@@ -1,3 +1,4 @@
+import { itemStock } from "../inventory/stock-changes.js";
 import { locationRestriction, requirePermission, type Principal } from "../../auth/permissions.js";
 import { mayReachLocation } from "../common/location-access.js";
 import { queryItemCategories, readItemCategory } from "../../db/item-categories.js";
@@ -7,7 +8,6 @@ import { readLocation, readLocations } from "../../db/locations.js";
 import type { ItemRecord, KitBuildItem, KitItem, LocationItem } from "../../db/service.js";
 import { errors } from "../../core/errors.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
-import { itemStock } from "../inventory/ledger-plan.js";
 import { sumBalances } from "../inventory/math.js";
 import { visibleStats, type KitDefinition, type LocationStats } from "./planning.js";
 

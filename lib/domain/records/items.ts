@@ -1,3 +1,5 @@
+import { readSettledItemTree, readSettledItems } from "../inventory/reads.js";
+import { itemLockName } from "../inventory/settling.js";
 import { laterUpdatedAt } from "./record-fields.js";
 import { referenceDetail } from "../../core/errors.js";
 import { rowKeyOf } from "../../core/records.js";
@@ -27,7 +29,7 @@ import { errors, type DetailCode, type ValidationDetail } from "../../core/error
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../schemas/items.js";
-import { itemLockName, postStockChanges, readSettledItemTree, readSettledItems } from "../inventory/service.js";
+import { postStockChanges } from "../inventory/service.js";
 import { itemStock } from "../inventory/stock-changes.js";
 import { sumBalances } from "../inventory/math.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
@@ -48,8 +50,6 @@ import {
  * Items, variations, units and adjustments (architecture section 4, "Items, variations and
  * stock"): reads and writes here, presentation and write rules in `item-model.ts`.
  */
-
-export { presentAdjustment, presentItem, presentVariation, type ItemListQuery } from "./item-model.js";
 
 async function categoryNames(accountId: string, items: readonly ItemRecord[]): Promise<Map<string, string>> {
   if (!items.some((item) => item.categoryId)) return new Map();

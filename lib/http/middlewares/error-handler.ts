@@ -1,11 +1,13 @@
 import { ApiError, ContentionError, errors } from "../../core/errors.js";
+import { RecordLimitError } from "../../core/failures.js";
 import { errorFields, log } from "../../core/log.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
 /**
  * Turns every thrown error into the spec's error body. An `ApiError` renders as itself; an
  * error that Middy raised for the body (415) becomes 400 `invalid_json`; a write whose retries
- * ran out (`ContentionError`) becomes 503 `resource_busy` with `Retry-After`; anything else is
+ * ran out (`ContentionError`) becomes 503 `resource_busy` with `Retry-After`; a record limit
+ * reached (`RecordLimitError`) 409 `record_limit_reached`; anything else is
  * logged with the request id and becomes 500 `api_error` with no internals in the body.
  */
 export function errorHandler(): PipelineMiddleware {
@@ -21,13 +23,26 @@ export function errorHandler(): PipelineMiddleware {
   return { onError: errorHandlerOnError };
 }
 
+/**
+ * The API error an internal failure means the same on every route, or undefined for one that
+ * is not the client's to know (a 500). The one translation: the error handler renders it and
+ * the idempotency middleware stores it as the key's outcome.
+ */
+export function apiErrorOf(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  // Nothing was written; the client may retry.
+  if (error instanceof ContentionError) return errors.busy(error);
+  if (error instanceof RecordLimitError) return errors.recordLimitReached(`${error.sequence.replaceAll("_", " ")}s`, error.limit);
+  return undefined;
+}
+
 function toApiError(request: PipelineRequest): ApiError {
   const error = request.error;
-  if (error instanceof ApiError) return error;
-  if (error instanceof ContentionError) {
-    // Nothing was written; the client may retry. The request's log line carries the reason.
-    request.internal.failureReason = error.message;
-    return errors.busy(error);
+  const translated = apiErrorOf(error);
+  if (translated) {
+    // The request's log line carries why a write gave up.
+    if (error instanceof ContentionError) request.internal.failureReason = error.message;
+    return translated;
   }
   const status = (error as { statusCode?: number } | null)?.statusCode;
   if (status === 415) {

@@ -1,5 +1,6 @@
 import { claimScope, readStoredOutcome, releaseClaim, storeOutcome } from "../../db/idempotency.js";
-import { ApiError, errors } from "../../core/errors.js";
+import { type ApiError, errors } from "../../core/errors.js";
+import { apiErrorOf } from "./error-handler.js";
 import { IdempotencyConflictError, idempotencyScope, isValidIdempotencyKey, requestFingerprint, type IdempotencyContext } from "../../core/idempotency.js";
 import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.js";
 
@@ -58,14 +59,15 @@ export function idempotency(): PipelineMiddleware {
       return;
     }
     if (context.stored) return;
-    if (!request.internal.handlerStarted || !(error instanceof ApiError) || error.statusCode >= 500) {
+    const answer = apiErrorOf(error);
+    if (!request.internal.handlerStarted || !answer || answer.statusCode >= 500) {
       await releaseClaim(context);
       return;
     }
     const result: HttpResult = {
-      statusCode: error.statusCode,
-      headers: error.headers,
-      body: JSON.stringify(error.toBody()),
+      statusCode: answer.statusCode,
+      headers: answer.headers,
+      body: JSON.stringify(answer.toBody()),
     };
     await storeOrReplay(request, context, result);
   };

@@ -1,3 +1,4 @@
+import type { DocumentFilter } from "../../../db/document-lists.js";
 import { orNull } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
@@ -5,7 +6,6 @@ import { DateTime } from "luxon";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import { isValidZone } from "../../../core/time-zones.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
-import type { DocumentFilter } from "../../../db/documents.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { money } from "../../common/money.js";

@@ -1,10 +1,11 @@
+import { encodeDocumentLines, type EncodedLines } from "../../../db/document-lines.js";
 import { inventoryLineName, keptUnitCost, defaultUnitCost, defaultUnitPrice, skuOf } from "../line-values.js";
 import { accountToday, documentTextFields, localToday, matchReplacementLines, nextTimestamp } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
-import { encodeDocumentLines, type DocumentTree, type EncodedLines } from "../../../db/documents.js";
+import type { DocumentTree } from "../../../db/documents.js";
 import { readLocations } from "../../../db/locations.js";
 import { readParty } from "../../../db/parties.js";
 import { missingReferences, type Reference } from "../../../db/references.js";

@@ -1,10 +1,11 @@
+import { documentListing } from "../../../db/document-lists.js";
 import { nextTimestamp, requireDocumentPermission, withEtag, changesNothing } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentDelete, documentListing, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
 import { addDocumentActivity } from "../../../db/parties.js";
 import { checkReferences, referenceDetails } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";

@@ -1,3 +1,4 @@
+import type { StockChange } from "../../inventory/stock-changes.js";
 import { orNull } from "../rules.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
@@ -9,7 +10,6 @@ import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, salesMoney, sourceEstimateOf } from "../sales/presentation.js";
 import { isPackable, lineChanges, progressOf, remainingToPack, withPercents } from "../sales/progress.js";
-import type { StockChange } from "../../inventory/ledger-plan.js";
 
 /**
  * Invoices without storage: spec part 2, sections 2.5, 3.5 and 4.5; architecture sections 4 and 8.

@@ -1,3 +1,4 @@
+import { mergeStockChanges } from "../../inventory/stock-changes.js";
 import { accountToday, changesNothing, nextTimestamp, statusIdFilter, withEtag } from "../rules.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
@@ -10,7 +11,6 @@ import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
 import type { InvoiceCreateBody, InvoiceListQuery, InvoiceUpdateBody } from "../../../schemas/invoices.js";
-import { mergeStockChanges } from "../../inventory/ledger-plan.js";
 import { addQuantities } from "../../inventory/math.js";
 import { minorOf } from "../../common/money.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";

@@ -1,3 +1,4 @@
+import type { StockChange } from "../../inventory/stock-changes.js";
 import { amountDue, amountPaid } from "../amounts.js";
 import { orNull } from "../rules.js";
 import { randomUUID } from "node:crypto";
@@ -7,7 +8,6 @@ import type { PurchaseOrderCreateBody, PurchaseOrderUpdateBody } from "../../../
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { money, rate } from "../../common/money.js";
 import { etagOf } from "../../common/revisions.js";
-import type { StockChange } from "../../inventory/ledger-plan.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
 import { partyDetailsOf, partyOf } from "../party-details.js";
 import { headerTotalsOf, setListFields, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../stock/model.js";

@@ -1,3 +1,4 @@
+import { mergeStockChanges } from "../../inventory/stock-changes.js";
 import { changesNothing, statusIdFilter, withEtag } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { locationRestriction, type Principal } from "../../../auth/permissions.js";
@@ -14,7 +15,6 @@ import type { Cancellation, TransactionBuilder } from "../../../db/transactions.
 import type { SalesOrderCreateBody, SalesOrderListQuery, SalesOrderUpdateBody } from "../../../schemas/sales-orders.js";
 import { requireReachableLocation } from "../../common/location-access.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
-import { mergeStockChanges } from "../../inventory/ledger-plan.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
 import { accountSettings, documentLock } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";

@@ -1,6 +1,7 @@
+import type { LedgerSource, StockChange } from "../../inventory/stock-changes.js";
 import { withEtag } from "../rules.js";
 import { numberKeyOf } from "../../../core/document-scope.js";
-import { CustomerChangedError, RecordLimitError, StockRuleError } from "../../../core/failures.js";
+import { CustomerChangedError, StockRuleError } from "../../../core/failures.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
@@ -11,7 +12,6 @@ import { checkReferences, referenceDetails, type Reference } from "../../../db/r
 import { allocateNumber } from "../../../db/sequences.js";
 import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../../../db/transactions.js";
-import type { LedgerSource, StockChange } from "../../inventory/ledger-plan.js";
 import { prepareStock, type RowIdOf } from "../../inventory/stock-holds.js";
 import { addAssigneeCount } from "../documents.js";
 import { laterDate } from "./header.js";
@@ -138,7 +138,6 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
   } catch (error) {
     await plan.release();
     if (error instanceof StockRuleError) throw stockRuleError(error, input.changes, input.lines);
-    if (error instanceof RecordLimitError) throw errors.recordLimitReached(`${kind.replace("_", " ")}s`, error.limit);
     throw error;
   }
 }

@@ -1,9 +1,10 @@
+import { invertChange, mergeStockChanges, type StockChange } from "../../inventory/stock-changes.js";
 import { rowKeyOf } from "../../../core/records.js";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ledgerOpCount } from "../../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../../db/service.js";
-import { invertChange, mergeStockChanges, planLedgerWrite, type StockChange } from "../../inventory/ledger-plan.js";
+import { planLedgerWrite } from "../../inventory/ledger-plan.js";
 import { paymentStatus } from "../invoices/model.js";
 import { priceSalesLines, type SalesLine } from "./model.js";
 import { lineChanges, percentOf, progressOf, remainingToPack, stockChangeOf } from "./progress.js";

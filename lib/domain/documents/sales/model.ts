@@ -1,8 +1,8 @@
+import type { StoredLine } from "../../../db/document-lines.js";
 import { isKeptUnitPrice } from "../line-values.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Permission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
-import type { StoredLine } from "../../../db/documents.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
 import type { SalesLineBody } from "../../../schemas/sales-documents.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";

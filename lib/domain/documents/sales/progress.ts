@@ -1,9 +1,9 @@
+import type { StockChange } from "../../inventory/stock-changes.js";
 import { nextTimestamp } from "../rules.js";
 import { Decimal } from "decimal.js";
 import { errors } from "../../../core/errors.js";
 import type { StockRuleError } from "../../../core/failures.js";
 import type { AccountItem, DocumentItem } from "../../../db/service.js";
-import type { StockChange } from "../../inventory/ledger-plan.js";
 import { addQuantities } from "../../inventory/math.js";
 import { newRevision } from "../../common/revisions.js";
 import { withAccountSnapshot } from "./header.js";

@@ -1,9 +1,9 @@
+import type { StockChange } from "../../inventory/stock-changes.js";
+import type { StoredLine } from "../../../db/document-lines.js";
 import { orNull } from "../rules.js";
 import type { StockRuleError } from "../../../core/failures.js";
 import { errors, type ErrorCode } from "../../../core/errors.js";
-import type { StoredLine } from "../../../db/documents.js";
 import type { DocumentItem, LocationItem } from "../../../db/service.js";
-import type { StockChange } from "../../inventory/ledger-plan.js";
 
 /**
  * The stock transfer without storage (spec part 2, sections 2.2 and 3.2; architecture section 4

@@ -1,3 +1,4 @@
+import { mergeStockChanges, type StockChange } from "../../inventory/stock-changes.js";
 import { localToday, matchReplacementLines, nextTimestamp, requireDocumentPermission, statusIdFilter, changesNothing } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../../auth/permissions.js";
@@ -19,7 +20,6 @@ import type {
 } from "../../../schemas/stock-transfers.js";
 import { resolveLineItems } from "../lines.js";
 import { accountSettings, addAssigneeCount, addKindCountDecrement, listDocuments, documentLock, visibleDocument } from "../documents.js";
-import { mergeStockChanges, type StockChange } from "../../inventory/ledger-plan.js";
 import { newRevision } from "../../common/revisions.js";
 import { MAX_TRANSFER_LINES } from "../../../schemas/stock-transfers.js";
 import { freshHeader, textFilter } from "../stock/model.js";

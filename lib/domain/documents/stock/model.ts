@@ -1,4 +1,5 @@
-import type { DocumentFilter, StoredLine } from "../../../db/documents.js";
+import type { DocumentFilter } from "../../../db/document-lists.js";
+import type { StoredLine } from "../../../db/document-lines.js";
 import type { DocumentKind } from "../../../db/entities/document.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { computeTotals, type DocumentTotals } from "../totals.js";

@@ -1,9 +1,10 @@
+import type { EncodedLines, StoredLine } from "../../../db/document-lines.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { numberKeyOf } from "../../../core/document-scope.js";
 import { StockRuleError } from "../../../core/failures.js";
 import type { ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
-import { addDocumentWrite, type EncodedLines, type StoredLine } from "../../../db/documents.js";
+import { addDocumentWrite } from "../../../db/documents.js";
 import { allocateNumber, type SequenceName } from "../../../db/sequences.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
