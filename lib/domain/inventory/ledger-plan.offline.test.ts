@@ -7,6 +7,7 @@ import { ledgerOpCount } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { addQuantities, sumBalances, type Balances } from "./math.js";
 import { planLedgerWrite, type PlanInput } from "./ledger-plan.js";
+import { sampleItem } from "./test-fixtures.js";
 
 /**
  * The ledger planner and the journal chunker without a database (architecture section 5,
@@ -23,29 +24,7 @@ const L3 = randomUUID();
 
 const balances = (b: Partial<Balances> = {}): Balances => ({ onHand: 0, reserved: 0, incoming: 0, inTransit: 0, ...b });
 
-function item(itemId: string, overrides: Partial<ItemRecord> = {}): ItemRecord {
-  return {
-    accountId: ACCOUNT,
-    itemId,
-    number: 1,
-    name: "Item",
-    nameKey: "item",
-    categoryKey: "none",
-    inventoryType: "quantity",
-    threshold: 0,
-    published: false,
-    archived: false,
-    sold: false,
-    documentCount: 0,
-    variationCount: 1,
-    adjustmentCount: 0,
-    stockVersion: 0,
-    stock: {},
-    createdAt: AT,
-    updatedAt: AT,
-    ...overrides,
-  } as ItemRecord;
-}
+const item = (itemId: string, overrides: Partial<ItemRecord> = {}): ItemRecord => sampleItem(ACCOUNT, itemId, AT, overrides);
 
 function row(itemId: string, variationId: string, locationId: string, ivlId: number, b: Partial<Balances> = {}): StockRowItem {
   return { accountId: ACCOUNT, itemId, variationId, locationId, ivlId, ...balances(b), createdAt: AT, updatedAt: AT } as StockRowItem;

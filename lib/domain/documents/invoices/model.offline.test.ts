@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DocumentItem } from "../../../db/service.js";
 import type { SalesLine } from "../sales/model.js";
+import { sampleSalesLine } from "../test-fixtures.js";
 import { assertCancellable, assertDeletable, assertPackedLinesKept, assertUpdatable, invoiceStock, paymentStatus } from "./model.js";
 
 /**
@@ -22,27 +23,7 @@ const header = (overrides: Partial<DocumentItem> = {}): DocumentItem =>
     ...overrides,
   }) as DocumentItem;
 
-const line = (overrides: Partial<SalesLine> = {}): SalesLine => ({
-  id: "l1",
-  lineType: "inventory",
-  itemId: "item",
-  variationId: "v",
-  locationId: "loc",
-  name: "Item",
-  quantity: 2,
-  quantityInvoiced: 0,
-  quantityPacked: 0,
-  quantityShipped: 0,
-  unitPrice: "10.0000",
-  unitCost: "4.0000",
-  discountPercent: "0.000",
-  taxRate: "0.000",
-  tax2Rate: "0.000",
-  variationValues: {},
-  discountedUnitPrice: null,
-  subtotal: "20.0000",
-  ...overrides,
-});
+const line = (overrides: Partial<SalesLine> = {}): SalesLine => sampleSalesLine({ quantity: 2, subtotal: "20.0000", ...overrides });
 
 describe("offline: invoice rules", () => {
   it("updates only unpaid standalone invoices", () => {

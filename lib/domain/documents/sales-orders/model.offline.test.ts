@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DocumentItem } from "../../../db/service.js";
 import type { SalesLine } from "../sales/model.js";
+import { sampleSalesLine } from "../test-fixtures.js";
 import { assertEditable, assertInvoiceable, MAX_ORDER_INVOICES, orderAfterInvoice, quantitiesToInvoice, reservations } from "./model.js";
 
 /**
@@ -22,27 +23,7 @@ const header = (overrides: Partial<DocumentItem> = {}): DocumentItem =>
     ...overrides,
   }) as DocumentItem;
 
-const line = (overrides: Partial<SalesLine> = {}): SalesLine => ({
-  id: "l1",
-  lineType: "inventory",
-  itemId: "item",
-  variationId: "v",
-  locationId: "loc",
-  name: "Item",
-  quantity: 5,
-  quantityInvoiced: 0,
-  quantityPacked: 0,
-  quantityShipped: 0,
-  unitPrice: "10.0000",
-  unitCost: "4.0000",
-  discountPercent: "0.000",
-  taxRate: "0.000",
-  tax2Rate: "0.000",
-  variationValues: {},
-  discountedUnitPrice: null,
-  subtotal: "50.0000",
-  ...overrides,
-});
+const line = (overrides: Partial<SalesLine> = {}): SalesLine => sampleSalesLine({ quantity: 5, subtotal: "50.0000", ...overrides });
 
 const discount = line({ id: "d", lineType: "discount", itemId: undefined, quantity: 1, unitCost: null });
 

@@ -7,6 +7,8 @@ import type { ItemRecord, StockRowItem } from "../../../db/service.js";
 import { planLedgerWrite } from "../../inventory/ledger-plan.js";
 import { paymentStatus } from "../invoices/model.js";
 import { priceSalesLines, type SalesLine } from "./model.js";
+import { sampleSalesLine } from "../test-fixtures.js";
+import { sampleItem } from "../../inventory/test-fixtures.js";
 import { lineChanges, percentOf, progressOf, remainingToPack, stockChangeOf } from "./progress.js";
 
 /**
@@ -20,27 +22,12 @@ const AT = "2026-01-02T03:04:05.000Z";
 const LOCATION = randomUUID();
 
 function item(itemId: string, overrides: Partial<ItemRecord> = {}): ItemRecord {
-  return {
-    accountId: ACCOUNT,
-    itemId,
-    number: 1,
-    name: "Item",
-    nameKey: "item",
-    categoryKey: "none",
+  return sampleItem(ACCOUNT, itemId, AT, {
     inventoryType: "unique",
-    threshold: 0,
-    published: false,
-    archived: false,
-    sold: false,
-    documentCount: 0,
-    variationCount: 1,
-    adjustmentCount: 0,
     stockVersion: 3,
     stock: { [LOCATION]: { onHand: 1, reserved: 0, incoming: 0, inTransit: 0 } },
-    createdAt: AT,
-    updatedAt: AT,
     ...overrides,
-  } as ItemRecord;
+  });
 }
 
 const row = (itemId: string, onHand: number): StockRowItem =>
@@ -72,27 +59,16 @@ function plan(changes: StockChange[], items: ItemRecord[], rows: StockRowItem[])
 }
 
 function line(overrides: Partial<SalesLine> = {}): SalesLine {
-  return {
+  return sampleSalesLine({
     id: randomUUID(),
-    lineType: "inventory",
     itemId: "i1",
-    variationId: "v",
     locationId: LOCATION,
     name: "Widget",
     quantity: 4,
-    quantityInvoiced: 0,
-    quantityPacked: 0,
-    quantityShipped: 0,
-    unitPrice: "10.0000",
-    unitCost: "4.0000",
-    discountPercent: "0.000",
     taxRate: "10.000",
-    tax2Rate: "0.000",
-    variationValues: {},
-    discountedUnitPrice: null,
     subtotal: "0.0000",
     ...overrides,
-  };
+  });
 }
 
 describe("offline: the ledger sells unique items", () => {
