@@ -20,6 +20,23 @@ const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined): kept
 /** The SKU a line shows: the variation's, else the item's. */
 export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;
 
+/** An inventory line's item, variation and stock row (the row once it exists). */
+export const inventoryLineIds = (item: ItemRecord, variation: ItemVariationItem, row: { ivlId?: number } | undefined) => ({
+  lineType: "inventory" as const,
+  itemId: item.itemId,
+  variationId: variation.variationId,
+  ivlId: row?.ivlId,
+});
+
+/** What an inventory line snapshots of its item: unit, SKU, variation values and number. */
+export const itemSnapshot = (item: ItemRecord, variation: ItemVariationItem) => ({
+  unitId: item.unitId,
+  unitName: item.unitName,
+  sku: skuOf(item, variation),
+  variationValues: (variation.values ?? {}) as Record<string, string>,
+  variationNumber: variation.variationNumber,
+});
+
 /** The unit cost an item line defaults to: the variation's override, else the item's cost, else its average cost. */
 export const defaultUnitCost = (item: ItemRecord, variation: ItemVariationItem): string =>
   variation.unitCostOverride ?? item.cost ?? item.averageCost ?? "0.0000";

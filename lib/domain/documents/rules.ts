@@ -174,3 +174,27 @@ export function withEtag(completion: IdempotencyCompletion | undefined, revision
 export function requireDocumentPermission(principal: Principal, permission: Permission, what: string): void {
   if (!hasPermission(principal, permission)) throw errors.permissionDenied(`This action requires the ${permission} permission (${what}).`);
 }
+
+/** The zero money fields of a document not priced yet (a stock transfer's for good: it moves stock, never money). */
+export const NO_MONEY = {
+  discountPercent: "0.000",
+  subtotal: "0.0000",
+  preDiscountTotal: "0.0000",
+  discountTotal: "0.0000",
+  shippingFee: "0.0000",
+  shippingCost: "0.0000",
+  tax: "0.0000",
+  tax2: "0.0000",
+  total: "0.0000",
+} as const;
+
+/** The counters of a document not written yet: nothing paid, no pages or lines, no search text, created and updated `now`. */
+export const noCounters = (now: string) => ({
+  amountPaidMinor: 0,
+  paymentCount: 0,
+  pageCount: 0,
+  lineCount: 0,
+  searchText: "",
+  createdAt: now,
+  updatedAt: now,
+});

@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
+import type { StoredLine } from "../../db/document-lines.js";
 import { money } from "../common/money.js";
 
 /**
@@ -85,3 +87,84 @@ export function computeTotals(lines: readonly PricingInput[], discountPercent: s
     total: money(subtotal.plus(shippingFee).plus(tax).plus(tax2)),
   };
 }
+
+/**
+ * The fields every stored line of a priced party document has (estimates, purchase orders, sales
+ * orders and invoices; each kind adds its price or cost and its amounts): the item snapshot, the quantity and the rates.
+ */
+export interface PartyDocumentLine extends StoredLine {
+  lineType: "inventory" | "service" | "discount";
+  itemId?: string;
+  variationId?: string;
+  /** The stock row the line takes from or gives to (set once the row exists). */
+  ivlId?: number;
+  name: string;
+  description?: string;
+  quantity: number;
+  discountPercent: string;
+  taxRate: string;
+  tax2Rate: string;
+  unitId?: number;
+  unitName?: string;
+  sku?: string;
+  variationValues: Record<string, string>;
+  variationNumber?: number;
+}
+
+/** A priced line's money fields as `computeTotals` takes them (`unitPrice` is the line's price or cost). */
+type PricedLineInput = Pick<PartyDocumentLine, "quantity" | "discountPercent" | "taxRate" | "tax2Rate">;
+
+/** Prices `items` (the non-discount lines) with the document's discount and shipping fee. */
+export function totalsOfLines<L extends PricedLineInput>(
+  items: readonly L[],
+  unitPriceOf: (line: L) => string,
+  discountPercent: string,
+  shippingFee: string,
+): DocumentTotals {
+  return computeTotals(
+    items.map((line) => ({
+      quantity: line.quantity,
+      unitPrice: unitPriceOf(line),
+      discountPercent: line.discountPercent,
+      taxRate: line.taxRate,
+      tax2Rate: line.tax2Rate,
+    })),
+    discountPercent,
+    shippingFee,
+  );
+}
+
+/** The header's total fields of priced lines. */
+export interface HeaderTotals {
+  subtotal: string;
+  preDiscountTotal: string;
+  discountTotal: string;
+  shippingFee: string;
+  tax: string;
+  tax2: string;
+  total: string;
+}
+
+/** The totals a header stores (without the per-line amounts and the discount line's amount). */
+export function headerTotalsOf(totals: DocumentTotals): HeaderTotals {
+  return {
+    subtotal: totals.subtotal,
+    preDiscountTotal: totals.preDiscountTotal,
+    discountTotal: totals.discountTotal,
+    shippingFee: totals.shippingFee,
+    tax: totals.tax,
+    tax2: totals.tax2,
+    total: totals.total,
+  };
+}
+
+/** The generated discount line's first fields: its id (`keepId`, else the discount line among `lines`, else new), type, name and quantity. */
+export const discountLineHead = (lines: readonly { id: string; lineType: string }[], keepId?: string) => ({
+  id: keepId ?? lines.find((line) => line.lineType === "discount")?.id ?? randomUUID(),
+  lineType: "discount" as const,
+  name: "Discount",
+  quantity: 1,
+});
+
+/** The generated discount line's rates and item fields (none: no line discount, no taxes, no variation). */
+export const discountLineRates = () => ({ discountPercent: "0.000", taxRate: "0.000", tax2Rate: "0.000", variationValues: {} as Record<string, string> });

@@ -9,7 +9,7 @@ import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { money } from "../../common/money.js";
-import { headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../stock/model.js";
+import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../totals.js";
 
 /**
  * The estimate without storage (spec part 2, sections 2.3, 3.3 and 4.3; architecture section 4
@@ -121,16 +121,10 @@ export function priceEstimate(
   });
   if (totals.discount !== null) {
     priced.push({
-      id: discountLineId ?? lines.find((line) => line.lineType === "discount")?.id ?? randomUUID(),
-      lineType: "discount",
-      name: "Discount",
-      quantity: 1,
+      ...discountLineHead(lines, discountLineId),
       unitPrice: totals.discount,
       unitCost: null,
-      discountPercent: "0.000",
-      taxRate: "0.000",
-      tax2Rate: "0.000",
-      variationValues: {},
+      ...discountLineRates(),
       discountedUnitPrice: null,
       subtotal: totals.discount,
       tax: "0.0000",

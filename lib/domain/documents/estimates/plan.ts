@@ -1,5 +1,5 @@
 import { encodeDocumentLines, type EncodedLines } from "../../../db/document-lines.js";
-import { inventoryLineName, keptUnitCost, defaultUnitCost, defaultUnitPrice, skuOf } from "../line-values.js";
+import { inventoryLineIds, inventoryLineName, itemSnapshot, keptUnitCost, defaultUnitCost, defaultUnitPrice } from "../line-values.js";
 import { accountToday, documentTextFields, localToday, matchReplacementLines, nextTimestamp } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
@@ -134,10 +134,7 @@ function buildLines(
     const { item, variation, row } = found;
     return {
       ...base,
-      lineType: "inventory" as const,
-      itemId: item.itemId,
-      variationId: variation.variationId,
-      ivlId: row?.ivlId,
+      ...inventoryLineIds(item, variation, row),
       locationId: row?.locationId,
       locationName: row ? names.get(row.locationId) : undefined,
       name: (inventoryLineName(index, line.name, item, kept[index]) as { name: string }).name,
@@ -145,11 +142,7 @@ function buildLines(
       quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
       unitPrice: money(line.unit_price ?? defaultUnitPrice(item, variation)),
       unitCost: keptUnitCost(item.itemId, variation.variationId, kept[index]) ?? money(defaultUnitCost(item, variation)),
-      unitId: item.unitId,
-      unitName: item.unitName,
-      sku: skuOf(item, variation),
-      variationValues: (variation.values ?? {}) as Record<string, string>,
-      variationNumber: variation.variationNumber,
+      ...itemSnapshot(item, variation),
     };
   });
 }

@@ -1,7 +1,6 @@
 import type { StockChange } from "../../inventory/stock-changes.js";
 import { amountDue, amountPaid } from "../amounts.js";
 import { orNull } from "../rules.js";
-import { randomUUID } from "node:crypto";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderUpdateBody } from "../../../schemas/purchase-orders.js";
@@ -10,7 +9,8 @@ import { money, rate } from "../../common/money.js";
 import { etagOf } from "../../common/revisions.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
 import { partyDetailsOf, partyOf } from "../party-details.js";
-import { headerTotalsOf, setListFields, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../stock/model.js";
+import { setListFields } from "../stock/model.js";
+import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../totals.js";
 
 /**
  * The purchase order without storage (spec part 2, sections 2.1 and 3.1; architecture section 4
@@ -173,18 +173,11 @@ export function priceLines(lines: readonly PoLine[], discountPercent: string, sh
   const totals = totalsOfLines(items, (line) => line.unitCost, discountPercent, shippingFee);
   const priced: PoLine[] = items.map((line, i) => ({ ...line, subtotal: totals.lines[i]!.subtotal, discountedUnitCost: totals.lines[i]!.discountedUnitPrice }));
   if (totals.discount !== null) {
-    const existing = lines.find((line) => line.lineType === "discount");
     priced.push({
-      id: existing?.id ?? randomUUID(),
-      lineType: "discount",
-      name: "Discount",
-      quantity: 1,
+      ...discountLineHead(lines),
       quantityReceived: 0,
       unitCost: totals.discount,
-      discountPercent: "0.000",
-      taxRate: "0.000",
-      tax2Rate: "0.000",
-      variationValues: {},
+      ...discountLineRates(),
       discountedUnitCost: null,
       subtotal: totals.discount,
     });

@@ -1,4 +1,4 @@
-import { inventoryLineName, defaultUnitCost, skuOf } from "../line-values.js";
+import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost } from "../line-values.js";
 import {
   localToday,
   matchReplacementLines,
@@ -200,20 +200,13 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
     const { item, variation, row } = found;
     return {
       ...base,
-      lineType: "inventory" as const,
-      itemId: item.itemId,
-      variationId: variation.variationId,
-      ivlId: row?.ivlId,
+      ...inventoryLineIds(item, variation, row),
       name: names.get(index)!,
       // null or blank ("") clears the description; omitting it takes the item's current one.
       description: line.description === undefined ? item.description : line.description || undefined,
       quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
       unitCost: money(line.unit_cost ?? defaultUnitCost(item, variation)),
-      unitId: item.unitId,
-      unitName: item.unitName,
-      sku: skuOf(item, variation),
-      variationValues: (variation.values ?? {}) as Record<string, string>,
-      variationNumber: variation.variationNumber,
+      ...itemSnapshot(item, variation),
     };
   });
 }

@@ -1,4 +1,4 @@
-import { localToday, nextTimestamp } from "../rules.js";
+import { NO_MONEY, localToday, nextTimestamp, noCounters } from "../rules.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { Reference } from "../../../db/references.js";
@@ -151,22 +151,8 @@ export function blankHeader(
     ...fields,
     number: 0,
     numberKey: "",
-    discountPercent: "0.000",
-    subtotal: "0.0000",
-    preDiscountTotal: "0.0000",
-    discountTotal: "0.0000",
-    shippingFee: "0.0000",
-    shippingCost: "0.0000",
-    tax: "0.0000",
-    tax2: "0.0000",
-    total: "0.0000",
-    amountPaidMinor: 0,
-    paymentCount: 0,
-    pageCount: 0,
-    lineCount: 0,
-    searchText: "",
-    createdAt: now,
-    updatedAt: now,
+    ...NO_MONEY,
+    ...noCounters(now),
   } as DocumentItem;
 }
 

@@ -1,6 +1,4 @@
-import type { StoredLine } from "../../../db/document-lines.js";
 import { isKeptUnitPrice } from "../line-values.js";
-import { randomUUID } from "node:crypto";
 import { hasPermission, type Permission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
@@ -8,7 +6,7 @@ import type { SalesLineBody } from "../../../schemas/sales-documents.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
 import { money, rate } from "../../common/money.js";
 import { etagOf, type RevisionPrefix } from "../../common/revisions.js";
-import { computeTotals } from "../totals.js";
+import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../totals.js";
 
 /**
  * What sales orders and invoices share, without storage (spec part 2, sections 2.4, 2.5, 4.4,
@@ -18,20 +16,12 @@ import { computeTotals } from "../totals.js";
  */
 
 /** A stored line of a sales order or an invoice (`lib/db/documents.ts` packs them into pages). */
-export interface SalesLine extends StoredLine {
-  lineType: "inventory" | "service" | "discount";
-  itemId?: string;
-  variationId?: string;
-  /** The stock row the line sells from (set once the row exists). */
-  ivlId?: number;
+export interface SalesLine extends PartyDocumentLine {
   locationId?: string;
   /** The location's name when the line was last written (a current related value, refreshed on writes). */
   locationName?: string;
   /** A unique (serialised) item: quantity 1, sold by an invoice. */
   unique?: boolean;
-  name: string;
-  description?: string;
-  quantity: number;
   /** Sales orders: the quantity invoiced so far (0 on invoices). */
   quantityInvoiced: number;
   quantityPacked: number;
@@ -41,14 +31,6 @@ export interface SalesLine extends StoredLine {
   unitPrice: string;
   /** The unit cost snapshot (null on discount lines). */
   unitCost: string | null;
-  discountPercent: string;
-  taxRate: string;
-  tax2Rate: string;
-  unitId?: number;
-  unitName?: string;
-  sku?: string;
-  variationValues: Record<string, string>;
-  variationNumber?: number;
   thumbnailUrl?: string;
   discountedUnitPrice: string | null;
   subtotal: string;
@@ -194,68 +176,29 @@ export interface SalesCreateRequest {
   sourceEstimate?: { id: string; number: number };
 }
 
-/** The totals a header stores (spec part 2; architecture section 4, money). */
-export interface SalesTotals {
-  subtotal: string;
-  preDiscountTotal: string;
-  discountTotal: string;
-  shippingFee: string;
-  tax: string;
-  tax2: string;
-  total: string;
-}
-
 /** Prices the lines and appends the generated discount line (keeping its id); returns lines and totals. */
-export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string): { lines: SalesLine[]; totals: SalesTotals } {
+export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string): { lines: SalesLine[]; totals: HeaderTotals } {
   const items = lines.filter((line) => line.lineType !== "discount");
-  const totals = computeTotals(
-    items.map((line) => ({
-      quantity: line.quantity,
-      unitPrice: line.unitPrice,
-      discountPercent: line.discountPercent,
-      taxRate: line.taxRate,
-      tax2Rate: line.tax2Rate,
-    })),
-    discountPercent,
-    shippingFee,
-  );
+  const totals = totalsOfLines(items, (line) => line.unitPrice, discountPercent, shippingFee);
   const priced: SalesLine[] = items.map((line, i) => ({
     ...line,
     subtotal: totals.lines[i]!.subtotal,
     discountedUnitPrice: totals.lines[i]!.discountedUnitPrice,
   }));
   if (totals.discount !== null) {
-    const existing = lines.find((line) => line.lineType === "discount");
     priced.push({
-      id: existing?.id ?? randomUUID(),
-      lineType: "discount",
-      name: "Discount",
-      quantity: 1,
+      ...discountLineHead(lines),
       quantityInvoiced: 0,
       quantityPacked: 0,
       quantityShipped: 0,
       unitPrice: totals.discount,
       unitCost: null,
-      discountPercent: "0.000",
-      taxRate: "0.000",
-      tax2Rate: "0.000",
-      variationValues: {},
+      ...discountLineRates(),
       discountedUnitPrice: null,
       subtotal: totals.discount,
     });
   }
-  return {
-    lines: priced,
-    totals: {
-      subtotal: totals.subtotal,
-      preDiscountTotal: totals.preDiscountTotal,
-      discountTotal: totals.discountTotal,
-      shippingFee: totals.shippingFee,
-      tax: totals.tax,
-      tax2: totals.tax2,
-      total: totals.total,
-    },
-  };
+  return { lines: priced, totals: headerTotalsOf(totals) };
 }
 
 /** Lines with the ids of the stock rows the write created (rows appear with the first stock). */

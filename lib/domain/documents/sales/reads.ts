@@ -1,4 +1,4 @@
-import { defaultUnitCost, defaultUnitPrice, inventoryLineName, keptUnitCost, skuOf } from "../line-values.js";
+import { defaultUnitCost, defaultUnitPrice, inventoryLineIds, inventoryLineName, itemSnapshot, keptUnitCost } from "../line-values.js";
 import { matchReplacementLines, withStoredDiscountLine } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
@@ -172,10 +172,7 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     const unique = item.inventoryType === "unique";
     return {
       ...base,
-      lineType: "inventory",
-      itemId: item.itemId,
-      variationId: variation.variationId,
-      ivlId: row.ivlId,
+      ...inventoryLineIds(item, variation, row),
       locationId: row.locationId,
       locationName: locations.get(row.locationId)?.name,
       ...(unique ? { unique: true } : {}),
@@ -185,11 +182,7 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
       quantity: unique ? 1 : (spec.quantity ?? 1),
       unitPrice: spec.unitPrice ?? money(defaultUnitPrice(item, variation)),
       unitCost: spec.unitCost ?? keptUnitCost(item.itemId, variation.variationId, kept) ?? money(defaultUnitCost(item, variation)),
-      unitId: item.unitId,
-      unitName: item.unitName,
-      sku: skuOf(item, variation),
-      variationValues: (variation.values ?? {}) as Record<string, string>,
-      variationNumber: variation.variationNumber,
+      ...itemSnapshot(item, variation),
     };
   });
 }

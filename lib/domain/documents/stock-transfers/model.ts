@@ -185,16 +185,3 @@ export function shippingChanges(
   apply(input.shipping_tracking_code, "shippingTrackingCode");
   return next;
 }
-
-/** The zero money fields of a transfer (it moves stock, never money). */
-export const NO_MONEY = {
-  discountPercent: "0.000",
-  subtotal: "0.0000",
-  preDiscountTotal: "0.0000",
-  discountTotal: "0.0000",
-  shippingFee: "0.0000",
-  shippingCost: "0.0000",
-  tax: "0.0000",
-  tax2: "0.0000",
-  total: "0.0000",
-} as const;

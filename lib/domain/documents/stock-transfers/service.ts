@@ -1,5 +1,5 @@
 import { mergeStockChanges, type StockChange } from "../../inventory/stock-changes.js";
-import { localToday, matchReplacementLines, nextTimestamp, requireDocumentPermission, statusIdFilter, changesNothing } from "../rules.js";
+import { localToday, matchReplacementLines, nextTimestamp, requireDocumentPermission, statusIdFilter, changesNothing, NO_MONEY } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -25,7 +25,6 @@ import { MAX_TRANSFER_LINES } from "../../../schemas/stock-transfers.js";
 import { freshHeader, textFilter } from "../stock/model.js";
 import { commitStockWrite, createNumbered, inactiveLocationDetail } from "../stock/writes.js";
 import {
-  NO_MONEY,
   TRANSFER_STATUS,
   TRANSFER_STEPS,
   changesOf,

@@ -2,13 +2,13 @@ import type { DocumentFilter } from "../../../db/document-lists.js";
 import type { StoredLine } from "../../../db/document-lines.js";
 import type { DocumentKind } from "../../../db/entities/document.js";
 import type { DocumentItem } from "../../../db/service.js";
-import { computeTotals, type DocumentTotals } from "../totals.js";
+import { noCounters } from "../rules.js";
 
 /**
  * Pure header and pricing helpers that purchase orders and stock transfers share, and that
  * estimates use too (candidates for `documents.ts` once the sales side takes them): a new
- * header's fixed fields, the list text filter, the header totals, the item ids and search
- * text. No storage here (type-only imports).
+ * header's fixed fields, the list text filter, the item ids and search text (the line fields and
+ * the header totals are in `../totals.ts`). No storage here (type-only imports).
  */
 
 /** The list `q` filter: lower-cased text, and a number when it looks like a document number. */
@@ -42,82 +42,7 @@ export function freshHeader(options: {
     status,
     statusId,
     assignedUserId,
-    amountPaidMinor: 0,
-    paymentCount: 0,
-    pageCount: 0,
-    lineCount: 0,
-    searchText: "",
-    createdAt: now,
-    updatedAt: now,
-  };
-}
-
-/**
- * The fields every stored line of a priced party document has (estimates and purchase orders;
- * each kind adds its price or cost and its amounts): the item snapshot, the quantity and the rates.
- */
-export interface PartyDocumentLine extends StoredLine {
-  lineType: "inventory" | "service" | "discount";
-  itemId?: string;
-  variationId?: string;
-  ivlId?: number;
-  name: string;
-  description?: string;
-  quantity: number;
-  discountPercent: string;
-  taxRate: string;
-  tax2Rate: string;
-  unitId?: number;
-  unitName?: string;
-  sku?: string;
-  variationValues: Record<string, string>;
-  variationNumber?: number;
-}
-
-/** A priced line's money fields as `computeTotals` takes them (`unitPrice` is the line's price or cost). */
-type PricedLineInput = Pick<PartyDocumentLine, "quantity" | "discountPercent" | "taxRate" | "tax2Rate">;
-
-/** Prices `items` (the non-discount lines) with the document's discount and shipping fee. */
-export function totalsOfLines<L extends PricedLineInput>(
-  items: readonly L[],
-  unitPriceOf: (line: L) => string,
-  discountPercent: string,
-  shippingFee: string,
-): DocumentTotals {
-  return computeTotals(
-    items.map((line) => ({
-      quantity: line.quantity,
-      unitPrice: unitPriceOf(line),
-      discountPercent: line.discountPercent,
-      taxRate: line.taxRate,
-      tax2Rate: line.tax2Rate,
-    })),
-    discountPercent,
-    shippingFee,
-  );
-}
-
-/** The header's total fields of priced lines. */
-export interface HeaderTotals {
-  subtotal: string;
-  preDiscountTotal: string;
-  discountTotal: string;
-  shippingFee: string;
-  tax: string;
-  tax2: string;
-  total: string;
-}
-
-/** The totals a header stores (without the per-line amounts and the discount line's amount). */
-export function headerTotalsOf(totals: DocumentTotals): HeaderTotals {
-  return {
-    subtotal: totals.subtotal,
-    preDiscountTotal: totals.preDiscountTotal,
-    discountTotal: totals.discountTotal,
-    shippingFee: totals.shippingFee,
-    tax: totals.tax,
-    tax2: totals.tax2,
-    total: totals.total,
+    ...noCounters(now),
   };
 }
 
