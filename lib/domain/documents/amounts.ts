@@ -17,3 +17,14 @@ export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentD
   else delete next.dateFullyPaid;
   return next;
 }
+
+/** A header's money as the API shows it (`shipping_cost` is added after it, with `costs.view`). */
+export const headerMoney = (header: DocumentItem) => ({
+  subtotal: header.subtotal,
+  shipping_fee: header.shippingFee,
+  tax: header.tax,
+  tax_2: header.tax2,
+  total: header.total,
+  amount_paid: amountPaid(header),
+  amount_due: amountDue(header),
+});

@@ -198,3 +198,17 @@ export const noCounters = (now: string) => ({
   createdAt: now,
   updatedAt: now,
 });
+
+/** A document's status as the API shows it: its id and label. */
+export const presentStatus = (status: { id: number; label: string }) => ({ status_id: status.id, status: status.label });
+
+/** Whether the caller may edit a document, as the API shows it: `reason` is why not (null: it may). */
+export const presentEditable = (reason: string | null) => ({ can_edit: reason === null, edit_block_reason: reason });
+
+/** A priced document's discount totals and tax labels as its details show them. */
+export const presentDiscountAndTaxLabels = (header: DocumentItem) => ({
+  pre_discount_total: header.preDiscountTotal,
+  discount_total: header.discountTotal,
+  tax_label: orNull(header.taxLabel),
+  tax_2_label: orNull(header.tax2Label),
+});

@@ -1,5 +1,5 @@
 import type { DocumentFilter } from "../../../db/document-lists.js";
-import { orNull } from "../rules.js";
+import { orNull, presentEditable, presentStatus } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "decimal.js";
 import { DateTime } from "luxon";
@@ -219,8 +219,7 @@ export function presentEstimate(
     customer_name: header.partyName ?? "",
     customer_kind: header.partyKind === "customer" || header.partyKind === "prospect" ? header.partyKind : null,
     salesperson_id: header.assignedUserId,
-    status_id: status.id,
-    status: status.label,
+    ...presentStatus(status),
     issue_date: orNull(header.issueDate),
     expiry_date: orNull(header.expiryDate),
     date_sent: orNull(header.dateSent),
@@ -240,8 +239,7 @@ export function presentEstimate(
     discount_percent: header.discountPercent,
     pre_discount_subtotal: header.preDiscountTotal,
     discount: header.discountTotal,
-    can_edit: reason === null,
-    edit_block_reason: reason,
+    ...presentEditable(reason),
     revision: preview ? null : header.revision,
     custom_field_values: presentCustomFieldValues(header.customFieldValues),
     created_at: preview?.isNew ? null : header.createdAt,

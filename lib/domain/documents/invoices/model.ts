@@ -1,5 +1,6 @@
 import type { StockChange } from "../../inventory/stock-changes.js";
-import { orNull } from "../rules.js";
+import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
+import { headerMoney } from "../amounts.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../../db/service.js";
@@ -8,7 +9,7 @@ import { minorOf } from "../../common/money.js";
 import { partyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
-import { presentSalesLine, salesMoney, sourceEstimateOf } from "../sales/presentation.js";
+import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
 import { isPackable, lineChanges, progressOf, remainingToPack, withPercents } from "../sales/progress.js";
 
 /**
@@ -95,8 +96,7 @@ export function presentInvoice(principal: Principal, header: DocumentItem, lines
     customer_id: header.partyId,
     customer_name: header.partyName ?? "",
     salesperson_id: header.assignedUserId,
-    status_id: status.id,
-    status: status.label,
+    ...presentStatus(status),
     issue_date: orNull(header.issueDate),
     expiry_date: orNull(header.expiryDate),
     date_sent: orNull(header.dateSent),
@@ -106,19 +106,15 @@ export function presentInvoice(principal: Principal, header: DocumentItem, lines
     shipping_address: orNull(header.shippingAddress),
     public_note: orNull(header.publicNote),
     payment_terms: orNull(header.paymentTerms),
-    ...salesMoney(header),
+    ...headerMoney(header),
   };
   if (hasPermission(principal, "costs.view")) out.shipping_cost = header.shippingCost;
   if (lines) {
     const edit = editBlockReason(principal, header);
     Object.assign(out, {
       party: invoiceParty(header),
-      pre_discount_total: header.preDiscountTotal,
-      discount_total: header.discountTotal,
-      tax_label: orNull(header.taxLabel),
-      tax_2_label: orNull(header.tax2Label),
-      can_edit: edit === null,
-      edit_block_reason: edit,
+      ...presentDiscountAndTaxLabels(header),
+      ...presentEditable(edit),
       revision: header.revision,
     });
   }

@@ -1,6 +1,6 @@
 import type { StockChange } from "../../inventory/stock-changes.js";
-import { amountDue, amountPaid } from "../amounts.js";
-import { orNull } from "../rules.js";
+import { headerMoney } from "../amounts.js";
+import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderUpdateBody } from "../../../schemas/purchase-orders.js";
@@ -99,8 +99,7 @@ export function presentPurchaseOrder(principal: Principal, header: DocumentItem,
     supplier_name: header.partyName ?? "",
     assigned_user_id: header.assignedUserId,
     location_id: orNull(header.locationId),
-    status_id: status.id,
-    status: status.label,
+    ...presentStatus(status),
     issue_date: orNull(header.issueDate),
     date_sent: orNull(header.dateSent),
     date_received: orNull(header.dateReceived),
@@ -120,24 +119,14 @@ export function presentPurchaseOrder(principal: Principal, header: DocumentItem,
     Object.assign(out, {
       party: partyOf(header),
       discount_percent: header.discountPercent,
-      pre_discount_total: header.preDiscountTotal,
-      discount_total: header.discountTotal,
-      tax_label: orNull(header.taxLabel),
-      tax_2_label: orNull(header.tax2Label),
-      can_edit: reason === null,
-      edit_block_reason: reason,
+      ...presentDiscountAndTaxLabels(header),
+      ...presentEditable(reason),
     });
   }
   Object.assign(out, {
     revision: header.revision,
     custom_field_values: presentCustomFieldValues(header.customFieldValues),
-    subtotal: header.subtotal,
-    shipping_fee: header.shippingFee,
-    tax: header.tax,
-    tax_2: header.tax2,
-    total: header.total,
-    amount_paid: amountPaid(header),
-    amount_due: amountDue(header),
+    ...headerMoney(header),
     created_at: header.createdAt,
     updated_at: header.updatedAt,
   });

@@ -1,5 +1,5 @@
-import { amountPaid } from "../amounts.js";
-import { nextTimestamp, orNull } from "../rules.js";
+import { amountPaid, headerMoney } from "../amounts.js";
+import { nextTimestamp, orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -11,7 +11,7 @@ import { addQuantities } from "../../inventory/math.js";
 import { partyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
-import { presentSalesLine, salesMoney, sourceEstimateOf } from "../sales/presentation.js";
+import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
 import { lineChanges, percentOf, progressOf, remainingToPack, withPercents } from "../sales/progress.js";
 
 /**
@@ -97,8 +97,7 @@ export function presentSalesOrder(principal: Principal, header: DocumentItem, li
     customer_name: orNull(header.partyName),
     salesperson_id: header.assignedUserId,
     location_id: orNull(header.locationId),
-    status_id: status.id,
-    status: status.label,
+    ...presentStatus(status),
     issue_date: orNull(header.issueDate),
     expiry_date: orNull(header.expiryDate),
     purchase_order_number: orNull(header.purchaseOrderNumber),
@@ -110,7 +109,7 @@ export function presentSalesOrder(principal: Principal, header: DocumentItem, li
     drop_shipped: header.dropShipped ?? false,
     drop_ship_customer_id: orNull(header.dropShipCustomerId),
     drop_ship_address: orNull(header.dropShipAddress),
-    ...salesMoney(header),
+    ...headerMoney(header),
   };
   if (hasPermission(principal, "costs.view")) out.shipping_cost = header.shippingCost;
   Object.assign(out, {
@@ -127,12 +126,8 @@ export function presentSalesOrder(principal: Principal, header: DocumentItem, li
     Object.assign(out, {
       party: partyOf(header),
       discount_percent: header.discountPercent,
-      pre_discount_total: header.preDiscountTotal,
-      discount_total: header.discountTotal,
-      tax_label: orNull(header.taxLabel),
-      tax_2_label: orNull(header.tax2Label),
-      can_edit: edit === null,
-      edit_block_reason: edit,
+      ...presentDiscountAndTaxLabels(header),
+      ...presentEditable(edit),
       can_pack: pack === null,
       pack_block_reason: pack,
     });

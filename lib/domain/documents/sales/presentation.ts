@@ -1,4 +1,3 @@
-import { amountDue, amountPaid } from "../amounts.js";
 import { orNull } from "../rules.js";
 import { Decimal } from "decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
@@ -56,14 +55,3 @@ export function presentSalesLine(
   if (hasPermission(principal, "costs.view")) Object.assign(out, lineCosts(line));
   return out;
 }
-
-/** A header's money as the API shows it (`shipping_cost` is added after it, with `costs.view`). */
-export const salesMoney = (header: DocumentItem) => ({
-  subtotal: header.subtotal,
-  shipping_fee: header.shippingFee,
-  tax: header.tax,
-  tax_2: header.tax2,
-  total: header.total,
-  amount_paid: amountPaid(header),
-  amount_due: amountDue(header),
-});

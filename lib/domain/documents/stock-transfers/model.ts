@@ -1,6 +1,6 @@
 import type { StockChange } from "../../inventory/stock-changes.js";
 import type { StoredLine } from "../../../db/document-lines.js";
-import { orNull } from "../rules.js";
+import { orNull, presentStatus } from "../rules.js";
 import type { StockRuleError } from "../../../core/failures.js";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import type { DocumentItem, LocationItem } from "../../../db/service.js";
@@ -43,8 +43,7 @@ export function presentStockTransfer(header: DocumentItem, lines?: readonly Tran
     object: "stock_transfer",
     stock_transfer_number: header.number,
     assigned_user_id: header.assignedUserId,
-    status_id: status.id,
-    status: status.label,
+    ...presentStatus(status),
     origin_location: { id: header.originLocationId, name: orNull(names.origin) },
     destination_location: { id: header.destinationLocationId, name: orNull(names.destination) },
     issue_date: orNull(header.issueDate),
