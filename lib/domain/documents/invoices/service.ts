@@ -3,7 +3,6 @@ import { accountToday, changesNothing, nextTimestamp, statusIdFilter, withEtag }
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
-import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentTree } from "../../../db/documents.js";
 import { addDocumentActivity } from "../../../db/parties.js";
 import { checkReferences } from "../../../db/references.js";
@@ -26,11 +25,9 @@ import {
   createSalesDocument,
   deleteSalesDocument,
   draftResult,
-  getSalesDocument,
-  listSalesDocuments,
   requireSalesModify,
+  salesReadOperations,
   updateCancellation,
-  visibleSales,
   type SalesCreatePolicy,
 } from "../sales/service.js";
 import { SO_STATUS } from "../sales-orders/model.js";
@@ -64,29 +61,24 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Reads
 
+const INVOICE_READS = salesReadOperations<InvoiceListQuery>(INVOICE_KIND, (query) => ({
+  statusId: statusIdFilter(query.status_id, INVOICE_STATUS),
+  partyId: query.customer_id,
+  dates: [{ attribute: "issueDate", from: query.issue_date_from, to: query.issue_date_to }],
+}));
+
 /** The invoice if the caller may see it (account, kind, salesperson boundary), else 404. */
-export const visibleInvoice = (principal: Principal, id: string) => visibleSales(principal, INVOICE_KIND, id);
+export const visibleInvoice = INVOICE_READS.visible;
 
 /**
  * One invoice with every detail field and its lines in stored order: the document (ONE Query) and
  * the account in parallel, then the current related values of the snapshot rule (customer,
  * items, locations) in one parallel round.
  */
-export const getInvoice = (principal: Principal, id: string): Promise<InvoiceResult> => getSalesDocument(principal, INVOICE_KIND, id);
+export const getInvoice = INVOICE_READS.get;
 
 /** Invoices newest number first, with the filters of spec 4.5 (and `ids`). */
-export async function listInvoices(
-  principal: Principal,
-  url: string,
-  page: PageRequest,
-  query: InvoiceListQuery,
-): Promise<ListEnvelope<Record<string, unknown>>> {
-  return listSalesDocuments(principal, INVOICE_KIND, url, page, query, {
-    statusId: statusIdFilter(query.status_id, INVOICE_STATUS),
-    partyId: query.customer_id,
-    dates: [{ attribute: "issueDate", from: query.issue_date_from, to: query.issue_date_to }],
-  });
-}
+export const listInvoices = INVOICE_READS.list;
 
 // ---------------------------------------------------------------------------------------------
 // Writes

@@ -4,7 +4,6 @@ import { referenceDetail } from "../../../core/errors.js";
 import { locationRestriction, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
-import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { addDocumentWrite } from "../../../db/documents.js";
 import { readLocation } from "../../../db/locations.js";
 import { addDocumentActivity } from "../../../db/parties.js";
@@ -28,11 +27,9 @@ import {
   createSalesDocument,
   deleteSalesDocument,
   draftResult,
-  getSalesDocument,
-  listSalesDocuments,
   requireSalesModify,
+  salesReadOperations,
   updateCancellation,
-  visibleSales,
   type SalesCreatePolicy,
 } from "../sales/service.js";
 import {
@@ -57,30 +54,25 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Reads
 
+const SALES_ORDER_READS = salesReadOperations<SalesOrderListQuery>(SALES_ORDER_KIND, (query) => ({
+  statusId: statusIdFilter(query.status_id, SO_STATUS),
+  partyId: query.customer_id,
+  locationId: query.location_id,
+  assignedUserId: query.assigned_user_id,
+  dates: [
+    { attribute: "issueDate", from: query.issue_date_from, to: query.issue_date_to },
+    { attribute: "expiryDate", from: query.expiry_date_from, to: query.expiry_date_to },
+  ],
+}));
+
 /** The order if the caller may see it (account, kind, salesperson boundary), else 404. */
-export const visibleSalesOrder = (principal: Principal, id: string) => visibleSales(principal, SALES_ORDER_KIND, id);
+export const visibleSalesOrder = SALES_ORDER_READS.visible;
 
 /** One order with its lines in stored order (authentication plus ONE Query); tax labels and packing settings are current values. */
-export const getSalesOrder = (principal: Principal, id: string): Promise<SalesOrderResult> => getSalesDocument(principal, SALES_ORDER_KIND, id);
+export const getSalesOrder = SALES_ORDER_READS.get;
 
 /** Orders newest number first, with every filter of spec 4.4 (and `ids`). */
-export async function listSalesOrders(
-  principal: Principal,
-  url: string,
-  page: PageRequest,
-  query: SalesOrderListQuery,
-): Promise<ListEnvelope<Record<string, unknown>>> {
-  return listSalesDocuments(principal, SALES_ORDER_KIND, url, page, query, {
-    statusId: statusIdFilter(query.status_id, SO_STATUS),
-    partyId: query.customer_id,
-    locationId: query.location_id,
-    assignedUserId: query.assigned_user_id,
-    dates: [
-      { attribute: "issueDate", from: query.issue_date_from, to: query.issue_date_to },
-      { attribute: "expiryDate", from: query.expiry_date_from, to: query.expiry_date_to },
-    ],
-  });
-}
+export const listSalesOrders = SALES_ORDER_READS.list;
 
 // ---------------------------------------------------------------------------------------------
 // Writes

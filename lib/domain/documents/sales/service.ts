@@ -68,6 +68,20 @@ export async function listSalesDocuments(
   });
 }
 
+/**
+ * A kind's reads: `visible` (the document if the caller may see it: account, kind, salesperson
+ * boundary; else 404), `get` (`getSalesDocument`) and `list` (`listSalesDocuments` with the
+ * kind's `filter` of the query).
+ */
+export function salesReadOperations<Q extends { ids?: string; q?: string }>(kind: SalesKind, filter: (query: Q) => Omit<DocumentFilter, "text">) {
+  return {
+    visible: (principal: Principal, id: string) => visibleSales(principal, kind, id),
+    get: (principal: Principal, id: string): Promise<SalesResult> => getSalesDocument(principal, kind, id),
+    list: async (principal: Principal, url: string, page: PageRequest, query: Q): Promise<ListEnvelope<Record<string, unknown>>> =>
+      listSalesDocuments(principal, kind, url, page, query, filter(query)),
+  };
+}
+
 /** A write that failed on a reference is 422 naming it; any other failure is internal. */
 export function throwWriteCancellation(cancellation: Cancellation, kind: SalesKind): never {
   const details = referenceDetails(cancellation);

@@ -257,24 +257,12 @@ export async function updateStockTransfer(
 }
 
 /** Pending -> In Transit (spec 3.2 send): origin on hand -> destination in transit. */
-export async function sendStockTransfer(
-  principal: Principal,
-  id: string,
-  input: StockTransferSendBody,
-  completion: IdempotencyCompletion | undefined,
-): Promise<Record<string, unknown>> {
-  return step(principal, id, TRANSFER_STEPS.send, "send stock transfer", input.date_sent, input, completion);
-}
+export const sendStockTransfer = (principal: Principal, id: string, input: StockTransferSendBody, completion: IdempotencyCompletion | undefined) =>
+  step(principal, id, TRANSFER_STEPS.send, "send stock transfer", input.date_sent, input, completion);
 
 /** In Transit -> Transferred (spec 3.2 receive): destination in transit -> on hand. */
-export async function receiveStockTransfer(
-  principal: Principal,
-  id: string,
-  input: StockTransferReceiveBody,
-  completion: IdempotencyCompletion | undefined,
-): Promise<Record<string, unknown>> {
-  return step(principal, id, TRANSFER_STEPS.receive, "receive stock transfer", input.date_received, input, completion);
-}
+export const receiveStockTransfer = (principal: Principal, id: string, input: StockTransferReceiveBody, completion: IdempotencyCompletion | undefined) =>
+  step(principal, id, TRANSFER_STEPS.receive, "receive stock transfer", input.date_received, input, completion);
 
 /**
  * Takes a transfer one status step (send or receive): refused with the step's 409 from any
