@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /** An account: the tenant every other record belongs to, with its settings. */
@@ -17,8 +18,7 @@ export const accountEntity = () =>
       packingServiceItems: { type: "boolean", required: true, default: false },
       /** Maximum number of account records; undefined means no limit. */
       recordLimit: { type: "number" },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 import { LISTING_ATTRIBUTES } from "./listing-attributes.js";
 
@@ -131,8 +132,7 @@ export const documentEntity = () =>
       packingServiceItems: { type: "boolean" },
       /** Lower-cased searchable text (party name, custom number, name, tracking code). */
       searchText: { type: "string", required: true, default: "" },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
       /**
        * The list indexes' keys and facts (`documentListing` in `lib/db/documents.ts`), derived from
        * the attributes above on every write; never returned by reads.

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -35,8 +36,7 @@ export const fulfillmentEntity = () =>
         readOnly: true,
         items: { type: "map", properties: { lineId: { type: "string", required: true }, quantity: { type: "number", required: true } } },
       },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

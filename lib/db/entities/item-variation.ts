@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /** A variation of an item; a plain item has one base variation with empty `values`. */
@@ -15,8 +16,7 @@ export const itemVariationEntity = () =>
       barcode: { type: "string" },
       unitPriceOverride: { type: "string" },
       unitCostOverride: { type: "string" },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -66,8 +67,7 @@ export const itemEntity = () =>
         type: "list",
         items: { type: "map", properties: { id: { type: "string", required: true }, value: { type: "string", required: true } } },
       },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -40,8 +41,7 @@ export const kitEntity = () =>
       },
       buildStats: { type: "any", required: true, default: () => ({}) },
       buildVersion: { type: "number", required: true, default: 0 },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -26,8 +27,7 @@ export const locationEntity = () =>
       fax: { type: "string" },
       email: { type: "string" },
       active: { type: "boolean", required: true, default: true },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -63,8 +64,7 @@ export const partyEntity = () =>
       lastInvoiceDate: { type: "string" },
       /** Contacts linked to this record. */
       contactCount: { type: "number", required: true, default: 0 },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -43,8 +44,7 @@ export const stockJournalEntity = () =>
       /** Hold journals: chunks whose pending deltas were folded into the balances (after binding). */
       foldedChunks: { type: "set", items: "number" },
       revertedChunks: { type: "set", items: "number" },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

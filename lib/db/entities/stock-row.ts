@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -27,8 +28,7 @@ export const stockRowEntity = () =>
       pending: { type: "any" },
       /** The hold that created this row, until it is folded (readers hide the row until then). */
       heldBy: { type: "string" },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /**
@@ -20,8 +21,7 @@ export const userEntity = () =>
       timeZone: { type: "string" },
       /** Keys created before this instant are void (set when the user moves to another account). */
       keysNotBefore: { type: "string" },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -1,3 +1,4 @@
+import { TIMESTAMP_ATTRIBUTES } from "./timestamps.js";
 import { Entity } from "electrodb";
 
 /** A zone inside a location; stored in its location's partition (collection `locationTree`). */
@@ -11,8 +12,7 @@ export const zoneEntity = () =>
       name: { type: "string", required: true },
       shortName: { type: "string", required: true },
       description: { type: "string" },
-      createdAt: { type: "string", required: true, readOnly: true },
-      updatedAt: { type: "string", required: true },
+      ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {
       primary: {

@@ -12,7 +12,7 @@ import { writeTransaction, type Cancellation, type TransactionBuilder } from "..
 import type { InvoiceCreateBody, InvoiceListQuery, InvoiceUpdateBody } from "../../../schemas/invoices.js";
 import { addQuantities } from "../../inventory/math.js";
 import { minorOf } from "../../common/money.js";
-import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
+import { newRevision } from "../../common/revisions.js";
 import { accountSettings, documentLock } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
 import { laterDate, mergeSalesHeader, requireShippingCostPermission, withAccountSnapshot } from "../sales/header.js";
@@ -29,6 +29,7 @@ import {
   salesReadOperations,
   updateCancellation,
   type SalesCreatePolicy,
+  updateSalesDocument,
 } from "../sales/service.js";
 import { SO_STATUS } from "../sales-orders/model.js";
 import {
@@ -176,58 +177,48 @@ export async function updateInvoice(
   ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<InvoiceResult> {
-  requireSalesModify(principal, INVOICE_KIND);
-  requireShippingCostPermission(principal, input);
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "update invoice",
-    async () => {
-      const tree = await visibleInvoice(principal, id);
-      const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
-      assertUpdatable(previous);
-      const customerChanges = input.customer_id !== undefined && input.customer_id !== previous.partyId;
-      if (customerChanges && input.lines === undefined) {
-        throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id changes." }]);
-      }
-      const [account, customer] = await Promise.all([
-        accountSettings(principal.accountId),
-        readCustomer(principal, input.customer_id ?? previous.partyId!, { unchanged: !customerChanges }),
-      ]);
-      const context: SalesContext = { principal, account, customer };
-      let lines = tree.lines;
-      if (input.lines !== undefined) {
-        lines = await replaceSalesLines(context, tree.lines, input.lines, "forbid", (kept) => assertPackedLinesKept(tree.lines, kept));
-      }
-      const { merged, references } = mergeSalesHeader(previous, input, INVOICE_KIND, INVOICE_HEADER_MAP);
-      const { header: next, lines: priced } = deriveInvoice(merged, context, lines);
-      // Sent back as read: nothing to write (revision and updated_at stay).
-      if (changesNothing(previous, next, tree.lines, priced)) return invoiceResult(principal, previous, tree.lines);
-      const changes = input.lines === undefined ? [] : mergeStockChanges([...invoiceStock(previous, tree.lines, -1), ...invoiceStock(next, priced, 1)]);
-      let written: InvoiceResult | undefined;
-      const { cancellation } = await commitSalesStock(
-        {
-          accountId: principal.accountId,
-          source: { sourceType: "invoice", sourceId: id, userId: principal.userId, reason: `Invoice ${previous.number} updated` },
-          changes,
-          document: (tx) => {
-            addDocumentWrite(tx, { header: next, lines: priced, previous, condition: (a, op) => op.eq!(a.status, "sent") });
-            addRevenueMoves(tx, previous, next, context);
-            checkReferences(tx, principal.accountId, references ?? []);
-          },
-          outcome: () => {
-            written = invoiceResult(principal, next, priced);
-            return { completion: withEtag(completion, next.revision), body: written.body };
-          },
+  return updateSalesDocument(principal, INVOICE_KIND, id, input, ifMatchHeader, async (tree) => {
+    const previous = tree.header;
+    assertUpdatable(previous);
+    const customerChanges = input.customer_id !== undefined && input.customer_id !== previous.partyId;
+    if (customerChanges && input.lines === undefined) {
+      throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id changes." }]);
+    }
+    const [account, customer] = await Promise.all([
+      accountSettings(principal.accountId),
+      readCustomer(principal, input.customer_id ?? previous.partyId!, { unchanged: !customerChanges }),
+    ]);
+    const context: SalesContext = { principal, account, customer };
+    let lines = tree.lines;
+    if (input.lines !== undefined) {
+      lines = await replaceSalesLines(context, tree.lines, input.lines, "forbid", (kept) => assertPackedLinesKept(tree.lines, kept));
+    }
+    const { merged, references } = mergeSalesHeader(previous, input, INVOICE_KIND, INVOICE_HEADER_MAP);
+    const { header: next, lines: priced } = deriveInvoice(merged, context, lines);
+    // Sent back as read: nothing to write (revision and updated_at stay).
+    if (changesNothing(previous, next, tree.lines, priced)) return invoiceResult(principal, previous, tree.lines);
+    const changes = input.lines === undefined ? [] : mergeStockChanges([...invoiceStock(previous, tree.lines, -1), ...invoiceStock(next, priced, 1)]);
+    let written: InvoiceResult | undefined;
+    const { cancellation } = await commitSalesStock(
+      {
+        accountId: principal.accountId,
+        source: { sourceType: "invoice", sourceId: id, userId: principal.userId, reason: `Invoice ${previous.number} updated` },
+        changes,
+        document: (tx) => {
+          addDocumentWrite(tx, { header: next, lines: priced, previous, condition: (a, op) => op.eq!(a.status, "sent") });
+          addRevenueMoves(tx, previous, next, context);
+          checkReferences(tx, principal.accountId, references ?? []);
         },
-        priced,
-      );
-      if (!cancellation) return written!;
-      return updateCancellation(cancellation, INVOICE_KIND);
-    },
-    undefined,
-    [documentLock(principal.accountId, id)],
-  );
+        outcome: () => {
+          written = invoiceResult(principal, next, priced);
+          return { completion: withEtag(completion, next.revision), body: written.body };
+        },
+      },
+      priced,
+    );
+    if (!cancellation) return written!;
+    return updateCancellation(cancellation, INVOICE_KIND);
+  });
 }
 
 /**

@@ -8,14 +8,13 @@ import { addDocumentWrite } from "../../../db/documents.js";
 import { readLocation } from "../../../db/locations.js";
 import { addDocumentActivity } from "../../../db/parties.js";
 import { checkReferences, type Reference } from "../../../db/references.js";
-import { retrying } from "../../../db/retry.js";
 import type { DocumentItem, LocationItem } from "../../../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../../../db/transactions.js";
 import type { SalesOrderCreateBody, SalesOrderListQuery, SalesOrderUpdateBody } from "../../../schemas/sales-orders.js";
 import { requireReachableLocation } from "../../common/location-access.js";
-import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
+import { newRevision } from "../../common/revisions.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
-import { accountSettings, documentLock } from "../documents.js";
+import { accountSettings } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
 import { fulfillmentOperations, type FulfillmentPolicy } from "../sales/fulfillments.js";
 import { mergeSalesHeader, requireShippingCostPermission } from "../sales/header.js";
@@ -31,6 +30,7 @@ import {
   salesReadOperations,
   updateCancellation,
   type SalesCreatePolicy,
+  updateSalesDocument,
 } from "../sales/service.js";
 import {
   SALES_ORDER_KIND,
@@ -161,59 +161,49 @@ export async function updateSalesOrder(
   ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<SalesOrderResult> {
-  requireSalesModify(principal, SALES_ORDER_KIND);
-  requireShippingCostPermission(principal, input);
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "update sales order",
-    async () => {
-      const tree = await visibleSalesOrder(principal, id);
-      const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
-      assertEditable(tree, "updated");
-      const customerChanges = input.customer_id !== undefined && input.customer_id !== previous.partyId;
-      // null: no location (as GET shows an order that has none).
-      const locationId = input.location_id === undefined ? previous.locationId : (input.location_id ?? undefined);
-      const locationChanges = locationId !== previous.locationId;
-      if ((customerChanges || locationChanges) && input.lines === undefined) {
-        throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id or location_id changes." }]);
-      }
-      const context = await readOrderContext(principal, input.customer_id ?? previous.partyId!, locationId, {
-        customerUnchanged: !customerChanges,
-        locationUnchanged: !locationChanges,
-      });
-      const lines = input.lines === undefined ? tree.lines : await replaceSalesLines(context, tree.lines, input.lines, "ignore");
-      const { merged, references: fieldReferences } = mergeSalesHeader(previous, input, SALES_ORDER_KIND, SO_HEADER_MAP);
-      assertDates(merged);
-      const { header: next, lines: priced } = deriveOrder(merged, context, lines);
-      // Sent back as read: nothing to write (revision and updated_at stay).
-      if (changesNothing(previous, next, tree.lines, priced)) return salesOrderResult(principal, previous, tree.lines);
-      const changes = mergeStockChanges([...reservations(tree.lines, -1), ...reservations(priced, 1)]);
-      const references: Reference[] = [...(fieldReferences ?? []), ...locationReference(context)];
-      let written: SalesOrderResult | undefined;
-      const { cancellation } = await commitWithStock({
-        accountId: principal.accountId,
-        source: { sourceType: "sales_order", sourceId: id, userId: principal.userId, reason: `Sales order ${previous.number} updated` },
-        changes,
-        document: (tx, rowIdOf) => {
-          addDocumentWrite(tx, { header: next, lines: withRowIds(priced, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "open") });
-          if (customerChanges) {
-            addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.customer.partyId }, { documents: 1 });
-            tx.add("old customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ documentCount: -1 }).commit());
-          }
-          checkReferences(tx, principal.accountId, references);
-        },
-        outcome: (rowIdOf) => {
-          written = salesOrderResult(principal, next, withRowIds(priced, rowIdOf));
-          return { completion: withEtag(completion, next.revision), body: written.body };
-        },
-      });
-      if (!cancellation) return written!;
-      return updateCancellation(cancellation, SALES_ORDER_KIND);
-    },
-    undefined,
-    [documentLock(principal.accountId, id)],
-  );
+  return updateSalesDocument(principal, SALES_ORDER_KIND, id, input, ifMatchHeader, async (tree) => {
+    const previous = tree.header;
+    assertEditable(tree, "updated");
+    const customerChanges = input.customer_id !== undefined && input.customer_id !== previous.partyId;
+    // null: no location (as GET shows an order that has none).
+    const locationId = input.location_id === undefined ? previous.locationId : (input.location_id ?? undefined);
+    const locationChanges = locationId !== previous.locationId;
+    if ((customerChanges || locationChanges) && input.lines === undefined) {
+      throw errors.validationFailed([{ param: "lines", code: "required", message: "is required when customer_id or location_id changes." }]);
+    }
+    const context = await readOrderContext(principal, input.customer_id ?? previous.partyId!, locationId, {
+      customerUnchanged: !customerChanges,
+      locationUnchanged: !locationChanges,
+    });
+    const lines = input.lines === undefined ? tree.lines : await replaceSalesLines(context, tree.lines, input.lines, "ignore");
+    const { merged, references: fieldReferences } = mergeSalesHeader(previous, input, SALES_ORDER_KIND, SO_HEADER_MAP);
+    assertDates(merged);
+    const { header: next, lines: priced } = deriveOrder(merged, context, lines);
+    // Sent back as read: nothing to write (revision and updated_at stay).
+    if (changesNothing(previous, next, tree.lines, priced)) return salesOrderResult(principal, previous, tree.lines);
+    const changes = mergeStockChanges([...reservations(tree.lines, -1), ...reservations(priced, 1)]);
+    const references: Reference[] = [...(fieldReferences ?? []), ...locationReference(context)];
+    let written: SalesOrderResult | undefined;
+    const { cancellation } = await commitWithStock({
+      accountId: principal.accountId,
+      source: { sourceType: "sales_order", sourceId: id, userId: principal.userId, reason: `Sales order ${previous.number} updated` },
+      changes,
+      document: (tx, rowIdOf) => {
+        addDocumentWrite(tx, { header: next, lines: withRowIds(priced, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "open") });
+        if (customerChanges) {
+          addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.customer.partyId }, { documents: 1 });
+          tx.add("old customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ documentCount: -1 }).commit());
+        }
+        checkReferences(tx, principal.accountId, references);
+      },
+      outcome: (rowIdOf) => {
+        written = salesOrderResult(principal, next, withRowIds(priced, rowIdOf));
+        return { completion: withEtag(completion, next.revision), body: written.body };
+      },
+    });
+    if (!cancellation) return written!;
+    return updateCancellation(cancellation, SALES_ORDER_KIND);
+  });
 }
 
 /**

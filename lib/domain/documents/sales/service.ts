@@ -9,13 +9,14 @@ import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentDelete, type DocumentTree } from "../../../db/documents.js";
 import { referenceDetails, type Reference } from "../../../db/references.js";
-import { RETRY, retrying } from "../../../db/retry.js";
+import { RETRY, retrying, type Attempt } from "../../../db/retry.js";
+import { assertRevision, parseIfMatch } from "../../common/revisions.js";
 import type { AccountItem, DocumentItem } from "../../../db/service.js";
 import type { Cancellation } from "../../../db/transactions.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
 import { accountSettings, addAssigneeCount, addKindCountDecrement, documentLock, listDocuments, visibleDocument } from "../documents.js";
 import type { DraftOptions } from "./drafts.js";
-import { newSalesHeader, type NewHeaderRules } from "./header.js";
+import { newSalesHeader, requireShippingCostPermission, type NewHeaderRules } from "./header.js";
 import { insertSalesDocument, type NewSalesDocument, type NewSalesResult } from "./insert.js";
 import { salesResult, type SalesContext, type SalesCreateRequest, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "./model.js";
 import { stockRuleError } from "./progress.js";
@@ -194,6 +195,34 @@ export interface SalesDeletePlan {
   changes: StockChange[];
   customer: { documentCount: number; lifetimeRevenueMinor?: number };
   stockLines?: readonly SalesLine[];
+}
+
+/**
+ * Runs an update of a document of the kind: the kind's modify and the shipping-cost permissions
+ * first, then, retried under the document's lock, `attempt` with the visible document once the
+ * revision `If-Match` names (when sent) is still its own.
+ */
+export function updateSalesDocument<T>(
+  principal: Principal,
+  kind: SalesKind,
+  id: string,
+  input: { shipping_cost?: unknown },
+  ifMatchHeader: string | undefined,
+  attempt: (tree: SalesTree) => Promise<Attempt<T>>,
+): Promise<T> {
+  requireSalesModify(principal, kind);
+  requireShippingCostPermission(principal, input);
+  const ifMatch = parseIfMatch(ifMatchHeader);
+  return retrying(
+    `update ${kind.what}`,
+    async () => {
+      const tree = await visibleSales(principal, kind, id);
+      assertRevision(ifMatch, tree.header.revision);
+      return attempt(tree);
+    },
+    undefined,
+    [documentLock(principal.accountId, id)],
+  );
 }
 
 /**
