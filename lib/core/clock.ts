@@ -1,7 +1,29 @@
-/** The time every write stamps: ISO-8601 timestamps and epoch seconds (TTLs, rate windows). */
+/**
+ * The time the domain reads: ISO-8601 timestamps, epoch seconds (TTLs, rate windows) and the
+ * instant reminders fall due against. The system clock, moved forward only by `advanceClock`:
+ * a test that serves the API in its own process makes a reminder due without sleeping.
+ */
+let offsetMs = 0;
+
+/** Now. */
+export const currentTime = (): Date => new Date(Date.now() + offsetMs);
 
 /** Now, as the ISO-8601 UTC timestamp records store (`createdAt`, `updatedAt`, ...). */
-export const nowIso = (): string => new Date().toISOString();
+export const nowIso = (): string => currentTime().toISOString();
 
 /** Now, in whole epoch seconds (DynamoDB TTL attributes). */
-export const epochSeconds = (): number => Math.floor(Date.now() / 1000);
+export const epochSeconds = (): number => Math.floor((Date.now() + offsetMs) / 1000);
+
+/**
+ * Moves this process's clock `ms` forward (tests only: nothing in the API calls it). Never
+ * back, so timestamps stay in order; `resetClock` returns to the system clock between tests.
+ */
+export function advanceClock(ms: number): void {
+  if (!(ms >= 0)) throw new RangeError(`The clock moves forward only (${ms} ms).`);
+  offsetMs += ms;
+}
+
+/** Back to the system clock. */
+export function resetClock(): void {
+  offsetMs = 0;
+}

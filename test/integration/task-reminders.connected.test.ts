@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceClock, currentTime, resetClock } from "../../lib/core/clock.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { newAccount, type TestAccount } from "../support/fixtures.js";
-import { expectNoStore, newTask, newTaskRemindingSoon, patchTask, remind, sleep, taskUser, type TaskUser } from "../support/tasks.js";
-import { scaled } from "../support/timeouts.js";
+import { expectNoStore, newTask, patchTask, remind, taskUser, type TaskUser } from "../support/tasks.js";
 
 /**
  * Reminders (spec part 2, sections 3.6 and 4.6; architecture section 8): scheduled ->
@@ -27,33 +27,36 @@ beforeAll(async () => {
   await client.get("/tasks"); // loads the handler: later timings are not a cold start's
 });
 
-/** A reminder_at this many ms ahead. */
-const soon = (ms: number) => new Date(Date.now() + ms).toISOString();
+// The API runs in this process: reminders fall due by moving its clock, not by sleeping. The
+// tests run one at a time: a clock moved by one must not overtake a reminder another just set.
+afterAll(() => resetClock());
 
-/**
- * Tasks with reminders for `who`, each due 1.5 s after its own creation request (more when the
- * machine creates them slower than that: `newTaskRemindingSoon`), then waited for until all are due.
- */
+/** How far ahead a test's reminders are set before the clock is moved past them. */
+const LEAD_MS = 60_000;
+
+/** A reminder_at this many ms ahead. */
+const soon = (ms: number) => new Date(currentTime().getTime() + ms).toISOString();
+
+/** Tasks with reminders for `who`, each set a minute ahead; then the clock moves past them all. */
 async function dueReminders(who: ApiClient, count: number, extra: Record<string, unknown> = {}): Promise<any[]> {
   const tasks = [];
-  for (let i = 0; i < count; i++) tasks.push(await newTaskRemindingSoon(who, { title: `Remind ${i}`, due_date: "2030-06-01", ...extra }, scaled(1500)));
-  const last = Math.max(...tasks.map((t) => Date.parse(t.reminder.scheduled_at)));
-  await sleep(Math.max(0, last - Date.now()) + 50);
+  for (let i = 0; i < count; i++) tasks.push(await newTask(who, { title: `Remind ${i}`, due_date: "2030-06-01", ...extra, reminder_at: soon(LEAD_MS) }));
+  advanceClock(LEAD_MS + 1);
   return tasks;
 }
 
 describe("delivery and the inbox", () => {
   it("a scheduled reminder is delivered by time; the inbox shows it; fetching marks nothing read", async () => {
     const who = api().withKey((await taskUser(account)).key);
-    const task = await newTaskRemindingSoon(who, { title: "Ping me", due_date: "2030-06-01", due_time: "10:00", time_zone: "Europe/London" }, scaled(2000));
+    const task = await newTask(who, { title: "Ping me", due_date: "2030-06-01", due_time: "10:00", time_zone: "Europe/London", reminder_at: soon(LEAD_MS) });
     const at = task.reminder.scheduled_at as string;
     expect(Object.keys(task.reminder)).toEqual(["id", "generation", "status", "scheduled_at", "read_at"]);
     expect(task.reminder).toMatchObject({ generation: 1, status: "scheduled", scheduled_at: new Date(at).toISOString(), read_at: null });
     const later = await newTask(who, { title: "Later", reminder_at: soon(3_600_000) });
     const early = await who.get("/tasks/reminders");
     expectNoStore(early);
-    if (Date.now() < Date.parse(at) - 200) expect(early.body).toEqual({ object: "list", data: [], unread_count: 0, next_cursor: null });
-    await sleep(Math.max(0, Date.parse(at) - Date.now()) + 50);
+    expect(early.body).toEqual({ object: "list", data: [], unread_count: 0, next_cursor: null });
+    advanceClock(Date.parse(at) - currentTime().getTime() + 1);
     const inbox = await who.get("/tasks/reminders");
     expect(Object.keys(inbox.body)).toEqual(["object", "data", "unread_count", "next_cursor"]);
     expect(inbox.body.unread_count).toBe(1); // not the later one: not delivered yet
@@ -107,7 +110,7 @@ describe("delivery and the inbox", () => {
   });
 });
 
-describe.concurrent("reminder operations", () => {
+describe("reminder operations", () => {
   it("read: delivered -> read (read_at), the task unchanged; reading again changes nothing", async () => {
     const [task] = await dueReminders(client, 1);
     const read = await remind(client, task.reminder.id, "read");
@@ -165,7 +168,7 @@ describe.concurrent("reminder operations", () => {
     expectValidation(await remind(client, id, "snooze", { version: 1 }), "minutes", "required");
     expectValidation(await remind(client, id, "snooze", { version: 1, minutes: 7 }), "minutes");
     expectError(await remind(client, id, "snooze", { version: 2, minutes: 5 }), 409, "task_conflict", "version");
-    const before = Date.now();
+    const before = currentTime().getTime();
     const snoozed = await remind(client, id, "snooze", { version: 1, minutes: 15 });
     expect(snoozed.status, snoozed.text).toBe(200);
     expect(snoozed.body).toMatchObject({
@@ -177,7 +180,7 @@ describe.concurrent("reminder operations", () => {
     });
     const at = Date.parse(snoozed.body.scheduled_at);
     expect(at).toBeGreaterThanOrEqual(before + 15 * 60_000);
-    expect(at).toBeLessThanOrEqual(Date.now() + 15 * 60_000);
+    expect(at).toBeLessThanOrEqual(currentTime().getTime() + 15 * 60_000);
     const stored = (await client.get(`/tasks/${task.id}`)).body;
     expect(stored).toMatchObject({
       version: 2,
@@ -220,7 +223,7 @@ describe.concurrent("reminder operations", () => {
   });
 });
 
-describe.concurrent("recipient, reassignment, closing and reopening", () => {
+describe("recipient, reassignment, closing and reopening", () => {
   it("only the recipient can act: anyone else, the owner included, gets 404", async () => {
     const [task] = await dueReminders(client, 1);
     const manager = await taskUser(account, { permissions: ["tasks.manage_all"] });
@@ -261,7 +264,11 @@ describe.concurrent("recipient, reassignment, closing and reopening", () => {
     const reopened = await patchTask(client, task.id, { version: 2, status: "open" });
     expect(reopened.body.reminder).toMatchObject({ generation: 1, status: "dismissed" });
     expectError(await remind(client, task.reminder.id, "snooze", { version: 3, minutes: 5 }), 409, "reminder_not_actionable");
-    expectValidation(await patchTask(client, task.id, { version: 3, reminder_at: new Date(Date.now() - 1000).toISOString() }), "reminder_at", "not_in_future");
+    expectValidation(
+      await patchTask(client, task.id, { version: 3, reminder_at: new Date(currentTime().getTime() - 1000).toISOString() }),
+      "reminder_at",
+      "not_in_future",
+    );
     const at = soon(60_000);
     const rescheduled = await patchTask(client, task.id, { version: 3, reminder_at: at });
     expect(rescheduled.body.reminder).toMatchObject({ id: task.reminder.id, generation: 2, status: "scheduled", scheduled_at: new Date(at).toISOString() });

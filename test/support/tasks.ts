@@ -59,22 +59,6 @@ export async function newTask(client: ApiClient, body: Record<string, unknown>):
   return response.body;
 }
 
-/**
- * A new task whose reminder falls due `leadMs` after the request is sent. On a machine so
- * loaded that the create outlasts the lead (422 `not_in_future` on `reminder_at`), it tries
- * again with twice the lead, so the test waits longer instead of failing.
- */
-export async function newTaskRemindingSoon(client: ApiClient, body: Record<string, unknown>, leadMs: number): Promise<any> {
-  for (let lead = leadMs; ; lead *= 2) {
-    const response = await createTask(client, { ...body, reminder_at: new Date(Date.now() + lead).toISOString() });
-    const late = response.status === 422 && JSON.stringify(response.body).includes("not_in_future");
-    if (!late || lead >= leadMs * 16) {
-      expect(response.status, response.text).toBe(201);
-      return response.body;
-    }
-  }
-}
-
 export function patchTask(client: ApiClient, id: string, body: Record<string, unknown>): Promise<TestResponse> {
   return client.patch(`/tasks/${id}`, body, { idempotencyKey: idempotencyKey() });
 }
@@ -101,8 +85,6 @@ export function principalOf(account: TestAccount, userId = account.ownerUserId, 
     scopes: null,
   };
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Every page of a task list (following next_cursor). */
 export async function allPages(client: ApiClient, path: string, query: Record<string, string | number> = {}): Promise<any[]> {

@@ -1,3 +1,4 @@
+import { currentTime } from "../../core/clock.js";
 import { hasPermission, hasScope, type Principal } from "../../auth/permissions.js";
 import { readUsersOfAccount } from "../../db/admin-store.js";
 import { readUser } from "../../db/auth-store.js";
@@ -109,7 +110,7 @@ export async function listTasks(principal: Principal, query: TaskListQuery): Pro
     if (scope === "recovery") filter.inactiveAssignee = true;
   }
   const page = await queryTaskPage(partition, filter, after, limit);
-  const now = new Date();
+  const now = currentTime();
   const shown = page.tasks.slice(0, limit);
   let position: string | undefined;
   if (page.tasks.length > limit) position = shown[shown.length - 1]!.listKey;
@@ -152,7 +153,7 @@ export async function taskStats(principal: Principal, query: { scope?: "mine" | 
   const scope = query.scope ?? "mine";
   requireScopePermission(scope)(principal);
   const record = await checkRecordFilter(principal, query.record_type, query.record_id);
-  const now = new Date();
+  const now = currentTime();
   const windowEnd = statsWindowEnd(now);
   const me = principal.userId;
   const inScope = (task: TaskRecord) => (scope === "mine" ? task.assigneeUserId === me : scope === "recovery" ? !task.assigneeActive : true);
@@ -220,7 +221,7 @@ export async function reconcileTasks(principal: Principal, input: ReconcileBody)
   if (details.length > 0) throw errors.validationFailed(details);
   const visible = (await readTasks(principal.accountId, [...seen])).filter((t) => canSeeTask(principal, t));
   const found = new Map((await withLiveRecords(principal, visible)).map((t) => [t.taskId, t]));
-  const now = new Date();
+  const now = currentTime();
   return {
     data: input.known.filter((k) => found.has(k.id)).map((k) => presentTask(principal, found.get(k.id)!, now)),
     removed_ids: input.known.filter((k) => !found.has(k.id)).map((k) => k.id),

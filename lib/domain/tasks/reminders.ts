@@ -1,3 +1,4 @@
+import { currentTime } from "../../core/clock.js";
 import type { Principal } from "../../auth/permissions.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import type { TaskActivityItem, TaskReminderItem } from "../../db/service.js";
@@ -17,7 +18,7 @@ import { activityOf, newReminder, persist, reminderItem, timestampAfter } from "
  * may apply to a reminder (read, dismiss, snooze, complete).
  */
 
-export function presentReminderEntry(reminder: TaskReminderItem, now: Date = new Date()) {
+export function presentReminderEntry(reminder: TaskReminderItem, now: Date = currentTime()) {
   return {
     id: reminder.reminderId,
     object: "task_reminder" as const,
@@ -47,7 +48,7 @@ export async function listReminders(principal: Principal, cursor: string | undef
     before = cursorPosition(cursor, key, expected);
     if (before === undefined) throw errors.invalidCursor();
   }
-  const now = new Date();
+  const now = currentTime();
   const [entries, tally] = await Promise.all([
     queryInbox(principal.accountId, principal.userId, `${now.toISOString()}#~`, before, INBOX_PAGE),
     readUserTally(principal.accountId, principal.userId),
@@ -93,7 +94,7 @@ export async function actOnReminder(
   return retrying(
     `reminder ${operation}`,
     async () => {
-      const now = new Date();
+      const now = currentTime();
       const stored = await readReminder(principal.accountId, reminderId);
       if (!stored || stored.recipientUserId !== principal.userId) throw errors.resourceMissing("reminder", reminderId);
       const current = await readTask(principal.accountId, stored.taskId);

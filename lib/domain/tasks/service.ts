@@ -1,3 +1,4 @@
+import { currentTime } from "../../core/clock.js";
 import { referenceDetail } from "../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import { hasScope, requirePermission, type Principal } from "../../auth/permissions.js";
@@ -86,7 +87,7 @@ function dueTimeDetail(): ValidationDetail {
 // --- Create --------------------------------------------------------------------------------
 
 export async function createTask(principal: Principal, input: TaskCreateBody, completion: IdempotencyCompletion | undefined): Promise<TaskResource> {
-  const now = new Date();
+  const now = currentTime();
   const assigneeId = input.assignee_user_id ?? principal.userId;
   if (assigneeId !== principal.userId) requirePermission(principal, "tasks.assign");
   const details: ValidationDetail[] = [];
@@ -178,7 +179,7 @@ export async function updateTask(
   return retrying(
     "update task",
     async () => {
-      const now = new Date();
+      const now = currentTime();
       const current = await visibleTask(principal, taskId);
       if (current.version !== input.version) throw errors.taskConflict(current.version);
       const status = input.status ?? current.status;

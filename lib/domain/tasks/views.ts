@@ -1,3 +1,4 @@
+import { currentTime } from "../../core/clock.js";
 import { hasPermission, hasScope, type Principal } from "../../auth/permissions.js";
 import type { TaskItem } from "../../db/service.js";
 import { readTask } from "../../db/tasks.js";
@@ -42,7 +43,7 @@ export function canSeeTask(principal: Principal, task: Pick<TaskRecord, "assigne
   return hasPermission(principal, "tasks.manage_all") || task.assigneeUserId === principal.userId || task.creatorUserId === principal.userId;
 }
 
-export function presentTask(principal: Principal, task: TaskRecord, now: Date = new Date()): TaskResource {
+export function presentTask(principal: Principal, task: TaskRecord, now: Date = currentTime()): TaskResource {
   const reminder = task.reminder;
   return {
     id: task.taskId,

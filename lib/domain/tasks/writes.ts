@@ -1,3 +1,4 @@
+import { nowIso } from "../../core/clock.js";
 import { referenceDetail } from "../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/permissions.js";
@@ -118,7 +119,7 @@ export async function persist(
 
 /** A timestamp after `previous` (clocks of different writers may disagree by a millisecond). */
 export function timestampAfter(previous: string | undefined): string {
-  const now = new Date().toISOString();
+  const now = nowIso();
   if (!previous || now > previous) return now;
   return new Date(Date.parse(previous) + 1).toISOString();
 }
