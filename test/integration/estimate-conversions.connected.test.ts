@@ -310,8 +310,16 @@ describe("connected: estimate conversions", () => {
     expect(converted.status, converted.text).toBe(201);
     expect(converted.body.invoice_number).toBe(2);
     await updateAccount(w.account.accountId, { recordLimit: 0 });
-    expectError(await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] }), 409, "record_limit_reached");
+    // The refusal is the key's outcome (one translation, lib/http/middlewares/error-handler.ts):
+    // its replay answers the same 409 even once the limit is lifted.
+    const key = idempotencyKey();
+    const limited = await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] }, { idempotencyKey: key });
+    expectError(limited, 409, "record_limit_reached");
     await updateAccount(w.account.accountId, { recordLimit: null });
+    const replayed = await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] }, { idempotencyKey: key });
+    expectError(replayed, 409, "record_limit_reached");
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.body).toEqual(limited.body);
     expect((await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Setup", unit_price: "40" }] })).status).toBe(201);
   });
 
