@@ -5,6 +5,10 @@ import { readItemTree } from "../../lib/db/inventory.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
 import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
 import { sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
+import { readSettledItems } from "../../lib/domain/inventory/reads.js";
+import { foldHold } from "../../lib/domain/inventory/settling.js";
+import { itemStock } from "../../lib/domain/inventory/stock-changes.js";
+import { readItems } from "../../lib/db/items.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
 import { scaled } from "../support/timeouts.js";
@@ -166,4 +170,35 @@ describe("connected: long writes are atomic to readers", () => {
     },
     scaled(180_000),
   );
+
+  it("a read that predates another reader's fold of a committed hold is read again, once per hold", async () => {
+    const w = await world();
+    const parts = await items(w, 2, 5);
+    const ids = parts.map((p) => p.id);
+    const hold = await holdStock({
+      accountId: w.account.accountId,
+      source: { sourceType: "stock_transfer", reason: "test: folded between a read and its settling" },
+      changes: parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -3 } })),
+    });
+    expect(await writeTransaction((tx) => hold.bind(tx))).toBeNull();
+    // A reader reads the items while the hold is bound, unfolded (their marks name it) ...
+    const stale = await readItems(w.account.accountId, ids);
+    expect(stale.every((item) => item.pendingJournals && hold.journalId in item.pendingJournals)).toBe(true);
+    // ... and another reader folds it before the first one reads the hold's state: "applied".
+    await foldHold(w.account.accountId, hold.journalId);
+    expect((await readHold(w.account.accountId, hold.journalId))?.status).toBe("applied");
+    const onHand = (item: { stock?: unknown }) => itemStock(item as never)[w.location]?.onHand;
+    let reads = 0;
+    const settled = await readSettledItems(w.account.accountId, async () => (reads++ === 0 ? stale : readItems(w.account.accountId, ids)));
+    expect(reads).toBe(2);
+    expect(settled.map(onHand)).toEqual([2, 2]);
+    // A mark that stays on an applied hold is read past once, never spun on.
+    reads = 0;
+    const stuck = await readSettledItems(w.account.accountId, async () => {
+      reads++;
+      return stale;
+    });
+    expect(reads).toBe(2);
+    expect(stuck.map(onHand)).toEqual([5, 5]);
+  });
 });

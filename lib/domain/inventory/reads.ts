@@ -20,10 +20,11 @@ export async function readSettled<T>(
   read: () => Promise<T>,
   stockOf: (value: T) => { items?: Iterable<ItemRecord>; rows?: Iterable<StockRowItem> },
 ): Promise<{ value: T; live: Set<string> }> {
+  const reread = new Set<string>();
   for (let round = 0; round < SETTLE_ROUNDS; round++) {
     const value = await read();
     const { items = [], rows = [] } = stockOf(value);
-    const live = await settlePending(accountId, items, rows);
+    const live = await settlePending(accountId, items, rows, { reread });
     if (live !== "settled") return { value, live };
   }
   throw new ContentionError("stock settle", SETTLE_ROUNDS);

@@ -54,22 +54,29 @@ function pendingJournalIds(items: Iterable<ItemRecord>, rows: Iterable<StockRowI
 /**
  * Resolves the holds pending on `items` and `rows` against their commit point: a bound
  * (committed) hold is folded into the balances now, and one whose writer died (lease passed)
- * or that is being released is released now; both answer `"settled"` (read again). Otherwise
- * it answers the live holds: not committed, so invisible to readers, and reserving stock
- * against other writers. Costs nothing when nothing is pending.
+ * or that is being released is released now; both answer `"settled"` (read again). So does a
+ * hold already `applied`: another folder finished it after `items` and `rows` were read, so
+ * they predate its fold (once per hold, in `reread`: a read loop must not spin on a mark left
+ * behind). Otherwise it answers the live holds: not committed, so invisible to readers, and
+ * reserving stock against other writers. Costs nothing when nothing is pending.
  */
 export async function settlePending(
   accountId: string,
   items: Iterable<ItemRecord>,
   rows: Iterable<StockRowItem>,
-  except?: string,
+  options: { except?: string; reread?: Set<string> } = {},
 ): Promise<"settled" | Set<string>> {
-  const ids = pendingJournalIds(items, rows, except);
+  const ids = pendingJournalIds(items, rows, options.except);
   const live = new Set<string>();
   if (ids.length === 0) return live;
   let settled = false;
   for (const journal of await readJournalStates(accountId, ids)) {
-    if (journal.status === "bound") {
+    if (journal.status === "applied") {
+      if (!options.reread?.has(journal.journalId)) {
+        options.reread?.add(journal.journalId);
+        settled = true;
+      }
+    } else if (journal.status === "bound") {
       await foldHold(accountId, journal.journalId);
       settled = true;
     } else if (journal.status === "releasing" || ((journal.status === "pending" || journal.status === "held") && (journal.leaseUntil ?? 0) <= Date.now())) {
@@ -107,9 +114,10 @@ export async function readState(
   };
   let state = options.known;
   let live = new Set<string>();
+  const reread = new Set<string>();
   for (let round = 0; options.settle !== false; round++) {
     state ??= await read();
-    const found = await settlePending(accountId, state.items.values(), state.rows.values(), options.hold);
+    const found = await settlePending(accountId, state.items.values(), state.rows.values(), { except: options.hold, reread });
     if (found !== "settled") {
       live = found;
       break;
