@@ -41,3 +41,9 @@ export async function batchGetAll<K, T>(operation: string, keys: readonly K[], g
   );
   return found.flat();
 }
+
+/** `records` (as `batchGetAll` returns them, unordered) in the order of `ids`; missing ones left out. */
+export function inOrderOf<T>(ids: readonly string[], records: readonly T[], idOf: (record: T) => string): T[] {
+  const byId = new Map(records.map((record) => [idOf(record), record]));
+  return ids.map((id) => byId.get(id)).filter((record): record is T => record !== undefined);
+}

@@ -1,3 +1,4 @@
+import { batchGetAll, inOrderOf } from "./batch-get.js";
 /**
  * Document lists (architecture section 8): the list attributes a header carries
  * (`documentListing`, `lib/db/listing.ts`), filtered searches over them, and numbered pages of
@@ -186,11 +187,9 @@ const documentIdOf = (entry: ListEntry<unknown>): string => /documentid_([^#]+)$
 
 /** Headers by id, in the order asked, eventually consistent (a list page; missing ones left out). */
 async function readListedHeaders(accountId: string, documentIds: readonly string[]): Promise<DocumentItem[]> {
-  if (documentIds.length === 0) return [];
-  const { data } = await db()
-    .entities.document.get(documentIds.map((documentId) => ({ accountId, documentId })))
-    .go({ preserveBatchOrder: true });
-  return data.filter((item): item is DocumentItem => Boolean(item));
+  const keys = documentIds.map((documentId) => ({ accountId, documentId }));
+  const found = await batchGetAll("read listed documents", keys, (chunk) => db().entities.document.get(chunk).go());
+  return inOrderOf(documentIds, found as DocumentItem[], (header) => header.documentId);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { batchGetAll, inOrderOf } from "./batch-get.js";
 import { locationScopeOf } from "../core/document-scope.js";
 import { db, type DocumentItem, type DocumentLinesItem, type DocumentPaymentItem } from "./service.js";
 import { writeTransaction, type TransactionBuilder } from "./transactions.js";
@@ -54,13 +55,12 @@ export async function readDocumentPayment(accountId: string, documentId: string,
   return data ?? undefined;
 }
 
-/** Several headers in one BatchGetItem (missing ones are absent), in the order asked. */
+/** Several headers, ONE BatchGetItem per 100 (missing ones are absent), in the order asked. */
 export async function readDocumentHeaders(accountId: string, documentIds: readonly string[]): Promise<DocumentItem[]> {
-  if (documentIds.length === 0) return [];
-  const { data } = await db()
-    .entities.document.get([...new Set(documentIds)].map((documentId) => ({ accountId, documentId })))
-    .go({ consistent: true, preserveBatchOrder: true });
-  return data.filter((item): item is DocumentItem => Boolean(item));
+  const ids = [...new Set(documentIds)];
+  const keys = ids.map((documentId) => ({ accountId, documentId }));
+  const found = await batchGetAll("read documents", keys, (chunk) => db().entities.document.get(chunk).go({ consistent: true }));
+  return inOrderOf(ids, found as DocumentItem[], (header) => header.documentId);
 }
 
 /** The label of a document's header in a transaction (its condition: unchanged since read). */

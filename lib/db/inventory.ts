@@ -313,11 +313,13 @@ export type JournalState = Pick<StockJournalItem, "journalId" | "status" | "mode
 
 /** The status of several journals (one BatchGetItem per 100), without their changes. */
 export async function readJournalStates(accountId: string, journalIds: readonly string[]): Promise<JournalState[]> {
-  if (journalIds.length === 0) return [];
-  const { data } = await db()
-    .entities.stockJournal.get(journalIds.map((journalId) => ({ accountId, journalId })))
-    .go({ consistent: true, attributes: ["journalId", "status", "mode", "leaseUntil"] });
-  return data as JournalState[];
+  const keys = [...new Set(journalIds)].map((journalId) => ({ accountId, journalId }));
+  const found = await batchGetAll("read journal states", keys, (chunk) =>
+    db()
+      .entities.stockJournal.get(chunk)
+      .go({ consistent: true, attributes: ["journalId", "status", "mode", "leaseUntil"] }),
+  );
+  return found as JournalState[];
 }
 
 /** The open-holds index keys of a hold journal leasing until `leaseUntil` (epoch ms). */

@@ -1,3 +1,4 @@
+import { batchGetAll } from "./batch-get.js";
 import { readToOffset } from "./offset-page.js";
 import { db, type KitBuildItem, type KitItem, type KitLinkItem } from "./service.js";
 import { allocateNumber, claimNumbers, readSequence, sequenceLabel } from "./sequences.js";
@@ -17,11 +18,8 @@ export async function readKit(accountId: string, kitId: string): Promise<KitItem
 
 /** Kits by id, in ONE BatchGetItem per 100 (missing ones are absent). */
 export async function readKits(accountId: string, kitIds: readonly string[]): Promise<KitItem[]> {
-  if (kitIds.length === 0) return [];
-  const { data } = await db()
-    .entities.kit.get([...new Set(kitIds)].map((kitId) => ({ accountId, kitId })))
-    .go({ consistent: true });
-  return data;
+  const keys = [...new Set(kitIds)].map((kitId) => ({ accountId, kitId }));
+  return batchGetAll("read kits", keys, (chunk) => db().entities.kit.get(chunk).go({ consistent: true }));
 }
 
 /** Every kit of the account, by number (one Query of the account's kit index partition). */
@@ -32,11 +30,8 @@ export async function queryKits(accountId: string): Promise<KitItem[]> {
 
 /** The kits that these items are the assembled items of (ONE BatchGetItem per 100 items). */
 export async function readKitLinks(accountId: string, itemIds: readonly string[]): Promise<KitLinkItem[]> {
-  if (itemIds.length === 0) return [];
-  const { data } = await db()
-    .entities.kitLink.get([...new Set(itemIds)].map((itemId) => ({ accountId, itemId })))
-    .go({ consistent: true });
-  return data;
+  const keys = [...new Set(itemIds)].map((itemId) => ({ accountId, itemId }));
+  return batchGetAll("read kit links", keys, (chunk) => db().entities.kitLink.get(chunk).go({ consistent: true }));
 }
 
 /** The label of the link item when a kit is created: it fails when the item backs a kit already. */

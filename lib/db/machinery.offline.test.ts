@@ -4,6 +4,7 @@ import { ContentionError } from "../core/errors.js";
 import { RETRY, backoffDelay, oneAtATime, retrying, type RetryPolicy } from "./retry.js";
 import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder } from "./transactions.js";
 import { referenceDetails, referenceLabel } from "./references.js";
+import { batchGetAll, inOrderOf } from "./batch-get.js";
 
 const op = {} as never;
 
@@ -134,5 +135,28 @@ describe("offline: transaction builder", () => {
       { param: "custom_field_values[3].custom_field_id", code: "invalid_reference", message: "is not a custom field of this record kind in this account." },
     ]);
     expect(referenceDetails(null)).toEqual([]);
+  });
+});
+
+describe("offline: batch reads", () => {
+  it("reads in chunks of 100 at once and asks again for the keys left unprocessed", async () => {
+    const asked: number[][] = [];
+    let refusals = 2;
+    const records = await batchGetAll(
+      "test read",
+      Array.from({ length: 250 }, (_, i) => i),
+      async (keys) => {
+        asked.push(keys);
+        // The first chunk is answered in part twice (as DynamoDB does under throttling).
+        if (keys[0]! < 100 && refusals-- > 0) return { data: keys.slice(0, 10).map((k) => ({ k })), unprocessed: keys.slice(10) };
+        return { data: keys.map((k) => ({ k })), unprocessed: [] };
+      },
+    );
+    expect(records.map((r) => r.k).sort((a, b) => a - b)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+    expect(asked.map((keys) => keys.length)).toEqual([100, 100, 50, 90, 80]);
+  });
+
+  it("orders what it read as asked, leaving out what is missing", () => {
+    expect(inOrderOf(["c", "a", "x", "b"], [{ id: "a" }, { id: "b" }, { id: "c" }], (r) => r.id)).toEqual([{ id: "c" }, { id: "a" }, { id: "b" }]);
   });
 });

@@ -1,3 +1,4 @@
+import { batchGetAll } from "./batch-get.js";
 import { byNameThenId, namePartitionOf, readNameEntries, readNamePage } from "./name-index.js";
 import { db, type AccountCountersItem, type ContactItem, type OwnerCountersItem, type PartyItem } from "./service.js";
 import { addUnlinks } from "./contacts.js";
@@ -18,13 +19,14 @@ export async function readParty(accountId: string, partyId: string): Promise<Par
   return data ?? undefined;
 }
 
-/** Several parties in one BatchGetItem (missing ones are simply absent); `consistent: false` for display (half the read units). */
+/** Several parties, ONE BatchGetItem per 100 (missing ones are simply absent); `consistent: false` for display (half the read units). */
 export async function readParties(accountId: string, partyIds: readonly string[], options: { consistent?: boolean } = {}): Promise<PartyItem[]> {
-  if (partyIds.length === 0) return [];
-  const { data } = await db()
-    .entities.party.get([...new Set(partyIds)].map((partyId) => ({ accountId, partyId })))
-    .go({ consistent: options.consistent ?? true });
-  return data;
+  const keys = [...new Set(partyIds)].map((partyId) => ({ accountId, partyId }));
+  return batchGetAll("read parties", keys, (chunk) =>
+    db()
+      .entities.party.get(chunk)
+      .go({ consistent: options.consistent ?? true }),
+  );
 }
 
 export async function readAccountCounters(accountId: string, consistent: boolean): Promise<AccountCountersItem | undefined> {

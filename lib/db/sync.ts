@@ -1,3 +1,4 @@
+import { batchGetAll } from "./batch-get.js";
 import { db, type SyncMarkerItem } from "./service.js";
 import { Cancellation, writeTransaction } from "./transactions.js";
 import { RETRY, retrying, type RetryPolicy } from "./retry.js";
@@ -61,14 +62,16 @@ export async function writeMarkers(accountId: string, changes: readonly RecordCh
       async () => {
         const [head, pointers] = await Promise.all([
           readHead(accountId),
-          db()
-            .entities.syncPointer.get(group.map((c) => ({ accountId, resource: c.resource, recordId: c.recordId })))
-            .go({ consistent: true }),
+          batchGetAll(
+            "read sync pointers",
+            group.map((c): { accountId: string; resource: string; recordId: string } => ({ accountId, resource: c.resource, recordId: c.recordId })),
+            (chunk) => db().entities.syncPointer.get(chunk).go({ consistent: true }),
+          ),
         ]);
-        const pointerOf = new Map(pointers.data.map((p) => [`${p.resource}|${p.recordId}`, p]));
+        const pointerOf = new Map(pointers.map((p) => [`${p.resource}|${p.recordId}`, p]));
         // The two reads ran in parallel: a pointer newer than the head read means another writer
         // committed in between. Read again rather than build a transaction on a stale head.
-        if (pointers.data.some((p) => p.seq > head.seq)) {
+        if (pointers.some((p) => p.seq > head.seq)) {
           stats.conflicts += 1;
           return RETRY;
         }

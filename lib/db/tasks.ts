@@ -1,3 +1,4 @@
+import { batchGetAll } from "./batch-get.js";
 import { QueryCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
 import { isConditionalFailure } from "./dynamo-errors.js";
@@ -37,13 +38,10 @@ export async function readTask(accountId: string, taskId: string): Promise<TaskI
   return data ?? undefined;
 }
 
-/** Up to 100 tasks in ONE BatchGetItem (missing ones are absent). */
+/** Tasks by id, ONE BatchGetItem per 100 (missing ones are absent). */
 export async function readTasks(accountId: string, taskIds: readonly string[]): Promise<TaskItem[]> {
-  if (taskIds.length === 0) return [];
-  const { data } = await db()
-    .entities.task.get([...new Set(taskIds)].map((taskId) => ({ accountId, taskId })))
-    .go({ consistent: true });
-  return data;
+  const keys = [...new Set(taskIds)].map((taskId) => ({ accountId, taskId }));
+  return batchGetAll("read tasks", keys, (chunk) => db().entities.task.get(chunk).go({ consistent: true }));
 }
 
 /** Which partition a list page reads. */
