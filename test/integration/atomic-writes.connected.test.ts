@@ -40,7 +40,9 @@ async function world(): Promise<World> {
 async function items(w: World, count: number, stock: number): Promise<{ id: string; variationId: string }[]> {
   return Promise.all(
     Array.from({ length: count }, async (_, i) => {
-      const item = (await w.client.post("/items", { name: `Part ${i} ${randomUUID().slice(0, 4)}` })).body;
+      const created = await w.client.post("/items", { name: `Part ${i} ${randomUUID().slice(0, 4)}` });
+      expect(created.status, created.text).toBe(201);
+      const item = created.body;
       if (stock > 0) expect((await w.client.post(`/items/${item.id}/adjustments`, { location_id: w.location, quantity: stock })).status).toBe(201);
       const tree = await readItemTree(w.account.accountId, item.id);
       return { id: item.id as string, variationId: tree.variations[0]!.variationId };
