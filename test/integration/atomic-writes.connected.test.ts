@@ -6,7 +6,7 @@ import { writeTransaction } from "../../lib/db/transactions.js";
 import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
 import { sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
 import { readSettledItems } from "../../lib/domain/inventory/reads.js";
-import { foldHold } from "../../lib/domain/inventory/settling.js";
+import { foldHold, releaseHold } from "../../lib/domain/inventory/settling.js";
 import { itemStock } from "../../lib/domain/inventory/stock-changes.js";
 import { readItems } from "../../lib/db/items.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
@@ -173,7 +173,7 @@ describe("connected: long writes are atomic to readers", () => {
     scaled(180_000),
   );
 
-  it("a read that predates another reader's fold of a committed hold is read again, once per hold", async () => {
+  it("a read that predates another reader's fold (or release) of a hold is read again, once per hold", async () => {
     const w = await world();
     const parts = await items(w, 2, 5);
     const ids = parts.map((p) => p.id);
@@ -202,5 +202,21 @@ describe("connected: long writes are atomic to readers", () => {
     });
     expect(reads).toBe(2);
     expect(stuck.map(onHand)).toEqual([5, 5]);
+
+    // The same for a hold released meanwhile: a read that still carries its marks is taken again.
+    const released = await holdStock({
+      accountId: w.account.accountId,
+      source: { sourceType: "stock_transfer", reason: "test: released between a read and its settling" },
+      changes: parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -1 } })),
+    });
+    const marked = await readItems(w.account.accountId, ids);
+    expect(marked.every((item) => item.pendingJournals && released.journalId in item.pendingJournals)).toBe(true);
+    await releaseHold(w.account.accountId, released.journalId);
+    expect((await readHold(w.account.accountId, released.journalId))?.status).toBe("released");
+    reads = 0;
+    const after = await readSettledItems(w.account.accountId, async () => (reads++ === 0 ? marked : readItems(w.account.accountId, ids)));
+    expect(reads).toBe(2);
+    expect(after.map(onHand)).toEqual([2, 2]);
+    expect(after.every((item) => item.pendingJournals === undefined)).toBe(true);
   });
 });

@@ -55,10 +55,11 @@ function pendingJournalIds(items: Iterable<ItemRecord>, rows: Iterable<StockRowI
  * Resolves the holds pending on `items` and `rows` against their commit point: a bound
  * (committed) hold is folded into the balances now, and one whose writer died (lease passed)
  * or that is being released is released now; both answer `"settled"` (read again). So does a
- * hold already `applied`: another folder finished it after `items` and `rows` were read, so
- * they predate its fold (once per hold, in `reread`: a read loop must not spin on a mark left
- * behind). Otherwise it answers the live holds: not committed, so invisible to readers, and
- * reserving stock against other writers. Costs nothing when nothing is pending.
+ * hold already `applied` or `released`: another reader or writer finished it after `items` and
+ * `rows` were read, so they predate its fold or its release (once per hold, in `reread`: a read
+ * loop must not spin on a mark left behind). Otherwise it answers the live holds: not
+ * committed, so invisible to readers, and reserving stock against other writers. Costs nothing
+ * when nothing is pending.
  */
 export async function settlePending(
   accountId: string,
@@ -71,7 +72,7 @@ export async function settlePending(
   if (ids.length === 0) return live;
   let settled = false;
   for (const journal of await readJournalStates(accountId, ids)) {
-    if (journal.status === "applied") {
+    if (journal.status === "applied" || journal.status === "released") {
       if (!options.reread?.has(journal.journalId)) {
         options.reread?.add(journal.journalId);
         settled = true;
