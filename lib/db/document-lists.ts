@@ -1,9 +1,9 @@
-import { batchGetAll, inOrderOf } from "./batch-get.js";
 /**
  * Document lists (architecture section 8): the list attributes a header carries
  * (`documentListing`, `lib/db/listing.ts`), filtered searches over them, and numbered pages of
  * a kind read through its sequence and its deleted numbers.
  */
+import { batchGetAll, inOrderOf } from "./batch-get.js";
 import { locationScopeOf, numberKeyOf } from "../core/document-scope.js";
 import { factsText, readListEntries, readListPartitions, type ListEntry, type ListPartition } from "./listing.js";
 import { readToOffset } from "./offset-page.js";

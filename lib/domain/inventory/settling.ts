@@ -65,7 +65,7 @@ export async function settlePending(
   accountId: string,
   items: Iterable<ItemRecord>,
   rows: Iterable<StockRowItem>,
-  options: { except?: string; reread?: Set<string> } = {},
+  options: { except?: string; reread: Set<string> },
 ): Promise<"settled" | Set<string>> {
   const ids = pendingJournalIds(items, rows, options.except);
   const live = new Set<string>();
@@ -73,8 +73,8 @@ export async function settlePending(
   let settled = false;
   for (const journal of await readJournalStates(accountId, ids)) {
     if (journal.status === "applied" || journal.status === "released") {
-      if (!options.reread?.has(journal.journalId)) {
-        options.reread?.add(journal.journalId);
+      if (!options.reread.has(journal.journalId)) {
+        options.reread.add(journal.journalId);
         settled = true;
       }
     } else if (journal.status === "bound") {
