@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { inBatches } from "../support/batches.js";
 import { readItemTree } from "../../lib/db/inventory.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
 import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
@@ -38,16 +39,14 @@ async function world(): Promise<World> {
 }
 
 async function items(w: World, count: number, stock: number): Promise<{ id: string; variationId: string }[]> {
-  return Promise.all(
-    Array.from({ length: count }, async (_, i) => {
-      const created = await w.client.post("/items", { name: `Part ${i} ${randomUUID().slice(0, 4)}` });
-      expect(created.status, created.text).toBe(201);
-      const item = created.body;
-      if (stock > 0) expect((await w.client.post(`/items/${item.id}/adjustments`, { location_id: w.location, quantity: stock })).status).toBe(201);
-      const tree = await readItemTree(w.account.accountId, item.id);
-      return { id: item.id as string, variationId: tree.variations[0]!.variationId };
-    }),
-  );
+  return inBatches(count, async (i) => {
+    const created = await w.client.post("/items", { name: `Part ${i} ${randomUUID().slice(0, 4)}` });
+    expect(created.status, created.text).toBe(201);
+    const item = created.body;
+    if (stock > 0) expect((await w.client.post(`/items/${item.id}/adjustments`, { location_id: w.location, quantity: stock })).status).toBe(201);
+    const tree = await readItemTree(w.account.accountId, item.id);
+    return { id: item.id as string, variationId: tree.variations[0]!.variationId };
+  });
 }
 
 const quantityOf = async (w: World, itemId: string): Promise<number> => (await w.client.get(`/items/${itemId}`)).body.quantity;

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { inBatches } from "../support/batches.js";
 import { db } from "../../lib/db/service.js";
 import { useApiServer } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
@@ -237,9 +238,7 @@ describe("connected: invoice payments, packing and large invoices", () => {
     "creates a 100-line invoice of 100 items in one request: stock shows when it is answered; short stock changes nothing",
     async () => {
       const w = await world();
-      const items = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => newItem(w.client, w.location, { stock: 10, body: { name: `Part ${i} ${randomUUID().slice(0, 4)}` } })),
-      );
+      const items = await inBatches(100, (i) => newItem(w.client, w.location, { stock: 10, body: { name: `Part ${i} ${randomUUID().slice(0, 4)}` } }));
       const lines = items.map((it, i) => ({ item_id: it.id, quantity: (i % 5) + 1 }));
       // One line short of stock: the hold is released, nothing is written, no number used.
       const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines: lines.map((l, i) => (i === 77 ? { ...l, quantity: 11 } : l)) });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inBatches } from "../support/batches.js";
 import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
 import { db } from "../../lib/db/service.js";
 import { tableName } from "../../lib/db/table.js";
@@ -207,7 +208,7 @@ describe("connected: purchase-order stock", () => {
     "receives 100 lines of 100 different items in one request: atomic, each stock effect exactly once",
     async () => {
       const w = await world();
-      const items = await Promise.all(Array.from({ length: 100 }, (_, i) => item(w.client, { name: `Part ${i} ${randomUUID().slice(0, 4)}` })));
+      const items = await inBatches(100, (i) => item(w.client, { name: `Part ${i} ${randomUUID().slice(0, 4)}` }));
       const order = (
         await w.client.post("/purchase-orders", {
           supplier_id: w.supplier,

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { inBatches } from "../support/batches.js";
 import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
 import { sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
 import { readItemTree } from "../../lib/db/inventory.js";
@@ -265,7 +266,7 @@ describe("connected: stock transfers", () => {
     "sends and receives 100 lines of 100 different items (a stock hold), and a refusal releases everything",
     async () => {
       const w = await world();
-      const items = await Promise.all(Array.from({ length: 100 }, () => stockedItem(w, 5)));
+      const items = await inBatches(100, () => stockedItem(w, 5));
       const t = (
         await transfer(
           w,
