@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { inBatches } from "../support/batches.js";
 import { db } from "../../lib/db/service.js";
 import { LINE_COUNTS, captureRequestSamples, lineCallsTable, rateWindowResets } from "../../scripts/bench/line-calls.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
@@ -72,13 +73,9 @@ describe("connected: calls independent of line count", () => {
     const { client } = await ownerClient();
     const location = (await client.post("/locations", { name: "Lines", short_name: "L" }, { idempotencyKey: `lines-${Date.now()}` })).body;
     const customer = (await client.post("/customers", { name: "Lines customer" })).body;
-    const ids: string[] = [];
-    for (let i = 0; i < 100; i += 20) {
-      const batch = await Promise.all(
-        Array.from({ length: 20 }, (_, j) => client.post("/items", { name: `Line item ${i + j}`, price: "2", location_id: location.id })),
-      );
-      ids.push(...batch.map((r) => r.body.id as string));
-    }
+    const ids = (await inBatches(100, (i) => client.post("/items", { name: `Line item ${i}`, price: "2", location_id: location.id }), 20)).map(
+      (r) => r.body.id as string,
+    );
     const stocked = ids[3]!;
     expect((await client.post(`/items/${stocked}/adjustments`, { location_id: location.id, quantity: 5 })).status).toBe(201);
     const otherRow = (await client.get(`/items/${stocked}/variations`, { include: "locations" })).body.data[0].locations[0].item_variation_location_id;
