@@ -50,3 +50,23 @@ export const STREAM_PROCESSOR_ACCESS: TableAccess = {
   table: sorted([...READ_ACTIONS, ...WRITE_ACTIONS]),
   indexes: sorted(INDEX_ACTIONS),
 };
+
+/**
+ * The webhook delivery function reads the endpoint and its user's permissions, records each
+ * attempt (a delivery record and its day count, both expiring), and updates the endpoint (its
+ * count of consecutive failed messages; disabling it as `failing` or `permission_revoked`).
+ * Index Query as for the stream processor: it reads nothing through an index that a Query on
+ * the table could not read.
+ */
+export const WEBHOOK_DELIVERY_ACCESS: TableAccess = {
+  table: sorted([...READ_ACTIONS, ...WRITE_ACTIONS]),
+  indexes: sorted(INDEX_ACTIONS),
+};
+
+/**
+ * Whether a function serving these routes puts messages on the webhook queue (a route with
+ * `enqueuesWebhooks`): it then gets `sqs:SendMessage` on that queue and `WEBHOOK_QUEUE_URL`.
+ */
+export function enqueuesWebhooks(routes: readonly Pick<RouteDefinition, "enqueuesWebhooks">[]): boolean {
+  return routes.some((route) => route.enqueuesWebhooks === true);
+}

@@ -7,7 +7,7 @@ import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { AttributeType, BillingMode, Operation, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Architecture, type CfnFunction, FilterCriteria, LoggingFormat, Runtime, StartingPosition } from "aws-cdk-lib/aws-lambda";
-import { DynamoEventSource, SqsDlq } from "aws-cdk-lib/aws-lambda-event-sources";
+import { DynamoEventSource, SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -22,7 +22,7 @@ import { dirname, join } from "node:path";
 import { ENDPOINT_GROUPS, ROUTES, routesOfGroup, type EndpointGroup } from "../lib/routes/index.js";
 import { GLOBAL_INDEXES, TABLE_KEYS } from "../lib/db/table.js";
 import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../lib/sync/classify.js";
-import { STREAM_PROCESSOR_ACCESS, tableAccessOf, type TableAccess } from "./permissions.js";
+import { enqueuesWebhooks, STREAM_PROCESSOR_ACCESS, tableAccessOf, WEBHOOK_DELIVERY_ACCESS, type TableAccess } from "./permissions.js";
 import { ESBUILD_OPTIONS, lambdaBundling } from "./bundling.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -44,6 +44,33 @@ const RETENTION_CHOICES = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 
 export const STREAM_RETRY_ATTEMPTS = 10;
 /** Leaves at least 18 of the stream's 24 hours of retention to replay a discarded batch. */
 export const STREAM_MAX_RECORD_AGE = Duration.hours(6);
+/**
+ * The stream processor's filter admits INSERTs of this platform entity (and of no other): it
+ * fans each new sync marker out to the webhook endpoints. Typed so a rename in
+ * PLATFORM_ENTITIES (lib/sync/classify.ts) fails to compile here.
+ */
+const SYNC_MARKER_ENTITY: (typeof PLATFORM_ENTITIES)[number] = "syncmarker";
+
+/** The webhook delivery function's timeout: a batch of up to 10 messages, each attempt given 10 s (ARCHITECTURE.md section 9). */
+export const WEBHOOK_DELIVERY_TIMEOUT = Duration.seconds(60);
+/** Messages per delivery invocation. */
+export const WEBHOOK_DELIVERY_BATCH_SIZE = 10;
+/** Concurrent delivery invocations at most (the event source's maximum concurrency; nothing reserved). */
+export const WEBHOOK_DELIVERY_MAX_CONCURRENCY = 20;
+/**
+ * Receives of one webhook message before SQS moves it to the failed queue itself: the delivery
+ * function's 8 attempts, plus a margin for invocations that failed as a whole (crash, timeout).
+ * A backstop only: the function moves a message whose 8 attempts failed itself.
+ */
+export const WEBHOOK_MAX_RECEIVE_COUNT = 12;
+/**
+ * WebhookQueueAgeAlarm's threshold. ApproximateAgeOfOldestMessage counts from a message's first
+ * enqueue but leaves out messages received three times or more (SQS documentation), so the
+ * messages waiting for their later retries (up to about 27.6 hours after the first attempt)
+ * never reach it; a message received less than three times is due within minutes. An hour
+ * means delivery has stalled or fallen far behind (a large fan-out backlog also shows here).
+ */
+export const WEBHOOK_QUEUE_AGE_ALARM = Duration.hours(1);
 
 /** Headers a browser client sends and may read (CORS). */
 const CORS_REQUEST_HEADERS = ["authorization", "content-type", "idempotency-key", "if-match"];
@@ -52,7 +79,8 @@ const CORS_EXPOSED_HEADERS = ["etag", "idempotent-replayed", "ratelimit-limit", 
 /**
  * The whole service: one table, one HTTP API whose routes come from the route table, one
  * Lambda per endpoint group (each with its own role, log group and reserved concurrency), the
- * stream processor with its failure queue, and alarms that notify one SNS topic.
+ * stream processor with its failure queue, the webhook queue with its delivery function and
+ * failed queue, and alarms that notify one SNS topic.
  */
 export class InventoryApiStack extends Stack {
   readonly table: Table;
@@ -61,6 +89,9 @@ export class InventoryApiStack extends Stack {
   readonly streamProcessor: NodejsFunction;
   readonly alarmTopic: Topic;
   readonly streamFailureQueue: Queue;
+  readonly webhookQueue: Queue;
+  readonly webhookFailedQueue: Queue;
+  readonly webhookDelivery: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: InventoryApiStackProps = {}) {
     super(scope, id, props);
@@ -313,6 +344,11 @@ export class InventoryApiStack extends Stack {
             eventName: ["INSERT", "MODIFY"],
             dynamodb: { NewImage: { [ENTITY_ATTRIBUTE]: { S: [{ "anything-but": [...PLATFORM_ENTITIES] }] } } },
           }),
+          // New sync markers too (never their updates): each is fanned out to the webhook endpoints.
+          FilterCriteria.filter({
+            eventName: ["INSERT"],
+            dynamodb: { NewImage: { [ENTITY_ATTRIBUTE]: { S: [SYNC_MARKER_ENTITY] } } },
+          }),
         ],
       }),
     );
@@ -335,6 +371,57 @@ export class InventoryApiStack extends Stack {
       ],
       true,
     );
+
+    // Webhooks (ARCHITECTURE.md section 9). The stream processor fans each new sync marker out
+    // to the matching endpoints as messages on WebhookQueue (and API routes flagged
+    // `enqueuesWebhooks` put test messages there); the delivery function sends them. It
+    // schedules a retry by changing the visibility timeout of the message it received (at most
+    // 10 hours) and reporting it failed, and moves a message whose 8 attempts all failed to
+    // WebhookFailedQueue itself. The redrive policy is the backstop for a message the function
+    // never settled (its invocations failed as a whole on it, again and again).
+    this.webhookFailedQueue = new Queue(this, "WebhookFailedQueue", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // A moved message keeps its first enqueue time: longer than WebhookQueue's 4 days, so
+      // that a message moved late still stays here for 10 days or more.
+      retentionPeriod: Duration.days(14),
+    });
+    this.webhookQueue = new Queue(this, "WebhookQueue", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The whole retry schedule takes about 27.6 hours.
+      retentionPeriod: Duration.days(4),
+      // Lambda's advice for an SQS event source (6 times the function's timeout): a batch whose
+      // invocation is retried after a throttle or timeout is not received twice meanwhile.
+      visibilityTimeout: Duration.seconds(6 * WEBHOOK_DELIVERY_TIMEOUT.toSeconds()),
+      deadLetterQueue: { queue: this.webhookFailedQueue, maxReceiveCount: WEBHOOK_MAX_RECEIVE_COUNT },
+    });
+    // Outbound HTTPS to the endpoints on the internet: no VPC.
+    this.webhookDelivery = makeFunction("WebhookDeliveryFunction", "webhook-delivery", 512, WEBHOOK_DELIVERY_TIMEOUT, WEBHOOK_DELIVERY_ACCESS);
+    this.webhookDelivery.addEnvironment("WEBHOOK_QUEUE_URL", this.webhookQueue.queueUrl);
+    this.webhookDelivery.addEnvironment("WEBHOOK_FAILED_QUEUE_URL", this.webhookFailedQueue.queueUrl);
+    // The event source grants what Lambda's poller and the function need on WebhookQueue:
+    // ReceiveMessage, DeleteMessage, GetQueueAttributes, GetQueueUrl and ChangeMessageVisibility
+    // (the function's retry scheduling).
+    this.webhookDelivery.addEventSource(
+      new SqsEventSource(this.webhookQueue, {
+        batchSize: WEBHOOK_DELIVERY_BATCH_SIZE,
+        reportBatchItemFailures: true,
+        maxConcurrency: WEBHOOK_DELIVERY_MAX_CONCURRENCY,
+      }),
+    );
+    this.webhookDelivery.addToRolePolicy(new PolicyStatement({ actions: ["sqs:SendMessage"], resources: [this.webhookFailedQueue.queueArn] }));
+    // Who enqueues: the stream processor (the fan-out) and every API function with a route
+    // flagged `enqueuesWebhooks` in the route table. SendMessage only (it also authorises
+    // SendMessageBatch).
+    const enqueuers = [
+      this.streamProcessor,
+      ...ENDPOINT_GROUPS.filter((group) => enqueuesWebhooks(routesOfGroup(group))).map((group) => this.functions[group]),
+    ];
+    for (const fn of enqueuers) {
+      fn.addEnvironment("WEBHOOK_QUEUE_URL", this.webhookQueue.queueUrl);
+      fn.addToRolePolicy(new PolicyStatement({ actions: ["sqs:SendMessage"], resources: [this.webhookQueue.queueArn] }));
+    }
 
     // Alarms: every one notifies the topic; an email subscription only when AlarmEmail is set.
     // Not KMS-encrypted: notifications carry alarm names and states only, and CloudWatch cannot
@@ -375,6 +462,9 @@ export class InventoryApiStack extends Stack {
     new CfnOutput(this, "StreamFailureQueueUrl", { value: this.streamFailureQueue.queueUrl });
     new CfnOutput(this, "StreamProcessorFunctionName", { value: this.streamProcessor.functionName });
     new CfnOutput(this, "TableStreamArn", { value: this.table.tableStreamArn! });
+    new CfnOutput(this, "WebhookQueueUrl", { value: this.webhookQueue.queueUrl });
+    new CfnOutput(this, "WebhookFailedQueueUrl", { value: this.webhookFailedQueue.queueUrl });
+    new CfnOutput(this, "WebhookDeliveryFunctionName", { value: this.webhookDelivery.functionName });
   }
 
   private addAlarms(): void {
@@ -435,6 +525,24 @@ export class InventoryApiStack extends Stack {
         period,
       }),
       1,
+    );
+    alarm(
+      "WebhookDeliveryErrorsAlarm",
+      "The webhook delivery function failed an invocation: its batch returns to the queue after the visibility timeout.",
+      this.webhookDelivery.metricErrors({ period, statistic: "Sum" }),
+      1,
+    );
+    alarm(
+      "WebhookFailedQueueAlarm",
+      "A webhook message failed all 8 attempts or its delivery function failed repeatedly: it is in WebhookFailedQueue (docs/operations.md).",
+      this.webhookFailedQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: "Maximum" }),
+      1,
+    );
+    alarm(
+      "WebhookQueueAgeAlarm",
+      `A webhook message received fewer than three times has waited ${WEBHOOK_QUEUE_AGE_ALARM.toHours()} hours or more in WebhookQueue: deliveries have stalled or fallen far behind.`,
+      this.webhookQueue.metricApproximateAgeOfOldestMessage({ period, statistic: "Maximum" }),
+      WEBHOOK_QUEUE_AGE_ALARM.toSeconds(),
     );
     const operations = [
       Operation.GET_ITEM,

@@ -119,6 +119,8 @@ export const SCOPES = [
   "kits:read",
   "kits:build",
   "kits:disassemble",
+  "webhooks:read",
+  "webhooks:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -170,6 +172,9 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   "kits:read": "Read kits and their builds; link kits to tasks.",
   "kits:build": "Build kits (`POST /kits/{id}/builds`).",
   "kits:disassemble": "Disassemble kit builds (`DELETE /kits/{id}/builds/{build_id}`).",
+  "webhooks:read": "Read webhook endpoints and their deliveries.",
+  "webhooks:write":
+    "Create, change and delete webhook endpoints, rotate their secrets and send test messages (each resource an endpoint receives also needs what `GET /sync` needs for it).",
 };
 
 export function isScope(value: string): value is Scope {

@@ -93,12 +93,70 @@ export function cursorSecretSource(): { secret: string } | { file: string } | { 
   return undefined;
 }
 
+/** Seconds before each retry of a webhook message, when `WEBHOOK_RETRY_SCHEDULE` is not set (architecture section 9). */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE: readonly number[] = [5, 300, 1800, 7200, 18000, 36000, 36000];
+/** SQS hides a received message for at most 12 hours: the longest delay a retry can have. */
+const MAX_RETRY_DELAY_SECONDS = 43_200;
+
+/**
+ * The delays before each retry of a webhook message (`WEBHOOK_RETRY_SCHEDULE`: seconds,
+ * comma-separated, each from 0 to 43200, fractions allowed so tests can compress it; at most 20).
+ * A message has one attempt more than the schedule has delays.
+ */
+export function webhookRetrySchedule(): readonly number[] {
+  const configured = read("WEBHOOK_RETRY_SCHEDULE");
+  if (configured === undefined) return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  const values = configured.split(",").map((part) => part.trim());
+  const delays = values.map(Number);
+  const valid =
+    values.length <= 20 && values.every((part) => /^\d+(\.\d+)?$/.test(part)) && delays.every((d) => Number.isFinite(d) && d <= MAX_RETRY_DELAY_SECONDS);
+  if (!valid) {
+    throw new ConfigError(
+      "WEBHOOK_RETRY_SCHEDULE",
+      `WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated delays in seconds, each from 0 to ${MAX_RETRY_DELAY_SECONDS} (e.g. 5,300,1800), not "${configured}".`,
+    );
+  }
+  return delays;
+}
+
+/**
+ * The SQS queue webhook messages travel on (`WEBHOOK_QUEUE_URL`, set by the CDK stack on the
+ * functions that enqueue or deliver). Unset outside AWS: the local stack delivers in-process.
+ */
+export function webhookQueueUrl(): string | undefined {
+  const configured = read("WEBHOOK_QUEUE_URL");
+  if (configured !== undefined && !URL.canParse(configured)) {
+    throw new ConfigError("WEBHOOK_QUEUE_URL", `WEBHOOK_QUEUE_URL must be an SQS queue URL, not "${configured}".`);
+  }
+  return configured;
+}
+
+/** The queue messages that failed every attempt are moved to (`WEBHOOK_FAILED_QUEUE_URL`, deployed). */
+export function webhookFailedQueueUrl(): string | undefined {
+  const configured = read("WEBHOOK_FAILED_QUEUE_URL");
+  if (configured !== undefined && !URL.canParse(configured)) {
+    throw new ConfigError("WEBHOOK_FAILED_QUEUE_URL", `WEBHOOK_FAILED_QUEUE_URL must be an SQS queue URL, not "${configured}".`);
+  }
+  return configured;
+}
+
+/**
+ * Whether this is the local stack (`npm start`, the tests): DynamoDB Local and no Lambda. Only
+ * there may webhook endpoints be plain-HTTP loopback URLs.
+ */
+export function isLocalStack(): boolean {
+  return functionName() === undefined && localDynamo() !== undefined;
+}
+
 /** Checks every value; throws the first `ConfigError`. The local stack runs it as it starts. */
 export function checkConfig(): void {
   tableName();
   localDynamo();
   rateLimitPerMinute();
   logLevel();
+  webhookRetrySchedule();
+  webhookQueueUrl();
+  webhookFailedQueueUrl();
 }
 
 /** `checkConfig` in a deployed function (at its init); nothing outside Lambda. */

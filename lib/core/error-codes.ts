@@ -73,6 +73,8 @@ export const ERROR_CODES = [
   "task_conflict",
   "task_transition_not_allowed",
   "reminder_not_actionable",
+  // Webhooks (architecture section 9).
+  "webhook_endpoint_limit_reached",
   // Sync.
   "sync_cursor_invalid",
   "sync_cursor_expired",

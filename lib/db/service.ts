@@ -46,6 +46,8 @@ import { taskReminderEntity } from "./entities/task-reminder.js";
 import { taskTallyEntity } from "./entities/task-tally.js";
 import { taskAccountTallyEntity } from "./entities/task-account-tally.js";
 import { fulfillmentEntity } from "./entities/fulfillment.js";
+import { webhookEndpointEntity } from "./entities/webhook-endpoint.js";
+import { webhookDeliveryDayEntity, webhookDeliveryEntity } from "./entities/webhook-delivery.js";
 
 // A deployed function without its table fails as it starts (Lambda reports the init error with
 // this message), not on its first request.
@@ -96,6 +98,9 @@ const ENTITY_FACTORIES = {
   idempotencyPart: idempotencyPartEntity,
   fulfillment: fulfillmentEntity,
   turn: turnEntity,
+  webhookEndpoint: webhookEndpointEntity,
+  webhookDelivery: webhookDeliveryEntity,
+  webhookDeliveryDay: webhookDeliveryDayEntity,
 };
 
 /** Every entity of the table, by the name the code uses for it (`db().entities.<name>`). */
@@ -223,3 +228,5 @@ export type TaskActivityItem = EntityItem<Entities["taskActivity"]>;
 export type TaskReminderItem = EntityItem<Entities["taskReminder"]>;
 export type TaskTallyItem = EntityItem<Entities["taskTally"]>;
 export type TaskAccountTallyItem = EntityItem<Entities["taskAccountTally"]>;
+export type WebhookEndpointItem = EntityItem<Entities["webhookEndpoint"]>;
+export type WebhookDeliveryItem = EntityItem<Entities["webhookDelivery"]>;

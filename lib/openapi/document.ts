@@ -20,14 +20,16 @@ import { errorExample, exampleOf, parameterExample } from "./examples.js";
  */
 type JsonSchema = Record<string, unknown>;
 
-function rewriteRefs(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(rewriteRefs);
+/** Points `$defs` references at `components.schemas`; drops zod's ±(2^53 - 1) integer bounds from responses (no use to a client). */
+function rewriteRefs(node: unknown, io: "input" | "output"): unknown {
+  if (Array.isArray(node)) return node.map((entry) => rewriteRefs(entry, io));
   if (node === null || typeof node !== "object") return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === "$schema") continue;
+    if (io === "output" && (key === "maximum" || key === "minimum") && Math.abs(Number(value)) === Number.MAX_SAFE_INTEGER) continue;
     if (key === "$ref" && typeof value === "string") out[key] = value.replace("#/$defs/", "#/components/schemas/");
-    else out[key] = rewriteRefs(value);
+    else out[key] = rewriteRefs(value, io);
   }
   return out;
 }
@@ -36,8 +38,8 @@ function schemaOf(schema: z.ZodType, io: "input" | "output", components: Record<
   const generated = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as JsonSchema;
   const defs = (generated.$defs ?? {}) as Record<string, JsonSchema>;
   delete generated.$defs;
-  for (const [name, definition] of Object.entries(defs)) components[name] = rewriteRefs(definition) as JsonSchema;
-  return rewriteRefs(generated) as JsonSchema;
+  for (const [name, definition] of Object.entries(defs)) components[name] = rewriteRefs(definition, io) as JsonSchema;
+  return rewriteRefs(generated, io) as JsonSchema;
 }
 
 const ref = (kind: "schemas" | "headers" | "responses" | "parameters", name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -328,6 +330,8 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   contacts: "Contacts (spec part 1, section 4.3).",
   parties: "Customers, prospects and suppliers (spec part 1, section 4.4).",
   sync: "Incremental change feed (spec part 1, section 4.7).",
+  webhooks:
+    'Push delivery of the change feed, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Body: `{type: "<resource>.<operation>", timestamp, data: {object: "change", resource, id, operation}}`; a 2xx within 10 s succeeds, else retries (5 s to 10 h, 8 attempts).',
 };
 
 /** Every `$ref` target in a node, as `kind/name`. */
@@ -356,7 +360,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
     };
     if (route.scopes.length > 0) operation["x-required-scopes"] = route.scopes;
     if (route.permissions?.length) operation["x-required-permissions"] = route.permissions;
-    operation.security = route.authenticated ? [{ apiKey: [] }] : [];
+    if (!route.authenticated) operation.security = []; // the document's `security` (the key) covers the rest
     if (route.request.body) {
       const content: Record<string, unknown> = { schema: schemaOf(route.request.body, "input", components) };
       if (route.example?.body !== undefined) content.example = route.example.body;
@@ -402,6 +406,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
     openapi: "3.1.0",
     info: { title: "Inventory and Sales Management API", version: "3.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
+    security: [{ apiKey: [] }],
     tags: groups.map((name) => ({ name, description: GROUP_DESCRIPTIONS[name] ?? name })),
     paths,
     // What a request that matches no operation gets, by status.

@@ -93,6 +93,7 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   internal_error: "an unexpected failure; nothing about it is revealed: retry later",
   resource_busy: "the record is being changed by many requests at once and this write gave up: nothing was written; retry after `Retry-After` seconds",
   sync_cursor_invalid: "the cursor is malformed, tampered with or not supported",
+  webhook_endpoint_limit_reached: "the account already has 10 webhook endpoints: delete one to create another",
   sync_permission_denied: "the key lacks the read scope of a selected resource, or the user account-wide visibility of it",
   sync_cursor_owner_mismatch: "the cursor belongs to another account or user",
   sync_scope_changed: "the user's permissions or the key's scopes changed since the cursor was issued: rebuild the copy with `start=now`",

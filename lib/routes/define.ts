@@ -37,6 +37,7 @@ export const ENDPOINT_GROUPS = [
   "estimates",
   "sales-orders",
   "invoices",
+  "webhooks",
 ] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
@@ -106,6 +107,11 @@ export interface RouteDefinition {
   protectedFields?: { code: UnsupportedFieldCode; fields: readonly string[] };
   /** The code of the 422 for a body that fails its schema (default `validation_failed`). */
   bodyErrorCode?: ErrorCode;
+  /**
+   * The route puts messages on the webhook queue (`POST /webhook-endpoints/{id}/test`): the
+   * stack grants its function `sqs:SendMessage` on that queue and sets `WEBHOOK_QUEUE_URL`.
+   */
+  enqueuesWebhooks?: boolean;
 }
 
 /** A route as its file declares it: its schemas unbuilt (each built on first use). */

@@ -13,6 +13,7 @@ import { invoiceRoutes } from "./invoices.js";
 import { stockTransferRoutes } from "./stock-transfers.js";
 import { syncRoutes } from "./sync.js";
 import { taskRoutes } from "./tasks.js";
+import { webhookRoutes } from "./webhooks.js";
 
 export * from "./define.js";
 
@@ -36,6 +37,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...estimateRoutes,
   ...salesOrderRoutes,
   ...invoiceRoutes,
+  ...webhookRoutes,
 ];
 
 const byKey = new Map(ROUTES.map((r) => [routeKey(r), r]));

@@ -196,6 +196,18 @@ export const errorBody = lazy(() =>
     .meta({ id: "Error" }),
 );
 
+/** The `pagination` block of every page list: one shared schema in the OpenAPI document. */
+const pagination = lazy(() =>
+  z
+    .object({
+      page: z.int().min(1),
+      per_page: z.int().min(0),
+      total_pages: z.int().min(0),
+      total_records: z.int().min(0),
+    })
+    .meta({ id: "Pagination" }),
+);
+
 /** The page-list envelope of spec part 1, section 2.1. */
 export function listEnvelope<T extends z.ZodType>(item: T, id: string) {
   return z
@@ -204,12 +216,7 @@ export function listEnvelope<T extends z.ZodType>(item: T, id: string) {
       url: z.string(),
       has_more: z.boolean(),
       data: z.array(item),
-      pagination: z.object({
-        page: z.int().min(1),
-        per_page: z.int().min(0),
-        total_pages: z.int().min(0),
-        total_records: z.int().min(0),
-      }),
+      pagination: pagination(),
     })
     .meta({ id });
 }

@@ -32,6 +32,10 @@ export const PLATFORM_ENTITIES = [
   "syncmarker",
   "syncpointer",
   "synccheckpoint",
+  // Webhook endpoints and their delivery records (the deliveries would feed the processor forever).
+  "webhookendpoint",
+  "webhookdelivery",
+  "webhookdeliveryday",
 ] as const;
 
 /**

@@ -188,6 +188,9 @@ async function main(): Promise<void> {
   muteIdleStreamBatches();
   const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler });
   running.push({ name: "stream poller", stop: poller.stop });
+  // Webhook messages are delivered from this process (retries wait on timers): drop them on stop.
+  const { localWebhookQueue } = await import("../../lib/domain/webhooks/queue.js");
+  running.push({ name: "webhook deliveries", stop: () => localWebhookQueue().stop() });
   // The deployed stack runs the stream processor on a schedule (every minute) to settle stock
   // holds whose writer died; locally the same handler runs on a timer (readers and writers that
   // meet such a hold settle it themselves).

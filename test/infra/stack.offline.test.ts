@@ -5,10 +5,21 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { InventoryApiStack, STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from "../../infra/stack.js";
-import { tableAccessOf } from "../../infra/permissions.js";
+import {
+  InventoryApiStack,
+  STREAM_MAX_RECORD_AGE,
+  STREAM_RETRY_ATTEMPTS,
+  WEBHOOK_DELIVERY_BATCH_SIZE,
+  WEBHOOK_DELIVERY_MAX_CONCURRENCY,
+  WEBHOOK_DELIVERY_TIMEOUT,
+  WEBHOOK_MAX_RECEIVE_COUNT,
+  WEBHOOK_QUEUE_AGE_ALARM,
+} from "../../infra/stack.js";
+import { enqueuesWebhooks, tableAccessOf, WEBHOOK_DELIVERY_ACCESS } from "../../infra/permissions.js";
 import { ENDPOINT_GROUPS, ROUTES, routeKey, routesOfGroup } from "../../lib/routes/index.js";
 import { GLOBAL_INDEXES, projectionOf } from "../../lib/db/table.js";
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from "../../lib/core/config.js";
+import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../../lib/sync/classify.js";
 import { scaled } from "../support/timeouts.js";
 
 /**
@@ -53,6 +64,41 @@ function statementsOf(t: Template, constructId: string): Statement[] {
     .flatMap((policy) => (policy as Resource).Properties.PolicyDocument.Statement as Statement[]);
 }
 
+/** The logical id of a resource of `type` by its construct id (e.g. `WebhookQueue`). */
+function logicalId(t: Template, type: string, constructId: string): string {
+  const ids = Object.keys(t.findResources(type)).filter((id) => new RegExp(`^${constructId}[0-9A-F]{8}$`).test(id));
+  expect(ids, `${type} ${constructId}`).toHaveLength(1);
+  return ids[0]!;
+}
+
+/** `action resource` for every SQS action granted, the resource by its logical id (GetAtt Id.Arn). */
+function sqsGrants(statements: Statement[]): string[] {
+  const name = (resource: unknown) => {
+    const arn = (resource as { "Fn::GetAtt"?: [string, string] })["Fn::GetAtt"];
+    return arn?.[1] === "Arn" ? arn[0] : JSON.stringify(resource);
+  };
+  return statements
+    .flatMap((s) => list(s.Action).flatMap((action) => (action.startsWith("sqs:") ? list(s.Resource).map((r) => `${action} ${name(r)}`) : [])))
+    .sort();
+}
+
+/**
+ * Whether a Lambda event filter pattern admits a record: every key of the pattern matches, an
+ * array rule by any of its values (a literal, or `anything-but` a list of an existing value).
+ */
+function admits(pattern: Record<string, unknown>, event: Record<string, unknown>): boolean {
+  return Object.entries(pattern).every(([key, rule]) => {
+    const value = event[key];
+    if (!Array.isArray(rule)) return typeof value === "object" && value !== null && admits(rule as Record<string, unknown>, value as Record<string, unknown>);
+    return rule.some((option: unknown) => {
+      if (typeof option !== "object" || option === null) return option === value;
+      const excluded = (option as Record<string, unknown>)["anything-but"];
+      if (!Array.isArray(excluded) || Object.keys(option).length !== 1) throw new Error(`filter rule this test cannot evaluate: ${JSON.stringify(option)}`);
+      return value !== undefined && !excluded.includes(value);
+    });
+  });
+}
+
 /** The actions granted on the table itself (GetAtt Table.Arn, not an index). */
 function tableActions(statements: Statement[]): string[] {
   return statements
@@ -86,11 +132,11 @@ describe("infrastructure", () => {
     expect(keys).toHaveLength(ROUTES.length + 1);
   });
 
-  it("deploys one Node 22 arm64 function per endpoint group plus the stream processor, without source maps in the hot path", () => {
+  it("deploys one Node 22 arm64 function per endpoint group plus the stream processor and the webhook delivery function, without source maps in the hot path", () => {
     const functions = template.findResources("AWS::Lambda::Function", {
       Properties: { Runtime: "nodejs22.x", Architectures: ["arm64"] },
     });
-    expect(Object.keys(functions)).toHaveLength(ENDPOINT_GROUPS.length + 1);
+    expect(Object.keys(functions)).toHaveLength(ENDPOINT_GROUPS.length + 2);
     template.hasResourceProperties("AWS::Lambda::Function", {
       Environment: { Variables: Match.objectLike({ TABLE_NAME: Match.anyValue(), RATE_LIMIT_PER_MINUTE: Match.anyValue() }) },
     });
@@ -195,7 +241,15 @@ describe("infrastructure", () => {
       expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
     }
     const metrics = alarms.map(([, alarm]) => alarm.Properties.MetricName as string | undefined);
-    expect(metrics).toEqual(expect.arrayContaining(["IteratorAge", "ApproximateNumberOfMessagesVisible", "DestinationDeliveryFailures", "Throttles"]));
+    expect(metrics).toEqual(
+      expect.arrayContaining([
+        "IteratorAge",
+        "ApproximateNumberOfMessagesVisible",
+        "ApproximateAgeOfOldestMessage",
+        "DestinationDeliveryFailures",
+        "Throttles",
+      ]),
+    );
     template.hasParameter("AlarmEmail", { Type: "String", Default: "" });
     template.hasResource("AWS::SNS::Subscription", { Condition: "HasAlarmEmail", Properties: { Protocol: "email", Endpoint: { Ref: "AlarmEmail" } } });
     expect(template.toJSON().Conditions.HasAlarmEmail).toEqual({ "Fn::Not": [{ "Fn::Equals": [{ Ref: "AlarmEmail" }, ""] }] });
@@ -231,7 +285,7 @@ describe("infrastructure", () => {
       const allActions = statements.flatMap((s) => list(s.Action));
       for (const action of allActions)
         expect(action, group).toMatch(
-          /^(dynamodb:(BatchGetItem|GetItem|Query|UpdateItem|PutItem|DeleteItem|ConditionCheckItem)|logs:(CreateLogStream|PutLogEvents)|secretsmanager:GetSecretValue)$/,
+          /^(dynamodb:(BatchGetItem|GetItem|Query|UpdateItem|PutItem|DeleteItem|ConditionCheckItem)|logs:(CreateLogStream|PutLogEvents)|secretsmanager:GetSecretValue|sqs:SendMessage)$/,
         );
       // No wildcard resource in any API function policy.
       expect(JSON.stringify(statements.map((s) => s.Resource)), group).not.toContain("*");
@@ -271,6 +325,187 @@ describe("infrastructure", () => {
     for (const group of ENDPOINT_GROUPS.filter((g) => !(signers as readonly string[]).includes(g))) {
       expect(statementsOf(template, `${pascal(group)}Function`).flatMap((s) => list(s.Action))).not.toContain("secretsmanager:GetSecretValue");
     }
+  });
+
+  it("queues webhook messages on an encrypted, SSL-only queue whose redrive policy ends in the failed queue", () => {
+    const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
+    const queueId = logicalId(template, "AWS::SQS::Queue", "WebhookQueue");
+    const failedId = logicalId(template, "AWS::SQS::Queue", "WebhookFailedQueue");
+    const delivery = template.findResources("AWS::Lambda::Function")[functionId(template, "WebhookDeliveryFunction")] as Resource;
+    const queue = queues[queueId]!.Properties;
+    expect(queue).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 4 * 24 * 3600,
+      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [failedId, "Arn"] }, maxReceiveCount: WEBHOOK_MAX_RECEIVE_COUNT },
+    });
+    // A backstop beyond the function's own attempts (one more than the retry delays), which
+    // all fit in the queue's retention; the deployed functions keep the default schedule.
+    expect(WEBHOOK_MAX_RECEIVE_COUNT).toBeGreaterThan(DEFAULT_WEBHOOK_RETRY_SCHEDULE.length + 1);
+    const schedule = DEFAULT_WEBHOOK_RETRY_SCHEDULE.reduce((sum, delay) => sum + delay, 0);
+    expect(queue.MessageRetentionPeriod).toBeGreaterThan(2 * schedule);
+    for (const fn of Object.values(template.findResources("AWS::Lambda::Function")) as Resource[]) {
+      expect(fn.Properties.Environment.Variables.WEBHOOK_RETRY_SCHEDULE).toBeUndefined();
+    }
+    // Lambda's advice for an SQS event source: at least 6 times the function's timeout.
+    expect(delivery.Properties.Timeout).toBe(WEBHOOK_DELIVERY_TIMEOUT.toSeconds());
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * delivery.Properties.Timeout);
+    const failed = queues[failedId]!.Properties;
+    expect(failed).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    expect(failed.RedrivePolicy).toBeUndefined();
+    expect(failed.MessageRetentionPeriod).toBeGreaterThan(queue.MessageRetentionPeriod); // a moved message keeps its first enqueue time
+    for (const id of [queueId, failedId]) {
+      template.hasResourceProperties("AWS::SQS::QueuePolicy", {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: "Deny",
+              Action: "sqs:*",
+              Condition: { Bool: { "aws:SecureTransport": "false" } },
+              Resource: { "Fn::GetAtt": [id, "Arn"] },
+            }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it("delivers webhooks with their own function: 512 MB, the queues' URLs, fed by the queue in batches with partial failures and a concurrency cap", () => {
+    const deliveryId = functionId(template, "WebhookDeliveryFunction");
+    const queueId = logicalId(template, "AWS::SQS::Queue", "WebhookQueue");
+    const failedId = logicalId(template, "AWS::SQS::Queue", "WebhookFailedQueue");
+    const delivery = template.findResources("AWS::Lambda::Function")[deliveryId] as Resource;
+    expect(delivery.Properties.MemorySize).toBe(512);
+    expect(delivery.Properties.Environment.Variables).toMatchObject({
+      TABLE_NAME: { Ref: expect.stringMatching(/^Table/) },
+      WEBHOOK_QUEUE_URL: { Ref: queueId },
+      WEBHOOK_FAILED_QUEUE_URL: { Ref: failedId },
+    });
+    // Outbound HTTPS to the internet, and no reservation (the event source caps its concurrency).
+    expect(delivery.Properties.VpcConfig).toBeUndefined();
+    expect(delivery.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const mappings = (Object.values(template.findResources("AWS::Lambda::EventSourceMapping")) as Resource[]).filter(
+      (mapping) => JSON.stringify(mapping.Properties.EventSourceArn) === JSON.stringify({ "Fn::GetAtt": [queueId, "Arn"] }),
+    );
+    expect(mappings).toHaveLength(1);
+    expect(mappings[0]!.Properties).toMatchObject({
+      FunctionName: { Ref: deliveryId },
+      BatchSize: WEBHOOK_DELIVERY_BATCH_SIZE,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: WEBHOOK_DELIVERY_MAX_CONCURRENCY },
+    });
+    expect(WEBHOOK_DELIVERY_BATCH_SIZE).toBe(10);
+    // Nothing consumes the failed queue.
+    expect(JSON.stringify(template.findResources("AWS::Lambda::EventSourceMapping"))).not.toContain(failedId);
+  });
+
+  it("lets the delivery function do exactly what it must: consume the queue (retries by visibility), send to the failed queue, read and write the table", () => {
+    const statements = statementsOf(template, "WebhookDeliveryFunction");
+    const queueId = logicalId(template, "AWS::SQS::Queue", "WebhookQueue");
+    const failedId = logicalId(template, "AWS::SQS::Queue", "WebhookFailedQueue");
+    expect(sqsGrants(statements)).toEqual(
+      [
+        ...["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"].map(
+          (action) => `${action} ${queueId}`,
+        ),
+        `sqs:SendMessage ${failedId}`,
+      ].sort(),
+    );
+    expect(tableActions(statements)).toEqual(WEBHOOK_DELIVERY_ACCESS.table);
+    expect(WEBHOOK_DELIVERY_ACCESS.table).toEqual([
+      "dynamodb:BatchGetItem",
+      "dynamodb:ConditionCheckItem",
+      "dynamodb:DeleteItem",
+      "dynamodb:GetItem",
+      "dynamodb:PutItem",
+      "dynamodb:Query",
+      "dynamodb:UpdateItem",
+    ]);
+    const others = statements.flatMap((s) => list(s.Action)).filter((action) => !action.startsWith("sqs:"));
+    for (const action of others)
+      expect(action).toMatch(/^(dynamodb:(BatchGetItem|GetItem|Query|UpdateItem|PutItem|DeleteItem|ConditionCheckItem)|logs:(CreateLogStream|PutLogEvents))$/);
+    expect(JSON.stringify(statements.map((s) => s.Resource))).not.toContain("*");
+  });
+
+  it("lets the functions with an enqueuesWebhooks route (and only they) send to the webhook queue, with its URL", () => {
+    const queueId = logicalId(template, "AWS::SQS::Queue", "WebhookQueue");
+    const enqueuers = ENDPOINT_GROUPS.filter((group) => enqueuesWebhooks(routesOfGroup(group)));
+    expect(enqueuers).toContain("webhooks"); // POST /webhook-endpoints/{id}/test
+    expect(enqueuers).not.toContain("items");
+    for (const group of ENDPOINT_GROUPS) {
+      const fn = template.findResources("AWS::Lambda::Function")[functionId(template, `${pascal(group)}Function`)] as Resource;
+      const enqueues = enqueuers.includes(group);
+      expect(fn.Properties.Environment.Variables.WEBHOOK_QUEUE_URL, group).toEqual(enqueues ? { Ref: queueId } : undefined);
+      expect(fn.Properties.Environment.Variables.WEBHOOK_FAILED_QUEUE_URL, group).toBeUndefined();
+      expect(sqsGrants(statementsOf(template, `${pascal(group)}Function`)), group).toEqual(enqueues ? [`sqs:SendMessage ${queueId}`] : []);
+    }
+  });
+
+  it("lets the stream processor fan new sync markers out to the webhook queue: its filter admits their INSERTs and nothing more", () => {
+    const queueId = logicalId(template, "AWS::SQS::Queue", "WebhookQueue");
+    const failureId = logicalId(template, "AWS::SQS::Queue", "StreamFailureQueue");
+    const processor = template.findResources("AWS::Lambda::Function")[functionId(template, "StreamProcessorFunction")] as Resource;
+    expect(processor.Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({ Ref: queueId });
+    expect(sqsGrants(statementsOf(template, "StreamProcessorFunction"))).toEqual(
+      [`sqs:SendMessage ${queueId}`, ...["sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"].map((action) => `${action} ${failureId}`)].sort(),
+    );
+
+    const stream = (Object.values(template.findResources("AWS::Lambda::EventSourceMapping")) as Resource[]).find(
+      (mapping) => mapping.Properties.StartingPosition !== undefined,
+    )!;
+    const patterns = (stream.Properties.FilterCriteria.Filters as { Pattern: string }[]).map((filter) => JSON.parse(filter.Pattern) as Record<string, unknown>);
+    const image = (entity: string) => ({ [ENTITY_ATTRIBUTE]: { S: entity } });
+    const record = (eventName: "INSERT" | "MODIFY" | "REMOVE", entity: string) => ({
+      eventName,
+      dynamodb: { ...(eventName === "REMOVE" ? {} : { NewImage: image(entity) }), ...(eventName === "INSERT" ? {} : { OldImage: image(entity) }) },
+    });
+    const admitted = (event: Record<string, unknown>) => patterns.some((pattern) => admits(pattern, event));
+    expect(admitted(record("INSERT", "syncmarker"))).toBe(true);
+    expect(admitted(record("MODIFY", "syncmarker"))).toBe(false);
+    expect(admitted(record("INSERT", "item"))).toBe(true);
+    expect(admitted(record("MODIFY", "item"))).toBe(true);
+    for (const entity of PLATFORM_ENTITIES.filter((e) => e !== "syncmarker")) {
+      expect(admitted(record("INSERT", entity)), entity).toBe(false);
+      expect(admitted(record("MODIFY", entity)), entity).toBe(false);
+    }
+    // Removals all pass, as before.
+    for (const entity of ["syncmarker", "apikey", "item"]) expect(admitted(record("REMOVE", entity)), entity).toBe(true);
+  });
+
+  it("alarms on failed webhook messages, delivery function errors and a stalled webhook queue", () => {
+    const alarm = (constructId: string) =>
+      (template.findResources("AWS::CloudWatch::Alarm")[logicalId(template, "AWS::CloudWatch::Alarm", constructId)] as Resource).Properties;
+    const queueName = (constructId: string) => ({ "Fn::GetAtt": [logicalId(template, "AWS::SQS::Queue", constructId), "QueueName"] });
+    expect(alarm("WebhookFailedQueueAlarm")).toMatchObject({
+      Namespace: "AWS/SQS",
+      MetricName: "ApproximateNumberOfMessagesVisible",
+      Dimensions: [{ Name: "QueueName", Value: queueName("WebhookFailedQueue") }],
+      Threshold: 1,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+    });
+    expect(alarm("WebhookDeliveryErrorsAlarm")).toMatchObject({
+      Namespace: "AWS/Lambda",
+      MetricName: "Errors",
+      Dimensions: [{ Name: "FunctionName", Value: { Ref: functionId(template, "WebhookDeliveryFunction") } }],
+      Threshold: 1,
+    });
+    expect(alarm("WebhookQueueAgeAlarm")).toMatchObject({
+      Namespace: "AWS/SQS",
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Dimensions: [{ Name: "QueueName", Value: queueName("WebhookQueue") }],
+      Statistic: "Maximum",
+      Threshold: WEBHOOK_QUEUE_AGE_ALARM.toSeconds(),
+    });
+    // The metric leaves out messages received three times or more: the ones it sees wait at most
+    // the first two delays of the schedule (5 s, 5 min), far below the threshold.
+    const firstTwoDelays = DEFAULT_WEBHOOK_RETRY_SCHEDULE[0]! + DEFAULT_WEBHOOK_RETRY_SCHEDULE[1]!;
+    expect(WEBHOOK_QUEUE_AGE_ALARM.toSeconds()).toBeGreaterThan(10 * firstTwoDelays);
+  });
+
+  it("outputs the webhook queues' URLs and the delivery function's name", () => {
+    template.hasOutput("WebhookQueueUrl", { Value: { Ref: logicalId(template, "AWS::SQS::Queue", "WebhookQueue") } });
+    template.hasOutput("WebhookFailedQueueUrl", { Value: { Ref: logicalId(template, "AWS::SQS::Queue", "WebhookFailedQueue") } });
+    template.hasOutput("WebhookDeliveryFunctionName", { Value: { Ref: functionId(template, "WebhookDeliveryFunction") } });
   });
 
   it("configures CORS only when origins are given", () => {

@@ -427,6 +427,8 @@ beforeAll(async () => {
     document("/invoices", { customer_id: customer, lines: [{ item_id: invoiceItem, quantity: 2, unit_price: "1000" }] }),
   ]);
   const invoicePayment = await post(`/invoices/${invoice.id}/payments`, { amount: "1.0000" });
+  // A webhook endpoint on a local port nothing listens on: the test route's message is refused at once.
+  const webhookEndpoint = await post("/webhook-endpoints", { url: "http://127.0.0.1:9/contract", resources: ["item"] });
   const invoiceFulfillment = await post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.line, quantity: 1 }] });
   tenant = {
     account,
@@ -477,6 +479,7 @@ beforeAll(async () => {
       invoice: invoice.id,
       invoicePayment,
       invoiceFulfillment,
+      "webhook-endpoints": webhookEndpoint,
     },
   };
 }, scaled(60_000));

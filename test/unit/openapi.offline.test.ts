@@ -35,6 +35,7 @@ type Operation = {
 };
 type Doc = {
   openapi: string;
+  security?: unknown[];
   paths: Record<string, Record<string, Operation>>;
   components: {
     schemas: Record<string, any>;
@@ -149,8 +150,10 @@ describe("offline: OpenAPI document", () => {
       const operation = doc.paths[route.path]![route.method.toLowerCase()]!;
       if (route.request.body) expect(operation.requestBody?.content["application/json"], route.operationId).toBeDefined();
       else expect(operation.requestBody, route.operationId).toBeUndefined();
-      expect(operation.security, route.operationId).toEqual(route.authenticated ? [{ apiKey: [] }] : []);
+      // The document's `security` applies to every operation that does not say its own.
+      expect(operation.security ?? doc.security, route.operationId).toEqual(route.authenticated ? [{ apiKey: [] }] : []);
     }
+    expect(doc.security).toEqual([{ apiKey: [] }]);
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" });
   });
 

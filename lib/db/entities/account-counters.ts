@@ -16,6 +16,8 @@ export const accountCountersEntity = () =>
       prospectCount: { type: "number" },
       supplierCount: { type: "number" },
       contactCount: { type: "number" },
+      /** Webhook endpoints (at most 10 per account). */
+      webhookEndpointCount: { type: "number" },
     },
     indexes: {
       primary: {

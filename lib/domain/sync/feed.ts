@@ -1,4 +1,4 @@
-import { hasPermission, hasScope, locationRestriction, type Permission, type Principal } from "../../auth/permissions.js";
+import { hasScope, type Permission, type Principal } from "../../auth/permissions.js";
 import { RETENTION_DAYS, firstSequenceSince, queryMarkers, readHead } from "../../db/sync.js";
 import { ApiError, type ErrorCode } from "../../core/errors.js";
 import { SYNC_RESOURCES, type SyncResource } from "../../sync/classify.js";
@@ -91,14 +91,29 @@ export function parseSyncQuery(query: Record<string, unknown>, nowSeconds: numbe
   return { mode: "since", resources, since, limit };
 }
 
+/** The parts of a user that decide what it may sync (a caller's principal, or a stored user). */
+export type SyncViewer = Pick<Principal, "role" | "permissions" | "assignedLocationId">;
+
+/** Whether a user sees every record of `resource` (no location boundary, the list permissions). */
+export function seesAccountWide(viewer: SyncViewer, resource: SyncResource): boolean {
+  const restricted = viewer.role !== "owner" && viewer.assignedLocationId !== null;
+  const granted = (permission: Permission) => viewer.role === "owner" || viewer.permissions.has(permission);
+  return !restricted && ACCESS[resource].permissions.every(granted);
+}
+
+/** Whether the caller may sync `resource`: its key's scope and account-wide visibility. */
+export function maySync(principal: Principal, resource: SyncResource): boolean {
+  return hasScope(principal, ACCESS[resource].scope) && seesAccountWide(principal, resource);
+}
+
 /** 403 `sync_permission_denied` unless the caller may sync every selected resource account-wide. */
-function requireSyncAccess(principal: Principal, resources: readonly SyncResource[]): void {
+export function requireSyncAccess(principal: Principal, resources: readonly SyncResource[]): void {
   for (const resource of resources) {
     const access = ACCESS[resource];
     if (!hasScope(principal, access.scope)) {
       throw fail(403, "sync_permission_denied", `Syncing ${resource} requires the ${access.scope} scope.`, access.scope);
     }
-    if (locationRestriction(principal) !== null || access.permissions.some((p) => !hasPermission(principal, p))) {
+    if (!seesAccountWide(principal, resource)) {
       throw fail(403, "sync_permission_denied", `Syncing ${resource} requires account-wide visibility of ${resource} records.`);
     }
   }

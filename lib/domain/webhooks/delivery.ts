@@ -1,0 +1,83 @@
+import { randomUUID } from "node:crypto";
+import { currentTime, epochSeconds } from "../../core/clock.js";
+import { isLocalStack, webhookRetrySchedule } from "../../core/config.js";
+import { log } from "../../core/log.js";
+import { countFailedMessage, disableWebhookEndpoint, readWebhookEndpoint, recordDeliveryAttempt, resetFailedMessages } from "../../db/webhooks.js";
+import { webhookHeaders } from "../../webhooks/signing.js";
+import { postWebhook } from "../../webhooks/transport.js";
+import { DELIVERY_TIMEOUT_MS, FAILED_MESSAGES_TO_DISABLE, dayOf, expiryOfDay, isSuccess, planAfterAttempt, signingSecrets, type AttemptPlan } from "./model.js";
+
+/**
+ * One message on its way to one endpoint, as the queue carries it (SQS deployed, in-process
+ * locally). `messageId` is the `webhook-id` of every attempt; `body` is signed as it is.
+ */
+export interface WebhookMessage {
+  accountId: string;
+  endpointId: string;
+  messageId: string;
+  type: string;
+  body: string;
+}
+
+const TEST_TYPE = "webhook.test";
+
+/**
+ * Makes attempt `attempt` (1-based) of a message and records it (`GET .../deliveries`), then
+ * says what comes next: nothing (`delivered`, or `dropped` when the endpoint was deleted or
+ * disabled meanwhile: only test messages go to a disabled endpoint), another attempt after the
+ * schedule's delay (`retry`), or `exhausted` when the last attempt failed. The third
+ * consecutive exhausted message (test messages aside) disables the endpoint with `failing`; a
+ * delivered one ends the run. Never logs the secret or the body.
+ */
+export async function attemptDelivery(message: WebhookMessage, attempt: number): Promise<AttemptPlan | { kind: "dropped" }> {
+  const key = { accountId: message.accountId, endpointId: message.endpointId };
+  const endpoint = await readWebhookEndpoint(key);
+  if (!endpoint || (endpoint.status !== "enabled" && message.type !== TEST_TYPE)) {
+    log("INFO", "webhook message dropped", { ...key, messageId: message.messageId, reason: endpoint ? "endpoint disabled" : "endpoint deleted" });
+    return { kind: "dropped" };
+  }
+  // The header's time is the real time of the attempt (receivers check it against theirs).
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = webhookHeaders(signingSecrets(endpoint, epochSeconds()), message.messageId, timestamp, message.body);
+  const outcome = await postWebhook(endpoint.url, headers, message.body, { timeoutMs: DELIVERY_TIMEOUT_MS, allowLoopback: isLocalStack() });
+  const succeeded = isSuccess(outcome.status);
+  const plan = planAfterAttempt(succeeded, attempt, webhookRetrySchedule());
+  const now = currentTime();
+  const day = dayOf(now);
+  await recordDeliveryAttempt(
+    {
+      ...key,
+      deliveryId: randomUUID(),
+      messageId: message.messageId,
+      eventType: message.type,
+      attempt,
+      status: succeeded ? "succeeded" : "failed",
+      responseStatus: outcome.status ?? undefined,
+      // A response that is not a 2xx is described by its status alone.
+      error: outcome.error ?? undefined,
+      durationMs: outcome.durationMs,
+      nextAttemptAt: plan.kind === "retry" ? new Date(now.getTime() + plan.delaySeconds * 1000).toISOString() : undefined,
+      createdAt: now.toISOString(),
+      expiresAt: expiryOfDay(day),
+    },
+    day,
+  );
+  log(succeeded ? "INFO" : "WARN", "webhook attempt", {
+    ...key,
+    messageId: message.messageId,
+    type: message.type,
+    attempt,
+    responseStatus: outcome.status,
+    error: outcome.error,
+    durationMs: outcome.durationMs,
+    next: plan.kind,
+  });
+  if (plan.kind === "delivered" && endpoint.failedMessages > 0) await resetFailedMessages(key);
+  if (plan.kind === "exhausted" && message.type !== TEST_TYPE) {
+    const failedInARow = await countFailedMessage(key);
+    if (failedInARow >= FAILED_MESSAGES_TO_DISABLE && (await disableWebhookEndpoint(key, "failing", now.toISOString()))) {
+      log("WARN", "webhook endpoint disabled", { ...key, reason: "failing", failedMessages: failedInARow });
+    }
+  }
+  return plan;
+}

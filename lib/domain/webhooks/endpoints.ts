@@ -1,0 +1,241 @@
+import { randomUUID } from "node:crypto";
+import type { Principal } from "../../auth/permissions.js";
+import { currentTime, epochSeconds, nowIso } from "../../core/clock.js";
+import { isLocalStack } from "../../core/config.js";
+import { ApiError, errors } from "../../core/errors.js";
+import type { IdempotencyCompletion } from "../../core/idempotency.js";
+import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
+import { RETRY, retrying } from "../../db/retry.js";
+import type { WebhookDeliveryItem, WebhookEndpointItem } from "../../db/service.js";
+import {
+  changeWebhookEndpoint,
+  countDeliveries,
+  deleteWebhookEndpoint,
+  insertWebhookEndpoint,
+  queryDeliveries,
+  queryWebhookEndpoints,
+  readWebhookEndpoint,
+  type EndpointChanges,
+} from "../../db/webhooks.js";
+import type { WebhookEndpointCreateBody, WebhookEndpointUpdateBody } from "../../schemas/webhooks.js";
+import { SYNC_RESOURCES, type SyncResource } from "../../sync/classify.js";
+import { newWebhookSecret, randomMessageId } from "../../webhooks/signing.js";
+import { maySync, requireSyncAccess } from "../sync/feed.js";
+import { enqueueWebhookMessages } from "./queue.js";
+import {
+  MAX_ENDPOINTS,
+  PREVIOUS_SECRET_SECONDS,
+  byNewest,
+  checkEndpointUrl,
+  firstKeptDay,
+  presentEndpoint,
+  testMessageBody,
+  type WebhookEndpointResource,
+} from "./model.js";
+
+/** The webhook endpoints API (architecture section 9). */
+
+type Outcome = IdempotencyCompletion | undefined;
+const missing = (endpointId: string) => errors.resourceMissing("webhook endpoint", endpointId);
+
+/**
+ * The resources an endpoint receives: the named ones (each needs what `GET /sync` needs for it,
+ * else 403 `sync_permission_denied`), or every resource the key may sync when none are named
+ * (none at all is the same 403).
+ */
+function resourcesFor(principal: Principal, named: readonly SyncResource[] | undefined): SyncResource[] {
+  if (named !== undefined) {
+    const resources = [...new Set(named)].sort();
+    requireSyncAccess(principal, resources);
+    return resources;
+  }
+  const resources = SYNC_RESOURCES.filter((resource) => maySync(principal, resource));
+  if (resources.length === 0) {
+    throw new ApiError(
+      403,
+      "invalid_request_error",
+      "sync_permission_denied",
+      "This key may sync no resource (each needs its read scope and account-wide visibility), so an endpoint would receive nothing.",
+    );
+  }
+  return resources;
+}
+
+/** A timestamp after `previous`, so every write moves `updated_at`. */
+function nextUpdatedAt(previous: string): string {
+  const now = nowIso();
+  return now > previous ? now : new Date(Date.parse(previous) + 1).toISOString();
+}
+
+/** `POST /webhook-endpoints`: 201 with the secret (the only time it is shown, with rotate-secret's). */
+export async function createWebhookEndpoint(principal: Principal, input: WebhookEndpointCreateBody, completion: Outcome): Promise<WebhookEndpointResource> {
+  checkEndpointUrl(input.url, isLocalStack());
+  const resources = resourcesFor(principal, input.resources);
+  const now = nowIso();
+  const endpoint: WebhookEndpointItem = {
+    accountId: principal.accountId,
+    endpointId: randomUUID(),
+    url: input.url,
+    description: input.description ?? undefined,
+    resources,
+    status: "enabled",
+    userId: principal.userId,
+    secret: newWebhookSecret(),
+    failedMessages: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const resource = presentEndpoint(endpoint, { withSecret: true });
+  if (!(await insertWebhookEndpoint(endpoint, MAX_ENDPOINTS, { completion, body: resource }))) {
+    throw errors.stateConflict(
+      "webhook_endpoint_limit_reached",
+      `The account already has ${MAX_ENDPOINTS} webhook endpoints, the most it may have; delete one to create another.`,
+    );
+  }
+  return resource;
+}
+
+/** `GET /webhook-endpoints`: newest first (at most 10, read with one Query). */
+export async function listWebhookEndpoints(principal: Principal, url: string, page: PageRequest): Promise<ListEnvelope<WebhookEndpointResource>> {
+  const endpoints = await queryWebhookEndpoints(principal.accountId);
+  return pageOfAll(
+    url,
+    page,
+    [...endpoints].sort(byNewest).map((endpoint) => presentEndpoint(endpoint)),
+  );
+}
+
+async function readEndpoint(principal: Principal, endpointId: string): Promise<WebhookEndpointItem> {
+  const endpoint = await readWebhookEndpoint({ accountId: principal.accountId, endpointId });
+  if (!endpoint) throw missing(endpointId);
+  return endpoint;
+}
+
+export async function getWebhookEndpoint(principal: Principal, endpointId: string): Promise<WebhookEndpointResource> {
+  return presentEndpoint(await readEndpoint(principal, endpointId));
+}
+
+/**
+ * Changes an endpoint from its current state (read again when another write got there first).
+ * `change` returns the fields to write; the response is the endpoint after them.
+ */
+async function changeEndpoint(
+  principal: Principal,
+  endpointId: string,
+  operation: string,
+  change: (endpoint: WebhookEndpointItem) => Omit<EndpointChanges, "updatedAt">,
+  completion: Outcome,
+  options: { withSecret?: boolean } = {},
+): Promise<WebhookEndpointResource> {
+  return retrying(operation, async () => {
+    const endpoint = await readEndpoint(principal, endpointId);
+    const changes: EndpointChanges = { ...change(endpoint), updatedAt: nextUpdatedAt(endpoint.updatedAt) };
+    const next = { ...endpoint } as Record<string, unknown>;
+    for (const [name, value] of Object.entries(changes)) if (value !== undefined) next[name] = value ?? undefined;
+    const resource = presentEndpoint(next as unknown as WebhookEndpointItem, options);
+    const key = { accountId: principal.accountId, endpointId };
+    return (await changeWebhookEndpoint(key, changes, endpoint.updatedAt, { completion, body: resource })) ? resource : RETRY;
+  });
+}
+
+/**
+ * `PATCH /webhook-endpoints/{id}`: `url`, `resources` (each needs what `GET /sync` needs),
+ * `description` (null clears it), `status` (`enabled` clears `disabled_reason` and the run of
+ * failed messages; `disabled` sets `manual`).
+ */
+export async function updateWebhookEndpoint(
+  principal: Principal,
+  endpointId: string,
+  input: WebhookEndpointUpdateBody,
+  completion: Outcome,
+): Promise<WebhookEndpointResource> {
+  if (input.url !== undefined) checkEndpointUrl(input.url, isLocalStack());
+  const resources = input.resources === undefined ? undefined : resourcesFor(principal, input.resources);
+  return changeEndpoint(
+    principal,
+    endpointId,
+    "update webhook endpoint",
+    () => ({
+      url: input.url,
+      description: input.description,
+      resources,
+      ...(input.status === "enabled" ? { status: "enabled", disabledReason: null, failedMessages: 0 } : {}),
+      ...(input.status === "disabled" ? { status: "disabled", disabledReason: "manual" } : {}),
+    }),
+    completion,
+  );
+}
+
+/** `POST /webhook-endpoints/{id}/rotate-secret`: a new secret; the old one signs too for 24 hours. */
+export async function rotateWebhookSecret(principal: Principal, endpointId: string, completion: Outcome): Promise<WebhookEndpointResource> {
+  return changeEndpoint(
+    principal,
+    endpointId,
+    "rotate webhook secret",
+    (endpoint) => ({ secret: newWebhookSecret(), previousSecret: endpoint.secret, previousSecretUntil: epochSeconds() + PREVIOUS_SECRET_SECONDS }),
+    completion,
+    { withSecret: true },
+  );
+}
+
+/** `DELETE /webhook-endpoints/{id}`: its messages still waiting are dropped. */
+export async function deleteWebhookEndpointOf(
+  principal: Principal,
+  endpointId: string,
+  completion: Outcome,
+): Promise<{ id: string; object: "webhook_endpoint"; deleted: true }> {
+  const body = { id: endpointId, object: "webhook_endpoint" as const, deleted: true as const };
+  if (!(await deleteWebhookEndpoint({ accountId: principal.accountId, endpointId }, { completion, body }))) throw missing(endpointId);
+  return body;
+}
+
+/** `POST /webhook-endpoints/{id}/test`: 202; one `webhook.test` message to this endpoint (even a disabled one). */
+export async function sendTestMessage(principal: Principal, endpointId: string): Promise<{ object: "webhook_test"; message_id: string }> {
+  const endpoint = await readEndpoint(principal, endpointId);
+  const { type, body } = testMessageBody(endpoint.endpointId, currentTime());
+  const messageId = randomMessageId();
+  await enqueueWebhookMessages([{ accountId: principal.accountId, endpointId, messageId, type, body }]);
+  return { object: "webhook_test", message_id: messageId };
+}
+
+export interface WebhookDeliveryResource {
+  id: string;
+  object: "webhook_delivery";
+  message_id: string;
+  event_type: string;
+  attempt: number;
+  status: "succeeded" | "failed";
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
+export function presentDelivery(delivery: WebhookDeliveryItem): WebhookDeliveryResource {
+  return {
+    id: delivery.deliveryId,
+    object: "webhook_delivery",
+    message_id: delivery.messageId,
+    event_type: delivery.eventType,
+    attempt: delivery.attempt,
+    status: delivery.status,
+    response_status: delivery.responseStatus ?? null,
+    error: delivery.error ?? null,
+    duration_ms: delivery.durationMs,
+    next_attempt_at: delivery.nextAttemptAt ?? null,
+    created_at: delivery.createdAt,
+  };
+}
+
+/**
+ * `GET /webhook-endpoints/{id}/deliveries`: attempts of the last 30 days (UTC), newest first.
+ * The page reads only up to its last entry; the total is the sum of per-day counts.
+ */
+export async function listDeliveries(principal: Principal, endpointId: string, url: string, page: PageRequest): Promise<ListEnvelope<WebhookDeliveryResource>> {
+  const key = { accountId: principal.accountId, endpointId };
+  await readEndpoint(principal, endpointId);
+  const fromDay = firstKeptDay(currentTime());
+  const [total, deliveries] = await Promise.all([countDeliveries(key, fromDay), queryDeliveries(key, fromDay, (page.page - 1) * page.limit, page.limit)]);
+  return listEnvelope(url, page, total, deliveries.map(presentDelivery));
+}

@@ -1,0 +1,155 @@
+import { errors } from "../../core/errors.js";
+import type { SyncResource } from "../../sync/classify.js";
+
+/**
+ * Webhooks, the pure part (architecture section 9): what an endpoint and a delivery look like
+ * to the API, which URLs an endpoint may have, what a message says, and when an endpoint is
+ * disabled. Storage, queues and HTTP live elsewhere.
+ */
+
+/** At most this many endpoints per account (the next create is 409 `webhook_endpoint_limit_reached`). */
+export const MAX_ENDPOINTS = 10;
+/** An attempt succeeds on a 2xx within this time. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** After this many consecutive messages failed every attempt, the endpoint is disabled (`failing`). */
+export const FAILED_MESSAGES_TO_DISABLE = 3;
+/** Delivery records are listed (and kept) this many days. */
+export const DELIVERY_RETENTION_DAYS = 30;
+/** After a rotation, the previous secret signs too for this long. */
+export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
+
+export type EndpointStatus = "enabled" | "disabled";
+export type DisabledReason = "manual" | "failing" | "permission_revoked";
+
+/** An endpoint as storage holds it (the fields the API shows and the rules read). */
+export interface EndpointState {
+  endpointId: string;
+  url: string;
+  description?: string;
+  resources: string[];
+  status: EndpointStatus;
+  disabledReason?: DisabledReason;
+  userId: string;
+  secret: string;
+  previousSecret?: string;
+  previousSecretUntil?: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WebhookEndpointResource {
+  id: string;
+  object: "webhook_endpoint";
+  url: string;
+  description: string | null;
+  resources: SyncResource[];
+  status: EndpointStatus;
+  disabled_reason: DisabledReason | null;
+  user_id: string;
+  created_at: string;
+  updated_at: string;
+  /** Only in the responses of create and rotate-secret. */
+  secret?: string;
+}
+
+/** The endpoint as the API shows it; `withSecret` only for create and rotate-secret. */
+export function presentEndpoint(endpoint: EndpointState, options: { withSecret?: boolean } = {}): WebhookEndpointResource {
+  return {
+    id: endpoint.endpointId,
+    object: "webhook_endpoint",
+    url: endpoint.url,
+    description: endpoint.description ?? null,
+    resources: endpoint.resources as SyncResource[],
+    status: endpoint.status,
+    disabled_reason: endpoint.status === "disabled" ? (endpoint.disabledReason ?? "manual") : null,
+    user_id: endpoint.userId,
+    created_at: endpoint.createdAt,
+    updated_at: endpoint.updatedAt,
+    ...(options.withSecret ? { secret: endpoint.secret } : {}),
+  };
+}
+
+/** Newest first (ties by id, so the order is total). */
+export function byNewest(a: EndpointState, b: EndpointState): number {
+  return b.createdAt.localeCompare(a.createdAt) || a.endpointId.localeCompare(b.endpointId);
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * 422 `validation_failed` (`param: "url"`) unless the URL is one an endpoint may have: `https://`
+ * (or, on the local stack only, `http://` to 127.0.0.1, localhost or [::1] with any port), at
+ * most 2,048 characters, no user info. Where it resolves is checked at each delivery.
+ */
+export function checkEndpointUrl(url: string, localStack: boolean): void {
+  const invalid = (message: string, code: "invalid_format" | "too_long" = "invalid_format") => errors.validationFailed([{ param: "url", code, message }]);
+  if (url.length > 2048) throw invalid("must be at most 2048 characters.", "too_long");
+  if (!URL.canParse(url)) throw invalid("must be an absolute URL.");
+  const parsed = new URL(url);
+  if (parsed.username !== "" || parsed.password !== "") throw invalid("must not carry user information.");
+  if (parsed.protocol === "https:") return;
+  if (localStack && parsed.protocol === "http:" && LOOPBACK_HOSTS.has(parsed.hostname)) return;
+  throw invalid(localStack ? "must use https:// (or, on the local stack, http:// to 127.0.0.1, localhost or [::1])." : "must use https://.");
+}
+
+/** The secrets an attempt is signed with at `nowSeconds`: the current one, and the previous one for 24 h after a rotation. */
+export function signingSecrets(endpoint: Pick<EndpointState, "secret" | "previousSecret" | "previousSecretUntil">, nowSeconds: number): string[] {
+  const previous = endpoint.previousSecret && (endpoint.previousSecretUntil ?? 0) > nowSeconds ? [endpoint.previousSecret] : [];
+  return [endpoint.secret, ...previous];
+}
+
+/** A change marker as the fan-out reads it from the stream. */
+export interface MarkerChange {
+  accountId: string;
+  seq: number;
+  resource: SyncResource;
+  recordId: string;
+  operation: "upsert" | "delete";
+  /** Epoch milliseconds of the change. */
+  at: number;
+}
+
+/** The body of a change message: a thin event, as `/sync` reports it. */
+export function changeMessageBody(change: MarkerChange): { type: string; body: string } {
+  const type = `${change.resource}.${change.operation}`;
+  const body = {
+    type,
+    timestamp: new Date(change.at).toISOString(),
+    data: { object: "change", resource: change.resource, id: change.recordId, operation: change.operation },
+  };
+  return { type, body: JSON.stringify(body) };
+}
+
+/** The body of a `webhook.test` message. */
+export function testMessageBody(endpointId: string, at: Date): { type: string; body: string } {
+  const type = "webhook.test";
+  return { type, body: JSON.stringify({ type, timestamp: at.toISOString(), data: { object: "webhook_endpoint", id: endpointId } }) };
+}
+
+/** Whether an endpoint receives a change of `resource`: enabled and subscribed to it. */
+export function receives(endpoint: Pick<EndpointState, "status" | "resources">, resource: string): boolean {
+  return endpoint.status === "enabled" && endpoint.resources.includes(resource);
+}
+
+/** What happens after an attempt: done, or another attempt after `delaySeconds`. */
+export type AttemptPlan = { kind: "delivered" } | { kind: "retry"; delaySeconds: number } | { kind: "exhausted" };
+
+/** Attempt `attempt` (1-based) ended `succeeded` or not; `schedule` holds the delays before each retry. */
+export function planAfterAttempt(succeeded: boolean, attempt: number, schedule: readonly number[]): AttemptPlan {
+  if (succeeded) return { kind: "delivered" };
+  const delay = schedule[attempt - 1];
+  return delay === undefined ? { kind: "exhausted" } : { kind: "retry", delaySeconds: delay };
+}
+
+/** Success is a 2xx response. */
+export const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+
+/** The UTC day (`YYYY-MM-DD`) of an instant, and the first day still kept on `today`. */
+export const dayOf = (at: Date): string => at.toISOString().slice(0, 10);
+export function firstKeptDay(now: Date): string {
+  return dayOf(new Date(now.getTime() - (DELIVERY_RETENTION_DAYS - 1) * 86_400_000));
+}
+/** When a record of `day` may be deleted: after its last day of being kept (TTL, epoch seconds). */
+export function expiryOfDay(day: string): number {
+  return Math.floor(Date.parse(`${day}T00:00:00.000Z`) / 1000) + DELIVERY_RETENTION_DAYS * 86_400;
+}

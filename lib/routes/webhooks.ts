@@ -1,0 +1,123 @@
+import { API_PREFIX, route, type RouteDefinition } from "./define.js";
+import { pageQuery } from "../schemas/common.js";
+import {
+  deletedWebhookEndpoint,
+  webhookDeliveryList,
+  webhookEndpointCreateBody,
+  webhookEndpointList,
+  webhookEndpointPath,
+  webhookEndpointResource,
+  webhookEndpointUpdateBody,
+  webhookEndpointWithSecret,
+  webhookTest,
+} from "../schemas/webhooks.js";
+
+const base = `${API_PREFIX}/webhook-endpoints`;
+const one = `${base}/{id}`;
+
+const resourcesRule = "Each of `resources` needs what `GET /sync` needs for it (else 403 sync_permission_denied).";
+
+/** Endpoint group `webhooks`: push delivery of the change feed (architecture section 9). */
+export const webhookRoutes: RouteDefinition[] = [
+  route({
+    operationId: "createWebhookEndpoint",
+    method: "POST",
+    path: base,
+    group: "webhooks",
+    summary: "Create a webhook endpoint",
+    description: `Returns the endpoint with its \`secret\`, shown only here and by rotate-secret. \`resources\` omitted: every resource the key may sync. ${resourcesRule} The 11th endpoint of an account is 409 webhook_endpoint_limit_reached. A bad \`url\` is 422 validation_failed.`,
+    scopes: ["webhooks:write"],
+    idempotency: "optional",
+    request: { body: webhookEndpointCreateBody },
+    example: { body: { url: "https://example.com/webhooks/inventory", resources: ["item", "invoice"], description: "Stock mirror" } },
+    errors: { 403: ["sync_permission_denied"], 409: ["webhook_endpoint_limit_reached"] },
+    responses: { 201: webhookEndpointWithSecret },
+  }),
+  route({
+    operationId: "listWebhookEndpoints",
+    method: "GET",
+    path: base,
+    group: "webhooks",
+    summary: "List the account's webhook endpoints, newest first",
+    scopes: ["webhooks:read"],
+    idempotency: "none",
+    request: { query: pageQuery },
+    responses: { 200: webhookEndpointList },
+  }),
+  route({
+    operationId: "getWebhookEndpoint",
+    method: "GET",
+    path: one,
+    group: "webhooks",
+    summary: "Retrieve a webhook endpoint",
+    scopes: ["webhooks:read"],
+    idempotency: "none",
+    request: { path: webhookEndpointPath },
+    responses: { 200: webhookEndpointResource },
+  }),
+  route({
+    operationId: "updateWebhookEndpoint",
+    method: "PATCH",
+    path: one,
+    group: "webhooks",
+    summary: "Update a webhook endpoint",
+    description: `Changes the fields sent (\`description\`: null clears it). ${resourcesRule}`,
+    scopes: ["webhooks:write"],
+    idempotency: "optional",
+    request: { path: webhookEndpointPath, body: webhookEndpointUpdateBody },
+    example: { body: { status: "enabled" } },
+    errors: { 403: ["sync_permission_denied"] },
+    responses: { 200: webhookEndpointResource },
+  }),
+  route({
+    operationId: "deleteWebhookEndpoint",
+    method: "DELETE",
+    path: one,
+    group: "webhooks",
+    summary: "Delete a webhook endpoint",
+    description: "Messages still waiting for it are dropped.",
+    scopes: ["webhooks:write"],
+    idempotency: "optional",
+    request: { path: webhookEndpointPath },
+    responses: { 200: deletedWebhookEndpoint },
+  }),
+  route({
+    operationId: "rotateWebhookSecret",
+    method: "POST",
+    path: `${one}/rotate-secret`,
+    group: "webhooks",
+    summary: "Rotate a webhook endpoint's secret",
+    description: "Returns the endpoint with its new `secret`. For 24 hours messages carry two signatures (new and old), space-separated.",
+    scopes: ["webhooks:write"],
+    idempotency: "optional",
+    request: { path: webhookEndpointPath },
+    responses: { 200: webhookEndpointWithSecret },
+  }),
+  route({
+    operationId: "testWebhookEndpoint",
+    method: "POST",
+    path: `${one}/test`,
+    group: "webhooks",
+    summary: "Send a test message to a webhook endpoint",
+    description:
+      'Sends one `webhook.test` message (`data: {object: "webhook_endpoint", id}`) to this endpoint only, even when it is disabled, with the usual signatures and retries; its attempts appear in the endpoint\'s deliveries. A test message that fails every attempt does not count towards disabling the endpoint.',
+    scopes: ["webhooks:write"],
+    idempotency: "optional",
+    enqueuesWebhooks: true,
+    request: { path: webhookEndpointPath },
+    responses: { 202: webhookTest },
+  }),
+  route({
+    operationId: "listWebhookDeliveries",
+    method: "GET",
+    path: `${one}/deliveries`,
+    group: "webhooks",
+    summary: "List a webhook endpoint's delivery attempts, newest first",
+    description:
+      "Every attempt of the last 30 days (UTC days, today included): its message, attempt number (1-based), outcome, response status or error, duration and when the next attempt is due.",
+    scopes: ["webhooks:read"],
+    idempotency: "none",
+    request: { path: webhookEndpointPath, query: pageQuery },
+    responses: { 200: webhookDeliveryList },
+  }),
+];
