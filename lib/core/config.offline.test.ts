@@ -1,5 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkDeployedConfig, ConfigError, cursorSecretSource, localDynamo, logLevel, rateLimitPerMinute } from "./config.js";
+import {
+  checkDeployedConfig,
+  ConfigError,
+  cursorSecretSource,
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+  isLocalStack,
+  localDynamo,
+  logLevel,
+  rateLimitPerMinute,
+  webhookQueueUrl,
+  webhookRetrySchedule,
+} from "./config.js";
 
 const VARIABLES = [
   "AWS_LAMBDA_FUNCTION_NAME",
@@ -11,6 +22,9 @@ const VARIABLES = [
   "SYNC_CURSOR_SECRET",
   "SYNC_CURSOR_SECRET_FILE",
   "SYNC_CURSOR_SECRET_ARN",
+  "WEBHOOK_RETRY_SCHEDULE",
+  "WEBHOOK_QUEUE_URL",
+  "WEBHOOK_FAILED_QUEUE_URL",
 ] as const;
 
 describe("offline: the environment (lib/core/config.ts)", () => {
@@ -68,5 +82,29 @@ describe("offline: the environment (lib/core/config.ts)", () => {
     expect(() => checkDeployedConfig()).not.toThrow();
     process.env.RATE_LIMIT_PER_MINUTE = "-1";
     expect(() => checkDeployedConfig()).toThrow("RATE_LIMIT_PER_MINUTE must be a positive integer");
+  });
+
+  it("reads the webhook retry schedule, and refuses one it cannot use", () => {
+    expect(webhookRetrySchedule()).toEqual(DEFAULT_WEBHOOK_RETRY_SCHEDULE);
+    expect(DEFAULT_WEBHOOK_RETRY_SCHEDULE).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    process.env.WEBHOOK_RETRY_SCHEDULE = "0.2, 1,30";
+    expect(webhookRetrySchedule()).toEqual([0.2, 1, 30]);
+    for (const bad of ["5,-1", "5,,6", "abc", "43201", Array(21).fill("1").join(",")]) {
+      process.env.WEBHOOK_RETRY_SCHEDULE = bad;
+      expect(() => webhookRetrySchedule(), bad).toThrow(ConfigError);
+    }
+  });
+
+  it("delivers webhooks in-process unless a queue URL is set; loopback URLs only on the local stack", () => {
+    expect(webhookQueueUrl()).toBeUndefined();
+    process.env.WEBHOOK_QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/webhooks";
+    expect(webhookQueueUrl()).toBe(process.env.WEBHOOK_QUEUE_URL);
+    process.env.WEBHOOK_QUEUE_URL = "not a url";
+    expect(() => webhookQueueUrl()).toThrow(ConfigError);
+    expect(isLocalStack()).toBe(false);
+    process.env.DYNAMODB_ENDPOINT = "http://127.0.0.1:8000";
+    expect(isLocalStack()).toBe(true);
+    process.env.AWS_LAMBDA_FUNCTION_NAME = "fn";
+    expect(isLocalStack()).toBe(false);
   });
 });
