@@ -44,13 +44,6 @@ const RETENTION_CHOICES = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 
 export const STREAM_RETRY_ATTEMPTS = 10;
 /** Leaves at least 18 of the stream's 24 hours of retention to replay a discarded batch. */
 export const STREAM_MAX_RECORD_AGE = Duration.hours(6);
-/**
- * The stream processor's filter admits INSERTs of this platform entity (and of no other): it
- * fans each new sync marker out to the webhook endpoints. Typed so a rename in
- * PLATFORM_ENTITIES (lib/sync/classify.ts) fails to compile here.
- */
-const SYNC_MARKER_ENTITY: (typeof PLATFORM_ENTITIES)[number] = "syncmarker";
-
 /** The webhook delivery function's timeout: a batch of up to 10 messages, each attempt given 10 s (ARCHITECTURE.md section 9). */
 export const WEBHOOK_DELIVERY_TIMEOUT = Duration.seconds(60);
 /** Messages per delivery invocation. */
@@ -343,11 +336,6 @@ export class InventoryApiStack extends Stack {
           FilterCriteria.filter({
             eventName: ["INSERT", "MODIFY"],
             dynamodb: { NewImage: { [ENTITY_ATTRIBUTE]: { S: [{ "anything-but": [...PLATFORM_ENTITIES] }] } } },
-          }),
-          // New sync markers too (never their updates): each is fanned out to the webhook endpoints.
-          FilterCriteria.filter({
-            eventName: ["INSERT"],
-            dynamodb: { NewImage: { [ENTITY_ATTRIBUTE]: { S: [SYNC_MARKER_ENTITY] } } },
           }),
         ],
       }),

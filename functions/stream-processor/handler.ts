@@ -9,7 +9,6 @@ import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../
 import { errorFields, log } from "../../lib/core/log.js";
 import { fanOutChanges } from "../../lib/domain/webhooks/fan-out.js";
 import type { MarkerChange } from "../../lib/domain/webhooks/model.js";
-import { SYNC_RESOURCES, type SyncResource } from "../../lib/sync/classify.js";
 
 /**
  * The DynamoDB Streams consumer (not behind the API).
@@ -24,9 +23,9 @@ import { SYNC_RESOURCES, type SyncResource } from "../../lib/sync/classify.js";
  *   whose writer died (`sweepExpiredHolds`): folds those bound, releases the others.
  * - Task snapshots: a change of a user or of a record tasks link rewrites the snapshots the
  *   tasks keep of them (lib/domain/tasks/links.ts; idempotent).
- * - Webhooks: each change marker this processor wrote comes back as a stream record of its
- *   own; it is fanned out to the account's webhook endpoints (lib/domain/webhooks/fan-out.ts).
- *   Message ids derive from the marker, so a retried batch makes the same messages.
+ * - Webhooks: the markers a batch wrote are fanned out to their accounts' webhook endpoints
+ *   (lib/domain/webhooks/fan-out.ts) as soon as they are committed. A retried batch writes
+ *   fresher markers for the same records, and so new messages (delivery is at least once).
  * A failure returns the first record of the batch as failed, so Lambda retries the batch.
  */
 export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Promise<DynamoDBBatchResponse> {
@@ -39,7 +38,6 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
   const references: DocumentReferences[] = [];
   const journals: { accountId: string; journalId: string }[] = [];
   const taskLinks: TaskLinkChange[] = [];
-  const markers: MarkerChange[] = [];
   for (const record of event.Records) {
     const image = record.dynamodb?.NewImage ? (unmarshall(record.dynamodb.NewImage as never) as Record<string, unknown>) : undefined;
     const oldImage = record.dynamodb?.OldImage ? (unmarshall(record.dynamodb.OldImage as never) as Record<string, unknown>) : undefined;
@@ -47,11 +45,6 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
     // writer until their lease runs out (then the scheduled sweep releases them).
     if (image?.[ENTITY_ATTRIBUTE] === "stockjournal" && image.status === "pending" && image.mode !== "hold") {
       journals.push({ accountId: String(image.accountId), journalId: String(image.journalId) });
-      continue;
-    }
-    if (record.eventName === "INSERT" && image?.[ENTITY_ATTRIBUTE] === "syncmarker") {
-      const marker = markerChangeOf(image);
-      if (marker) markers.push(marker);
       continue;
     }
     const taskLink = taskLinkChangeOf(record.eventName, image, oldImage);
@@ -69,15 +62,17 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
     for (const r of references) await applyDocumentReferences(r.accountId, r.documentId, r.at, r.transitions);
     const byAccount = new Map<string, RecordChange[]>();
     for (const change of compactChanges(changes)) byAccount.set(change.accountId, [...(byAccount.get(change.accountId) ?? []), change]);
-    let transactions = 0;
-    let conflicts = 0;
-    for (const [accountId, accountChanges] of byAccount) {
-      const stats = await writeMarkers(accountId, accountChanges);
-      transactions += stats.transactions;
-      conflicts += stats.conflicts;
-    }
-    const refreshedTasks = await applyTaskLinkChanges(taskLinks);
-    const webhookMessages = markers.length > 0 ? await fanOutChanges(markers) : 0;
+    // The feed (then its webhooks) and the tasks' snapshots are independent: both at once, and
+    // each account's feed (a head each) at once too.
+    const writeFeed = async () => {
+      const written = await Promise.all([...byAccount].map(([accountId, accountChanges]) => writeMarkers(accountId, accountChanges)));
+      const markers: MarkerChange[] = written.flatMap((stats) => stats.written);
+      return { written, webhookMessages: markers.length > 0 ? await fanOutChanges(markers) : 0 };
+    };
+    const [feed, refreshedTasks] = await Promise.all([writeFeed(), applyTaskLinkChanges(taskLinks)]);
+    const transactions = feed.written.reduce((sum, stats) => sum + stats.transactions, 0);
+    const conflicts = feed.written.reduce((sum, stats) => sum + stats.conflicts, 0);
+    const webhookMessages = feed.webhookMessages;
     // Idle batches (nothing the feed or the documents care about) log at DEBUG only.
     const busy = changes.length > 0 || journals.length > 0 || references.length > 0 || refreshedTasks > 0 || webhookMessages > 0;
     log(busy ? "INFO" : "DEBUG", "stream batch", {
@@ -93,14 +88,6 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
     log("ERROR", "stream batch failed", errorFields(error));
     return { batchItemFailures: [{ itemIdentifier: first }] };
   }
-}
-
-/** A new change marker (stream image) as the webhook fan-out reads it. */
-function markerChangeOf(image: Record<string, unknown>): MarkerChange | undefined {
-  const { accountId, seq, resource, recordId, operation, at } = image;
-  if (typeof accountId !== "string" || typeof seq !== "number" || typeof recordId !== "string" || typeof at !== "number") return undefined;
-  if (!(SYNC_RESOURCES as readonly unknown[]).includes(resource) || (operation !== "upsert" && operation !== "delete")) return undefined;
-  return { accountId, seq, resource: resource as SyncResource, recordId, operation, at };
 }
 
 /** The items a document header references (`itemIds`, a string set). */

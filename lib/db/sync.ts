@@ -35,11 +35,18 @@ export async function firstSequenceSince(accountId: string, second: number): Pro
   return data[0]?.firstSeq;
 }
 
-/** Statistics of one marker write, for the benchmark and the logs. */
+/** A marker as written: its sequence and time (epoch ms). */
+export interface WrittenMarker extends RecordChange {
+  seq: number;
+  at: number;
+}
+
+/** Statistics of one marker write, for the benchmark and the logs, and the markers written. */
 export interface MarkerWriteStats {
   transactions: number;
   conflicts: number;
   markers: number;
+  written: WrittenMarker[];
 }
 
 const MARKERS_PER_TRANSACTION = 25;
@@ -54,7 +61,7 @@ const MARKER_POLICY: RetryPolicy = { attempts: 60, baseMs: 5, capMs: 200 };
  * pointer says `delete` gets no more markers. On any conflict it reads again and retries.
  */
 export async function writeMarkers(accountId: string, changes: readonly RecordChange[], now = () => Date.now()): Promise<MarkerWriteStats> {
-  const stats: MarkerWriteStats = { transactions: 0, conflicts: 0, markers: 0 };
+  const stats: MarkerWriteStats = { transactions: 0, conflicts: 0, markers: 0, written: [] };
   for (let start = 0; start < changes.length; start += MARKERS_PER_TRANSACTION) {
     const group = changes.slice(start, start + MARKERS_PER_TRANSACTION);
     await retrying(
@@ -138,6 +145,7 @@ export async function writeMarkers(accountId: string, changes: readonly RecordCh
         stats.transactions += 1;
         if (!failed) {
           stats.markers += live.length;
+          stats.written.push(...live.map((change, i) => ({ ...change, seq: from + i + 1, at })));
           return true;
         }
         stats.conflicts += 1;

@@ -23,8 +23,17 @@ export function signWebhook(secret: string, messageId: string, timestampSeconds:
   return `v1,${digest}`;
 }
 
+/** The headers of one attempt. */
+export interface WebhookHeaders {
+  "content-type": string;
+  "webhook-id": string;
+  "webhook-timestamp": string;
+  "webhook-signature": string;
+  [name: string]: string;
+}
+
 /** The `webhook-*` headers of one attempt: one signature per secret, space-separated. */
-export function webhookHeaders(secrets: readonly string[], messageId: string, timestampSeconds: number, body: string): Record<string, string> {
+export function webhookHeaders(secrets: readonly string[], messageId: string, timestampSeconds: number, body: string): WebhookHeaders {
   return {
     "content-type": "application/json",
     "webhook-id": messageId,

@@ -78,32 +78,38 @@ export async function applyTaskLinkChanges(changes: readonly TaskLinkChange[]): 
     latest.delete(keyOf(change));
     latest.set(keyOf(change), change);
   }
-  let refreshed = 0;
-  for (const change of latest.values()) {
-    if (change.kind === "user") {
-      const tasks = await queryAssigneeTasks(change.accountId, change.userId);
-      for (const task of tasks) {
-        if (task.assigneeName === change.name && task.assigneeActive === change.active) continue;
-        refreshed++;
-        await refreshTask(change.accountId, task.taskId, (current) =>
-          current.assigneeUserId !== change.userId || (current.assigneeName === change.name && current.assigneeActive === change.active)
-            ? undefined
-            : { assigneeName: change.name, assigneeActive: change.active },
-        );
+  // Each user or record is looked up at once (a batch of new items is as many Queries, which
+  // one after another held the stream back); a task two of them touch is refreshed by
+  // refreshTask's conditional write, whichever comes first.
+  const refreshed = await Promise.all(
+    [...latest.values()].map(async (change): Promise<number> => {
+      let count = 0;
+      if (change.kind === "user") {
+        const tasks = await queryAssigneeTasks(change.accountId, change.userId);
+        for (const task of tasks) {
+          if (task.assigneeName === change.name && task.assigneeActive === change.active) continue;
+          count++;
+          await refreshTask(change.accountId, task.taskId, (current) =>
+            current.assigneeUserId !== change.userId || (current.assigneeName === change.name && current.assigneeActive === change.active)
+              ? undefined
+              : { assigneeName: change.name, assigneeActive: change.active },
+          );
+        }
+      } else {
+        const link = storedLink(change.type, change.id, change.snapshot);
+        const tasks = await queryRecordTasks(change.accountId, change.type, change.id);
+        for (const task of tasks) {
+          if (sameLink(task.record as StoredRecordLink | undefined, link)) continue;
+          count++;
+          await refreshTask(change.accountId, task.taskId, (current) =>
+            current.record?.type !== change.type || current.record.id !== change.id || sameLink(current.record as StoredRecordLink, link)
+              ? undefined
+              : { record: link as TaskItem["record"] },
+          );
+        }
       }
-    } else {
-      const link = storedLink(change.type, change.id, change.snapshot);
-      const tasks = await queryRecordTasks(change.accountId, change.type, change.id);
-      for (const task of tasks) {
-        if (sameLink(task.record as StoredRecordLink | undefined, link)) continue;
-        refreshed++;
-        await refreshTask(change.accountId, task.taskId, (current) =>
-          current.record?.type !== change.type || current.record.id !== change.id || sameLink(current.record as StoredRecordLink, link)
-            ? undefined
-            : { record: link as TaskItem["record"] },
-        );
-      }
-    }
-  }
-  return refreshed;
+      return count;
+    }),
+  );
+  return refreshed.reduce((sum, count) => sum + count, 0);
 }
