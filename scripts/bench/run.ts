@@ -9,8 +9,9 @@ import { listCost, listCostViolations } from "./list-cost.js";
  * every request writes), consumed capacity and latency against DynamoDB Local, then the size
  * and cold import time of each bundled Lambda handler (scripts/bench/bundles.ts).
  * Latencies against DynamoDB Local on one machine are relative figures, not AWS figures.
- * Last, a modelled AWS cost per million requests of a read, a write, a 100-line document write
- * and a sync page (scripts/bench/cost-model.ts).
+ * Then webhooks: write -> delivery latency and the cost of a delivered message
+ * (scripts/bench/webhooks.ts). Last, a modelled AWS cost per million requests of a read, a
+ * write, a 100-line document write and a sync page (scripts/bench/cost-model.ts).
  */
 const ITERATIONS = Number.parseInt(process.env.BENCH_ITERATIONS ?? "50", 10);
 
@@ -268,6 +269,10 @@ async function main(): Promise<void> {
     overBudget.push(...contentionFailures(contention));
     await syncCosts(base);
     await syncPage(base);
+    const { benchWebhooks, webhookReport, webhookBudgetFailures } = await import("./webhooks.js");
+    const webhooks = await benchWebhooks(base);
+    originalWrite(`\n${webhookReport(webhooks)}`);
+    overBudget.push(...webhookBudgetFailures(webhooks));
     costs();
     api.server.closeAllConnections();
     api.server.close();
@@ -275,7 +280,7 @@ async function main(): Promise<void> {
     await dynamo.stop();
   }
   await coldImports();
-  // --check: the budgets of issue 19 (calls per line, list cost, contention, cold imports).
+  // --check: the budgets of issue 19 (calls per line, list cost, contention, cold imports) and 21 (webhook latency).
   if (overBudget.length > 0) originalWrite(`\nOver budget:\n${overBudget.map((v) => `- ${v}`).join("\n")}\n`);
   else originalWrite("\nEvery budget met.\n");
   if (process.argv.includes("--check") && overBudget.length > 0) process.exitCode = 1;
