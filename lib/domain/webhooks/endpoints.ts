@@ -5,7 +5,7 @@ import { isLocalStack } from "../../core/config.js";
 import { ApiError, errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
-import { RETRY, retrying } from "../../db/retry.js";
+import { CONTENTION_POLICY, RETRY, retrying } from "../../db/retry.js";
 import type { WebhookDeliveryItem, WebhookEndpointItem } from "../../db/service.js";
 import {
   changeWebhookEndpoint,
@@ -86,7 +86,14 @@ export async function createWebhookEndpoint(principal: Principal, input: Webhook
     updatedAt: now,
   };
   const resource = presentEndpoint(endpoint, { withSecret: true });
-  if (!(await insertWebhookEndpoint(endpoint, MAX_ENDPOINTS, { completion, body: resource }))) {
+  // Creates of one account take turns on its endpoint count (lib/db/retry.ts) rather than collide.
+  const inserted = await retrying(
+    "create webhook endpoint",
+    () => insertWebhookEndpoint(endpoint, MAX_ENDPOINTS, { completion, body: resource }),
+    CONTENTION_POLICY,
+    [`webhook-endpoints:${principal.accountId}`],
+  );
+  if (!inserted) {
     throw errors.stateConflict(
       "webhook_endpoint_limit_reached",
       `The account already has ${MAX_ENDPOINTS} webhook endpoints, the most it may have; delete one to create another.`,
@@ -127,15 +134,21 @@ async function changeEndpoint(
   completion: Outcome,
   options: { withSecret?: boolean } = {},
 ): Promise<WebhookEndpointResource> {
-  return retrying(operation, async () => {
-    const endpoint = await readEndpoint(principal, endpointId);
-    const changes: EndpointChanges = { ...change(endpoint), updatedAt: nextUpdatedAt(endpoint.updatedAt) };
-    const next = { ...endpoint } as Record<string, unknown>;
-    for (const [name, value] of Object.entries(changes)) if (value !== undefined) next[name] = value ?? undefined;
-    const resource = presentEndpoint(next as unknown as WebhookEndpointItem, options);
-    const key = { accountId: principal.accountId, endpointId };
-    return (await changeWebhookEndpoint(key, changes, endpoint.updatedAt, { completion, body: resource })) ? resource : RETRY;
-  });
+  // Writers of one endpoint take turns (lib/db/retry.ts) rather than collide.
+  return retrying(
+    operation,
+    async () => {
+      const endpoint = await readEndpoint(principal, endpointId);
+      const changes: EndpointChanges = { ...change(endpoint), updatedAt: nextUpdatedAt(endpoint.updatedAt) };
+      const next = { ...endpoint } as Record<string, unknown>;
+      for (const [name, value] of Object.entries(changes)) if (value !== undefined) next[name] = value ?? undefined;
+      const resource = presentEndpoint(next as unknown as WebhookEndpointItem, options);
+      const key = { accountId: principal.accountId, endpointId };
+      return (await changeWebhookEndpoint(key, changes, endpoint.updatedAt, { completion, body: resource })) ? resource : RETRY;
+    },
+    CONTENTION_POLICY,
+    [`webhook-endpoint:${principal.accountId}:${endpointId}`],
+  );
 }
 
 /**
