@@ -35,7 +35,7 @@ export async function firstSequenceSince(accountId: string, second: number): Pro
   return data[0]?.firstSeq;
 }
 
-/** A marker as written: its sequence and time (epoch ms). */
+/** A marker as written (or a delete found already written): its sequence and time (epoch ms). */
 export interface WrittenMarker extends RecordChange {
   seq: number;
   at: number;
@@ -83,7 +83,17 @@ export async function writeMarkers(accountId: string, changes: readonly RecordCh
           return RETRY;
         }
         const live = group.filter((c) => pointerOf.get(`${c.resource}|${c.recordId}`)?.operation !== "delete");
-        if (live.length === 0) return true;
+        // A delete already in the feed (a retried batch whose first attempt wrote it) is reported
+        // again as written, with its sequence: what fans it out (webhooks) then makes the same
+        // message as before, which the first attempt may not have sent.
+        const deletedBefore = group.flatMap((change) => {
+          const pointer = pointerOf.get(`${change.resource}|${change.recordId}`);
+          return change.operation === "delete" && pointer?.operation === "delete" ? [{ ...change, seq: pointer.seq, at: now() }] : [];
+        });
+        if (live.length === 0) {
+          stats.written.push(...deletedBefore);
+          return true;
+        }
         const at = Math.max(now(), head.lastAt);
         const expiresAt = Math.floor(at / 1000) + RETENTION_SECONDS;
         const second = Math.floor(at / 1000);
@@ -145,7 +155,7 @@ export async function writeMarkers(accountId: string, changes: readonly RecordCh
         stats.transactions += 1;
         if (!failed) {
           stats.markers += live.length;
-          stats.written.push(...live.map((change, i) => ({ ...change, seq: from + i + 1, at })));
+          stats.written.push(...deletedBefore, ...live.map((change, i) => ({ ...change, seq: from + i + 1, at })));
           return true;
         }
         stats.conflicts += 1;

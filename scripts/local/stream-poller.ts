@@ -149,7 +149,21 @@ export async function startStreamPoller(options: {
     let iterator = iterators.get(shardId);
     if (!iterator) return;
     for (;;) {
-      const page: GetRecordsCommandOutput = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+      let page: GetRecordsCommandOutput;
+      try {
+        page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+      } catch (error) {
+        if ((error as Error).name !== "TrimmedDataAccessException") throw error;
+        // DynamoDB Local answers this, at its first write, to a LATEST iterator taken while the
+        // shard was empty: read the shard from its start instead (nothing was there before).
+        const { ShardIterator } = await streams.send(
+          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: "TRIM_HORIZON" }),
+        );
+        iterator = ShardIterator;
+        iterators.set(shardId, iterator);
+        if (!iterator) return;
+        continue;
+      }
       const records: _Record[] = page.Records ?? [];
       if (records.length > 0) {
         const events = records.map((record) => ({
