@@ -127,6 +127,8 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
   await post("/tasks", { title: `${name} 2`, due_date: "2099-01-02" });
   const taskList = await client.get("/tasks", { limit: 1 });
   const reminder = (await client.get(`/tasks/${task}`)).body.reminder.id as string;
+  // A webhook endpoint on a port nothing listens on (this file runs no stream poller: nothing is delivered).
+  const webhookEndpoint = await post("/webhook-endpoints", { url: "http://127.0.0.1:9/isolation", resources: ["item"], description: secret });
   return {
     account,
     client,
@@ -167,6 +169,7 @@ async function createTenant(label: string, secret: string): Promise<Tenant> {
       openSalesOrder,
       openInvoice: openInvoice.id as string,
       openInvoiceLine: openInvoice.lines[0].id as string,
+      webhookEndpoint,
     },
     syncCursor,
     taskCursor: taskList.body.next_cursor as string,
@@ -220,6 +223,7 @@ function victimIdFor(route: RouteDefinition, param: string, tenant: Tenant): str
       if (route.path.includes("/tasks/reminders/")) return tenant.ids.reminder!;
       const collection = route.path.slice(API_PREFIX.length + 1).split("/")[0]!;
       if (collection === "tasks") return tenant.ids.task!;
+      if (collection === "webhook-endpoints") return tenant.ids.webhookEndpoint!;
       const kind = { customers: "customer", prospects: "prospect", suppliers: "supplier", items: "item" }[collection];
       if (kind) return tenant.ids[kind]!;
       break;

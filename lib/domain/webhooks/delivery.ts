@@ -62,7 +62,8 @@ export async function attemptDelivery(message: WebhookMessage, attempt: number):
     },
     day,
   );
-  log(succeeded ? "INFO" : "WARN", "webhook attempt", {
+  // A receiver that fails is the integrator's to fix (its deliveries show it): INFO, not WARN.
+  log("INFO", "webhook attempt", {
     ...key,
     messageId: message.messageId,
     type: message.type,
