@@ -16,6 +16,7 @@ const base = `${API_PREFIX}/webhook-endpoints`;
 const one = `${base}/{id}`;
 
 const resourcesRule = "Each of `resources` needs what `GET /sync` needs for it (else 403 sync_permission_denied).";
+const changeRule = "The caller must be able to sync each of the endpoint's resources (else 403 sync_permission_denied).";
 
 /** Endpoint group `webhooks`: push delivery of the change feed (architecture section 9). */
 export const webhookRoutes: RouteDefinition[] = [
@@ -61,7 +62,7 @@ export const webhookRoutes: RouteDefinition[] = [
     path: one,
     group: "webhooks",
     summary: "Update a webhook endpoint",
-    description: `Changes the fields sent (\`description\`: null clears it). ${resourcesRule}`,
+    description: `Changes the fields sent (\`description\`: null clears it). ${changeRule} ${resourcesRule}`,
     scopes: ["webhooks:write"],
     idempotency: "optional",
     request: { path: webhookEndpointPath, body: webhookEndpointUpdateBody },
@@ -87,10 +88,11 @@ export const webhookRoutes: RouteDefinition[] = [
     path: `${one}/rotate-secret`,
     group: "webhooks",
     summary: "Rotate a webhook endpoint's secret",
-    description: "Returns the endpoint with its new `secret`. For 24 hours messages carry two signatures (new and old), space-separated.",
+    description: `Returns the endpoint with its new \`secret\`. For 24 hours messages carry two signatures (new and old), space-separated. ${changeRule}`,
     scopes: ["webhooks:write"],
     idempotency: "optional",
     request: { path: webhookEndpointPath },
+    errors: { 403: ["sync_permission_denied"] },
     responses: { 200: webhookEndpointWithSecret },
   }),
   route({

@@ -399,6 +399,23 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     expect((await owner.get("/webhook-endpoints")).body.pagination.total_records).toBe(2);
   });
 
+  it("changing another user's endpoint needs what creating it needed: 403 sync_permission_denied, unchanged; a user who may sync its resources can", async () => {
+    const { account, owner } = await ownerOf();
+    const url = "https://example.com/owner-hooks";
+    const endpoint = await createEndpoint(owner, { url, resources: ["invoice", "item"] });
+    const itemsOnly = api().withKey((await newUser(account, { permissions: ["inventory.list"] })).key);
+    const path = `/webhook-endpoints/${endpoint.id}`;
+    expectError(await itemsOnly.patch(path, { url: "https://attacker.example.com/x" }), 403, "sync_permission_denied");
+    expectError(await itemsOnly.patch(path, { status: "disabled" }), 403, "sync_permission_denied");
+    expectError(await itemsOnly.post(`${path}/rotate-secret`), 403, "sync_permission_denied");
+    const stored = (await owner.get(path)).body;
+    expect(stored).toMatchObject({ url, status: "enabled", updated_at: endpoint.updated_at });
+    const seesAll = api().withKey((await newUser(account, { permissions: ["inventory.list", "invoices.list", "records.view_all"] })).key);
+    const changed = await seesAll.patch(path, { description: "kept by a colleague" });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body).toMatchObject({ description: "kept by a colleague", user_id: account.ownerUserId });
+  });
+
   it("another account's endpoint is 404 resource_missing on get, patch, delete, rotate-secret, test and deliveries, and unchanged", async () => {
     const { owner } = await ownerOf();
     const { owner: stranger } = await ownerOf();

@@ -139,6 +139,9 @@ async function changeEndpoint(
     operation,
     async () => {
       const endpoint = await readEndpoint(principal, endpointId);
+      // Changing an endpoint (its URL, its secret...) needs what creating it needed: another
+      // user of the account cannot point someone else's feed somewhere it could not sync itself.
+      requireSyncAccess(principal, endpoint.resources as SyncResource[]);
       const changes: EndpointChanges = { ...change(endpoint), updatedAt: nextUpdatedAt(endpoint.updatedAt) };
       const next = { ...endpoint } as Record<string, unknown>;
       for (const [name, value] of Object.entries(changes)) if (value !== undefined) next[name] = value ?? undefined;
