@@ -26,6 +26,8 @@ const waiting = new Set<NodeJS.Timeout>();
 const running = new Set<Promise<void>>();
 /** A local attempt that could not run (storage failing) runs again after this delay, as SQS would redeliver it. */
 const LOCAL_REDELIVERY_MS = 1_000;
+/** ...at most this many times in a row; then the message is dropped, as SQS moves it to the failed queue after 12 receives. */
+const LOCAL_MAX_REDELIVERIES = 10;
 
 function later(run: () => void, delayMs: number): void {
   const timer = setTimeout(() => {
@@ -36,14 +38,19 @@ function later(run: () => void, delayMs: number): void {
   waiting.add(timer);
 }
 
-function runLocally(message: WebhookMessage, attempt: number): void {
+function runLocally(message: WebhookMessage, attempt: number, redeliveries = 0): void {
   const run = (async () => {
     try {
       const plan = await attemptDelivery(message, attempt);
       if (plan.kind === "retry") later(() => runLocally(message, attempt + 1), plan.delaySeconds * 1000);
     } catch (error) {
-      log("ERROR", "webhook attempt could not run", { messageId: message.messageId, attempt, ...errorFields(error) });
-      later(() => runLocally(message, attempt), LOCAL_REDELIVERY_MS);
+      const dropped = redeliveries >= LOCAL_MAX_REDELIVERIES;
+      log("ERROR", dropped ? "webhook message dropped: its attempt could not run" : "webhook attempt could not run", {
+        messageId: message.messageId,
+        attempt,
+        ...errorFields(error),
+      });
+      if (!dropped) later(() => runLocally(message, attempt, redeliveries + 1), LOCAL_REDELIVERY_MS);
     }
   })();
   running.add(run);
