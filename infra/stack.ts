@@ -24,6 +24,7 @@ import { GLOBAL_INDEXES, TABLE_KEYS } from "../lib/db/table.js";
 import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../lib/sync/classify.js";
 import { enqueuesWebhooks, STREAM_PROCESSOR_ACCESS, tableAccessOf, WEBHOOK_DELIVERY_ACCESS, type TableAccess } from "./permissions.js";
 import { ESBUILD_OPTIONS, lambdaBundling } from "./bundling.js";
+import { OperationsDashboard } from "./dashboard.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -64,6 +65,19 @@ export const WEBHOOK_MAX_RECEIVE_COUNT = 12;
  * means delivery has stalled or fallen far behind (a large fan-out backlog also shows here).
  */
 export const WEBHOOK_QUEUE_AGE_ALARM = Duration.hours(1);
+/** StreamIteratorAgeAlarm's threshold (3 minutes in a row): sync markers lag the table by this much. */
+export const STREAM_ITERATOR_AGE_ALARM = Duration.minutes(1);
+
+/** The table operations the functions use: ThrottleAlarm and the dashboard's table row watch these. */
+const TABLE_OPERATIONS = [
+  Operation.GET_ITEM,
+  Operation.QUERY,
+  Operation.PUT_ITEM,
+  Operation.UPDATE_ITEM,
+  Operation.DELETE_ITEM,
+  Operation.TRANSACT_WRITE_ITEMS,
+  Operation.BATCH_GET_ITEM,
+];
 
 /** Headers a browser client sends and may read (CORS). */
 const CORS_REQUEST_HEADERS = ["authorization", "content-type", "idempotency-key", "if-match"];
@@ -85,6 +99,7 @@ export class InventoryApiStack extends Stack {
   readonly webhookQueue: Queue;
   readonly webhookFailedQueue: Queue;
   readonly webhookDelivery: NodejsFunction;
+  readonly dashboard: OperationsDashboard;
 
   constructor(scope: Construct, id: string, props: InventoryApiStackProps = {}) {
     super(scope, id, props);
@@ -436,6 +451,20 @@ export class InventoryApiStack extends Stack {
 
     this.addAlarms();
 
+    // One dashboard over all of the above (infra/dashboard.ts; docs/operations.md explains it).
+    this.dashboard = new OperationsDashboard(this, "Dashboard", {
+      api: this.api,
+      functions: this.functions,
+      table: this.table,
+      tableOperations: TABLE_OPERATIONS,
+      streamProcessor: this.streamProcessor,
+      streamFailureQueue: this.streamFailureQueue,
+      webhookDelivery: this.webhookDelivery,
+      webhookQueue: this.webhookQueue,
+      webhookFailedQueue: this.webhookFailedQueue,
+      thresholds: { iteratorAge: STREAM_ITERATOR_AGE_ALARM, webhookQueueAge: WEBHOOK_QUEUE_AGE_ALARM },
+    });
+
     NagSuppressions.addStackSuppressions(this, [
       {
         id: "AwsSolutions-L1",
@@ -453,6 +482,8 @@ export class InventoryApiStack extends Stack {
     new CfnOutput(this, "WebhookQueueUrl", { value: this.webhookQueue.queueUrl });
     new CfnOutput(this, "WebhookFailedQueueUrl", { value: this.webhookFailedQueue.queueUrl });
     new CfnOutput(this, "WebhookDeliveryFunctionName", { value: this.webhookDelivery.functionName });
+    new CfnOutput(this, "DashboardName", { value: this.dashboard.dashboard.dashboardName });
+    new CfnOutput(this, "DashboardUrl", { value: this.dashboard.url });
   }
 
   private addAlarms(): void {
@@ -493,7 +524,7 @@ export class InventoryApiStack extends Stack {
         statistic: "Maximum",
         period: Duration.minutes(1),
       }),
-      60_000,
+      STREAM_ITERATOR_AGE_ALARM.toMilliseconds(),
       3,
     );
     alarm(
@@ -532,16 +563,7 @@ export class InventoryApiStack extends Stack {
       this.webhookQueue.metricApproximateAgeOfOldestMessage({ period, statistic: "Maximum" }),
       WEBHOOK_QUEUE_AGE_ALARM.toSeconds(),
     );
-    const operations = [
-      Operation.GET_ITEM,
-      Operation.QUERY,
-      Operation.PUT_ITEM,
-      Operation.UPDATE_ITEM,
-      Operation.DELETE_ITEM,
-      Operation.TRANSACT_WRITE_ITEMS,
-      Operation.BATCH_GET_ITEM,
-    ];
-    alarm("ThrottleAlarm", "DynamoDB throttled requests.", this.table.metricThrottledRequestsForOperations({ operations, period }), 1);
+    alarm("ThrottleAlarm", "DynamoDB throttled requests.", this.table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period }), 1);
   }
 }
 

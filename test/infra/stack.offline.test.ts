@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   InventoryApiStack,
+  STREAM_ITERATOR_AGE_ALARM,
   STREAM_MAX_RECORD_AGE,
   STREAM_RETRY_ATTEMPTS,
   WEBHOOK_DELIVERY_BATCH_SIZE,
@@ -97,6 +98,25 @@ function admits(pattern: Record<string, unknown>, event: Record<string, unknown>
       return value !== undefined && !excluded.includes(value);
     });
   });
+}
+
+/**
+ * A dashboard's body as one string: DashboardBody is a Fn::Join of literal parts and tokens;
+ * each token is written as `{Ref:LogicalId}` or `{GetAtt:LogicalId.Attribute}`.
+ */
+function dashboardBody(dashboard: Resource): string {
+  const body = dashboard.Properties.DashboardBody as string | { "Fn::Join": [string, unknown[]] };
+  if (typeof body === "string") return body;
+  const [separator, parts] = body["Fn::Join"];
+  return parts
+    .map((part) => {
+      if (typeof part === "string") return part;
+      const token = part as { Ref?: string; "Fn::GetAtt"?: [string, string] };
+      if (token.Ref) return `{Ref:${token.Ref}}`;
+      if (token["Fn::GetAtt"]) return `{GetAtt:${token["Fn::GetAtt"].join(".")}}`;
+      throw new Error(`dashboard body part this test cannot render: ${JSON.stringify(part)}`);
+    })
+    .join(separator);
 }
 
 /** The actions granted on the table itself (GetAtt Table.Arn, not an index). */
@@ -506,6 +526,69 @@ describe("infrastructure", () => {
     template.hasOutput("WebhookQueueUrl", { Value: { Ref: logicalId(template, "AWS::SQS::Queue", "WebhookQueue") } });
     template.hasOutput("WebhookFailedQueueUrl", { Value: { Ref: logicalId(template, "AWS::SQS::Queue", "WebhookFailedQueue") } });
     template.hasOutput("WebhookDeliveryFunctionName", { Value: { Ref: functionId(template, "WebhookDeliveryFunction") } });
+  });
+
+  it("has one dashboard, named from the stack, with a row each for the API, the API functions, the table, the stream processor and the webhooks", () => {
+    const dashboards = template.findResources("AWS::CloudWatch::Dashboard");
+    expect(Object.keys(dashboards)).toHaveLength(1);
+    const dashboard = Object.values(dashboards)[0] as Resource;
+    expect(dashboard.Properties.DashboardName).toEqual({ "Fn::Join": ["", ["TestStack-", { Ref: "AWS::Region" }]] });
+    const body = dashboardBody(dashboard);
+    const widgets = JSON.parse(body).widgets as { type: string; properties: { markdown?: string; title?: string; metrics?: unknown[][] } }[];
+    expect(widgets.length).toBeLessThan(50);
+    expect(widgets.filter((w) => w.type === "text").map((w) => w.properties.markdown)).toEqual([
+      expect.stringContaining("API"),
+      expect.stringContaining("API functions"),
+      expect.stringContaining("DynamoDB"),
+      expect.stringContaining("Stream processor"),
+      expect.stringContaining("Webhooks"),
+    ]);
+    /** `namespace metric dimension=value` for every metric line of the graphs. */
+    const lines = widgets.flatMap((w) =>
+      (w.properties.metrics ?? []).map((m) => {
+        const plain = m.filter((part) => typeof part === "string") as string[];
+        return `${plain[0]} ${plain[1]} ${plain[2]}=${plain[3]}`;
+      }),
+    );
+    const has = (namespace: string, metric: string, dimension: string, value: string) =>
+      expect(lines, `${namespace} ${metric} ${dimension}=${value}`).toContain(`${namespace} ${metric} ${dimension}=${value}`);
+
+    const api = `{Ref:${logicalId(template, "AWS::ApiGatewayV2::Api", "HttpApi")}}`;
+    for (const metric of ["Count", "4xx", "5xx", "Latency"]) has("AWS/ApiGateway", metric, "ApiId", api);
+    // Every API function, derived from the route table: invocations, errors, duration, throttles.
+    for (const group of ENDPOINT_GROUPS) {
+      const fn = `{Ref:${functionId(template, `${pascal(group)}Function`)}}`;
+      for (const metric of ["Invocations", "Errors", "Duration", "Throttles"]) has("AWS/Lambda", metric, "FunctionName", fn);
+    }
+    const table = `{Ref:${logicalId(template, "AWS::DynamoDB::Table", "Table")}}`;
+    for (const metric of ["ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "ReadThrottleEvents", "WriteThrottleEvents"]) {
+      has("AWS/DynamoDB", metric, "TableName", table);
+    }
+    // ThrottledRequests and SystemErrors are per operation: summed over the operations the functions use.
+    for (const metric of ["ThrottledRequests", "SystemErrors"]) {
+      for (const operation of ["GetItem", "Query", "UpdateItem", "TransactWriteItems"]) has("AWS/DynamoDB", metric, "Operation", operation);
+    }
+    expect(body).toContain(`"TableName","${table}"`);
+    const processor = `{Ref:${functionId(template, "StreamProcessorFunction")}}`;
+    for (const metric of ["IteratorAge", "Invocations", "Errors"]) has("AWS/Lambda", metric, "FunctionName", processor);
+    const queue = (constructId: string) => `{GetAtt:${logicalId(template, "AWS::SQS::Queue", constructId)}.QueueName}`;
+    for (const metric of ["ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage"])
+      has("AWS/SQS", metric, "QueueName", queue("StreamFailureQueue"));
+    const delivery = `{Ref:${functionId(template, "WebhookDeliveryFunction")}}`;
+    for (const metric of ["Invocations", "Errors", "Duration"]) has("AWS/Lambda", metric, "FunctionName", delivery);
+    for (const metric of ["ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible", "ApproximateAgeOfOldestMessage"]) {
+      has("AWS/SQS", metric, "QueueName", queue("WebhookQueue"));
+    }
+    has("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", queue("WebhookFailedQueue"));
+    // The alarm thresholds are drawn on their graphs.
+    expect(body).toContain(`{"value":${WEBHOOK_QUEUE_AGE_ALARM.toSeconds()},"label":"WebhookQueueAgeAlarm"`);
+    expect(body).toContain(`{"value":${STREAM_ITERATOR_AGE_ALARM.toMilliseconds()},"label":"StreamIteratorAgeAlarm"`);
+  });
+
+  it("outputs the dashboard's name and console address", () => {
+    const dashboard = logicalId(template, "AWS::CloudWatch::Dashboard", "Dashboard");
+    template.hasOutput("DashboardName", { Value: { Ref: dashboard } });
+    template.hasOutput("DashboardUrl", { Value: { "Fn::Join": ["", Match.arrayWith([`#dashboards:name=`, { Ref: dashboard }])] } });
   });
 
   it("configures CORS only when origins are given", () => {
