@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
-import { PRICES } from "./cost-model.js";
+import { PRICES, transactionWriteUnits } from "./cost-model.js";
 
 /**
  * `npm run bench:webhooks [-- --check]` (also part of `npm run bench`): webhooks on the local
@@ -189,9 +189,11 @@ export function webhookReport(result: WebhookBench): string {
   const perMillion = (units: number, price: number) => units * price;
   const lambda = (ms: number) =>
     PRICES.lambdaPerMillionRequests + (DELIVERY_MEMORY_MB / 1024) * (Math.ceil(ms) / 1000) * 1_000_000 * PRICES.lambdaArmPerGbSecond;
+  // DynamoDB Local reports a transaction's items at 1 WRU each; AWS bills 2 per KB per item.
+  const attemptWrites = Math.max(result.attempt.writeUnits, transactionWriteUnits(2, 1));
   const dynamo =
     perMillion(result.fanOut.readUnits + result.attempt.readUnits, PRICES.dynamoReadPerMillionUnits) +
-    perMillion(result.fanOut.writeUnits + result.attempt.writeUnits, PRICES.dynamoWritePerMillionUnits);
+    perMillion(result.fanOut.writeUnits + attemptWrites, PRICES.dynamoWritePerMillionUnits);
   const sqs = SQS_REQUESTS_PER_MESSAGE * SQS_PER_MILLION_REQUESTS;
   const functions = lambda(result.attempt.ms) + lambda(result.fanOut.ms);
   const total = dynamo + sqs + functions;
@@ -206,7 +208,7 @@ export function webhookReport(result: WebhookBench): string {
     `| one delivery attempt (delivery function) | ${result.attempt.calls.toFixed(1)} DynamoDB calls, ${fmt(result.attempt.readUnits)} RRU, ${fmt(result.attempt.writeUnits)} WRU, ${result.attempt.ms.toFixed(0)} ms |`,
     "",
     `Modelled AWS cost per million delivered messages (${PRICES.region} list prices as of ${PRICES.asOf}; one endpoint, first attempt succeeds): ` +
-      `DynamoDB $${fmt(dynamo)}, SQS $${fmt(sqs)} (${SQS_REQUESTS_PER_MESSAGE} requests each at $${SQS_PER_MILLION_REQUESTS}/M), ` +
+      `DynamoDB $${fmt(dynamo)} (the attempt's transaction billed at ${attemptWrites} WRU), SQS $${fmt(sqs)} (${SQS_REQUESTS_PER_MESSAGE} requests each at $${SQS_PER_MILLION_REQUESTS}/M), ` +
       `Lambda $${fmt(functions)} (one stream-processor and one delivery invocation per message at ${DELIVERY_MEMORY_MB} MB and the durations above): **$${fmt(total)}**. ` +
       "Each retry adds one attempt's DynamoDB, Lambda and an SQS visibility change; batches (several markers per stream batch, ten messages per SQS call) make it cheaper under load.",
     "",
