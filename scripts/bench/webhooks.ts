@@ -11,8 +11,8 @@ import { PRICES, transactionWriteUnits } from "./cost-model.js";
  * - Write-to-delivery latency: each item create timed from its 201 to its `item.upsert` message
  *   arriving at a local receiver; after 20 warm-up writes, `WRITES` (default 100) one at a time
  *   (each after the previous one's message), then `WRITES` at `RATE` (default 10) per second
- *   spread over four accounts; p50 and p99 of each (budget: p99 <= 2 s one at a time; the
- *   steady rate shows how the local stack keeps up).
+ *   spread over four accounts; p50 and p99 of each (budget: p99 <= 2 s for both; on a busy
+ *   machine the steady run measures how fast one poller and DynamoDB Local drain a backlog).
  * - What one change costs: the fan-out of one marker and one delivery attempt, run with their
  *   DynamoDB usage counted, and the modelled AWS cost per million delivered messages.
  */
@@ -162,15 +162,14 @@ export async function benchWebhooks(base: string, options: { writes?: number; ra
   }
 }
 
-/**
- * The budget's failures (`--check`): the latency of the pipeline, measured one write at a time
- * (as the sync lag is). The steady-rate figure is reported beside it: on this machine it
- * measures how fast one DynamoDB Local and one stream poller drain a backlog, not a latency.
- */
+/** The budget's failures (`--check`): p99 <= 2 s one write at a time and at the steady rate. */
 export function webhookBudgetFailures(result: WebhookBench): string[] {
-  return result.oneAtATime.p99Ms > DELIVERY_P99_BUDGET_MS
-    ? [`webhooks, write -> delivery (one at a time): p99 ${result.oneAtATime.p99Ms.toFixed(0)} ms > ${DELIVERY_P99_BUDGET_MS} ms`]
-    : [];
+  return (["oneAtATime", "steady"] as const)
+    .filter((run) => result[run].p99Ms > DELIVERY_P99_BUDGET_MS)
+    .map(
+      (run) =>
+        `webhooks, write -> delivery (${run === "steady" ? `${result.ratePerSecond}/s` : "one at a time"}): p99 ${result[run].p99Ms.toFixed(0)} ms > ${DELIVERY_P99_BUDGET_MS} ms`,
+    );
 }
 
 /** Memory of the delivery function and the stream processor (infra/stack.ts). */
@@ -199,7 +198,7 @@ export function webhookReport(result: WebhookBench): string {
   const total = dynamo + sqs + functions;
   const fmt = (value: number) => value.toFixed(2);
   return [
-    `Webhooks on the local stack (poller every 250 ms, delivery in-process); budget: write -> delivery p99 <= ${DELIVERY_P99_BUDGET_MS} ms, one write at a time`,
+    `Webhooks on the local stack (poller every 250 ms, delivery in-process); budget: write -> delivery p99 <= ${DELIVERY_P99_BUDGET_MS} ms`,
     "| measure | value |",
     "|---|---|",
     `| write -> delivery, ${result.writes} item creates one at a time | p50 ${result.oneAtATime.p50Ms.toFixed(0)} ms, p99 ${result.oneAtATime.p99Ms.toFixed(0)} ms |`,
