@@ -19,7 +19,7 @@ export interface OperationsDashboardProps {
   readonly webhookQueue: Queue;
   readonly webhookFailedQueue: Queue;
   /** Alarm thresholds drawn as lines on the matching graphs. */
-  readonly thresholds: { readonly iteratorAge: Duration; readonly webhookQueueAge: Duration };
+  readonly thresholds: { readonly iteratorAge: Duration; readonly webhookQueueAge: Duration; readonly streamFailureQueueAge: Duration };
 }
 
 /** Counters and queue depths: one point a minute. */
@@ -123,9 +123,12 @@ export class OperationsDashboard extends Construct {
       graph("Failure queue: batches given up", 6, [
         props.streamFailureQueue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: Stats.MAXIMUM, label: "messages" }),
       ]),
-      graph("Failure queue: age of oldest message (s)", 6, [
-        props.streamFailureQueue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: Stats.MAXIMUM, label: "oldest message" }),
-      ]),
+      graph(
+        "Failure queue: age of oldest message (s)",
+        6,
+        [props.streamFailureQueue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: Stats.MAXIMUM, label: "oldest message" })],
+        { leftAnnotations: [{ value: props.thresholds.streamFailureQueueAge.toSeconds(), label: "StreamFailureQueueAgeAlarm" }] },
+      ),
     );
 
     // 5. Webhooks: the delivery function, the queue it consumes and the failed queue.

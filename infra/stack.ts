@@ -2,7 +2,17 @@ import { CfnCondition, CfnOutput, CfnParameter, Duration, Fn, RemovalPolicy, Sta
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type HttpRouteIntegration } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
-import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from "aws-cdk-lib/aws-cloudwatch";
+import {
+  Alarm,
+  AlarmRule,
+  AlarmState,
+  ComparisonOperator,
+  CompositeAlarm,
+  MathExpression,
+  Metric,
+  TreatMissingData,
+  type IMetric,
+} from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { AttributeType, BillingMode, Operation, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
@@ -67,6 +77,17 @@ export const WEBHOOK_MAX_RECEIVE_COUNT = 12;
 export const WEBHOOK_QUEUE_AGE_ALARM = Duration.hours(1);
 /** StreamIteratorAgeAlarm's threshold (3 minutes in a row): sync markers lag the table by this much. */
 export const STREAM_ITERATOR_AGE_ALARM = Duration.minutes(1);
+
+/** StreamFailureQueueAgeAlarm's threshold: a described batch has waited this long (its 24 h replay deadline keeps running while an operator holds it). */
+export const STREAM_FAILURE_QUEUE_AGE_ALARM = Duration.hours(1);
+/**
+ * The rate alarms (API function error rate, API 5xx and 4xx rate) count only 5-minute periods
+ * with at least this many invocations or requests: below it the rate is 0, so one error in a
+ * quiet period does not page.
+ */
+export const ALARM_MIN_REQUESTS = 10;
+/** Periods of ApiLatencyP99Alarm: 3 breaching 5-minute periods out of the last 5. */
+export const LATENCY_ALARM_PERIODS = { datapointsToAlarm: 3, evaluationPeriods: 5 } as const;
 
 /** The table operations the functions use: ThrottleAlarm and the dashboard's table row watch these. */
 const TABLE_OPERATIONS = [
@@ -142,6 +163,35 @@ export class InventoryApiStack extends Stack {
       allowedValues: RETENTION_CHOICES.map(String),
       description: "Days CloudWatch keeps function and access logs.",
     });
+    const alarmThresholds = {
+      apiErrorRate: new CfnParameter(this, "ApiErrorRatePercent", {
+        type: "Number",
+        default: 5,
+        minValue: 0,
+        maxValue: 100,
+        description: `ApiUnhealthyAlarm member: an API function's errors per invocation, in percent over 5 minutes, above which its <Group>ErrorRateAlarm fires (periods with fewer than ${ALARM_MIN_REQUESTS} invocations count as 0).`,
+      }),
+      api5xxRate: new CfnParameter(this, "Api5xxRatePercent", {
+        type: "Number",
+        default: 1,
+        minValue: 0,
+        maxValue: 100,
+        description: `ApiUnhealthyAlarm member: the API's 5xx answers per request, in percent over 5 minutes, above which Api5xxRateAlarm fires (periods with fewer than ${ALARM_MIN_REQUESTS} requests count as 0).`,
+      }),
+      api4xxRate: new CfnParameter(this, "Api4xxRatePercent", {
+        type: "Number",
+        default: 25,
+        minValue: 0,
+        maxValue: 100,
+        description: `The API's 4xx answers (429s from stage throttling included) per request, in percent over 5 minutes, above which Api4xxRateAlarm fires (periods with fewer than ${ALARM_MIN_REQUESTS} requests count as 0).`,
+      }),
+      apiLatencyP99: new CfnParameter(this, "ApiLatencyP99Ms", {
+        type: "Number",
+        default: 3000,
+        minValue: 1,
+        description: "ApiUnhealthyAlarm member: the API's p99 latency in milliseconds above which ApiLatencyP99Alarm fires (3 of 5 periods of 5 minutes).",
+      }),
+    };
     const alarmEmail = new CfnParameter(this, "AlarmEmail", {
       type: "String",
       default: "",
@@ -426,7 +476,8 @@ export class InventoryApiStack extends Stack {
       fn.addToRolePolicy(new PolicyStatement({ actions: ["sqs:SendMessage"], resources: [this.webhookQueue.queueArn] }));
     }
 
-    // Alarms: every one notifies the topic; an email subscription only when AlarmEmail is set.
+    // Alarms: every one notifies the topic (alarm and OK), except the members of the composite
+    // ApiUnhealthyAlarm, which notifies for them; an email subscription only when AlarmEmail is set.
     // Not KMS-encrypted: notifications carry alarm names and states only, and CloudWatch cannot
     // publish to a topic under the AWS-managed SNS key.
     this.alarmTopic = new Topic(this, "AlarmTopic", { displayName: `${id} alarms`, enforceSSL: true });
@@ -449,7 +500,7 @@ export class InventoryApiStack extends Stack {
     });
     (subscription.node.defaultChild as CfnSubscription).cfnOptions.condition = hasEmail;
 
-    this.addAlarms();
+    this.addAlarms(alarmThresholds);
 
     // One dashboard over all of the above (infra/dashboard.ts; docs/operations.md explains it).
     this.dashboard = new OperationsDashboard(this, "Dashboard", {
@@ -462,7 +513,7 @@ export class InventoryApiStack extends Stack {
       webhookDelivery: this.webhookDelivery,
       webhookQueue: this.webhookQueue,
       webhookFailedQueue: this.webhookFailedQueue,
-      thresholds: { iteratorAge: STREAM_ITERATOR_AGE_ALARM, webhookQueueAge: WEBHOOK_QUEUE_AGE_ALARM },
+      thresholds: { iteratorAge: STREAM_ITERATOR_AGE_ALARM, webhookQueueAge: WEBHOOK_QUEUE_AGE_ALARM, streamFailureQueueAge: STREAM_FAILURE_QUEUE_AGE_ALARM },
     });
 
     NagSuppressions.addStackSuppressions(this, [
@@ -486,25 +537,54 @@ export class InventoryApiStack extends Stack {
     new CfnOutput(this, "DashboardUrl", { value: this.dashboard.url });
   }
 
-  private addAlarms(): void {
+  private addAlarms(thresholds: { apiErrorRate: CfnParameter; api5xxRate: CfnParameter; api4xxRate: CfnParameter; apiLatencyP99: CfnParameter }): void {
     const action = new SnsAction(this.alarmTopic);
-    const alarm = (id: string, description: string, metric: IMetric, threshold: number, evaluationPeriods = 1) => {
+    interface AlarmOptions {
+      evaluationPeriods?: number;
+      datapointsToAlarm?: number;
+      comparisonOperator?: ComparisonOperator;
+      /** false: a member of ApiUnhealthyAlarm, without actions of its own (the composite pages). */
+      notifies?: boolean;
+    }
+    const alarm = (id: string, description: string, metric: IMetric, threshold: number, options: AlarmOptions = {}) => {
       const created = new Alarm(this, id, {
         alarmDescription: description,
         metric,
         threshold,
-        evaluationPeriods,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: options.evaluationPeriods ?? 1,
+        datapointsToAlarm: options.datapointsToAlarm,
+        comparisonOperator: options.comparisonOperator ?? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      created.addAlarmAction(action);
-      created.addOkAction(action);
+      if (options.notifies ?? true) {
+        created.addAlarmAction(action);
+        created.addOkAction(action);
+      }
       return created;
     };
     const period = Duration.minutes(5);
-    alarm("Api5xxAlarm", "The API answered with 5xx errors.", this.api.metricServerError({ period, statistic: "Sum" }), 5);
+    /** `part` per `total` in percent, 0 in a period with fewer than ALARM_MIN_REQUESTS of `total`. */
+    const rate = (label: string, part: IMetric, total: IMetric) =>
+      new MathExpression({
+        label,
+        expression: `IF(total >= ${ALARM_MIN_REQUESTS}, 100 * FILL(part, 0) / total, 0)`,
+        usingMetrics: { part, total },
+        period,
+      });
+    const percent = (parameter: CfnParameter) => parameter.valueAsNumber;
+
+    // ApiUnhealthyAlarm's members: no actions of their own.
+    const members: Alarm[] = [];
     for (const [group, fn] of Object.entries(this.functions)) {
-      alarm(`${pascal(group)}ErrorsAlarm`, `The ${group} function failed.`, fn.metricErrors({ period, statistic: "Sum" }), 1);
+      members.push(
+        alarm(
+          `${pascal(group)}ErrorRateAlarm`,
+          `More than ApiErrorRatePercent of the ${group} function's invocations failed in 5 minutes (at least ${ALARM_MIN_REQUESTS} invocations). Member of ApiUnhealthyAlarm.`,
+          rate(`${group} error rate (%)`, fn.metricErrors({ period, statistic: "Sum" }), fn.metricInvocations({ period, statistic: "Sum" })),
+          percent(thresholds.apiErrorRate),
+          { comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD, notifies: false },
+        ),
+      );
       alarm(
         `${pascal(group)}ThrottlesAlarm`,
         `The ${group} function was throttled: its reserved concurrency (ApiReservedConcurrency) is exhausted.`,
@@ -512,6 +592,40 @@ export class InventoryApiStack extends Stack {
         1,
       );
     }
+    const requests = this.api.metricCount({ period, statistic: "Sum" });
+    members.push(
+      alarm(
+        "Api5xxRateAlarm",
+        `More than Api5xxRatePercent of the API's answers were 5xx in 5 minutes (at least ${ALARM_MIN_REQUESTS} requests). Member of ApiUnhealthyAlarm.`,
+        rate("5xx rate (%)", this.api.metricServerError({ period, statistic: "Sum" }), requests),
+        percent(thresholds.api5xxRate),
+        { comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD, notifies: false },
+      ),
+      alarm(
+        "ApiLatencyP99Alarm",
+        "The API's p99 latency was above ApiLatencyP99Ms in 3 of the last 5 periods of 5 minutes. Member of ApiUnhealthyAlarm.",
+        this.api.metricLatency({ period, statistic: "p99" }),
+        thresholds.apiLatencyP99.valueAsNumber,
+        { ...LATENCY_ALARM_PERIODS, comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD, notifies: false },
+      ),
+    );
+    const unhealthy = new CompositeAlarm(this, "ApiUnhealthyAlarm", {
+      alarmDescription:
+        "The API is unhealthy: an API function's error rate, the API's 5xx rate or its p99 latency is above its threshold (see the member alarm in ALARM). The only API alarm that pages for these.",
+      alarmRule: AlarmRule.anyOf(...members.map((member) => AlarmRule.fromAlarm(member, AlarmState.ALARM))),
+    });
+    unhealthy.addAlarmAction(action);
+    unhealthy.addOkAction(action);
+
+    // 429s (stage throttling, per-key rate limit) are inside 4xx: HTTP APIs publish no metric per status.
+    alarm(
+      "Api4xxRateAlarm",
+      `More than Api4xxRatePercent of the API's answers were 4xx (429s included) in 5 minutes (at least ${ALARM_MIN_REQUESTS} requests): a client storm or a broken integration.`,
+      rate("4xx rate (%)", this.api.metricClientError({ period, statistic: "Sum" }), requests),
+      percent(thresholds.api4xxRate),
+      { comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD },
+    );
+
     const processor = this.streamProcessor;
     alarm("StreamProcessorErrorsAlarm", "The stream processor failed a batch.", processor.metricErrors({ period, statistic: "Sum" }), 1);
     alarm(
@@ -525,13 +639,19 @@ export class InventoryApiStack extends Stack {
         period: Duration.minutes(1),
       }),
       STREAM_ITERATOR_AGE_ALARM.toMilliseconds(),
-      3,
+      { evaluationPeriods: 3 },
     );
     alarm(
       "StreamFailureQueueAlarm",
       "A stream batch was given up and described in the failure queue: replay it within the stream's 24 hours (docs/operations.md).",
       this.streamFailureQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: "Maximum" }),
       1,
+    );
+    alarm(
+      "StreamFailureQueueAgeAlarm",
+      `A failed stream batch has been in the failure queue for ${STREAM_FAILURE_QUEUE_AGE_ALARM.toHours()} hour or more: its records leave the stream 24 hours after they were written, held by an operator or not. Replay it (docs/operations.md).`,
+      this.streamFailureQueue.metricApproximateAgeOfOldestMessage({ period, statistic: "Maximum" }),
+      STREAM_FAILURE_QUEUE_AGE_ALARM.toSeconds(),
     );
     alarm(
       "StreamFailureDeliveryAlarm",

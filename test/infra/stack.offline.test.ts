@@ -6,7 +6,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  ALARM_MIN_REQUESTS,
   InventoryApiStack,
+  LATENCY_ALARM_PERIODS,
+  STREAM_FAILURE_QUEUE_AGE_ALARM,
   STREAM_ITERATOR_AGE_ALARM,
   STREAM_MAX_RECORD_AGE,
   STREAM_RETRY_ATTEMPTS,
@@ -125,6 +128,32 @@ function tableActions(statements: Statement[]): string[] {
     .filter((s) => list(s.Resource).some((r) => JSON.stringify(r).match(/^\{"Fn::GetAtt":\["Table[0-9A-F]{8}","Arn"\]\}$/)))
     .flatMap((s) => list(s.Action))
     .sort();
+}
+
+/** The construct ids of ApiUnhealthyAlarm's members, in the order of its rule. */
+function apiUnhealthyMembers(): string[] {
+  return [...ENDPOINT_GROUPS.map((group) => `${pascal(group)}ErrorRateAlarm`), "Api5xxRateAlarm", "ApiLatencyP99Alarm"];
+}
+
+/** The properties of the default stack's alarm with that construct id. */
+function alarmProperties(constructId: string): Record<string, any> {
+  return (template.findResources("AWS::CloudWatch::Alarm")[logicalId(template, "AWS::CloudWatch::Alarm", constructId)] as Resource).Properties;
+}
+
+const lambdaMetric = (name: string, fn: unknown) => ({ Namespace: "AWS/Lambda", MetricName: name, Dimensions: [{ Name: "FunctionName", Value: fn }] });
+const apiMetric = (name: string, api: unknown) => ({ Namespace: "AWS/ApiGateway", MetricName: name, Dimensions: [{ Name: "ApiId", Value: api }] });
+
+/** A rate alarm: 100 * part / total over 5-minute sums, 0 below ALARM_MIN_REQUESTS of total, above the threshold parameter. */
+function expectRateAlarm(props: Record<string, any>, threshold: unknown, part: unknown, total: unknown): void {
+  expect(props).toMatchObject({ Threshold: threshold, ComparisonOperator: "GreaterThanThreshold", EvaluationPeriods: 1, TreatMissingData: "notBreaching" });
+  expect(props.MetricName).toBeUndefined();
+  const metrics = props.Metrics as { Id: string; Expression?: string; ReturnData: boolean; MetricStat?: Record<string, unknown> }[];
+  expect(metrics).toHaveLength(3);
+  const expression = metrics.find((m) => m.Expression !== undefined)!;
+  expect(expression.ReturnData).toBe(true);
+  expect(expression.Expression).toBe(`IF(total >= ${ALARM_MIN_REQUESTS}, 100 * FILL(part, 0) / total, 0)`);
+  expect(metrics.find((m) => m.Id === "part")).toEqual({ Id: "part", ReturnData: false, MetricStat: { Metric: part, Period: 300, Stat: "Sum" } });
+  expect(metrics.find((m) => m.Id === "total")).toEqual({ Id: "total", ReturnData: false, MetricStat: { Metric: total, Period: 300, Stat: "Sum" } });
 }
 
 describe("infrastructure", () => {
@@ -252,13 +281,26 @@ describe("infrastructure", () => {
     expect(processor.some((s) => list(s.Action).includes("sqs:SendMessage"))).toBe(true);
   });
 
-  it("sends every alarm (and its recovery) to the alarm topic; email only when AlarmEmail is set", () => {
+  it("sends every alarm but ApiUnhealthyAlarm's members (and its recovery) to the alarm topic; email only when AlarmEmail is set", () => {
     const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0]!;
     const alarms = Object.entries(template.findResources("AWS::CloudWatch::Alarm")) as [string, Resource][];
-    expect(alarms.length).toBeGreaterThanOrEqual(2 * ENDPOINT_GROUPS.length + 5);
+    const memberIds = new Set(apiUnhealthyMembers().map((constructId) => logicalId(template, "AWS::CloudWatch::Alarm", constructId)));
+    // Per group: an error-rate alarm (member) and a throttles alarm; 5xx rate, p99 latency (members), 4xx rate; 9 others.
+    expect(alarms).toHaveLength(2 * ENDPOINT_GROUPS.length + 3 + 9);
+    expect(memberIds.size).toBe(ENDPOINT_GROUPS.length + 2);
     for (const [id, alarm] of alarms) {
-      expect(alarm.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
-      expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
+      if (memberIds.has(id)) {
+        expect(alarm.Properties.AlarmActions, id).toBeUndefined();
+        expect(alarm.Properties.OKActions, id).toBeUndefined();
+        expect(alarm.Properties.InsufficientDataActions, id).toBeUndefined();
+      } else {
+        expect(alarm.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
+        expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
+      }
+    }
+    for (const [id, composite] of Object.entries(template.findResources("AWS::CloudWatch::CompositeAlarm")) as [string, Resource][]) {
+      expect(composite.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
+      expect(composite.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
     }
     const metrics = alarms.map(([, alarm]) => alarm.Properties.MetricName as string | undefined);
     expect(metrics).toEqual(
@@ -268,11 +310,108 @@ describe("infrastructure", () => {
         "ApproximateAgeOfOldestMessage",
         "DestinationDeliveryFailures",
         "Throttles",
+        "Latency",
       ]),
     );
     template.hasParameter("AlarmEmail", { Type: "String", Default: "" });
     template.hasResource("AWS::SNS::Subscription", { Condition: "HasAlarmEmail", Properties: { Protocol: "email", Endpoint: { Ref: "AlarmEmail" } } });
     expect(template.toJSON().Conditions.HasAlarmEmail).toEqual({ "Fn::Not": [{ "Fn::Equals": [{ Ref: "AlarmEmail" }, ""] }] });
+  });
+
+  it("has the alarm thresholds as parameters with their defaults", () => {
+    template.hasParameter("ApiErrorRatePercent", { Type: "Number", Default: 5, MinValue: 0, MaxValue: 100 });
+    template.hasParameter("Api5xxRatePercent", { Type: "Number", Default: 1, MinValue: 0, MaxValue: 100 });
+    template.hasParameter("Api4xxRatePercent", { Type: "Number", Default: 25, MinValue: 0, MaxValue: 100 });
+    template.hasParameter("ApiLatencyP99Ms", { Type: "Number", Default: 3000, MinValue: 1 });
+  });
+
+  it("alarms on each API function's error rate (not on a single error), with a minimum-traffic guard, without actions", () => {
+    expect(ALARM_MIN_REQUESTS).toBe(10);
+    for (const group of ENDPOINT_GROUPS) {
+      const fn = { Ref: functionId(template, `${pascal(group)}Function`) };
+      const props = alarmProperties(`${pascal(group)}ErrorRateAlarm`);
+      expectRateAlarm(props, { Ref: "ApiErrorRatePercent" }, lambdaMetric("Errors", fn), lambdaMetric("Invocations", fn));
+      expect(props.AlarmActions, group).toBeUndefined();
+      expect(props.OKActions, group).toBeUndefined();
+    }
+    // No alarm pages on a single API function error any more (the stream processor's and delivery function's stay).
+    const errorAlarms = (Object.values(template.findResources("AWS::CloudWatch::Alarm")) as Resource[]).filter((a) => a.Properties.MetricName === "Errors");
+    expect(errorAlarms.map((a) => (a.Properties.Dimensions[0].Value as { Ref: string }).Ref).sort()).toEqual(
+      [functionId(template, "StreamProcessorFunction"), functionId(template, "WebhookDeliveryFunction")].sort(),
+    );
+    for (const alarm of errorAlarms)
+      expect(alarm.Properties).toMatchObject({ Threshold: 1, AlarmActions: [expect.anything()], OKActions: [expect.anything()] });
+    for (const group of ENDPOINT_GROUPS) {
+      expect(Object.keys(template.findResources("AWS::CloudWatch::Alarm")).filter((id) => id.startsWith(`${pascal(group)}ErrorsAlarm`))).toEqual([]);
+    }
+  });
+
+  it("alarms on the API's 5xx rate, 4xx rate (429s included) and p99 latency", () => {
+    const api = { Ref: logicalId(template, "AWS::ApiGatewayV2::Api", "HttpApi") };
+    const count = apiMetric("Count", api);
+    const five = alarmProperties("Api5xxRateAlarm");
+    expectRateAlarm(five, { Ref: "Api5xxRatePercent" }, apiMetric("5xx", api), count);
+    expect(five.AlarmActions).toBeUndefined();
+    expect(five.OKActions).toBeUndefined();
+    const four = alarmProperties("Api4xxRateAlarm");
+    expectRateAlarm(four, { Ref: "Api4xxRatePercent" }, apiMetric("4xx", api), count);
+    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0]!;
+    expect(four.AlarmActions).toEqual([{ Ref: topicId }]);
+    expect(four.OKActions).toEqual([{ Ref: topicId }]);
+    const latency = alarmProperties("ApiLatencyP99Alarm");
+    expect(latency).toMatchObject({
+      Namespace: "AWS/ApiGateway",
+      MetricName: "Latency",
+      Dimensions: [{ Name: "ApiId", Value: api }],
+      ExtendedStatistic: "p99",
+      Period: 300,
+      Threshold: { Ref: "ApiLatencyP99Ms" },
+      ComparisonOperator: "GreaterThanThreshold",
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      TreatMissingData: "notBreaching",
+    });
+    expect(LATENCY_ALARM_PERIODS).toEqual({ datapointsToAlarm: 3, evaluationPeriods: 5 });
+    expect(latency.AlarmActions).toBeUndefined();
+    expect(latency.OKActions).toBeUndefined();
+    // The old count alarm is gone: the rate alarm replaces it.
+    expect(Object.keys(template.findResources("AWS::CloudWatch::Alarm")).filter((id) => /^Api5xxAlarm[0-9A-F]{8}$/.test(id))).toEqual([]);
+  });
+
+  it("pages once per API incident: ApiUnhealthyAlarm is ANY of the error-rate, 5xx-rate and p99 latency alarms, and only it has actions", () => {
+    const composites = template.findResources("AWS::CloudWatch::CompositeAlarm");
+    expect(Object.keys(composites)).toHaveLength(1);
+    const composite = composites[logicalId(template, "AWS::CloudWatch::CompositeAlarm", "ApiUnhealthyAlarm")] as Resource;
+    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0]!;
+    expect(composite.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+    expect(composite.Properties.OKActions).toEqual([{ Ref: topicId }]);
+    expect(composite.Properties.ActionsEnabled ?? true).toBe(true);
+    // The rule, with each alarm ARN (GetAtt Id.Arn) written as {Id}.
+    const [separator, parts] = composite.Properties.AlarmRule["Fn::Join"] as [string, unknown[]];
+    const rule = parts.map((part) => (typeof part === "string" ? part : `{${(part as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0]}}`)).join(separator);
+    const members = apiUnhealthyMembers().map((constructId) => `ALARM("{${logicalId(template, "AWS::CloudWatch::Alarm", constructId)}}")`);
+    expect(rule).toBe(`(${members.join(" OR ")})`);
+  });
+
+  it("alarms when a failed stream batch has waited an hour in the failure queue, besides its depth", () => {
+    const queueName = { "Fn::GetAtt": [logicalId(template, "AWS::SQS::Queue", "StreamFailureQueue"), "QueueName"] };
+    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0]!;
+    expect(STREAM_FAILURE_QUEUE_AGE_ALARM.toHours()).toBe(1);
+    expect(alarmProperties("StreamFailureQueueAgeAlarm")).toMatchObject({
+      Namespace: "AWS/SQS",
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Dimensions: [{ Name: "QueueName", Value: queueName }],
+      Statistic: "Maximum",
+      Threshold: 3600,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      AlarmActions: [{ Ref: topicId }],
+      OKActions: [{ Ref: topicId }],
+    });
+    expect(alarmProperties("StreamFailureQueueAlarm")).toMatchObject({
+      MetricName: "ApproximateNumberOfMessagesVisible",
+      Dimensions: [{ Name: "QueueName", Value: queueName }],
+      Threshold: 1,
+    });
   });
 
   it("lets CloudWatch alarms of this account (and only they) publish to the alarm topic, and refuses publishing over plain HTTP", () => {
@@ -583,6 +722,7 @@ describe("infrastructure", () => {
     // The alarm thresholds are drawn on their graphs.
     expect(body).toContain(`{"value":${WEBHOOK_QUEUE_AGE_ALARM.toSeconds()},"label":"WebhookQueueAgeAlarm"`);
     expect(body).toContain(`{"value":${STREAM_ITERATOR_AGE_ALARM.toMilliseconds()},"label":"StreamIteratorAgeAlarm"`);
+    expect(body).toContain(`{"value":${STREAM_FAILURE_QUEUE_AGE_ALARM.toSeconds()},"label":"StreamFailureQueueAgeAlarm"`);
   });
 
   it("outputs the dashboard's name and console address", () => {
