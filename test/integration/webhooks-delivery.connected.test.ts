@@ -1,18 +1,15 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { describe, expect, it, vi } from "vitest";
 import { readHead } from "../../lib/db/sync.js";
-import { tableName } from "../../lib/db/table.js";
 import { localWebhookQueue } from "../../lib/domain/webhooks/queue.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { inBatches } from "../support/batches.js";
 import { idempotencyKey, newAccount, newUser, updateUser, type TestAccount } from "../support/fixtures.js";
 import { waitFor } from "../support/local-stack.js";
 import { salesWorld } from "../support/sales.js";
 import { scaled } from "../support/timeouts.js";
-import { type Answer, WebhookReceiver, type WebhookInbox } from "../support/webhook-receiver.js";
+import { type Answer, type WebhookInbox, useWebhookStack } from "../support/webhook-receiver.js";
 
 /**
  * Fault injection for the at-least-once tests (and nothing else: every other call goes to the
@@ -43,28 +40,7 @@ vi.mock("../../lib/domain/webhooks/fan-out.js", async (importOriginal) => {
  * `GET /sync`. Every test uses its own account and its own inbox of the one receiver.
  */
 const api = useApiServer();
-let poller: StreamPoller;
-let receiver: WebhookReceiver;
-const previousSchedule = process.env.WEBHOOK_RETRY_SCHEDULE;
-
-beforeAll(async () => {
-  // 4 attempts, 0.2 s apart (read at each attempt).
-  process.env.WEBHOOK_RETRY_SCHEDULE = "0.2,0.2,0.2";
-  // DynamoDB Local gives a LATEST iterator taken on a shard with no record yet a
-  // TrimmedDataAccessException at the first write, and the poller keeps that iterator (it never
-  // recovers): on a fresh table (this file first in its worker) write before it starts.
-  await newAccount();
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
-  await poller.drain();
-  receiver = await new WebhookReceiver().start();
-});
-afterAll(async () => {
-  await poller?.stop();
-  await localWebhookQueue().stop();
-  await receiver?.stop();
-  if (previousSchedule === undefined) delete process.env.WEBHOOK_RETRY_SCHEDULE;
-  else process.env.WEBHOOK_RETRY_SCHEDULE = previousSchedule;
-});
+const webhooks = useWebhookStack("0.2,0.2,0.2"); // 4 attempts, 0.2 s apart
 
 const ATTEMPTS = 4;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -92,7 +68,7 @@ async function ownerOf(): Promise<{ account: TestAccount; owner: ApiClient }> {
 
 /** An endpoint on a fresh inbox of the receiver, the inbox verifying with its secret. */
 async function endpointOn(client: ApiClient, body: Record<string, unknown> = {}): Promise<{ endpoint: Record<string, any>; inbox: WebhookInbox }> {
-  const inbox = receiver.inbox();
+  const inbox = webhooks.receiver.inbox();
   const created = await client.post("/webhook-endpoints", { url: inbox.url, ...body });
   expect(created.status, created.text).toBe(201);
   inbox.secrets = [created.body.secret];
@@ -136,18 +112,18 @@ async function queueIdle(): Promise<void> {
  */
 async function settle(accountId: string, fromSeq: number): Promise<void> {
   await waitFor(`the sync head of ${accountId} to move past ${fromSeq}`, async () => (await readHead(accountId)).seq > fromSeq);
-  await poller.drain();
-  await poller.drain();
+  await webhooks.poller.drain();
+  await webhooks.poller.drain();
   let head = (await readHead(accountId)).seq;
   let stable = 0;
   for (let round = 0; round < 40 && stable < 2; round++) {
     await sleep(60);
-    await poller.drain();
+    await webhooks.poller.drain();
     const next = (await readHead(accountId)).seq;
     stable = next === head ? stable + 1 : 0;
     head = next;
   }
-  await poller.drain();
+  await webhooks.poller.drain();
   await queueIdle();
 }
 
@@ -224,7 +200,7 @@ describe("webhook delivery: the message", () => {
 
   it("a URL with a host name (resolved through the delivery's guarded lookup) is delivered to", async () => {
     const { owner } = await ownerOf();
-    const inbox = receiver.inbox();
+    const inbox = webhooks.receiver.inbox();
     const url = inbox.url.replace("127.0.0.1", "localhost");
     const created = await owner.post("/webhook-endpoints", { url, resources: ["item"] });
     expect(created.status, created.text).toBe(201);
@@ -252,7 +228,7 @@ describe("webhook delivery: the message", () => {
   it("PATCH url and resources take effect for the next change: the new URL receives, the old one does not; the new resources filter", async () => {
     const { account, owner } = await ownerOf();
     const { endpoint, inbox } = await endpointOn(owner, { resources: ["invoice"] });
-    const moved = receiver.inbox();
+    const moved = webhooks.receiver.inbox();
     moved.secrets = [endpoint.secret];
     const changed = await owner.patch(`/webhook-endpoints/${endpoint.id}`, { url: moved.url, resources: ["item"] });
     expect(changed.status, changed.text).toBe(200);
@@ -487,7 +463,7 @@ describe("webhook delivery: retries, exhaustion, disabling", () => {
   it("a redirect is a failed attempt (its status recorded) and is not followed; a 200 with a body succeeds", async () => {
     const { owner } = await ownerOf();
     const { endpoint, inbox } = await endpointOn(owner, { resources: ["item"] });
-    const elsewhere = receiver.inbox();
+    const elsewhere = webhooks.receiver.inbox();
     inbox.respond = (message): Answer =>
       message.attempt === 1
         ? { status: 307, headers: { location: elsewhere.url } }
@@ -549,7 +525,7 @@ describe("webhook delivery: deletion", () => {
     await waitFor("the item's message at the kept endpoint", () => kept.inbox.about(item.id).length > 0);
     await settle(account.accountId, seq);
     expect(gone.inbox.messages).toEqual([]);
-    expect(receiver.messages.filter((m) => m.path === gone.inbox.path)).toEqual([]);
+    expect(webhooks.receiver.messages.filter((m) => m.path === gone.inbox.path)).toEqual([]);
   });
 
   it("deleting an endpoint while a message waits for its retry drops the retry", async () => {

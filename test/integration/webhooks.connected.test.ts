@@ -1,16 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
-import { tableName } from "../../lib/db/table.js";
+import { describe, expect, it } from "vitest";
 import { localWebhookQueue } from "../../lib/domain/webhooks/queue.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
 import { waitFor } from "../support/local-stack.js";
 import { scaled } from "../support/timeouts.js";
-import { WebhookReceiver } from "../support/webhook-receiver.js";
+import { useWebhookStack } from "../support/webhook-receiver.js";
 
 /**
  * Webhook endpoints through HTTP against DynamoDB Local (architecture section 9): the endpoints
@@ -21,28 +18,7 @@ import { WebhookReceiver } from "../support/webhook-receiver.js";
  * the one receiver (a real HTTP server verifying each message with `standardwebhooks`).
  */
 const api = useApiServer();
-let poller: StreamPoller;
-let receiver: WebhookReceiver;
-const previousSchedule = process.env.WEBHOOK_RETRY_SCHEDULE;
-
-beforeAll(async () => {
-  // 4 attempts, 0.2 s apart (read at each attempt).
-  process.env.WEBHOOK_RETRY_SCHEDULE = "0.2,0.2,0.2";
-  // DynamoDB Local gives a LATEST iterator taken on a shard with no record yet a
-  // TrimmedDataAccessException at the first write, and the poller keeps that iterator (it never
-  // recovers): on a fresh table (this file first in its worker) write before it starts.
-  await newAccount();
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
-  await poller.drain();
-  receiver = await new WebhookReceiver().start();
-});
-afterAll(async () => {
-  await poller?.stop();
-  await localWebhookQueue().stop();
-  await receiver?.stop();
-  if (previousSchedule === undefined) delete process.env.WEBHOOK_RETRY_SCHEDULE;
-  else process.env.WEBHOOK_RETRY_SCHEDULE = previousSchedule;
-});
+const webhooks = useWebhookStack("0.2,0.2,0.2"); // 4 attempts, 0.2 s apart
 
 const ALL_RESOURCES = ["estimate", "invoice", "item", "purchase_order", "sales_order"];
 const ENDPOINT_KEYS = ["created_at", "description", "disabled_reason", "id", "object", "resources", "status", "updated_at", "url", "user_id"];
@@ -419,7 +395,7 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
   it("another account's endpoint is 404 resource_missing on get, patch, delete, rotate-secret, test and deliveries, and unchanged", async () => {
     const { owner } = await ownerOf();
     const { owner: stranger } = await ownerOf();
-    const inbox = receiver.inbox();
+    const inbox = webhooks.receiver.inbox();
     const endpoint = await createEndpoint(owner, { url: inbox.url, resources: ["item"] });
     const path = `/webhook-endpoints/${endpoint.id}`;
     expectError(await stranger.get(path), 404, "resource_missing");
@@ -443,7 +419,7 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
 describe("webhook endpoints: rotation, test messages, timeout", () => {
   it("rotate-secret returns a new secret; later messages carry two signatures and verify with both the old and the new secret", async () => {
     const { owner } = await ownerOf();
-    const inbox = receiver.inbox();
+    const inbox = webhooks.receiver.inbox();
     const endpoint = await createEndpoint(owner, { url: inbox.url, resources: ["item"] });
     const old = endpoint.secret as string;
     inbox.secrets = [old];
@@ -498,7 +474,7 @@ describe("webhook endpoints: rotation, test messages, timeout", () => {
 
   it("an Idempotency-Key replays rotate-secret: the same secret, one rotation (the original secret still signs as the previous one)", async () => {
     const { owner } = await ownerOf();
-    const inbox = receiver.inbox();
+    const inbox = webhooks.receiver.inbox();
     const endpoint = await createEndpoint(owner, { url: inbox.url, resources: ["item"] });
     const key = idempotencyKey();
     const first = await owner.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`, undefined, { idempotencyKey: key });
@@ -514,7 +490,7 @@ describe("webhook endpoints: rotation, test messages, timeout", () => {
 
   it("POST .../test is 202 {object: webhook_test, message_id}: a signed webhook.test message, recorded, sent even when disabled, once per idempotency key", async () => {
     const { owner } = await ownerOf();
-    const inbox = receiver.inbox();
+    const inbox = webhooks.receiver.inbox();
     const endpoint = await createEndpoint(owner, { url: inbox.url, resources: ["item"] });
     inbox.secrets = [endpoint.secret];
     const path = `/webhook-endpoints/${endpoint.id}`;
@@ -577,7 +553,7 @@ describe("webhook endpoints: rotation, test messages, timeout", () => {
     const secrets: string[] = [];
     try {
       const { owner } = await ownerOf();
-      const inbox = receiver.inbox();
+      const inbox = webhooks.receiver.inbox();
       inbox.respond = (message) => (message.attempt === 1 ? 500 : 204);
       const endpoint = await createEndpoint(owner, { url: inbox.url, resources: ["item"] });
       secrets.push(endpoint.secret);
@@ -612,7 +588,7 @@ describe("webhook endpoints: rotation, test messages, timeout", () => {
     "an endpoint that does not answer within 10 s: the attempt is recorded failed with error timeout, and retried",
     async () => {
       const { owner } = await ownerOf();
-      const inbox = receiver.inbox();
+      const inbox = webhooks.receiver.inbox();
       const endpoint = await createEndpoint(owner, { url: inbox.url, resources: ["item"] });
       inbox.secrets = [endpoint.secret];
       inbox.respond = (message) => (message.attempt === 1 ? "hang" : 204);

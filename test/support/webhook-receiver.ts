@@ -2,6 +2,11 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type ServerResponse, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll } from "vitest";
+import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { tableName } from "../../lib/db/table.js";
+import { localWebhookQueue } from "../../lib/domain/webhooks/queue.js";
+import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
 
 /** One message as a receiver got it. */
 export interface ReceivedMessage {
@@ -167,4 +172,34 @@ function verifies(secret: string, body: string, header: (name: string) => string
   } catch {
     return false;
   }
+}
+
+/** What `useWebhookStack` starts for a test file: set once its `beforeAll` has run. */
+export interface WebhookStack {
+  poller: StreamPoller;
+  receiver: WebhookReceiver;
+}
+
+/**
+ * For one test file: the stream poller (the stream processor in-process, so markers are written
+ * and fanned out), one receiver, and the retry schedule `retrySchedule` (seconds, as
+ * `WEBHOOK_RETRY_SCHEDULE`; read at each attempt); stopped, with the local queue's waiting
+ * retries dropped, after the file.
+ */
+export function useWebhookStack(retrySchedule: string): WebhookStack {
+  const stack = {} as WebhookStack;
+  const previousSchedule = process.env.WEBHOOK_RETRY_SCHEDULE;
+  beforeAll(async () => {
+    process.env.WEBHOOK_RETRY_SCHEDULE = retrySchedule;
+    stack.poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
+    stack.receiver = await new WebhookReceiver().start();
+  });
+  afterAll(async () => {
+    await stack.poller?.stop();
+    await localWebhookQueue().stop();
+    await stack.receiver?.stop();
+    if (previousSchedule === undefined) delete process.env.WEBHOOK_RETRY_SCHEDULE;
+    else process.env.WEBHOOK_RETRY_SCHEDULE = previousSchedule;
+  });
+  return stack;
 }
