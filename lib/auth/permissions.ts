@@ -196,6 +196,22 @@ export interface Principal {
   scopes: ReadonlySet<string> | null;
 }
 
+/**
+ * What a stored user may see and do, as the key's principal and the webhook fan-out read it:
+ * its role, its known permissions, and its location (owners are never restricted).
+ */
+export function accessOfUser(user: {
+  role: "owner" | "staff";
+  permissions?: readonly string[];
+  assignedLocationId?: string;
+}): Pick<Principal, "role" | "permissions" | "assignedLocationId"> {
+  return {
+    role: user.role,
+    permissions: new Set((user.permissions ?? []).filter(isPermission)),
+    assignedLocationId: user.role === "owner" ? null : (user.assignedLocationId ?? null),
+  };
+}
+
 export function hasPermission(principal: Principal, permission: Permission): boolean {
   return principal.role === "owner" || principal.permissions.has(permission);
 }

@@ -11,10 +11,8 @@ type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 type EndpointKey = { accountId: string; endpointId: string };
 
 /** Every endpoint of the account (at most 10): ONE Query. */
-export async function queryWebhookEndpoints(accountId: string, options: { consistent?: boolean } = {}): Promise<WebhookEndpointItem[]> {
-  const { data } = await db()
-    .entities.webhookEndpoint.query.primary({ accountId })
-    .go({ pages: "all", consistent: options.consistent ?? true });
+export async function queryWebhookEndpoints(accountId: string): Promise<WebhookEndpointItem[]> {
+  const { data } = await db().entities.webhookEndpoint.query.primary({ accountId }).go({ pages: "all", consistent: true });
   return data;
 }
 

@@ -1,4 +1,4 @@
-import { isPermission, type Permission } from "../../auth/permissions.js";
+import { accessOfUser } from "../../auth/permissions.js";
 import { nowIso } from "../../core/clock.js";
 import { log } from "../../core/log.js";
 import { readUser } from "../../db/auth-store.js";
@@ -11,14 +11,7 @@ import { changeMessageBody, receives, type MarkerChange } from "./model.js";
 import { enqueueWebhookMessages } from "./queue.js";
 
 /** What a stored user may sync: nothing once inactive. */
-function viewerOf(user: UserItem | undefined): SyncViewer | undefined {
-  if (user?.status !== "active") return undefined;
-  return {
-    role: user.role,
-    permissions: new Set((user.permissions ?? []).filter(isPermission) as Permission[]),
-    assignedLocationId: user.role === "owner" ? null : (user.assignedLocationId ?? null),
-  };
-}
+const viewerOf = (user: UserItem | undefined): SyncViewer | undefined => (user?.status === "active" ? accessOfUser(user) : undefined);
 
 /**
  * Fans change markers out to webhook endpoints (architecture section 9): per account ONE Query

@@ -1,5 +1,5 @@
 import { parseApiKey } from "../../auth/api-keys.js";
-import { isPermission, type Permission, type Principal } from "../../auth/permissions.js";
+import { accessOfUser, type Principal } from "../../auth/permissions.js";
 import { readUser, touchApiKey } from "../../db/auth-store.js";
 import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
@@ -50,9 +50,7 @@ export function authentication(): PipelineMiddleware {
     const principal: Principal = {
       accountId: key.accountId,
       userId: user.userId,
-      role: user.role,
-      permissions: new Set((user.permissions ?? []).filter(isPermission) as Permission[]),
-      assignedLocationId: user.role === "owner" ? null : (user.assignedLocationId ?? null),
+      ...accessOfUser(user),
       timeZone: user.timeZone ?? null,
       keyId: key.keyId,
       keyHash: key.keyHash,
