@@ -1,19 +1,41 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
+import { batchGetAll } from "./batch-get.js";
 import { tableName } from "./table.js";
 import { db, type AccountItem, type ApiKeyItem, type UserItem } from "./service.js";
-import { writeTransaction } from "./transactions.js";
+import { type TransactionBuilder, writeTransaction } from "./transactions.js";
 
 /**
- * Storage for operator actions (the admin CLI and the local seed). Lookups by user or key id
- * alone scan the table: they serve the operator tool only, never an API request, which
- * always knows the account from its key.
+ * Storage for operator actions (the admin CLI and the local seed). Users, keys and accounts
+ * are found by their ids alone through the operator directory
+ * (lib/db/entities/operator-directory.ts), whose entries every write here keeps in the same
+ * transaction as the record: consistent Gets and Queries, never a Scan.
  */
+
+const USERS_AND_KEYS = (userId: string) => `user:${userId}`;
+const KEY = (keyId: string) => `key:${keyId}`;
+const ACCOUNTS = "accounts";
+
+/** Puts the directory entries of a user (where its record is now). */
+function addUserEntry(tx: TransactionBuilder, user: UserItem): void {
+  tx.add("directory: user", tx.entities.operatorDirectory.put({ directory: USERS_AND_KEYS(user.userId), entry: "user", accountId: user.accountId }).commit());
+}
+
+/** Puts the directory entries of a key: under its id, and among its user's keys. */
+function addKeyEntries(tx: TransactionBuilder, key: ApiKeyItem): void {
+  const where = { accountId: key.accountId, userId: key.userId, keyId: key.keyId, keyHash: key.keyHash };
+  tx.add("directory: key", tx.entities.operatorDirectory.put({ directory: KEY(key.keyId), entry: "key", ...where }).commit());
+  tx.add("directory: user's key", tx.entities.operatorDirectory.put({ directory: USERS_AND_KEYS(key.userId), entry: KEY(key.keyId), ...where }).commit());
+}
+
 export async function insertAccountWithOwner(account: AccountItem, owner: UserItem, key: ApiKeyItem): Promise<void> {
   const failed = await writeTransaction((tx) => {
     tx.add("account", tx.entities.account.create(account).commit());
     tx.add("owner", tx.entities.user.create(owner).commit());
     tx.add("key", tx.entities.apiKey.create(key).commit());
+    tx.add("directory: account", tx.entities.operatorDirectory.put({ directory: ACCOUNTS, entry: account.accountId, accountId: account.accountId }).commit());
+    addUserEntry(tx, owner);
+    addKeyEntries(tx, key);
   });
   if (failed) throw new Error("The account could not be created (id collision).");
 }
@@ -43,22 +65,35 @@ export async function insertUser(user: UserItem): Promise<boolean> {
         .commit(),
     );
     tx.add("user", tx.entities.user.create(user).commit());
+    addUserEntry(tx, user);
   });
   return failed === null;
 }
 
-export async function findUserById(userId: string): Promise<UserItem | undefined> {
+/** The directory entries of a user: where its record is, and its keys (one consistent Query). */
+async function readUserDirectory(userId: string) {
   const { data } = await db()
-    .entities.user.scan.where(({ userId: id }, { eq }) => eq(id, userId))
+    .entities.operatorDirectory.query.primary({ directory: USERS_AND_KEYS(userId) })
     .go({ pages: "all", consistent: true });
-  return data[0];
+  return { home: data.find((e) => e.entry === "user"), keys: data.filter((e) => e.entry !== "user") };
 }
 
+/** A user by id alone: its directory entry, then its record. */
+export async function findUserById(userId: string): Promise<UserItem | undefined> {
+  const { home } = await readUserDirectory(userId);
+  if (!home) return undefined;
+  const { data } = await db().entities.user.get({ accountId: home.accountId, userId }).go({ consistent: true });
+  return data ?? undefined;
+}
+
+/** A key by id alone: its directory entry, then its record. */
 export async function findApiKeyById(keyId: string): Promise<ApiKeyItem | undefined> {
-  const { data } = await db()
-    .entities.apiKey.scan.where(({ keyId: id }, { eq }) => eq(id, keyId))
-    .go({ pages: "all", consistent: true });
-  return data[0];
+  const { data: entry } = await db()
+    .entities.operatorDirectory.get({ directory: KEY(keyId), entry: "key" })
+    .go({ consistent: true });
+  if (!entry?.keyHash) return undefined;
+  const { data } = await db().entities.apiKey.get({ accountId: entry.accountId, keyHash: entry.keyHash }).go({ consistent: true });
+  return data ?? undefined;
 }
 
 export async function writeUser(user: UserItem): Promise<void> {
@@ -84,16 +119,26 @@ export async function moveUser(previous: UserItem, next: UserItem): Promise<bool
         .commit(),
     );
     tx.add("new user", e.user.create(next).commit());
+    addUserEntry(tx, next);
   });
   return failed === null;
 }
 
+/** Deletes a user and its directory entry (its keys stay findable, to list or revoke them). */
 export async function removeUser(user: UserItem): Promise<void> {
-  await db().entities.user.delete({ accountId: user.accountId, userId: user.userId }).go({ response: "none" });
+  const failed = await writeTransaction((tx) => {
+    tx.add("user", tx.entities.user.delete({ accountId: user.accountId, userId: user.userId }).commit());
+    tx.add("directory: user", tx.entities.operatorDirectory.delete({ directory: USERS_AND_KEYS(user.userId), entry: "user" }).commit());
+  });
+  if (failed) throw new Error(`The user ${user.userId} could not be deleted.`);
 }
 
 export async function insertApiKey(key: ApiKeyItem): Promise<void> {
-  await db().entities.apiKey.create(key).go({ response: "none" });
+  const failed = await writeTransaction((tx) => {
+    tx.add("key", tx.entities.apiKey.create(key).commit());
+    addKeyEntries(tx, key);
+  });
+  if (failed) throw new Error("The key could not be created (id collision).");
 }
 
 export async function markApiKeyRevoked(key: ApiKeyItem, revokedAt: string): Promise<void> {
@@ -125,10 +170,44 @@ export async function insertReferenceData(
   return failed === null;
 }
 
-/** Every account (a scan: the operator's `account list`, never an API request). */
-export async function scanAccounts(): Promise<AccountItem[]> {
-  const { data } = await db().entities.account.scan.go({ pages: "all", consistent: true });
-  return data;
+/**
+ * Writes the directory entries of every account, user and key: the one table Scan of the
+ * operator tools, run once on a table written before the directory existed (`directory
+ * rebuild`). Entries are plain puts of what the records say, so running it again, or beside
+ * other admin commands, changes nothing they wrote.
+ */
+export async function rebuildOperatorDirectory(): Promise<{ accounts: number; users: number; keys: number }> {
+  const e = db().entities;
+  const [accounts, users, keys] = await Promise.all([
+    e.account.scan.go({ pages: "all", consistent: true, attributes: ["accountId"] }),
+    e.user.scan.go({ pages: "all", consistent: true, attributes: ["accountId", "userId"] }),
+    e.apiKey.scan.go({ pages: "all", consistent: true, attributes: ["accountId", "keyHash", "keyId", "userId"] }),
+  ]);
+  const entries = [
+    ...accounts.data.map((a) => ({ directory: ACCOUNTS, entry: a.accountId, accountId: a.accountId })),
+    ...users.data.map((u) => ({ directory: USERS_AND_KEYS(u.userId), entry: "user", accountId: u.accountId })),
+    ...keys.data.flatMap((k) => {
+      const where = { accountId: k.accountId, userId: k.userId, keyId: k.keyId, keyHash: k.keyHash };
+      return [
+        { directory: KEY(k.keyId), entry: "key", ...where },
+        { directory: USERS_AND_KEYS(k.userId), entry: KEY(k.keyId), ...where },
+      ];
+    }),
+  ];
+  for (let i = 0; i < entries.length; i += 25) {
+    await Promise.all(entries.slice(i, i + 25).map((entry) => e.operatorDirectory.put(entry).go({ response: "none" })));
+  }
+  return { accounts: accounts.data.length, users: users.data.length, keys: keys.data.length };
+}
+
+/** Every account: the directory's list of account ids, then their records. */
+export async function readAllAccounts(): Promise<AccountItem[]> {
+  const { data: entries } = await db().entities.operatorDirectory.query.primary({ directory: ACCOUNTS }).go({ pages: "all", consistent: true });
+  return batchGetAll(
+    "read accounts",
+    entries.map((e) => ({ accountId: e.accountId })),
+    (chunk) => db().entities.account.get(chunk).go({ consistent: true }),
+  );
 }
 
 /** The users of one account (one Query of the account's partition). */
@@ -137,10 +216,12 @@ export async function readUsersOfAccount(accountId: string): Promise<UserItem[]>
   return data;
 }
 
-/** Every key minted for a user, in any account (a scan: the operator's `key list`). */
+/** Every key minted for a user, in any account: the user's directory entries, then the records. */
 export async function findApiKeysOfUser(userId: string): Promise<ApiKeyItem[]> {
-  const { data } = await db()
-    .entities.apiKey.scan.where(({ userId: id }, { eq }) => eq(id, userId))
-    .go({ pages: "all", consistent: true });
-  return data;
+  const { keys } = await readUserDirectory(userId);
+  return batchGetAll(
+    "read keys",
+    keys.flatMap((e) => (e.keyHash ? [{ accountId: e.accountId, keyHash: e.keyHash }] : [])),
+    (chunk) => db().entities.apiKey.get(chunk).go({ consistent: true }),
+  );
 }

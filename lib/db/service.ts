@@ -47,6 +47,7 @@ import { taskTallyEntity } from "./entities/task-tally.js";
 import { taskAccountTallyEntity } from "./entities/task-account-tally.js";
 import { fulfillmentEntity } from "./entities/fulfillment.js";
 import { webhookEndpointEntity } from "./entities/webhook-endpoint.js";
+import { operatorDirectoryEntity } from "./entities/operator-directory.js";
 import { webhookDeliveryDayEntity, webhookDeliveryEntity } from "./entities/webhook-delivery.js";
 
 // A deployed function without its table fails as it starts (Lambda reports the init error with
@@ -101,6 +102,7 @@ const ENTITY_FACTORIES = {
   webhookEndpoint: webhookEndpointEntity,
   webhookDelivery: webhookDeliveryEntity,
   webhookDeliveryDay: webhookDeliveryDayEntity,
+  operatorDirectory: operatorDirectoryEntity,
 };
 
 /** Every entity of the table, by the name the code uses for it (`db().entities.<name>`). */

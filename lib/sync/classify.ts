@@ -36,6 +36,8 @@ export const PLATFORM_ENTITIES = [
   "webhookendpoint",
   "webhookdelivery",
   "webhookdeliveryday",
+  // The admin CLI's directory of users, keys and accounts (written with them).
+  "operatordirectory",
 ] as const;
 
 /**

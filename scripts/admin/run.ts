@@ -429,6 +429,41 @@ const COMMANDS: readonly Command[] = [
     },
   },
   {
+    name: "directory rebuild",
+    synopsis: "",
+    summary:
+      "Writes the directory that finds users, keys and accounts by id (once, for a table written before it existed: the only command that scans the table). Safe to repeat.",
+    output: '{"accounts","users","keys"}',
+    flags: [],
+    prepare: () => async (admin) => ({ ...(await admin.rebuildDirectory()) }),
+  },
+  {
+    name: "table prepare-restored",
+    synopsis: "--table NAME",
+    summary:
+      "Makes a table restored from a point-in-time backup ready for the stack: enables its stream, TTL, point-in-time recovery and deletion protection (each only when missing); prints the stack parameters to deploy with.",
+    output: '{"table_name","stream_arn","time_to_live","point_in_time_recovery","deletion_protection","indexes","changed"}',
+    flags: ["table"],
+    prepare: (f) => {
+      const table = f.required("table");
+      if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new UsageError(`--table takes a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -): ${table}.`);
+      return async (admin) => ({ ...(await admin.prepareRestoredTable(table)) });
+    },
+    print: (result) =>
+      [
+        `table ${result.table_name} is ready for the stack:`,
+        `  stream_arn: ${result.stream_arn}`,
+        `  time_to_live: ${result.time_to_live}`,
+        `  point_in_time_recovery: ${result.point_in_time_recovery}`,
+        `  deletion_protection: ${result.deletion_protection}`,
+        `  indexes: ${(result.indexes as string[]).join(", ")}`,
+        `  changed: ${(result.changed as string[]).length === 0 ? "nothing (it was ready)" : (result.changed as string[]).join("; ")}`,
+        "",
+        "Next, point the stack at it (docs/operations.md, Restoring the table from a point in time):",
+        `  npx cdk deploy --parameters ExistingTableName=${result.table_name} --parameters ExistingTableStreamArn=${result.stream_arn}`,
+      ].join("\n"),
+  },
+  {
     name: "scopes",
     synopsis: "",
     summary: "Lists every API key scope and what it lets a key call (no database needed).",
@@ -671,6 +706,8 @@ function errorCode(error: unknown): { code: string; exit: number } {
 
 /** The message of a failure, with what to check when it came from AWS. */
 function messageOf(error: unknown): string {
+  // The domain's own message already says what is wrong (its cause may be an AWS error).
+  if (error instanceof AdminError) return error.message;
   const aws = awsErrorOf(error);
   const message = aws?.message ?? (error as Error)?.message ?? String(error);
   const name = aws?.name ?? "";

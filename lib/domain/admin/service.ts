@@ -1,7 +1,10 @@
 import { nowIso } from "../../core/clock.js";
 import { AdminError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
-import { findApiKeysOfUser, readUsersOfAccount, scanAccounts } from "../../db/admin-store.js";
+import { findApiKeysOfUser, readUsersOfAccount, readAllAccounts, rebuildOperatorDirectory } from "../../db/admin-store.js";
+import { createDynamoClient } from "../../db/client.js";
+import { prepareRestoredTable as prepareTable, type PreparedTable, UnsuitableTableError } from "../../db/restored-table.js";
+import { isLocalStack } from "../../core/config.js";
 import { mintApiKey } from "../../auth/api-keys.js";
 import { isPermission, PERMISSIONS } from "../../auth/permissions.js";
 import {
@@ -239,7 +242,7 @@ export interface AccountSummary {
 
 /** Every account, oldest first. */
 export async function listAccounts(): Promise<AccountSummary[]> {
-  const accounts = await scanAccounts();
+  const accounts = await readAllAccounts();
   return accounts
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.accountId.localeCompare(b.accountId))
     .map((a) => ({ account_id: a.accountId, name: a.name, time_zone: a.timeZone, currency: a.currency, created_at: a.createdAt }));
@@ -314,4 +317,30 @@ export async function listKeys(userId: string): Promise<KeySummary[]> {
         revoked_at: k.revokedAt ?? null,
       };
     });
+}
+
+/**
+ * Writes the operator directory's entries for every account, user and key (a one-time Scan:
+ * a table written before the directory existed). Safe to repeat.
+ */
+export async function rebuildDirectory(): Promise<{ accounts: number; users: number; keys: number }> {
+  return rebuildOperatorDirectory();
+}
+
+/**
+ * Makes a table restored from a point-in-time backup ready to be the stack's table (stream,
+ * TTL, point-in-time recovery, deletion protection; lib/db/restored-table.ts). Waits up to 30
+ * minutes for the table to settle after each change.
+ */
+export async function prepareRestoredTable(tableName: string): Promise<PreparedTable> {
+  const client = createDynamoClient();
+  try {
+    return await prepareTable(client, tableName, { timeoutMs: 30 * 60_000, intervalMs: isLocalStack() ? 100 : 5_000 });
+  } catch (error) {
+    if (error instanceof UnsuitableTableError) throw new AdminError(error.message, { cause: error });
+    if ((error as Error).name === "ResourceNotFoundException") throw new AdminError(`No such table: ${tableName}.`, { cause: error });
+    throw error;
+  } finally {
+    client.destroy();
+  }
 }

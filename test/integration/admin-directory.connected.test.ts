@@ -1,0 +1,201 @@
+import { randomUUID } from "node:crypto";
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, UpdateTableCommand } from "@aws-sdk/client-dynamodb";
+import { afterAll, describe, expect, it } from "vitest";
+import { createDynamoClient } from "../../lib/db/client.js";
+import { newDbUsage, withDbUsage, type DbUsage } from "../../lib/db/metrics.js";
+import { db } from "../../lib/db/service.js";
+import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf } from "../../lib/db/table.js";
+import { useApiServer } from "../support/api.js";
+import { cli, failed, succeeded } from "../support/cli.js";
+import { newAccount, newKey, newUser } from "../support/fixtures.js";
+
+/**
+ * The operator tools without table Scans (issue 22, point 4) and the restore preparation
+ * (point 3): the admin CLI finds users, keys and accounts through the operator directory
+ * (lib/db/entities/operator-directory.ts), and `table prepare-restored` readies a table
+ * restored from a backup, against the suite's DynamoDB Local.
+ */
+const api = useApiServer();
+const CLI_TIMEOUT = 60_000;
+
+/** Runs a CLI command in this process, noting every DynamoDB call it makes. */
+async function counted(...args: string[]): Promise<{ result: Awaited<ReturnType<typeof cli>>; usage: DbUsage }> {
+  const usage = newDbUsage();
+  const result = await withDbUsage(usage, () => cli(...args));
+  return { result, usage };
+}
+
+describe("admin CLI: lookups by id without a Scan", () => {
+  it(
+    "user update, key list, key revoke, user delete and account list find their records with Gets and Queries only",
+    async () => {
+      const account = await newAccount();
+      const other = await newAccount();
+      const clerk = await newUser(account, { permissions: ["inventory.list"] });
+      const key = await newKey(clerk.userId);
+
+      const moved = await counted("user", "update", "--user", clerk.userId, "--account", other.accountId, "--json");
+      expect(succeeded(moved.result)).toEqual({ user_id: clerk.userId, account_id: other.accountId });
+      const listed = await counted("key", "list", "--user", clerk.userId, "--json");
+      // Keys minted in the first account are still listed (void: their user moved).
+      const keys = succeeded(listed.result).keys as { key_id: string; status: string }[];
+      expect(keys).toContainEqual(expect.objectContaining({ key_id: key.keyId, status: "void" }));
+      expect(keys.every((k) => k.status === "void")).toBe(true);
+      const revoked = await counted("key", "revoke", "--key", key.keyId, "--json");
+      expect(succeeded(revoked.result)).toEqual({ key_id: key.keyId, revoked: true });
+      const accounts = await counted("account", "list", "--json");
+      const ids = (succeeded(accounts.result).accounts as { account_id: string }[]).map((a) => a.account_id);
+      expect(ids).toEqual(expect.arrayContaining([account.accountId, other.accountId]));
+      const deleted = await counted("user", "delete", "--user", clerk.userId, "--json");
+      expect(succeeded(deleted.result)).toEqual({ user_id: clerk.userId, deleted: true });
+
+      for (const { usage } of [moved, listed, revoked, accounts, deleted]) {
+        expect(usage.commands.length).toBeGreaterThan(0);
+        expect(usage.commands).not.toContain("Scan");
+      }
+      // Deleted: the user is gone from the directory, its keys stay revocable.
+      failed(await cli("user", "update", "--user", clerk.userId, "--status", "inactive", "--json"), "not_found");
+      expect(succeeded(await cli("key", "revoke", "--key", key.keyId, "--json")).revoked).toBe(true);
+      // The owner key of the first account still works; the revoked key is refused.
+      expect((await api().withKey(account.ownerKey).get("/locations")).status).toBe(200);
+      expect((await api().withKey(key.key).get("/locations")).status).toBe(401);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "directory rebuild restores the entries of a table written before the directory existed",
+    async () => {
+      const account = await newAccount();
+      const clerk = await newUser(account);
+      const key = await newKey(clerk.userId);
+      // What an older version wrote: the records without their directory entries.
+      const entries = db().entities.operatorDirectory;
+      await Promise.all([
+        entries.delete({ directory: `user:${clerk.userId}`, entry: "user" }).go(),
+        entries.delete({ directory: `user:${clerk.userId}`, entry: `key:${key.keyId}` }).go(),
+        entries.delete({ directory: `key:${key.keyId}`, entry: "key" }).go(),
+        entries.delete({ directory: "accounts", entry: account.accountId }).go(),
+      ]);
+      failed(await cli("key", "revoke", "--key", key.keyId, "--json"), "not_found");
+      failed(await cli("key", "list", "--user", clerk.userId, "--json"), "not_found");
+
+      const rebuilt = succeeded(await cli("directory", "rebuild", "--json"));
+      expect(Object.keys(rebuilt).sort()).toEqual(["accounts", "keys", "users"]);
+      expect(rebuilt.keys).toBeGreaterThanOrEqual(2);
+      expect(succeeded(await cli("key", "list", "--user", clerk.userId, "--json")).keys).toContainEqual(expect.objectContaining({ key_id: key.keyId }));
+      const accounts = succeeded(await cli("account", "list", "--json")).accounts as { account_id: string }[];
+      expect(accounts.map((a) => a.account_id)).toContain(account.accountId);
+      // Running it again changes nothing that matters.
+      succeeded(await cli("directory", "rebuild", "--json"));
+      expect(succeeded(await cli("key", "revoke", "--key", key.keyId, "--json")).revoked).toBe(true);
+      expect((await api().withKey(key.key).get("/locations")).status).toBe(401);
+    },
+    CLI_TIMEOUT,
+  );
+});
+
+describe("admin CLI: table prepare-restored", () => {
+  const client = createDynamoClient();
+  const created: string[] = [];
+  afterAll(async () => {
+    for (const name of created) {
+      await client.send(new UpdateTableCommand({ TableName: name, DeletionProtectionEnabled: false })).catch(() => undefined);
+      await client.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
+    }
+    client.destroy();
+  });
+
+  /** A table as a point-in-time restore returns it: keys and indexes, no stream, TTL or protection. */
+  async function restoredTable(indexes = GLOBAL_INDEXES): Promise<string> {
+    const name = `restored-${randomUUID().slice(0, 8)}`;
+    const attributes = new Set<string>([TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        BillingMode: "PAY_PER_REQUEST",
+        AttributeDefinitions: [...attributes].map((attribute) => ({ AttributeName: attribute, AttributeType: "S" })),
+        KeySchema: [
+          { AttributeName: TABLE_KEYS.partitionKey, KeyType: "HASH" },
+          { AttributeName: TABLE_KEYS.sortKey, KeyType: "RANGE" },
+        ],
+        ...(indexes.length > 0
+          ? {
+              GlobalSecondaryIndexes: indexes.map((index) => ({
+                IndexName: index.indexName,
+                KeySchema: [
+                  { AttributeName: index.partitionKey, KeyType: "HASH" as const },
+                  { AttributeName: index.sortKey, KeyType: "RANGE" as const },
+                ],
+                Projection: projectionOf(index),
+              })),
+            }
+          : {}),
+      }),
+    );
+    created.push(name);
+    return name;
+  }
+
+  it(
+    "enables the stream, TTL and deletion protection, prints the stream ARN, and changes nothing the second time",
+    async () => {
+      const name = await restoredTable();
+      const first = succeeded(await cli("table", "prepare-restored", "--table", name, "--json"));
+      expect(Object.keys(first).sort()).toEqual(
+        ["changed", "deletion_protection", "indexes", "point_in_time_recovery", "stream_arn", "table_name", "time_to_live"].sort(),
+      );
+      expect(first).toMatchObject({ table_name: name, time_to_live: "enabled", deletion_protection: true });
+      // DynamoDB Local has no backups API; AWS answers "enabled".
+      expect(first.point_in_time_recovery).toBe("unsupported");
+      expect(first.indexes).toEqual(GLOBAL_INDEXES.map((i) => i.indexName));
+      expect(first.changed).toEqual(["stream enabled (NEW_AND_OLD_IMAGES)", "TTL enabled on expires_at", "deletion protection enabled"]);
+
+      const { Table: table } = await client.send(new DescribeTableCommand({ TableName: name }));
+      expect(table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" });
+      expect(first.stream_arn).toBe(table?.LatestStreamArn);
+      expect(table?.DeletionProtectionEnabled).toBe(true);
+      const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+      expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: "ENABLED", AttributeName: TABLE_KEYS.timeToLiveAttribute });
+
+      const second = succeeded(await cli("table", "prepare-restored", "--table", name, "--json"));
+      expect(second).toEqual({ ...first, changed: [] });
+      // Without --json: the values and the deploy command to run next.
+      const text = await cli("table", "prepare-restored", "--table", name);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain(`npx cdk deploy --parameters ExistingTableName=${name} --parameters ExistingTableStreamArn=${first.stream_arn}`);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "a stream of another view type is replaced by one with new and old images",
+    async () => {
+      const name = await restoredTable();
+      await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: true, StreamViewType: "KEYS_ONLY" } }));
+      const prepared = succeeded(await cli("table", "prepare-restored", "--table", name, "--json"));
+      expect(prepared.changed.slice(0, 2)).toEqual(["stream with KEYS_ONLY disabled", "stream enabled (NEW_AND_OLD_IMAGES)"]);
+      const { Table: table } = await client.send(new DescribeTableCommand({ TableName: name }));
+      expect(table?.StreamSpecification?.StreamViewType).toBe("NEW_AND_OLD_IMAGES");
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "a table without every index, an unknown table and a malformed name are refused and nothing is changed",
+    async () => {
+      const name = await restoredTable(GLOBAL_INDEXES.slice(1));
+      const missing = failed(await cli("table", "prepare-restored", "--table", name, "--json"), "invalid_input");
+      expect(missing.error.message).toContain(GLOBAL_INDEXES[0]!.indexName);
+      const { Table: table } = await client.send(new DescribeTableCommand({ TableName: name }));
+      expect(table?.StreamSpecification?.StreamEnabled ?? false).toBe(false);
+      expect(table?.DeletionProtectionEnabled ?? false).toBe(false);
+
+      const unknown = failed(await cli("table", "prepare-restored", "--table", `absent-${randomUUID().slice(0, 8)}`, "--json"), "not_found");
+      expect(unknown.error.message).toMatch(/^No such table: absent-/);
+      failed(await cli("table", "prepare-restored", "--table", "a/b", "--json"), "invalid_arguments");
+      failed(await cli("table", "prepare-restored", "--json"), "invalid_arguments");
+    },
+    CLI_TIMEOUT,
+  );
+});
