@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, UpdateTableCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { createDynamoClient } from "../../lib/db/client.js";
@@ -92,6 +94,86 @@ describe("admin CLI: lookups by id without a Scan", () => {
       expect((await api().withKey(key.key).get("/locations")).status).toBe(401);
     },
     CLI_TIMEOUT,
+  );
+});
+
+/** The README's operator policy: the actions of its `AdminCli` statement. */
+function operatorPolicyActions(): Set<string> {
+  const readme = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("### Operator IAM policy"));
+  const policy = JSON.parse(section.slice(section.indexOf("```json") + 7, section.indexOf("```", section.indexOf("```json") + 7))) as {
+    Statement: { Sid: string; Action: string[] }[];
+  };
+  return new Set(policy.Statement.find((s) => s.Sid === "AdminCli")!.Action);
+}
+
+/** The IAM actions a DynamoDB call needs (a transaction: the action of each item it may hold). */
+const ACTIONS_OF_CALL: Record<string, string[]> = {
+  GetItem: ["dynamodb:GetItem"],
+  BatchGetItem: ["dynamodb:BatchGetItem"],
+  Query: ["dynamodb:Query"],
+  PutItem: ["dynamodb:PutItem"],
+  UpdateItem: ["dynamodb:UpdateItem"],
+  DeleteItem: ["dynamodb:DeleteItem"],
+  TransactGetItems: ["dynamodb:GetItem"],
+  TransactWriteItems: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"],
+};
+
+describe("admin CLI: the README's operator IAM policy", () => {
+  it(
+    "covers every DynamoDB call of the record commands, and none of them scans",
+    async () => {
+      const calls = new Set<string>();
+      const run = async (...args: string[]) => {
+        const { result, usage } = await counted(...args, "--json");
+        // DescribeTable: the CLI's check of a local DynamoDB's table (ensureTable), never made
+        // with DYNAMODB_ENDPOINT=aws.
+        for (const command of usage.commands) if (command !== "DescribeTable") calls.add(command);
+        return succeeded(result);
+      };
+      const account = await run("account", "create", "--name", "Policy check");
+      const other = await run("account", "create", "--name", "Policy check 2");
+      await run("account", "update", "--account", account.account_id, "--time-zone", "Europe/Paris");
+      await run("account", "list");
+      const location = await run("location", "create", "--account", account.account_id, "--name", "Depot", "--short-name", "DEP");
+      const user = await run("user", "create", "--account", account.account_id, "--name", "Sam", "--location", location.location_id);
+      await run("user", "list", "--account", account.account_id);
+      await run("user", "update", "--user", user.user_id, "--status", "inactive");
+      const key = await run("key", "create", "--user", user.user_id, "--scopes", "items:read");
+      await run("key", "list", "--user", user.user_id);
+      await run("key", "revoke", "--key", key.key_id);
+      await run("user", "update", "--user", user.user_id, "--account", other.account_id);
+      await run("custom-field", "create", "--account", account.account_id, "--kind", "item", "--name", "Colour");
+      await run("customer-label", "create", "--account", account.account_id, "--name", "VIP");
+      await run("pricing-tier", "create", "--account", account.account_id, "--name", "Trade");
+      const unit = await run("unit", "create", "--account", account.account_id, "--name", "Box");
+      const part = await run(
+        "item",
+        "create",
+        "--account",
+        account.account_id,
+        "--name",
+        "Part",
+        "--sku",
+        `P-${randomUUID().slice(0, 6)}`,
+        "--unit",
+        String(unit.unit_id),
+      );
+      const kit = await run("item", "create", "--account", account.account_id, "--name", "Kit", "--sku", `K-${randomUUID().slice(0, 6)}`);
+      await run("kit", "create", "--account", account.account_id, "--item", kit.item_id, "--components", `${part.item_id}:2`);
+      await run("user", "delete", "--user", user.user_id);
+
+      expect(calls).not.toContain("Scan");
+      const allowed = operatorPolicyActions();
+      for (const call of calls) {
+        expect(ACTIONS_OF_CALL[call], `${call} is not an item call the policy knows`).toBeDefined();
+        for (const action of ACTIONS_OF_CALL[call]!) expect(allowed, `${call} needs ${action}`).toContain(action);
+      }
+      // And the policy grants nothing the commands do not use.
+      const used = new Set([...calls].flatMap((call) => ACTIONS_OF_CALL[call] ?? []));
+      expect([...allowed].sort()).toEqual([...used].sort());
+    },
+    CLI_TIMEOUT * 2,
   );
 });
 
