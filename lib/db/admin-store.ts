@@ -200,6 +200,17 @@ export async function rebuildOperatorDirectory(): Promise<{ accounts: number; us
   return { accounts: accounts.data.length, users: users.data.length, keys: keys.data.length };
 }
 
+/**
+ * True when the table holds accounts but the directory lists none: a table written before
+ * the directory existed (the local stack then rebuilds it as it starts).
+ */
+export async function operatorDirectoryMissing(): Promise<boolean> {
+  const { data: listed } = await db().entities.operatorDirectory.query.primary({ directory: ACCOUNTS }).go({ limit: 1, consistent: true });
+  if (listed.length > 0) return false;
+  const { data: accounts } = await db().entities.account.scan.go({ limit: 1, pages: "all" });
+  return accounts.length > 0;
+}
+
 /** Every account: the directory's list of account ids, then their records. */
 export async function readAllAccounts(): Promise<AccountItem[]> {
   const { data: entries } = await db().entities.operatorDirectory.query.primary({ directory: ACCOUNTS }).go({ pages: "all", consistent: true });

@@ -163,8 +163,13 @@ async function main(): Promise<void> {
   const { ensureTable } = await import("../../lib/db/create-table.js");
   const { createDynamoClient } = await import("../../lib/db/client.js");
   const { tableName } = await import("../../lib/db/table.js");
-  const { tableIsEmpty } = await import("../../lib/db/admin-store.js");
+  const { tableIsEmpty, operatorDirectoryMissing, rebuildOperatorDirectory } = await import("../../lib/db/admin-store.js");
   await ensureTable(createDynamoClient(), tableName());
+  // A DATA_DIR written by a version before the admin CLI's directory: write it once.
+  if (await operatorDirectoryMissing()) {
+    const rebuilt = await rebuildOperatorDirectory();
+    console.log(`Wrote the admin CLI's directory (${rebuilt.accounts} accounts, ${rebuilt.users} users, ${rebuilt.keys} keys): data from an older version.`);
+  }
 
   if (localEnv.seed() === "demo" && (await tableIsEmpty())) {
     console.log("seeding demo data...");
