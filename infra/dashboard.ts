@@ -1,7 +1,7 @@
 import { Aws, Duration, Stack } from "aws-cdk-lib";
 import type { HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
 import { Dashboard, GraphWidget, type GraphWidgetProps, type IMetric, type IWidget, Stats, TextWidget } from "aws-cdk-lib/aws-cloudwatch";
-import type { Operation, Table } from "aws-cdk-lib/aws-dynamodb";
+import type { ITable, Operation } from "aws-cdk-lib/aws-dynamodb";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
@@ -10,7 +10,8 @@ export interface OperationsDashboardProps {
   readonly api: HttpApi;
   /** The API functions, one per endpoint group, labelled by their group name. */
   readonly functions: Readonly<Record<string, IFunction>>;
-  readonly table: Table;
+  /** The table in use (the stack's own or an existing one: its name may be an Fn::If). */
+  readonly table: ITable;
   /** The table operations the functions use (ThrottledRequests and SystemErrors are per operation). */
   readonly tableOperations: readonly Operation[];
   readonly streamProcessor: IFunction;

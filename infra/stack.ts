@@ -1,4 +1,4 @@
-import { CfnCondition, CfnOutput, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Token, type StackProps } from "aws-cdk-lib";
+import { CfnCondition, CfnOutput, CfnParameter, CfnRule, Duration, Fn, Names, RemovalPolicy, Stack, Token, Validations, type StackProps } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type HttpRouteIntegration } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
@@ -14,10 +14,10 @@ import {
   type IMetric,
 } from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
-import { AttributeType, BillingMode, Operation, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
+import { AttributeType, BillingMode, type CfnTable, type ITable, Operation, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Architecture, type CfnFunction, FilterCriteria, LoggingFormat, Runtime, StartingPosition } from "aws-cdk-lib/aws-lambda";
-import { DynamoEventSource, SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -31,7 +31,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { ENDPOINT_GROUPS, ROUTES, routesOfGroup, type EndpointGroup } from "../lib/routes/index.js";
 import { GLOBAL_INDEXES, TABLE_KEYS } from "../lib/db/table.js";
-import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../lib/sync/classify.js";
+import { STREAM_FILTER_PATTERNS } from "../lib/sync/stream-filter.js";
 import { enqueuesWebhooks, STREAM_PROCESSOR_ACCESS, tableAccessOf, WEBHOOK_DELIVERY_ACCESS, type TableAccess } from "./permissions.js";
 import { ESBUILD_OPTIONS, lambdaBundling } from "./bundling.js";
 import { OperationsDashboard } from "./dashboard.js";
@@ -55,7 +55,7 @@ const RETENTION_CHOICES = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 
 export const STREAM_RETRY_ATTEMPTS = 10;
 /** Leaves at least 18 of the stream's 24 hours of retention to replay a discarded batch. */
 export const STREAM_MAX_RECORD_AGE = Duration.hours(6);
-/** The webhook delivery function's timeout: a batch of up to 10 messages, each attempt given 10 s (ARCHITECTURE.md section 9). */
+/** The webhook delivery function's timeout: a batch of up to 10 messages, each attempt given 10 s (docs/operations.md, "Webhook delivery failures"). */
 export const WEBHOOK_DELIVERY_TIMEOUT = Duration.seconds(60);
 /** Messages per delivery invocation. */
 export const WEBHOOK_DELIVERY_BATCH_SIZE = 10;
@@ -75,6 +75,22 @@ export const WEBHOOK_MAX_RECEIVE_COUNT = 12;
  * means delivery has stalled or fallen far behind (a large fan-out backlog also shows here).
  */
 export const WEBHOOK_QUEUE_AGE_ALARM = Duration.hours(1);
+/**
+ * The stream processor's batching window: Lambda gathers records this long (or until a batch of
+ * 100) before invoking. Sync markers and webhook messages wait up to this much longer; in
+ * exchange a burst of writes makes fuller batches, so fewer invocations and fewer marker
+ * transactions per account (one head update covers the whole batch's markers).
+ */
+export const STREAM_BATCHING_WINDOW = Duration.seconds(1);
+/** The stream processor's batch size (records per invocation at most). */
+export const STREAM_BATCH_SIZE = 100;
+/**
+ * The API functions that sign cursors with SyncCursorSecret and read it at cold start: sync
+ * (sync cursors, lib/sync/cursor.ts) and tasks (task-list cursors, a key derived from it,
+ * lib/domain/tasks/cursor.ts). After a rotation each of them must be refreshed (output
+ * CursorSecretReaderFunctions, docs/operations.md).
+ */
+export const CURSOR_SECRET_READERS = ["sync", "tasks"] as const satisfies readonly EndpointGroup[];
 /** StreamIteratorAgeAlarm's threshold (3 minutes in a row): sync markers lag the table by this much. */
 export const STREAM_ITERATOR_AGE_ALARM = Duration.minutes(1);
 
@@ -111,7 +127,15 @@ const CORS_EXPOSED_HEADERS = ["etag", "idempotent-replayed", "ratelimit-limit", 
  * failed queue, and alarms that notify one SNS topic.
  */
 export class InventoryApiStack extends Stack {
-  readonly table: Table;
+  /**
+   * The table every function, policy, event source, alarm and output uses: the stack's own
+   * (`ownTable`) while the ExistingTableName parameter is empty, else the table it names (a
+   * point-in-time restore, docs/operations.md). Its name, ARN and stream ARN are
+   * `Fn::If: [UseExistingTable, <parameter>, <own table>]`.
+   */
+  readonly table: ITable;
+  /** The table the stack creates, only while ExistingTableName is empty (condition CreateTable); retained when that changes. */
+  readonly ownTable: Table;
   readonly api: HttpApi;
   readonly functions: Record<EndpointGroup, NodejsFunction>;
   readonly streamProcessor: NodejsFunction;
@@ -199,7 +223,40 @@ export class InventoryApiStack extends Stack {
       description: "Email address subscribed to the alarm topic (empty: no subscription).",
     });
 
-    this.table = new Table(this, "Table", {
+    // Restoring from a point in time makes a NEW table (docs/operations.md, "Restoring the table
+    // from a point in time"): with ExistingTableName set, the stack's own table is conditioned
+    // out (its RETAIN policy keeps it in the account) and everything uses the named table.
+    const existingTableName = new CfnParameter(this, "ExistingTableName", {
+      type: "String",
+      default: "",
+      allowedPattern: "^$|^[a-zA-Z0-9_.-]{3,255}$",
+      description:
+        "Empty: the stack creates and uses its own table. Else the name of an existing table to use instead (a point-in-time restore, prepared with `npm run admin -- table prepare-restored`); needs ExistingTableStreamArn.",
+    });
+    const existingTableStreamArn = new CfnParameter(this, "ExistingTableStreamArn", {
+      type: "String",
+      default: "",
+      allowedPattern: "^$|^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[a-zA-Z0-9_.-]{3,255}/stream/.+$",
+      description: "The stream ARN (NEW_AND_OLD_IMAGES) of ExistingTableName: set both or neither.",
+    });
+    const nameGiven = Fn.conditionNot(Fn.conditionEquals(existingTableName.valueAsString, ""));
+    const streamGiven = Fn.conditionNot(Fn.conditionEquals(existingTableStreamArn.valueAsString, ""));
+    const usesExistingTable = new CfnCondition(this, "UseExistingTable", { expression: nameGiven });
+    const createsTable = new CfnCondition(this, "CreateTable", { expression: Fn.conditionNot(usesExistingTable) });
+    // Refused before anything changes (a rule fails the change set), rather than a stream
+    // processor left without a stream.
+    new CfnRule(this, "ExistingTableNeedsStreamArn", {
+      ruleCondition: nameGiven,
+      assertions: [
+        { assert: streamGiven, assertDescription: "ExistingTableName needs ExistingTableStreamArn (the stream processor reads that table's stream)." },
+      ],
+    });
+    new CfnRule(this, "ExistingTableStreamArnNeedsName", {
+      ruleCondition: streamGiven,
+      assertions: [{ assert: nameGiven, assertDescription: "ExistingTableStreamArn is used only with ExistingTableName: set both or neither." }],
+    });
+
+    this.ownTable = new Table(this, "Table", {
       partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
@@ -210,7 +267,7 @@ export class InventoryApiStack extends Stack {
       removalPolicy: throwaway ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     });
     for (const index of GLOBAL_INDEXES) {
-      this.table.addGlobalSecondaryIndex({
+      this.ownTable.addGlobalSecondaryIndex({
         indexName: index.indexName,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
@@ -219,6 +276,27 @@ export class InventoryApiStack extends Stack {
           : { projectionType: ProjectionType.ALL }),
       });
     }
+    (this.ownTable.node.defaultChild as CfnTable).cfnOptions.condition = createsTable;
+    // The synth-time template check reads each Fn::If branch alone: it sees the own table's
+    // Ref in an output (W1001) and the empty default of the parameters (W1030), both only in the
+    // branch that condition excludes (and the rules above refuse an empty stream ARN there).
+    Validations.of(this).acknowledge(
+      {
+        id: "CloudFormation-Validate::W1001",
+        reason: "The own table is referenced only in the Fn::If branch of UseExistingTable false, its own condition (CreateTable).",
+      },
+      {
+        id: "CloudFormation-Validate::W1030",
+        reason: "ExistingTableName and ExistingTableStreamArn are used only in the Fn::If branch where they are set (rules ExistingTable*).",
+      },
+    );
+    // The ONE place that chooses between the two tables: everything below uses this.table.
+    const inUse = (existing: CfnParameter, own: string) => Token.asString(Fn.conditionIf(usesExistingTable.logicalId, existing.valueAsString, own));
+    // By name, its ARN is arn:${Partition}:dynamodb:${Region}:${AccountId}:table/<name>.
+    this.table = Table.fromTableAttributes(this, "TableInUse", {
+      tableName: inUse(existingTableName, this.ownTable.tableName),
+      tableStreamArn: inUse(existingTableStreamArn, this.ownTable.tableStreamArn!),
+    });
     // Each index by name: no wildcard in any policy.
     const indexArns = GLOBAL_INDEXES.map((index) => `${this.table.tableArn}/index/${index.indexName}`);
 
@@ -280,14 +358,14 @@ export class InventoryApiStack extends Stack {
       this.functions[group] = fn;
     }
 
-    // Sync cursors are HMAC-signed with a generated secret. The sync function reads it from
+    // Sync cursors are HMAC-signed with a generated secret, task-list cursors with a key derived
+    // from it (lib/domain/tasks/cursor.ts). Its readers (CURSOR_SECRET_READERS) read it from
     // Secrets Manager at cold start (lib/sync/cursor.ts); only its ARN is in the environment.
-    // Task cursors are signed with a key derived from the same secret (lib/domain/tasks/cursor.ts).
     const cursorSecret = new Secret(this, "SyncCursorSecret", {
       description: "HMAC key that signs sync cursors (and, derived, task cursors)",
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });
-    for (const group of ["sync", "tasks"] as const) {
+    for (const group of CURSOR_SECRET_READERS) {
       this.functions[group].addEnvironment("SYNC_CURSOR_SECRET_ARN", cursorSecret.secretArn);
       this.functions[group].addToRolePolicy(new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [cursorSecret.secretArn] }));
     }
@@ -295,7 +373,7 @@ export class InventoryApiStack extends Stack {
       {
         id: "AwsSolutions-SMG4",
         reason:
-          "The HMAC key signs sync cursors that stay valid for up to 90 days: an automatic rotation would invalidate every client's cursor (400 sync_cursor_invalid: a full re-download). Rotate by hand, planned with the integrators.",
+          "The HMAC key signs sync cursors that stay valid for up to 90 days (and, derived, task-list cursors): an automatic rotation would invalidate every client's cursor (400 sync_cursor_invalid: a rebuild with start=now; 400 invalid_cursor on task lists). Rotate by hand, planned with the integrators (docs/operations.md).",
       },
     ]);
 
@@ -386,25 +464,26 @@ export class InventoryApiStack extends Stack {
 
     this.streamProcessor = makeFunction("StreamProcessorFunction", "stream-processor", 512, Duration.minutes(1), STREAM_PROCESSOR_ACCESS);
     reserve(this.streamProcessor, streamConcurrency);
-    this.streamProcessor.addEventSource(
-      new DynamoEventSource(this.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        bisectBatchOnError: true,
-        retryAttempts: STREAM_RETRY_ATTEMPTS,
-        maxRecordAge: STREAM_MAX_RECORD_AGE,
-        onFailure: new SqsDlq(this.streamFailureQueue),
-        reportBatchItemFailures: true,
-        filters: [
-          // Removals always; other changes unless they are high-churn platform records.
-          FilterCriteria.filter({ eventName: ["REMOVE"] }),
-          FilterCriteria.filter({
-            eventName: ["INSERT", "MODIFY"],
-            dynamodb: { NewImage: { [ENTITY_ATTRIBUTE]: { S: [{ "anything-but": [...PLATFORM_ENTITIES] }] } } },
-          }),
-        ],
-      }),
-    );
+    // The mapping is built here rather than by DynamoEventSource, whose stream must come from one
+    // table: this one reads the stream of the table in use. Same construct id as
+    // DynamoEventSource gave it, so the deployed mapping (and its position in the stream) stays.
+    this.streamProcessor.addEventSourceMapping(`DynamoDBEventSource:${Names.nodeUniqueId(this.ownTable.node)}`, {
+      eventSourceArn: this.table.tableStreamArn!,
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: STREAM_BATCH_SIZE,
+      maxBatchingWindow: STREAM_BATCHING_WINDOW,
+      bisectBatchOnError: true,
+      retryAttempts: STREAM_RETRY_ATTEMPTS,
+      maxRecordAge: STREAM_MAX_RECORD_AGE,
+      onFailure: new SqsDlq(this.streamFailureQueue),
+      reportBatchItemFailures: true,
+      // Request removals (not TTL expiries), and changes unless they are high-churn platform
+      // records (lib/sync/stream-filter.ts says why).
+      filters: STREAM_FILTER_PATTERNS.map((pattern) => FilterCriteria.filter(pattern)),
+    });
+    // What DynamoEventSource granted: ListStreams (Resource *) and the stream's read actions on
+    // that stream only.
+    this.table.grantStreamRead(this.streamProcessor);
     // Every minute the same function releases stock holds whose writer died before binding
     // them (lib/domain/inventory/stock-holds.ts): a hold's lease outlives any request.
     new Rule(this, "HoldSweepSchedule", {
@@ -425,7 +504,7 @@ export class InventoryApiStack extends Stack {
       true,
     );
 
-    // Webhooks (ARCHITECTURE.md section 9). The stream processor fans each new sync marker out
+    // Webhooks (docs/operations.md, "Webhook delivery failures"). The stream processor fans each new sync marker out
     // to the matching endpoints as messages on WebhookQueue (and API routes flagged
     // `enqueuesWebhooks` put test messages there); the delivery function sends them. It
     // schedules a retry by changing the visibility timeout of the message it received (at most
@@ -520,7 +599,7 @@ export class InventoryApiStack extends Stack {
       {
         id: "AwsSolutions-L1",
         reason:
-          "Functions run nodejs22.x on purpose (ARCHITECTURE.md section 1): CI runs the whole suite, bundles included, on Node 22; a runtime upgrade is a deliberate, tested change.",
+          "Functions run nodejs22.x on purpose: CI (.ci/run) runs the whole suite, bundles included, and the synth on Node 22, installed by scripts/ci/lambda-node.sh when the machine has another version, so the runtime is the one tested; a runtime upgrade is a deliberate, tested change.",
       },
     ]);
 
@@ -535,6 +614,14 @@ export class InventoryApiStack extends Stack {
     new CfnOutput(this, "WebhookDeliveryFunctionName", { value: this.webhookDelivery.functionName });
     new CfnOutput(this, "DashboardName", { value: this.dashboard.dashboard.dashboardName });
     new CfnOutput(this, "DashboardUrl", { value: this.dashboard.url });
+    new CfnOutput(this, "CursorSecretArn", { value: cursorSecret.secretArn });
+    // The functions to refresh after rotating the secret (docs/operations.md, "Sync cursor secret").
+    new CfnOutput(this, "CursorSecretReaderFunctions", {
+      value: Fn.join(
+        ",",
+        CURSOR_SECRET_READERS.map((group) => this.functions[group].functionName),
+      ),
+    });
   }
 
   private addAlarms(thresholds: { apiErrorRate: CfnParameter; api5xxRate: CfnParameter; api4xxRate: CfnParameter; apiLatencyP99: CfnParameter }): void {

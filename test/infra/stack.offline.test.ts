@@ -7,8 +7,11 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   ALARM_MIN_REQUESTS,
+  CURSOR_SECRET_READERS,
   InventoryApiStack,
   LATENCY_ALARM_PERIODS,
+  STREAM_BATCH_SIZE,
+  STREAM_BATCHING_WINDOW,
   STREAM_FAILURE_QUEUE_AGE_ALARM,
   STREAM_ITERATOR_AGE_ALARM,
   STREAM_MAX_RECORD_AGE,
@@ -24,6 +27,7 @@ import { ENDPOINT_GROUPS, ROUTES, routeKey, routesOfGroup } from "../../lib/rout
 import { GLOBAL_INDEXES, projectionOf } from "../../lib/db/table.js";
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from "../../lib/core/config.js";
 import { ENTITY_ATTRIBUTE, PLATFORM_ENTITIES } from "../../lib/sync/classify.js";
+import { STREAM_FILTER_PATTERNS } from "../../lib/sync/stream-filter.js";
 import { scaled } from "../support/timeouts.js";
 
 /**
@@ -88,16 +92,22 @@ function sqsGrants(statements: Statement[]): string[] {
 
 /**
  * Whether a Lambda event filter pattern admits a record: every key of the pattern matches, an
- * array rule by any of its values (a literal, or `anything-but` a list of an existing value).
+ * array rule by any of its values (a literal, `anything-but` a list of an existing value, or
+ * `exists`). A leaf under a missing parent is missing (what `exists: false` matches).
  */
 function admits(pattern: Record<string, unknown>, event: Record<string, unknown>): boolean {
   return Object.entries(pattern).every(([key, rule]) => {
     const value = event[key];
-    if (!Array.isArray(rule)) return typeof value === "object" && value !== null && admits(rule as Record<string, unknown>, value as Record<string, unknown>);
+    if (!Array.isArray(rule)) {
+      if (value !== undefined && (typeof value !== "object" || value === null)) return false;
+      return admits(rule as Record<string, unknown>, (value ?? {}) as Record<string, unknown>);
+    }
     return rule.some((option: unknown) => {
       if (typeof option !== "object" || option === null) return option === value;
-      const excluded = (option as Record<string, unknown>)["anything-but"];
-      if (!Array.isArray(excluded) || Object.keys(option).length !== 1) throw new Error(`filter rule this test cannot evaluate: ${JSON.stringify(option)}`);
+      if (Object.keys(option).length !== 1) throw new Error(`filter rule this test cannot evaluate: ${JSON.stringify(option)}`);
+      const { exists, "anything-but": excluded } = option as { exists?: unknown; "anything-but"?: unknown };
+      if (typeof exists === "boolean") return exists === (value !== undefined && (typeof value !== "object" || value === null));
+      if (!Array.isArray(excluded)) throw new Error(`filter rule this test cannot evaluate: ${JSON.stringify(option)}`);
       return value !== undefined && !excluded.includes(value);
     });
   });
@@ -114,18 +124,51 @@ function dashboardBody(dashboard: Resource): string {
   return parts
     .map((part) => {
       if (typeof part === "string") return part;
-      const token = part as { Ref?: string; "Fn::GetAtt"?: [string, string] };
-      if (token.Ref) return `{Ref:${token.Ref}}`;
-      if (token["Fn::GetAtt"]) return `{GetAtt:${token["Fn::GetAtt"].join(".")}}`;
-      throw new Error(`dashboard body part this test cannot render: ${JSON.stringify(part)}`);
+      return renderToken(part);
     })
     .join(separator);
 }
 
-/** The actions granted on the table itself (GetAtt Table.Arn, not an index). */
+/** A token of a dashboard body as text: `{Ref:Id}`, `{GetAtt:Id.Attribute}`, `{If:Condition?<true>:<false>}`. */
+function renderToken(part: unknown): string {
+  const token = part as { Ref?: string; "Fn::GetAtt"?: [string, string]; "Fn::If"?: [string, unknown, unknown] };
+  if (token.Ref) return `{Ref:${token.Ref}}`;
+  if (token["Fn::GetAtt"]) return `{GetAtt:${token["Fn::GetAtt"].join(".")}}`;
+  if (token["Fn::If"]) return `{If:${token["Fn::If"][0]}?${renderToken(token["Fn::If"][1])}:${renderToken(token["Fn::If"][2])}}`;
+  throw new Error(`dashboard body part this test cannot render: ${JSON.stringify(part)}`);
+}
+
+/** The table in use: `Fn::If: [UseExistingTable, <parameter>, <the own table's attribute>]`. */
+function tableInUse(t: Template, parameter: string, attribute: "Ref" | "StreamArn"): unknown {
+  const own = logicalId(t, "AWS::DynamoDB::Table", "Table");
+  return { "Fn::If": ["UseExistingTable", { Ref: parameter }, attribute === "Ref" ? { Ref: own } : { "Fn::GetAtt": [own, attribute] }] };
+}
+
+/** arn:${Partition}:dynamodb:${Region}:${AccountId}:table/<the table in use>, plus `suffix`. */
+function tableArnInUse(t: Template, suffix = ""): unknown {
+  return {
+    "Fn::Join": [
+      "",
+      [
+        "arn:",
+        { Ref: "AWS::Partition" },
+        ":dynamodb:",
+        { Ref: "AWS::Region" },
+        ":",
+        { Ref: "AWS::AccountId" },
+        ":table/",
+        tableInUse(t, "ExistingTableName", "Ref"),
+        ...(suffix ? [suffix] : []),
+      ],
+    ],
+  };
+}
+
+/** The actions granted on the table in use itself (its ARN, not an index's). */
 function tableActions(statements: Statement[]): string[] {
+  const arn = JSON.stringify(tableArnInUse(template));
   return statements
-    .filter((s) => list(s.Resource).some((r) => JSON.stringify(r).match(/^\{"Fn::GetAtt":\["Table[0-9A-F]{8}","Arn"\]\}$/)))
+    .filter((s) => list(s.Resource).some((r) => JSON.stringify(r) === arn))
     .flatMap((s) => list(s.Action))
     .sort();
 }
@@ -159,6 +202,7 @@ function expectRateAlarm(props: Record<string, any>, threshold: unknown, part: u
 describe("infrastructure", () => {
   it("has one on-demand table with PITR, a new-and-old-images stream, TTL and deletion protection", () => {
     template.resourceCountIs("AWS::DynamoDB::Table", 1);
+    template.hasResource("AWS::DynamoDB::Table", { Condition: "CreateTable", DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
     template.hasResourceProperties("AWS::DynamoDB::Table", {
       BillingMode: "PAY_PER_REQUEST",
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -265,8 +309,10 @@ describe("infrastructure", () => {
 
   it("wires the table stream to the stream processor: filtered, bisected, bounded retries, a failure queue", () => {
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-      EventSourceArn: { "Fn::GetAtt": [Match.stringLikeRegexp("Table"), "StreamArn"] },
+      EventSourceArn: tableInUse(template, "ExistingTableStreamArn", "StreamArn"),
       StartingPosition: "TRIM_HORIZON",
+      BatchSize: STREAM_BATCH_SIZE,
+      MaximumBatchingWindowInSeconds: STREAM_BATCHING_WINDOW.toSeconds(),
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FilterCriteria: { Filters: Match.arrayWith([Match.objectLike({ Pattern: Match.stringLikeRegexp("anything-but") })]) },
       BisectBatchOnFunctionError: true,
@@ -471,7 +517,8 @@ describe("infrastructure", () => {
   });
 
   it("keeps the cursor secret out of the environment: the functions that sign cursors (sync, tasks) get its ARN and may read only that secret", () => {
-    const signers = ["sync", "tasks"] as const;
+    const signers = CURSOR_SECRET_READERS;
+    expect(signers).toEqual(["sync", "tasks"]);
     for (const signer of signers) {
       const fn = template.findResources("AWS::Lambda::Function")[functionId(template, `${pascal(signer)}Function`)] as Resource;
       const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
@@ -484,6 +531,110 @@ describe("infrastructure", () => {
     for (const group of ENDPOINT_GROUPS.filter((g) => !(signers as readonly string[]).includes(g))) {
       expect(statementsOf(template, `${pascal(group)}Function`).flatMap((s) => list(s.Action))).not.toContain("secretsmanager:GetSecretValue");
     }
+  });
+
+  it("outputs the cursor secret and its readers: every function with SYNC_CURSOR_SECRET_ARN, each allowed GetSecretValue on exactly that secret", () => {
+    const secretId = logicalId(template, "AWS::SecretsManager::Secret", "SyncCursorSecret");
+    template.hasOutput("CursorSecretArn", { Value: { Ref: secretId } });
+    const readers = (Object.entries(template.findResources("AWS::Lambda::Function")) as [string, Resource][])
+      .filter(([, fn]) => fn.Properties.Environment?.Variables?.SYNC_CURSOR_SECRET_ARN !== undefined)
+      .map(([id]) => id);
+    expect(readers.length).toBe(CURSOR_SECRET_READERS.length);
+    const output = template.toJSON().Outputs.CursorSecretReaderFunctions.Value as { "Fn::Join": [string, { Ref: string }[]] };
+    expect(output["Fn::Join"][0]).toBe(",");
+    expect(output["Fn::Join"][1].map((part) => part.Ref).sort()).toEqual([...readers].sort());
+    for (const id of readers) {
+      const fn = template.findResources("AWS::Lambda::Function")[id] as Resource;
+      expect(fn.Properties.Environment.Variables.SYNC_CURSOR_SECRET_ARN, id).toEqual({ Ref: secretId });
+      const constructId = id.slice(0, -8);
+      const reads = statementsOf(template, constructId).filter((s) => list(s.Action).includes("secretsmanager:GetSecretValue"));
+      expect(
+        reads.map((s) => [s.Action, s.Resource]),
+        id,
+      ).toEqual([["secretsmanager:GetSecretValue", { Ref: secretId }]]);
+    }
+  });
+
+  it("takes ExistingTableName and ExistingTableStreamArn (default empty; both or neither, by template rules)", () => {
+    template.hasParameter("ExistingTableName", { Type: "String", Default: "" });
+    template.hasParameter("ExistingTableStreamArn", { Type: "String", Default: "" });
+    const json = template.toJSON();
+    const given = (parameter: string) => ({ "Fn::Not": [{ "Fn::Equals": [{ Ref: parameter }, ""] }] });
+    expect(json.Conditions.UseExistingTable).toEqual(given("ExistingTableName"));
+    expect(json.Conditions.CreateTable).toEqual({ "Fn::Not": [{ Condition: "UseExistingTable" }] });
+    expect(json.Rules.ExistingTableNeedsStreamArn).toMatchObject({
+      RuleCondition: given("ExistingTableName"),
+      Assertions: [{ Assert: given("ExistingTableStreamArn") }],
+    });
+    expect(json.Rules.ExistingTableStreamArnNeedsName).toMatchObject({
+      RuleCondition: given("ExistingTableStreamArn"),
+      Assertions: [{ Assert: given("ExistingTableName") }],
+    });
+    const pattern = new RegExp(json.Parameters.ExistingTableStreamArn.AllowedPattern as string);
+    expect(pattern.test("")).toBe(true);
+    expect(pattern.test("arn:aws:dynamodb:eu-west-1:123456789012:table/inventory-restored-0412/stream/2026-04-12T10:00:00.000")).toBe(true);
+    expect(pattern.test("inventory-restored-0412")).toBe(false);
+    expect(new RegExp(json.Parameters.ExistingTableName.AllowedPattern as string).test("inventory-restored-0412")).toBe(true);
+  });
+
+  it("uses the table in use everywhere: every TABLE_NAME, table and index policy, the stream mapping and its read grant, the alarm, the dashboard and the outputs", () => {
+    const name = tableInUse(template, "ExistingTableName", "Ref");
+    const stream = tableInUse(template, "ExistingTableStreamArn", "StreamArn");
+    const functions = Object.entries(template.findResources("AWS::Lambda::Function")) as [string, Resource][];
+    const withTable = functions.filter(([, fn]) => fn.Properties.Environment.Variables.TABLE_NAME !== undefined);
+    expect(withTable).toHaveLength(functions.length);
+    for (const [id, fn] of withTable) expect(fn.Properties.Environment.Variables.TABLE_NAME, id).toEqual(name);
+    const indexArns = GLOBAL_INDEXES.map((index) => tableArnInUse(template, `/index/${index.indexName}`));
+    for (const group of ENDPOINT_GROUPS.filter((g) => tableAccessOf(routesOfGroup(g)))) {
+      const statements = statementsOf(template, `${pascal(group)}Function`);
+      expect(
+        statements.filter((s) => s.Action === "dynamodb:Query").map((s) => s.Resource),
+        group,
+      ).toEqual([indexArns]);
+    }
+    const processor = statementsOf(template, "StreamProcessorFunction");
+    expect(processor).toContainEqual({
+      Action: ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+      Effect: "Allow",
+      Resource: stream,
+    });
+    expect(processor).toContainEqual({ Action: "dynamodb:ListStreams", Effect: "Allow", Resource: "*" });
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", { EventSourceArn: stream });
+    template.hasOutput("TableName", { Value: name });
+    template.hasOutput("TableStreamArn", { Value: stream });
+    expect(JSON.stringify(alarmProperties("ThrottleAlarm").Metrics)).toContain(JSON.stringify({ Name: "TableName", Value: name }));
+  });
+
+  it("references the stack's own table only where it exists: in the false branch of Fn::If UseExistingTable", () => {
+    const own = logicalId(template, "AWS::DynamoDB::Table", "Table");
+    const unguarded: string[] = [];
+    const walk = (node: unknown, path: string, guarded: boolean): void => {
+      if (Array.isArray(node)) {
+        for (const [i, child] of node.entries()) walk(child, `${path}[${i}]`, guarded);
+        return;
+      }
+      if (typeof node !== "object" || node === null) return;
+      const record = node as Record<string, unknown>;
+      const ref = record.Ref ?? (record["Fn::GetAtt"] as unknown[] | undefined)?.[0];
+      if (ref === own && !guarded) unguarded.push(path);
+      const branches = record["Fn::If"] as [string, unknown, unknown] | undefined;
+      if (branches?.[0] === "UseExistingTable") {
+        walk(branches[1], `${path}.If.true`, guarded);
+        walk(branches[2], `${path}.If.false`, true);
+        return;
+      }
+      for (const [key, child] of Object.entries(record)) walk(child, `${path}.${key}`, guarded);
+    };
+    const json = template.toJSON();
+    for (const [id, resource] of Object.entries(json.Resources as Record<string, Resource>)) {
+      if (id === own) continue;
+      walk(resource, id, false);
+      expect((resource as { DependsOn?: string[] }).DependsOn ?? [], id).not.toContain(own);
+    }
+    walk(json.Outputs, "Outputs", false);
+    expect(unguarded).toEqual([]);
+    // The same holds for the throwaway stack (its table is deleted with the stack, not retained).
+    throwaway.hasResource("AWS::DynamoDB::Table", { Condition: "CreateTable", DeletionPolicy: "Delete" });
   });
 
   it("queues webhook messages on an encrypted, SSL-only queue whose redrive policy ends in the failed queue", () => {
@@ -536,7 +687,7 @@ describe("infrastructure", () => {
     const delivery = template.findResources("AWS::Lambda::Function")[deliveryId] as Resource;
     expect(delivery.Properties.MemorySize).toBe(512);
     expect(delivery.Properties.Environment.Variables).toMatchObject({
-      TABLE_NAME: { Ref: expect.stringMatching(/^Table/) },
+      TABLE_NAME: tableInUse(template, "ExistingTableName", "Ref"),
       WEBHOOK_QUEUE_URL: { Ref: queueId },
       WEBHOOK_FAILED_QUEUE_URL: { Ref: failedId },
     });
@@ -627,8 +778,43 @@ describe("infrastructure", () => {
       expect(admitted(record("INSERT", entity)), entity).toBe(false);
       expect(admitted(record("MODIFY", entity)), entity).toBe(false);
     }
-    // Removals all pass, as before.
+    // Removals by a request pass, whatever the entity.
     for (const entity of ["syncmarker", "apikey", "item"]) expect(admitted(record("REMOVE", entity)), entity).toBe(true);
+  });
+
+  it("keeps TTL expiries away from the stream processor (user removals still reach it), with its filters from one constant", () => {
+    const stream = (Object.values(template.findResources("AWS::Lambda::EventSourceMapping")) as Resource[]).find(
+      (mapping) => mapping.Properties.StartingPosition !== undefined,
+    )!;
+    const patterns = (stream.Properties.FilterCriteria.Filters as { Pattern: string }[]).map((filter) => JSON.parse(filter.Pattern) as Record<string, unknown>);
+    expect(patterns).toEqual(STREAM_FILTER_PATTERNS);
+    expect(patterns[0]).toEqual({ eventName: ["REMOVE"], userIdentity: { type: [{ exists: false }] } });
+    const admitted = (event: Record<string, unknown>) => patterns.some((pattern) => admits(pattern, event));
+    const removal = (entity: string, extra: Record<string, unknown> = {}) => ({
+      eventName: "REMOVE",
+      dynamodb: { Keys: {}, OldImage: { [ENTITY_ATTRIBUTE]: { S: entity } } },
+      ...extra,
+    });
+    // What DynamoDB writes for an item its TTL process deleted (developer guide, "DynamoDB Streams and Time to Live").
+    const ttl = { userIdentity: { type: "Service", principalId: "dynamodb.amazonaws.com" } };
+    for (const entity of ["syncmarker", "syncpointer", "synccheckpoint", "idempotency", "webhookdelivery", "turn", "itemreference", "documentitem", "item"]) {
+      expect(admitted(removal(entity, ttl)), `TTL ${entity}`).toBe(false);
+    }
+    for (const entity of ["item", "invoice", "documentitem"]) expect(admitted(removal(entity)), `delete ${entity}`).toBe(true);
+  });
+
+  it("lets the stream processor wait up to a second for fuller batches", () => {
+    expect(STREAM_BATCHING_WINDOW.toSeconds()).toBe(1);
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      StartingPosition: "TRIM_HORIZON",
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 1,
+    });
+    // The webhook queue's event source keeps no window (deliveries go out as soon as they are due).
+    const sqs = (Object.values(template.findResources("AWS::Lambda::EventSourceMapping")) as Resource[]).find(
+      (m) => m.Properties.StartingPosition === undefined,
+    )!;
+    expect(sqs.Properties.MaximumBatchingWindowInSeconds).toBeUndefined();
   });
 
   it("alarms on failed webhook messages, delivery function errors and a stalled webhook queue", () => {
@@ -699,7 +885,7 @@ describe("infrastructure", () => {
       const fn = `{Ref:${functionId(template, `${pascal(group)}Function`)}}`;
       for (const metric of ["Invocations", "Errors", "Duration", "Throttles"]) has("AWS/Lambda", metric, "FunctionName", fn);
     }
-    const table = `{Ref:${logicalId(template, "AWS::DynamoDB::Table", "Table")}}`;
+    const table = `{If:UseExistingTable?{Ref:ExistingTableName}:{Ref:${logicalId(template, "AWS::DynamoDB::Table", "Table")}}}`;
     for (const metric of ["ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "ReadThrottleEvents", "WriteThrottleEvents"]) {
       has("AWS/DynamoDB", metric, "TableName", table);
     }
