@@ -10,8 +10,10 @@ import { listCost, listCostViolations } from "./list-cost.js";
  * and cold import time of each bundled Lambda handler (scripts/bench/bundles.ts).
  * Latencies against DynamoDB Local on one machine are relative figures, not AWS figures.
  * Then webhooks: write -> delivery latency and the cost of a delivered message
- * (scripts/bench/webhooks.ts). Last, a modelled AWS cost per million requests of a read, a
- * write, a 100-line document write and a sync page (scripts/bench/cost-model.ts).
+ * (scripts/bench/webhooks.ts), and the change feed's per-account ceiling: changes per second
+ * through one account's sync head (scripts/bench/sync-head.ts). Last, a modelled AWS cost per
+ * million requests of a read, a write, a 100-line document write and a sync page
+ * (scripts/bench/cost-model.ts).
  */
 const ITERATIONS = Number.parseInt(process.env.BENCH_ITERATIONS ?? "50", 10);
 
@@ -273,6 +275,10 @@ async function main(): Promise<void> {
     const webhooks = await benchWebhooks(base);
     originalWrite(`\n${webhookReport(webhooks)}`);
     overBudget.push(...webhookBudgetFailures(webhooks));
+    const { benchSyncHead, syncHeadReport, syncHeadFailures } = await import("./sync-head.js");
+    const syncHead = await benchSyncHead();
+    originalWrite(`\n${syncHeadReport(syncHead)}`);
+    overBudget.push(...syncHeadFailures(syncHead));
     costs();
     api.server.closeAllConnections();
     api.server.close();
@@ -280,7 +286,8 @@ async function main(): Promise<void> {
     await dynamo.stop();
   }
   await coldImports();
-  // --check: the budgets of issue 19 (calls per line, list cost, contention, cold imports) and 21 (webhook latency).
+  // --check: the budgets of issue 19 (calls per line, list cost, contention, cold imports) and 21 (webhook latency),
+  // and the sync head's sanity check of issue 22 (every change exactly one marker).
   if (overBudget.length > 0) originalWrite(`\nOver budget:\n${overBudget.map((v) => `- ${v}`).join("\n")}\n`);
   else originalWrite("\nEvery budget met.\n");
   if (process.argv.includes("--check") && overBudget.length > 0) process.exitCode = 1;
