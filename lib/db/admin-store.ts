@@ -201,13 +201,14 @@ export async function rebuildOperatorDirectory(): Promise<{ accounts: number; us
 }
 
 /**
- * True when the table holds accounts but the directory lists none: a table written before
- * the directory existed (the local stack then rebuilds it as it starts).
+ * True when the table (by default the configured one) holds accounts but the directory lists
+ * none: a table written before the directory existed (the local stack then rebuilds it as it
+ * starts; `table prepare-restored` asks for `directory rebuild` first).
  */
-export async function operatorDirectoryMissing(): Promise<boolean> {
-  const { data: listed } = await db().entities.operatorDirectory.query.primary({ directory: ACCOUNTS }).go({ limit: 1, consistent: true });
+export async function operatorDirectoryMissing(table = tableName()): Promise<boolean> {
+  const { data: listed } = await db().entities.operatorDirectory.query.primary({ directory: ACCOUNTS }).go({ limit: 1, consistent: true, table });
   if (listed.length > 0) return false;
-  const { data: accounts } = await db().entities.account.scan.go({ limit: 1, pages: "all" });
+  const { data: accounts } = await db().entities.account.scan.go({ limit: 1, pages: "all", table });
   return accounts.length > 0;
 }
 

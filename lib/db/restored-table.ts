@@ -9,6 +9,8 @@ import {
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
 import { GLOBAL_INDEXES, TABLE_KEYS } from "./table.js";
+import { operatorDirectoryMissing } from "./admin-store.js";
+import { carrySyncFeedsPastRestore } from "./sync-restore.js";
 
 /** What `prepareRestoredTable` found and left on the table. */
 export interface PreparedTable {
@@ -22,6 +24,8 @@ export interface PreparedTable {
   deletion_protection: true;
   /** The secondary indexes the stack needs, all present. */
   indexes: string[];
+  /** Accounts whose sync feed was carried past the restore (lib/db/sync-restore.ts), of all accounts. */
+  sync_feeds: { accounts: number; carried: number };
   /** What this run changed, in order (empty when the table was ready). */
   changed: string[];
 }
@@ -41,8 +45,9 @@ export class UnsuitableTableError extends Error {
  * Makes a table restored from a point-in-time backup ready to be the stack's table
  * (docs/operations.md, "Restoring the table from a point in time"): a restore brings back the
  * items, keys and indexes, but no stream, TTL, point-in-time recovery or deletion protection.
- * Checks first that the keys and every secondary index the stack needs are there (changing
- * nothing otherwise), then enables, each only when missing and one change at a time as
+ * Checks first that the keys, every secondary index the stack needs and the operator directory
+ * are there (changing nothing otherwise), carries every account's sync feed past the
+ * sequences the restore lost (lib/db/sync-restore.ts), then enables, each only when missing and one change at a time as
  * DynamoDB requires, waiting for the table to be ACTIVE after each: the stream with new and old
  * images (replacing a stream of another view type), TTL on `expires_at`, point-in-time
  * recovery and deletion protection. Running it again changes nothing.
@@ -51,6 +56,14 @@ export async function prepareRestoredTable(client: DynamoDBClient, tableName: st
   const changed: string[] = [];
   let table = await waitUntilActive(client, tableName, wait);
   checkShape(table);
+  if (await operatorDirectoryMissing(tableName)) {
+    throw new UnsuitableTableError(
+      `Table ${tableName} was written before the admin CLI's directory existed: run \`TABLE_NAME=${tableName} npm run admin -- directory rebuild\` first, then this again.`,
+    );
+  }
+  // Before anything else: the feed must never reuse the sequences the restore lost.
+  const feeds = await carrySyncFeedsPastRestore(tableName);
+  if (feeds.carried > 0) changed.push(`sync feeds of ${feeds.carried} accounts carried past the restore`);
 
   const stream = table.StreamSpecification;
   if (stream?.StreamEnabled && stream.StreamViewType !== "NEW_AND_OLD_IMAGES") {
@@ -95,6 +108,7 @@ export async function prepareRestoredTable(client: DynamoDBClient, tableName: st
     point_in_time_recovery: pointInTime,
     deletion_protection: true,
     indexes: GLOBAL_INDEXES.map((index) => index.indexName),
+    sync_feeds: feeds,
     changed,
   };
 }

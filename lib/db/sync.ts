@@ -11,9 +11,16 @@ const RETENTION_SECONDS = RETENTION_DAYS * 24 * 3600;
 export const seqKey = (seq: number) => String(seq).padStart(15, "0");
 export const secondKey = (second: number) => String(second).padStart(12, "0");
 
-export async function readHead(accountId: string): Promise<{ seq: number; lastAt: number }> {
+/** The sequences a restore skipped (see `restoreGaps` on the sync head entity). */
+export interface RestoreGap {
+  table: string;
+  after: number;
+  upTo: number;
+}
+
+export async function readHead(accountId: string): Promise<{ seq: number; lastAt: number; restoreGaps: RestoreGap[] }> {
   const { data } = await db().entities.syncHead.get({ accountId }).go({ consistent: true });
-  return { seq: data?.seq ?? 0, lastAt: data?.lastAt ?? 0 };
+  return { seq: data?.seq ?? 0, lastAt: data?.lastAt ?? 0, restoreGaps: data?.restoreGaps ?? [] };
 }
 
 /** Markers with sequence in (after, upTo], in order, at most `limit`: ONE consistent Query. */

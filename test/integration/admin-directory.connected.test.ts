@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createDynamoClient } from "../../lib/db/client.js";
 import { newDbUsage, withDbUsage, type DbUsage } from "../../lib/db/metrics.js";
 import { db } from "../../lib/db/service.js";
+import { RESTORE_GAP } from "../../lib/db/sync-restore.js";
 import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf } from "../../lib/db/table.js";
 import { useApiServer } from "../support/api.js";
 import { cli, failed, succeeded } from "../support/cli.js";
@@ -225,12 +226,13 @@ describe("admin CLI: table prepare-restored", () => {
       const name = await restoredTable();
       const first = succeeded(await cli("table", "prepare-restored", "--table", name, "--json"));
       expect(Object.keys(first).sort()).toEqual(
-        ["changed", "deletion_protection", "indexes", "point_in_time_recovery", "stream_arn", "table_name", "time_to_live"].sort(),
+        ["changed", "deletion_protection", "indexes", "point_in_time_recovery", "stream_arn", "sync_feeds", "table_name", "time_to_live"].sort(),
       );
       expect(first).toMatchObject({ table_name: name, time_to_live: "enabled", deletion_protection: true });
       // DynamoDB Local has no backups API; AWS answers "enabled".
       expect(first.point_in_time_recovery).toBe("unsupported");
       expect(first.indexes).toEqual(GLOBAL_INDEXES.map((i) => i.indexName));
+      expect(first.sync_feeds).toEqual({ accounts: 0, carried: 0 });
       expect(first.changed).toEqual(["stream enabled (NEW_AND_OLD_IMAGES)", "TTL enabled on expires_at", "deletion protection enabled"]);
 
       const { Table: table } = await client.send(new DescribeTableCommand({ TableName: name }));
@@ -246,6 +248,54 @@ describe("admin CLI: table prepare-restored", () => {
       const text = await cli("table", "prepare-restored", "--table", name);
       expect(text.code).toBe(0);
       expect(text.stdout).toContain(`npx cdk deploy --parameters ExistingTableName=${name} --parameters ExistingTableStreamArn=${first.stream_arn}`);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "carries every account's sync feed past the sequences the restore lost, once per restored table",
+    async () => {
+      const name = await restoredTable();
+      const e = db().entities;
+      // Two accounts as the restore brought them back: one whose feed was at 7, one with none.
+      const [synced, quiet] = [randomUUID(), randomUUID()];
+      for (const accountId of [synced, quiet]) {
+        await e.operatorDirectory.put({ directory: "accounts", entry: accountId, accountId }).go({ table: name });
+        await e.account.put({ accountId, name: "Restored", createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z" }).go({ table: name });
+      }
+      await e.syncHead.put({ accountId: synced, seq: 7, lastAt: 1_700_000_000_000 }).go({ table: name });
+
+      const first = succeeded(await cli("table", "prepare-restored", "--table", name, "--json"));
+      expect(first.sync_feeds).toEqual({ accounts: 2, carried: 2 });
+      expect(first.changed[0]).toBe("sync feeds of 2 accounts carried past the restore");
+      const head = async (accountId: string) => (await e.syncHead.get({ accountId }).go({ consistent: true, table: name })).data;
+      expect(await head(synced)).toMatchObject({
+        seq: 7 + RESTORE_GAP,
+        lastAt: 1_700_000_000_000,
+        restoreGaps: [{ table: name, after: 7, upTo: 7 + RESTORE_GAP }],
+      });
+      expect(await head(quiet)).toMatchObject({ seq: RESTORE_GAP, restoreGaps: [{ table: name, after: 0, upTo: RESTORE_GAP }] });
+
+      const second = succeeded(await cli("table", "prepare-restored", "--table", name, "--json"));
+      expect(second.sync_feeds).toEqual({ accounts: 2, carried: 0 });
+      expect(second.changed).toEqual([]);
+      expect((await head(synced))?.seq).toBe(7 + RESTORE_GAP);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "a restored table written before the directory existed is refused until directory rebuild has run on it",
+    async () => {
+      const name = await restoredTable();
+      const accountId = randomUUID();
+      await db()
+        .entities.account.put({ accountId, name: "Old", createdAt: "2020-01-01T00:00:00.000Z", updatedAt: "2020-01-01T00:00:00.000Z" })
+        .go({ table: name });
+      const refused = failed(await cli("table", "prepare-restored", "--table", name, "--json"), "invalid_input");
+      expect(refused.error.message).toContain(`TABLE_NAME=${name} npm run admin -- directory rebuild`);
+      const { Table: table } = await client.send(new DescribeTableCommand({ TableName: name }));
+      expect(table?.StreamSpecification?.StreamEnabled ?? false).toBe(false);
     },
     CLI_TIMEOUT,
   );

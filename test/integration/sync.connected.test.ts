@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
 import { db } from "../../lib/db/service.js";
 import { readHead } from "../../lib/db/sync.js";
+import { RESTORE_GAP } from "../../lib/db/sync-restore.js";
 import { tableName } from "../../lib/db/table.js";
 import { decodeCursor, encodeCursor } from "../../lib/sync/cursor.js";
 import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
@@ -481,5 +482,44 @@ describe("the documented procedure", () => {
       [existing.id]: "Before the checkpoint",
       ...Object.fromEntries(created.map((c) => [c.id, c.name])),
     });
+  });
+});
+
+describe("after a point-in-time restore (docs/operations.md)", () => {
+  it("a cursor positioned among the changes the restore lost, or past the head, is 409 sync_cursor_expired; one before them still pages", async () => {
+    const account = await newAccount();
+    const client = api().withKey(account.ownerKey);
+    const start = await startCursor(client);
+    for (const name of ["one", "two", "three"]) await createItem(client, name);
+    await settle(account.accountId);
+    const read = await consume(client, start);
+    expect(read.changes).toHaveLength(3);
+    const atThree = read.cursor;
+    const three = decodeCursor(atThree)!.p;
+    const atOne = encodeCursor({ ...decodeCursor(atThree)!, p: three - 2 });
+
+    // What `table prepare-restored` leaves on a head restored to just after the first change
+    // (lib/db/sync-restore.ts): the lost sequences noted, the head moved past them.
+    const after = three - 2;
+    const upTo = after + RESTORE_GAP;
+    await db()
+      .entities.syncHead.update({ accountId: account.accountId })
+      .set({ seq: upTo, restoreGaps: [{ table: "restored-1", after, upTo }] })
+      .go();
+    const lost = await client.get("/sync", { cursor: atThree });
+    expectError(lost, 409, "sync_cursor_expired", "cursor");
+    expect(lost.body.error.message).toContain("rebuild with start=now");
+    expect((await client.get("/sync", { cursor: atOne })).status).toBe(200);
+    // New changes are numbered after the gap: a cursor issued now pages them.
+    const fresh = await startCursor(client);
+    await createItem(client, "four");
+    await settle(account.accountId);
+    const later = await consume(client, fresh);
+    expect(later.changes.map((c) => c.operation)).toEqual(["upsert"]);
+    expect(decodeCursor(later.cursor)!.p).toBe(upTo + 1);
+
+    // A restore whose feed was not carried forward: the head is behind the cursor.
+    await db().entities.syncHead.update({ accountId: account.accountId }).set({ seq: 1 }).remove(["restoreGaps"]).go();
+    expectError(await client.get("/sync", { cursor: later.cursor }), 409, "sync_cursor_expired");
   });
 });

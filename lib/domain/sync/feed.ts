@@ -139,6 +139,23 @@ export interface SyncPageResponse {
  * markers in (position, head]: every marker up to the head was committed with it, so none can
  * appear later below it (docs/sync.md).
  */
+/**
+ * A cursor whose position the feed no longer has: the table was restored from a backup to a
+ * point before the position (the restore noted the lost sequences on the head,
+ * lib/db/sync-restore.ts), or the position is past the head (a restore not carried forward).
+ * The client's copy holds changes the table lost: it must rebuild.
+ */
+function refuseLostPosition(position: number, head: { seq: number; restoreGaps: readonly { after: number; upTo: number }[] }): void {
+  if (position > head.seq || head.restoreGaps.some((gap) => position > gap.after && position < gap.upTo)) {
+    throw fail(
+      409,
+      "sync_cursor_expired",
+      "The feed was restored from a backup to a point before this cursor's position, so your copy holds changes that no longer exist: rebuild with start=now.",
+      "cursor",
+    );
+  }
+}
+
 export async function syncChanges(principal: Principal, query: Record<string, unknown>): Promise<SyncStartResponse | SyncPageResponse> {
   const nowSeconds = Math.floor(Date.now() / 1000);
   const request = parseSyncQuery(query, nowSeconds);
@@ -193,6 +210,7 @@ export async function syncChanges(principal: Principal, query: Record<string, un
   }
 
   const head = await readHead(principal.accountId);
+  if (request.mode === "cursor") refuseLostPosition(position, head);
   const markers = await queryMarkers(principal.accountId, position, head.seq, request.limit);
   const full = markers.length === request.limit;
   const last = markers[markers.length - 1];
