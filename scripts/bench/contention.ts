@@ -1,6 +1,7 @@
 import { pathToFileURL } from "node:url";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+import { percentile } from "./percentile.js";
 
 /**
  * `npm run bench:contention`: contention as Lambda runs it (issue 19). For each number of API
@@ -30,11 +31,6 @@ export interface ContentionRow {
 interface Outcome {
   status: number;
   ms: number;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
 /**

@@ -3,6 +3,7 @@ import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { API_FUNCTION_MEMORY_MB, PLATFORM_AND_ACCESS_LOG_BYTES, costTable, transactionWriteUnits, type RequestProfile } from "./cost-model.js";
 import { salesScenarios, stockVisibility, type Scenario } from "./sales.js";
 import { listCost, listCostViolations } from "./list-cost.js";
+import { percentile } from "./percentile.js";
 
 /**
  * `npm run bench`: measures, per route, the DynamoDB round trips (from the request log line
@@ -60,11 +61,6 @@ process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
   }
   return originalWrite(chunk as never, ...(rest as []));
 }) as typeof process.stdout.write;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 async function main(): Promise<void> {
   const dynamo = await startDynamoLocal({ port: await freePort(), dataDir: "memory" });

@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { dirname, join } from "node:path";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+import { percentile } from "./percentile.js";
 
 /**
  * `npm run bench:sync-head [-- --check]` (also part of `npm run bench`): how many changes per
@@ -56,11 +57,6 @@ export interface SyncHeadBench {
 const MAX_WRITERS = 4;
 const SCRIPT = fileURLToPath(import.meta.url);
 const REPOSITORY = join(dirname(SCRIPT), "..", "..");
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
-}
 
 /** A writer's job: `count` changes of new records `${prefix}-<n>` on `accountId`, `perCall` per call. */
 interface Job {

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { PRICES, transactionWriteUnits } from "./cost-model.js";
+import { percentile } from "./percentile.js";
 
 /**
  * `npm run bench:webhooks [-- --check]` (also part of `npm run bench`): webhooks on the local
@@ -36,11 +37,6 @@ export interface WebhookBench {
   fanOut: { calls: number; readUnits: number; writeUnits: number; ms: number };
   /** DynamoDB usage of one delivery attempt (the delivery function's part). */
   attempt: { calls: number; readUnits: number; writeUnits: number; ms: number };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
 /** A receiver that notes when each change message arrived (by record id) and answers 204. */
