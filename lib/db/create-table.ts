@@ -4,9 +4,10 @@ import {
   DescribeTableCommand,
   ResourceInUseException,
   UpdateTimeToLiveCommand,
+  type CreateTableCommandInput,
   type DynamoDBClient,
 } from "@aws-sdk/client-dynamodb";
-import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf } from "./table.js";
+import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf, type GlobalIndexDefinition } from "./table.js";
 
 /**
  * Creates the table from the shared definition (the same one the CDK stack deploys) when it
@@ -21,32 +22,8 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
   } catch (error) {
     if ((error as { name?: string }).name !== "ResourceNotFoundException") throw error;
   }
-  const attributes = new Set<string>([TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey]);
-  for (const index of GLOBAL_INDEXES) {
-    attributes.add(index.partitionKey);
-    attributes.add(index.sortKey);
-  }
   try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: name,
-        BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: [...attributes].map((attribute) => ({ AttributeName: attribute, AttributeType: "S" })),
-        KeySchema: [
-          { AttributeName: TABLE_KEYS.partitionKey, KeyType: "HASH" },
-          { AttributeName: TABLE_KEYS.sortKey, KeyType: "RANGE" },
-        ],
-        GlobalSecondaryIndexes: GLOBAL_INDEXES.map((index) => ({
-          IndexName: index.indexName,
-          KeySchema: [
-            { AttributeName: index.partitionKey, KeyType: "HASH" },
-            { AttributeName: index.sortKey, KeyType: "RANGE" },
-          ],
-          Projection: projectionOf(index),
-        })),
-        StreamSpecification: { StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" },
-      }),
-    );
+    await client.send(new CreateTableCommand(tableDefinition(name)));
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
@@ -58,6 +35,37 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
       }),
     )
     .catch(() => undefined); // DynamoDB Local accepts TTL settings but never expires items; harmless if refused.
+}
+
+/**
+ * The CreateTable input of the table (keys, the given indexes, on-demand), with the stream
+ * unless `stream` is false (a table as a point-in-time restore returns it, for tests).
+ */
+export function tableDefinition(name: string, options: { indexes?: readonly GlobalIndexDefinition[]; stream?: boolean } = {}): CreateTableCommandInput {
+  const indexes = options.indexes ?? GLOBAL_INDEXES;
+  const attributes = new Set<string>([TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...indexes.flatMap((index) => [index.partitionKey, index.sortKey])]);
+  return {
+    TableName: name,
+    BillingMode: "PAY_PER_REQUEST",
+    AttributeDefinitions: [...attributes].map((attribute) => ({ AttributeName: attribute, AttributeType: "S" })),
+    KeySchema: [
+      { AttributeName: TABLE_KEYS.partitionKey, KeyType: "HASH" },
+      { AttributeName: TABLE_KEYS.sortKey, KeyType: "RANGE" },
+    ],
+    ...(indexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: indexes.map((index) => ({
+            IndexName: index.indexName,
+            KeySchema: [
+              { AttributeName: index.partitionKey, KeyType: "HASH" as const },
+              { AttributeName: index.sortKey, KeyType: "RANGE" as const },
+            ],
+            Projection: projectionOf(index),
+          })),
+        }
+      : {}),
+    ...(options.stream === false ? {} : { StreamSpecification: { StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" as const } }),
+  };
 }
 
 /**

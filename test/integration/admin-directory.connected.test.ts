@@ -7,7 +7,8 @@ import { createDynamoClient } from "../../lib/db/client.js";
 import { newDbUsage, withDbUsage, type DbUsage } from "../../lib/db/metrics.js";
 import { db } from "../../lib/db/service.js";
 import { RESTORE_GAP } from "../../lib/db/sync-restore.js";
-import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf } from "../../lib/db/table.js";
+import { tableDefinition } from "../../lib/db/create-table.js";
+import { GLOBAL_INDEXES, TABLE_KEYS } from "../../lib/db/table.js";
 import { useApiServer } from "../support/api.js";
 import { cli, failed, succeeded } from "../support/cli.js";
 import { newAccount, newKey, newUser } from "../support/fixtures.js";
@@ -192,30 +193,7 @@ describe("admin CLI: table prepare-restored", () => {
   /** A table as a point-in-time restore returns it: keys and indexes, no stream, TTL or protection. */
   async function restoredTable(indexes = GLOBAL_INDEXES): Promise<string> {
     const name = `restored-${randomUUID().slice(0, 8)}`;
-    const attributes = new Set<string>([TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
-    await client.send(
-      new CreateTableCommand({
-        TableName: name,
-        BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: [...attributes].map((attribute) => ({ AttributeName: attribute, AttributeType: "S" })),
-        KeySchema: [
-          { AttributeName: TABLE_KEYS.partitionKey, KeyType: "HASH" },
-          { AttributeName: TABLE_KEYS.sortKey, KeyType: "RANGE" },
-        ],
-        ...(indexes.length > 0
-          ? {
-              GlobalSecondaryIndexes: indexes.map((index) => ({
-                IndexName: index.indexName,
-                KeySchema: [
-                  { AttributeName: index.partitionKey, KeyType: "HASH" as const },
-                  { AttributeName: index.sortKey, KeyType: "RANGE" as const },
-                ],
-                Projection: projectionOf(index),
-              })),
-            }
-          : {}),
-      }),
-    );
+    await client.send(new CreateTableCommand(tableDefinition(name, { indexes, stream: false })));
     created.push(name);
     return name;
   }
