@@ -1,21 +1,8 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { customFieldValueInput } from "./parties.js";
-import {
-  QUERY_UUID,
-  blankAsNull,
-  documentedAs,
-  isoDate,
-  nullMeansAbsent,
-  optionalText,
-  pageQuery,
-  percentInput,
-  quantityInput,
-  requiredText,
-  signedMoneyInput,
-  text,
-  uuid,
-} from "./common.js";
+import { QUERY_UUID, blankAsNull, documentedAs, isoDate, nullMeansAbsent, optionalText, pageQuery, requiredText, text, uuid } from "./common.js";
+import { percentInput, quantityInput, signedMoneyInput } from "./amounts.js";
 
 /** Building blocks shared by the document schemas (spec part 2). */
 

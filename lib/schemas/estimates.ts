@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { isoDate, listEnvelope, moneyInput, optionalText, percentInput, uuid } from "./common.js";
+import { isoDate, listEnvelope, optionalText, uuid } from "./common.js";
+import { moneyInput, percentInput } from "./amounts.js";
 import {
   customFieldValuesIn,
   customFieldValuesOut,

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { QUERY_UUID, documentedAs, listEnvelope, moneyInput, optionalText, pageQuery, quantityInput, requiredText, text, timestamp, uuid } from "./common.js";
+import { QUERY_UUID, documentedAs, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid } from "./common.js";
+import { moneyInput, quantityInput } from "./amounts.js";
 import { customFieldValueInput } from "./parties.js";
 
 /** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */

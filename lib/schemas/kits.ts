@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { listEnvelope, pageQuery, quantityInput, text, uuid } from "./common.js";
+import { listEnvelope, pageQuery, text, uuid } from "./common.js";
+import { quantityInput } from "./amounts.js";
 
 /** Kits, components and builds (spec part 2, sections 2.7, 3.7 and 4.7). */
 

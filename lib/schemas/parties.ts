@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { lazy } from "./lazy.js";
-import { calendarDate, isoDate, listEnvelope, optionalText, pageQuery, percentInput, requiredText, text, timestamp, uuid, blankAsNull } from "./common.js";
+import { calendarDate, isoDate, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid, blankAsNull } from "./common.js";
+import { percentInput } from "./amounts.js";
 
 /** Customers, prospects and suppliers (spec part 1, sections 2.6 and 4.4). */
 export const PARTY_KINDS = ["customer", "prospect", "supplier"] as const;

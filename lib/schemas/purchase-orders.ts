@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { isoDate, listEnvelope, moneyInput, optionalText, percentInput, quantityInput, uuid, blankAsNull } from "./common.js";
+import { isoDate, listEnvelope, optionalText, uuid, blankAsNull } from "./common.js";
+import { moneyInput, percentInput, quantityInput } from "./amounts.js";
 import {
   customFieldValuesIn,
   customFieldValuesOut,

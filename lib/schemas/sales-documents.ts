@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { isoDate, moneyInput, optionalText, percentInput, quantityInput, text, uuid } from "./common.js";
+import { isoDate, optionalText, text, uuid } from "./common.js";
+import { moneyInput, percentInput, quantityInput } from "./amounts.js";
 import {
   customFieldValuesIn,
   dateOut,

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, uuid } from "./common.js";
+import { blankAsNull, isoDate, listEnvelope, optionalText, uuid } from "./common.js";
+import { quantityInput } from "./amounts.js";
 import {
   customFieldValuesOut,
   dateOut,

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { blankAsNull, isoDate, listEnvelope, optionalText, quantityInput, text, uuid } from "./common.js";
+import { blankAsNull, isoDate, listEnvelope, optionalText, text, uuid } from "./common.js";
+import { quantityInput } from "./amounts.js";
 import { dateOut, documentListQuery, issueDateFilters, lineUpdateOf, nullableText, statusIdOut, statusIdQuery, timestampsOut } from "./documents.js";
 
 /** Stock transfers (spec part 2, sections 2.2, 3.2 and 4.2). */

@@ -12,7 +12,7 @@ import { errorCodesOf } from "../../lib/openapi/errors.js";
 import { ENDPOINT_GROUPS, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
 import { STATUS_IDS, type StatusKind } from "../../lib/schemas/documents.js";
 import { estimateListQuery } from "../../lib/schemas/estimates.js";
-import { moneyInput, percentInput, signedMoneyInput } from "../../lib/schemas/common.js";
+import { moneyInput, percentInput, signedMoneyInput } from "../../lib/schemas/amounts.js";
 
 /** The OpenAPI 3.1 document is generated from the route table (architecture section 2). */
 type Parameter = {

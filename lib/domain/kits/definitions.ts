@@ -5,7 +5,7 @@ import { Decimal } from "decimal.js";
 import { readItemTree } from "../../db/inventory.js";
 import { KIT_LINK_LABEL, insertKit, readKitLinks, readKits } from "../../db/kits.js";
 import type { KitItem } from "../../db/service.js";
-import { MAX_QUANTITY } from "../../schemas/common.js";
+import { MAX_QUANTITY } from "../../schemas/amounts.js";
 import { QUANTITY_PLACES } from "../inventory/math.js";
 
 /**

@@ -1,8 +1,9 @@
-import { hasScope, type Permission, type Principal } from "../../auth/permissions.js";
+import type { Principal } from "../../auth/permissions.js";
 import { RETENTION_DAYS, firstSequenceSince, queryMarkers, readHead } from "../../db/sync.js";
 import { ApiError, type ErrorCode } from "../../core/errors.js";
 import { SYNC_RESOURCES, type SyncResource } from "../../sync/classify.js";
 import { accessFingerprint, cursorSecret, decodeCursor, encodeCursor } from "../../sync/cursor.js";
+import { requireSyncAccess } from "./access.js";
 
 /** Incremental sync: spec part 1, sections 2.7, 4.7, 6 and 7; design in docs/sync.md. */
 
@@ -12,15 +13,6 @@ const ALLOWED = new Set(["start", "since", "cursor", "resources", "limit"]);
 const fail = (status: number, code: ErrorCode, message: string, param?: string) =>
   new ApiError(status, "invalid_request_error", code, message, param ? { param } : {});
 const badParameter = (param: string, message: string) => fail(400, "invalid_query_parameter", message, param);
-
-/** What each resource needs: its scope, and the permissions of account-wide visibility. */
-const ACCESS: Record<SyncResource, { scope: string; permissions: Permission[] }> = {
-  item: { scope: "items:read", permissions: ["inventory.list"] },
-  invoice: { scope: "invoices:read", permissions: ["records.view_all", "invoices.list"] },
-  estimate: { scope: "estimates:read", permissions: ["records.view_all", "estimates.list"] },
-  purchase_order: { scope: "purchase_orders:read", permissions: ["records.view_all", "purchase_orders.list"] },
-  sales_order: { scope: "sales_orders:read", permissions: ["records.view_all", "sales_orders.list"] },
-};
 
 export type SyncRequest =
   | { mode: "start"; resources: SyncResource[]; limit: number }
@@ -89,34 +81,6 @@ export function parseSyncQuery(query: Record<string, unknown>, nowSeconds: numbe
     throw fail(409, "sync_full_refresh_required", `since is older than the retained history (${RETENTION_DAYS} days): rebuild with start=now.`, "since");
   }
   return { mode: "since", resources, since, limit };
-}
-
-/** The parts of a user that decide what it may sync (a caller's principal, or a stored user). */
-export type SyncViewer = Pick<Principal, "role" | "permissions" | "assignedLocationId">;
-
-/** Whether a user sees every record of `resource` (no location boundary, the list permissions). */
-export function seesAccountWide(viewer: SyncViewer, resource: SyncResource): boolean {
-  const restricted = viewer.role !== "owner" && viewer.assignedLocationId !== null;
-  const granted = (permission: Permission) => viewer.role === "owner" || viewer.permissions.has(permission);
-  return !restricted && ACCESS[resource].permissions.every(granted);
-}
-
-/** Whether the caller may sync `resource`: its key's scope and account-wide visibility. */
-export function maySync(principal: Principal, resource: SyncResource): boolean {
-  return hasScope(principal, ACCESS[resource].scope) && seesAccountWide(principal, resource);
-}
-
-/** 403 `sync_permission_denied` unless the caller may sync every selected resource account-wide. */
-export function requireSyncAccess(principal: Principal, resources: readonly SyncResource[]): void {
-  for (const resource of resources) {
-    const access = ACCESS[resource];
-    if (!hasScope(principal, access.scope)) {
-      throw fail(403, "sync_permission_denied", `Syncing ${resource} requires the ${access.scope} scope.`, access.scope);
-    }
-    if (!seesAccountWide(principal, resource)) {
-      throw fail(403, "sync_permission_denied", `Syncing ${resource} requires account-wide visibility of ${resource} records.`);
-    }
-  }
 }
 
 export interface SyncStartResponse {

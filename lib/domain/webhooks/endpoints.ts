@@ -20,7 +20,7 @@ import {
 import type { WebhookEndpointCreateBody, WebhookEndpointUpdateBody } from "../../schemas/webhooks.js";
 import { SYNC_RESOURCES, type SyncResource } from "../../sync/classify.js";
 import { newWebhookSecret, randomMessageId } from "../../webhooks/signing.js";
-import { maySync, requireSyncAccess } from "../sync/feed.js";
+import { maySync, requireSyncAccess } from "../sync/access.js";
 import { enqueueWebhookMessages } from "./queue.js";
 import {
   MAX_ENDPOINTS,

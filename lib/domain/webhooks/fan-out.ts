@@ -4,7 +4,7 @@ import { log } from "../../core/log.js";
 import { readUser } from "../../db/auth-store.js";
 import type { UserItem } from "../../db/service.js";
 import { disableWebhookEndpoint, queryWebhookEndpoints } from "../../db/webhooks.js";
-import { seesAccountWide, type SyncViewer } from "../sync/feed.js";
+import { seesAccountWide, type SyncViewer } from "../sync/access.js";
 import { derivedMessageId } from "../../webhooks/signing.js";
 import type { WebhookMessage } from "./delivery.js";
 import { changeMessageBody, receives, type MarkerChange } from "./model.js";
