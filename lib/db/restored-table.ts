@@ -58,7 +58,7 @@ export async function prepareRestoredTable(client: DynamoDBClient, tableName: st
   checkShape(table);
   if (await operatorDirectoryMissing(tableName)) {
     throw new UnsuitableTableError(
-      `Table ${tableName} was written before the admin CLI's directory existed: run \`TABLE_NAME=${tableName} npm run admin -- directory rebuild\` first, then this again.`,
+      `Table ${tableName} was written before the admin CLI's directory existed: run \`TABLE_NAME=${tableName} npm run admin -- directory rebuild\` first (with the same DYNAMODB_ENDPOINT), then this again.`,
     );
   }
   // Before anything else: the feed must never reuse the sequences the restore lost.
