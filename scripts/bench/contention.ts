@@ -1,7 +1,7 @@
-import { pathToFileURL } from "node:url";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { percentile } from "./percentile.js";
+import { runWhenInvoked } from "./run-when-invoked.js";
 
 /**
  * `npm run bench:contention`: contention as Lambda runs it (issue 19). For each number of API
@@ -170,11 +170,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href)
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+runWhenInvoked(import.meta.url, main);

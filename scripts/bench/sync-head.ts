@@ -1,10 +1,11 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { percentile } from "./percentile.js";
+import { runWhenInvoked } from "./run-when-invoked.js";
 
 /**
  * `npm run bench:sync-head [-- --check]` (also part of `npm run bench`): how many changes per
@@ -336,13 +337,6 @@ async function main(): Promise<void> {
   if (process.argv.includes("--check") && failures.length > 0) process.exit(1);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href)
-  (process.argv.includes("--writer") ? writerMain() : main()).then(
-    () => {
-      if (!process.argv.includes("--writer")) process.exit(0);
-    },
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+// A writer process stays after its set-up, serving its parent's calls.
+const writer = process.argv.includes("--writer");
+runWhenInvoked(import.meta.url, writer ? writerMain : main, !writer);

@@ -1,10 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { pathToFileURL } from "node:url";
 import { applyLocalEnvironment } from "../local/env.js";
 import { freePort, startDynamoLocal } from "../local/dynamodb.js";
 import { PRICES, transactionWriteUnits } from "./cost-model.js";
 import { percentile } from "./percentile.js";
+import { runWhenInvoked } from "./run-when-invoked.js";
 
 /**
  * `npm run bench:webhooks [-- --check]` (also part of `npm run bench`): webhooks on the local
@@ -243,11 +243,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href)
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+runWhenInvoked(import.meta.url, main);
