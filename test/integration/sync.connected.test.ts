@@ -516,7 +516,8 @@ describe("after a point-in-time restore (docs/operations.md)", () => {
     await settle(account.accountId);
     const later = await consume(client, fresh);
     expect(later.changes.map((c) => c.operation)).toEqual(["upsert"]);
-    expect(decodeCursor(later.cursor)!.p).toBe(upTo + 1);
+    // (The item's later stream records may move its marker on: the position is past upTo, not fixed.)
+    expect(decodeCursor(later.cursor)!.p).toBeGreaterThan(upTo);
 
     // A restore whose feed was not carried forward: the head is behind the cursor.
     await db().entities.syncHead.update({ accountId: account.accountId }).set({ seq: 1 }).remove(["restoreGaps"]).go();
