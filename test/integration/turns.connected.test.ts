@@ -5,6 +5,8 @@ import { RETRY, retrying } from "../../lib/db/retry.js";
 import { takeTurns } from "../../lib/db/turns.js";
 import { db } from "../../lib/db/service.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
+import { waitFor } from "../support/local-stack.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Turns across processes (lib/db/turns.ts) against DynamoDB Local: the writers of one name are
@@ -135,6 +137,62 @@ describe("connected: turns", () => {
     // The abandoned ticket is served next with nobody to use it: the lease moves past it.
     const next = await takeTurns([name], undefined, "test", { leaseMs: 200 });
     await next.release();
+  });
+
+  it("serves writers of overlapping sets of names one at a time per name, and never lets two wait on each other", async () => {
+    const accountId = randomUUID();
+    const [a, b, c] = ["a", "b", "c"].map((suffix) => `item:${accountId}:${suffix}`) as [string, string, string];
+    const sets = [[a, b, c], [b, c], [a, c], [c], [a, b], [c, b, a]];
+    const holders = new Map<string, number>();
+    let overlapped = false;
+    // A wait on each other would stall until the deadline: ContentionError fails the test.
+    const deadline = Date.now() + scaled(30_000);
+    await Promise.all(
+      Array.from({ length: 24 }, async (_, i) => {
+        const names = sets[i % sets.length]!;
+        const turns = await takeTurns(names, deadline, "test");
+        for (const name of names) {
+          if (holders.get(name)) overlapped = true;
+          holders.set(name, (holders.get(name) ?? 0) + 1);
+        }
+        await sleep(3);
+        for (const name of names) holders.set(name, holders.get(name)! - 1);
+        await turns.release();
+      }),
+    );
+    expect(overlapped).toBe(false);
+  });
+
+  it("takes the other names of a writer at once when their queues are free, and gives them back when one is not", async () => {
+    const accountId = randomUUID();
+    const [a, b, c] = ["a", "b", "c"].map((suffix) => `item:${accountId}:${suffix}`) as [string, string, string];
+    const queue = async (name: string) => (await db().entities.turn.get({ accountId, name }).go({ consistent: true })).data;
+
+    // All free: one ticket each, served on by the release.
+    const free = await takeTurns([c, a, b], undefined, "test");
+    expect((await Promise.all([a, b, c].map(queue))).map((turn) => turn?.next)).toEqual([1, 1, 1]);
+    await free.release();
+    expect((await Promise.all([a, b, c].map(queue))).map((turn) => turn?.serving)).toEqual([1, 1, 1]);
+
+    // `b` is held: a writer of all three gets `a`, gives `c` back at once and waits in line for `b`.
+    const holderOfB = await takeTurns([b], undefined, "test");
+    let gotAll = false;
+    const writer = takeTurns([a, b, c], undefined, "test").then((turns) => {
+      gotAll = true;
+      return turns;
+    });
+    await waitFor("the writer's ticket on b", async () => (await queue(b))?.next === 3);
+    // It took a ticket on `c` with its try for `b` and served it on at once: `c` is free again.
+    expect(await queue(c)).toMatchObject({ next: 2, serving: 2 });
+    // So a writer of `c` alone is served while the first still waits.
+    const writerOfC = await takeTurns([c], Date.now() + scaled(10_000), "test");
+    expect(gotAll).toBe(false);
+    await writerOfC.release();
+    await holderOfB.release();
+    const all = await writer;
+    expect(all.waited).toBe(true);
+    await all.release();
+    expect((await Promise.all([a, b, c].map(queue))).map((turn) => turn?.next === turn?.serving)).toEqual([true, true, true]);
   });
 
   it("queues only names of an account (`<kind>:<account uuid>[:id]`); others pass at once", async () => {

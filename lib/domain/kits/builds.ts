@@ -247,6 +247,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
     },
     undefined,
     locks,
+    { queueOn: [buildSequenceLockName(accountId)] },
   );
 }
 
