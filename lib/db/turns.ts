@@ -80,9 +80,9 @@ async function takeTicket(accountId: string, name: string): Promise<{ ticket: Ti
  * once (as if released) and the caller takes its turns one by one, in order. It never waits
  * holding a turn out of order, so no two writers can wait on each other.
  */
-async function takeFreeTickets(accountId: string, names: readonly string[]): Promise<{ ticket: Ticket; handoff: unknown }[] | undefined> {
+async function takeFreeTickets(accountId: string, names: readonly string[]): Promise<Ticket[] | undefined> {
   const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
-  const taken = await Promise.all(
+  const taken = await Promise.allSettled(
     names.map(async (name) => {
       try {
         const { data } = await outsideTransactions(() =>
@@ -93,16 +93,19 @@ async function takeFreeTickets(accountId: string, names: readonly string[]): Pro
             .where((attributes, { notExists, name: nameOf }) => `${notExists(attributes.next)} OR ${nameOf(attributes.next)} = ${nameOf(attributes.serving)}`)
             .go({ response: "all_new" }),
         );
-        return { ticket: { accountId, name, number: (data.next ?? 1) - 1 }, handoff: data.handoff };
+        return { ticket: { accountId, name, number: (data.next ?? 1) - 1 }, handoff: data.handoff as unknown };
       } catch (error) {
         if (isConditionalFailure(error)) return undefined;
         throw error;
       }
     }),
   );
-  const got = taken.filter((entry) => entry !== undefined);
-  if (got.length === names.length) return got;
-  await Promise.all(got.map(({ ticket }) => serveNext(accountId, ticket.name, ticket.number, undefined).catch(() => undefined)));
+  const got = taken.flatMap((outcome) => (outcome.status === "fulfilled" && outcome.value ? [outcome.value] : []));
+  if (got.length === names.length) return got.map(({ ticket }) => ticket);
+  // Give back what this got, with what the holder before left on it (the next holder's hint).
+  await Promise.all(got.map(({ ticket, handoff }) => serveNext(accountId, ticket.name, ticket.number, handoff).catch(() => undefined)));
+  const failure = taken.find((outcome) => outcome.status === "rejected");
+  if (failure) throw failure.reason;
   return undefined;
 }
 
@@ -240,10 +243,9 @@ export async function takeTurns(
           rest.map((entry) => entry.name),
         );
         if (free) {
-          for (const { ticket, handoff } of free) {
-            held.push(ticket);
-            if (handoff !== undefined) received.set(ticket.name, handoff);
-          }
+          // Like a ticket served at once (`waitForTurn`), these pass on no hint: with nobody in
+          // line, a writer that took no turn may have written since the hint was left.
+          held.push(...free);
           break;
         }
       }

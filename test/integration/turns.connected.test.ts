@@ -171,6 +171,7 @@ describe("connected: turns", () => {
     // All free: one ticket each, served on by the release.
     const free = await takeTurns([c, a, b], undefined, "test");
     expect((await Promise.all([a, b, c].map(queue))).map((turn) => turn?.next)).toEqual([1, 1, 1]);
+    free.handOn(c, 42);
     await free.release();
     expect((await Promise.all([a, b, c].map(queue))).map((turn) => turn?.serving)).toEqual([1, 1, 1]);
 
@@ -182,8 +183,9 @@ describe("connected: turns", () => {
       return turns;
     });
     await waitFor("the writer's ticket on b", async () => (await queue(b))?.next === 3);
-    // It took a ticket on `c` with its try for `b` and served it on at once: `c` is free again.
-    expect(await queue(c)).toMatchObject({ next: 2, serving: 2 });
+    // It took a ticket on `c` with its try for `b` and served it on at once, keeping what the
+    // holder before left on it: `c` is free again.
+    expect(await queue(c)).toMatchObject({ next: 2, serving: 2, handoff: 42 });
     // So a writer of `c` alone is served while the first still waits.
     const writerOfC = await takeTurns([c], Date.now() + scaled(10_000), "test");
     expect(gotAll).toBe(false);
