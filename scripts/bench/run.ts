@@ -104,7 +104,7 @@ async function main(): Promise<void> {
 
     const supplier = await call("POST", "/suppliers", { name: "Bench supplier", tax_rate1: 5 });
     const destination = await call("POST", "/locations", { name: "Bench Destination", short_name: "BD" }, true);
-    const orderBody = { supplier_id: supplier.id, location_id: location.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5 })) };
+    const orderBody = { supplier_id: supplier.id, location_id: location.id, lines: [0, 1, 2].map((i) => ({ item_id: itemIds[i], quantity: 5, unit_cost: "100" })) };
     const order = (await call("POST", "/purchase-orders", orderBody)) as { id: string };
     const transfer = (await call("POST", "/stock-transfers", {
       origin_location_id: location.id,
