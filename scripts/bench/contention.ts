@@ -13,7 +13,8 @@ import { runWhenInvoked } from "./run-when-invoked.js";
  * payments of one invoice (one document), builds of one kit (its build sequence and its items'
  * stock) and packs of one sales order (the order and the packing-list sequence). Figures of one
  * machine, to compare with each other. `SCENARIOS` (comma-separated words, e.g. `invoice,kit`)
- * runs only the scenarios whose names contain one of them.
+ * runs only the scenarios whose names contain one of them. `--json`: the rows as one JSON line
+ * (what `npm run bench` reads).
  */
 
 /** One scenario at one number of processes. */
@@ -157,9 +158,14 @@ async function main(): Promise<void> {
     const { createDynamoClient } = await import("../../lib/db/client.js");
     const { tableName } = await import("../../lib/db/table.js");
     await ensureTable(createDynamoClient(), tableName());
-    rows = await benchContention({ processes, requests, only: process.env.SCENARIOS?.split(",") });
+    rows = await benchContention({ processes, requests, only: process.env.SCENARIOS ? process.env.SCENARIOS.split(",") : undefined });
   } finally {
     await dynamo.stop();
+  }
+  if (process.argv.includes("--json")) {
+    // For `npm run bench`, which prints the table and applies the budget itself.
+    console.log(JSON.stringify(rows));
+    return;
   }
   console.log(`${requests} simultaneous requests per scenario, each process serving one at a time (as Lambda does):`);
   console.log(contentionTable(rows));
