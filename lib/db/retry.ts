@@ -93,8 +93,8 @@ export async function retrying<T>(
     // A name this process saw contended a moment ago is most likely contended still: queue at
     // once rather than spend a transaction (the costliest call) on a race a queue already wins.
     // Writers of several names too, now that their other turns mostly come in one round
-    // (`takeTurns`): 100 kit builds through 8 processes measured p99 10.3 s queued first against
-    // 11.8 s not (three runs each; before that round, queueing first lost). Not while another
+    // (`takeTurns`): 100 kit builds through 8 processes measured p99 11.7 s queued first against
+    // 13.7 s not (means of three cold runs each; before that round, queueing first lost). Not while another
     // writer of this process is in its line for a name (`oneAtATime`): it is
     // the cheaper line in a process serving many writers (the one-process local stack). Taken
     // before this process's own line, as after a lost race: a writer never waits for a turn
