@@ -1,5 +1,4 @@
-import { applyLocalEnvironment } from "../local/env.js";
-import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+import { withFreshDynamoLocal } from "./fresh-dynamo.js";
 import { percentile } from "./percentile.js";
 import { runWhenInvoked } from "./run-when-invoked.js";
 
@@ -148,20 +147,10 @@ export function contentionFailures(rows: readonly ContentionRow[]): string[] {
 async function main(): Promise<void> {
   const requests = Number.parseInt(process.env.REQUESTS ?? "100", 10);
   const processes = (process.env.PROCESSES ?? "1,4,8").split(",").map((n) => Number.parseInt(n, 10));
-  const dynamo = await startDynamoLocal({ port: await freePort(), dataDir: "memory" });
-  applyLocalEnvironment(dynamo.endpoint);
-  process.env.RATE_LIMIT_PER_MINUTE = "1000000";
-  process.env.LOG_LEVEL ??= "ERROR";
-  let rows: ContentionRow[];
-  try {
-    const { ensureTable } = await import("../../lib/db/create-table.js");
-    const { createDynamoClient } = await import("../../lib/db/client.js");
-    const { tableName } = await import("../../lib/db/table.js");
-    await ensureTable(createDynamoClient(), tableName());
-    rows = await benchContention({ processes, requests, only: process.env.SCENARIOS ? process.env.SCENARIOS.split(",") : undefined });
-  } finally {
-    await dynamo.stop();
-  }
+  const rows = await withFreshDynamoLocal(
+    () => benchContention({ processes, requests, only: process.env.SCENARIOS ? process.env.SCENARIOS.split(",") : undefined }),
+    { RATE_LIMIT_PER_MINUTE: "1000000" },
+  );
   if (process.argv.includes("--json")) {
     // For `npm run bench`, which prints the table and applies the budget itself.
     console.log(JSON.stringify(rows));

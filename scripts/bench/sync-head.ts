@@ -2,8 +2,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { applyLocalEnvironment } from "../local/env.js";
-import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+import { withFreshDynamoLocal } from "./fresh-dynamo.js";
 import { percentile } from "./percentile.js";
 import { runWhenInvoked } from "./run-when-invoked.js";
 
@@ -302,19 +301,7 @@ export function syncHeadReport(result: SyncHeadBench): string {
 }
 
 async function main(): Promise<void> {
-  const dynamo = await startDynamoLocal({ port: await freePort(), dataDir: "memory" });
-  applyLocalEnvironment(dynamo.endpoint);
-  process.env.LOG_LEVEL ??= "ERROR";
-  let result: SyncHeadBench;
-  try {
-    const { ensureTable } = await import("../../lib/db/create-table.js");
-    const { createDynamoClient } = await import("../../lib/db/client.js");
-    const { tableName } = await import("../../lib/db/table.js");
-    await ensureTable(createDynamoClient(), tableName());
-    result = await benchSyncHead();
-  } finally {
-    await dynamo.stop();
-  }
+  const result = await withFreshDynamoLocal(() => benchSyncHead());
   console.log(syncHeadReport(result));
   console.log(
     JSON.stringify(

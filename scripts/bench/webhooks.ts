@@ -1,7 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { applyLocalEnvironment } from "../local/env.js";
-import { freePort, startDynamoLocal } from "../local/dynamodb.js";
+import { withFreshDynamoLocal } from "./fresh-dynamo.js";
 import { PRICES, transactionWriteUnits } from "./cost-model.js";
 import { percentile } from "./percentile.js";
 import { runWhenInvoked } from "./run-when-invoked.js";
@@ -211,30 +210,22 @@ export function webhookReport(result: WebhookBench): string {
 }
 
 async function main(): Promise<void> {
-  const dynamo = await startDynamoLocal({ port: await freePort(), dataDir: "memory" });
-  applyLocalEnvironment(dynamo.endpoint);
-  process.env.RATE_LIMIT_PER_MINUTE = "1000000";
-  process.env.LOG_LEVEL ??= "ERROR";
-  let result: WebhookBench;
-  try {
-    const { ensureTable } = await import("../../lib/db/create-table.js");
-    const { createDynamoClient } = await import("../../lib/db/client.js");
-    const { tableName } = await import("../../lib/db/table.js");
-    await ensureTable(createDynamoClient(), tableName());
-    const { startApiServer } = await import("../local/server.js");
-    const api = await startApiServer(0);
-    try {
-      result = await benchWebhooks(`${api.url}/api/v3`, {
-        writes: Number.parseInt(process.env.WRITES ?? "100", 10),
-        ratePerSecond: Number(process.env.RATE ?? "10"),
-      });
-    } finally {
-      api.server.closeAllConnections();
-      api.server.close();
-    }
-  } finally {
-    await dynamo.stop();
-  }
+  const result = await withFreshDynamoLocal(
+    async () => {
+      const { startApiServer } = await import("../local/server.js");
+      const api = await startApiServer(0);
+      try {
+        return await benchWebhooks(`${api.url}/api/v3`, {
+          writes: Number.parseInt(process.env.WRITES ?? "100", 10),
+          ratePerSecond: Number(process.env.RATE ?? "10"),
+        });
+      } finally {
+        api.server.closeAllConnections();
+        api.server.close();
+      }
+    },
+    { RATE_LIMIT_PER_MINUTE: "1000000" },
+  );
   console.log(webhookReport(result));
   const failures = webhookBudgetFailures(result);
   if (process.argv.includes("--check") && failures.length > 0) {
