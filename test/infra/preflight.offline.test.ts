@@ -19,10 +19,18 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /**
  * Runs the preflight with no AWS configuration at all: no AWS_* variable, the instance metadata
- * service off, and an empty HOME (no ~/.aws profile). Only `extra` is added.
+ * service off, and an empty HOME (no ~/.aws profile). Only `extra` is added, and the switch that
+ * silences the AWS SDK's warning about the Node version (on Node 20 the SDK prints it to stderr
+ * since late November 2026, which would put nine more lines before the preflight's one).
  */
 function preflight(extra: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; ms: number }> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: home, AWS_EC2_METADATA_DISABLED: "true", ...extra };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: home,
+    AWS_EC2_METADATA_DISABLED: "true",
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+    ...extra,
+  };
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", join(root, "scripts/deploy/preflight.ts")], { cwd: root, env });
