@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { inBatches } from "../support/batches.js";
 import { readItemTree } from "../../lib/db/inventory.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
-import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
+import { holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
 import { sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
 import { readSettledItems } from "../../lib/domain/inventory/reads.js";
 import { foldHold, releaseHold } from "../../lib/domain/inventory/settling.js";
@@ -22,6 +22,11 @@ import { scaled } from "../support/timeouts.js";
  * (nothing ever shows; the hold is released) or dies after it (the next reader rolls it forward).
  */
 const api = useApiServer();
+/**
+ * The killed writer's lease (a request's is `HOLD_LEASE_MS`, 20 s): long enough for this test's
+ * reads while it is live, short enough not to idle a test worker waiting for it to run out.
+ */
+const KILLED_WRITER_LEASE_MS = scaled(8_000);
 
 interface World {
   account: TestAccount;
@@ -97,7 +102,7 @@ describe("connected: long writes are atomic to readers", () => {
       const changes = parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -4 } }));
       // The writer runs in a process of its own, killed (SIGKILL) once it has written part of its hold.
       const child = spawn(process.execPath, ["--import", "tsx", "test/support/hold-writer.ts"], {
-        env: { ...process.env, HOLD_ACCOUNT: w.account.accountId, HOLD_CHANGES: JSON.stringify(changes) },
+        env: { ...process.env, HOLD_ACCOUNT: w.account.accountId, HOLD_CHANGES: JSON.stringify(changes), HOLD_LEASE_MS: String(KILLED_WRITER_LEASE_MS) },
         stdio: ["ignore", "pipe", "inherit"],
       });
       const journalId = await new Promise<string>((resolve, reject) => {
@@ -124,7 +129,7 @@ describe("connected: long writes are atomic to readers", () => {
       expect(adjusted.status, adjusted.text).toBe(201);
       expect(await quantityOf(w, first.id)).toBe(3);
       // Once its lease has run out, the sweeper (or the next writer that meets it) releases it.
-      await sweepExpiredHolds(Date.now() + HOLD_LEASE_MS + 1000);
+      await sweepExpiredHolds(Date.now() + KILLED_WRITER_LEASE_MS + 1000);
       expect((await readHold(w.account.accountId, journalId))?.status).toBe("released");
       for (const part of parts.slice(1)) {
         const rows = (await readItemTree(w.account.accountId, part.id)).rows;

@@ -5,7 +5,8 @@ import { holdStock } from "../../lib/domain/inventory/stock-holds.js";
 /**
  * A writer to kill (test/integration/atomic-writes.connected.test.ts): takes a stock hold of
  * `HOLD_CHANGES` (JSON) in account `HOLD_ACCOUNT` and never binds it, as a request that dies
- * before its commit point. Prints `journal <id>` before writing its first chunk.
+ * before its commit point, with a lease of `HOLD_LEASE_MS` ms. Prints `journal <id>` before
+ * writing its first chunk.
  */
 const journalId = randomUUID();
 process.stdout.write(`journal ${journalId}\n`);
@@ -14,5 +15,6 @@ await holdStock({
   source: { sourceType: "stock_transfer", reason: "test: writer killed" },
   changes: JSON.parse(process.env.HOLD_CHANGES!) as StockChange[],
   journalId,
+  leaseMs: Number(process.env.HOLD_LEASE_MS),
 });
 process.stdout.write("held\n");

@@ -48,11 +48,19 @@ export interface StockHold {
 /**
  * Applies `changes` as a hold. Throws `StockRuleError` (with the change's index in `changes`)
  * when one breaks a rule, after releasing everything applied; throws `ContentionError` when
- * the hold was released under it (its lease ran out).
+ * the hold was released under it (its lease ran out). `leaseMs` (default `HOLD_LEASE_MS`) is
+ * for tests of a writer that dies: others wait that long for its stock.
  */
-export async function holdStock(options: { accountId: string; source: LedgerSource; changes: readonly StockChange[]; journalId?: string }): Promise<StockHold> {
+export async function holdStock(options: {
+  accountId: string;
+  source: LedgerSource;
+  changes: readonly StockChange[];
+  journalId?: string;
+  leaseMs?: number;
+}): Promise<StockHold> {
   const journalId = options.journalId ?? randomUUID();
-  const journal = journalRecord(options.accountId, journalId, options.source, options.changes, { leaseUntil: Date.now() + HOLD_LEASE_MS });
+  const leaseUntil = Date.now() + (options.leaseMs ?? HOLD_LEASE_MS);
+  const journal = journalRecord(options.accountId, journalId, options.source, options.changes, { leaseUntil });
   await insertJournal(journal);
   const chunks = chunkIndexes(options.changes);
   for (const [chunkNumber, indexes] of chunks.entries()) {
