@@ -325,8 +325,8 @@ describe("connected: item categories", () => {
         expect(await listAll(client, { parent_id: "root", q: "e" })).toEqual([garden, hardware, lonely]);
       });
 
-      it("a category without children, a child, or a UUID of nothing gives an empty list", async () => {
-        for (const parent of [lonely.id, screws.id, randomUUID()]) {
+      it("a category without children, or a child, gives an empty list", async () => {
+        for (const parent of [lonely.id, screws.id]) {
           const response = await client.get(PATH, { parent_id: parent });
           expect(response.status).toBe(200);
           expect(response.body.data).toEqual([]);
@@ -338,6 +338,17 @@ describe("connected: item categories", () => {
       it("a value that is neither root nor a UUID is 422 invalid_query_parameter naming parent_id", async () => {
         for (const value of ["garbage", "ROOT-ish", "123"]) {
           expectError(await client.get(PATH, { parent_id: value }), 422, "invalid_query_parameter", "parent_id");
+        }
+      });
+
+      it("a UUID of no category, or of another account's, is 422 invalid_query_parameter naming parent_id, exposing nothing", async () => {
+        const { client: other } = await ownerOfNewAccount();
+        const foreign = await create(other, { name: "Foreign" });
+        await create(other, { name: "Foreign child", parent_id: foreign.id });
+        for (const parent of [randomUUID(), foreign.id]) {
+          const response = await client.get(PATH, { parent_id: parent });
+          expectError(response, 422, "invalid_query_parameter", "parent_id");
+          expect(JSON.stringify(response.body)).not.toContain("Foreign");
         }
       });
     });
@@ -407,7 +418,7 @@ describe("connected: item categories", () => {
       await create(other.client, { name: "Their child", parent_id: theirRoot.id });
       expect(await listAll(client)).toEqual([mine]);
       expect(await listAll(client, { q: "shared" })).toEqual([mine]);
-      expect(await listAll(client, { parent_id: theirRoot.id })).toEqual([]);
+      expectError(await client.get(PATH, { parent_id: theirRoot.id }), 422, "invalid_query_parameter", "parent_id");
       expect(await listAll(other.client, { q: "shared" })).toEqual([theirs]);
     });
   });

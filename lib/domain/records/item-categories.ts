@@ -73,7 +73,13 @@ export async function listItemCategories(
 ): Promise<ListEnvelope<ItemCategoryResource>> {
   const parent = parseParentFilter(filters.parentId);
   const needle = filters.q?.trim().toLowerCase();
-  const matching = (await queryItemCategories(principal.accountId))
+  const categories = await queryItemCategories(principal.accountId);
+  // A UUID that is no category of the account is an invalid filter (spec part 1, 2.1 and 4.2),
+  // as for every list filter naming a record; a category without children lists nothing.
+  if (parent !== undefined && parent !== "root" && !categories.some((category) => category.categoryId === parent)) {
+    throw errors.invalidQueryParameter("parent_id", "parent_id must be `root` or the id of a category of this account.");
+  }
+  const matching = categories
     .filter((category) => parent === undefined || category.parentId === parent)
     .filter((category) => !needle || category.name.toLowerCase().includes(needle))
     .sort(compareCategories);
