@@ -43,12 +43,15 @@ export async function readListEntries<F>(partition: ListPartition, options: { de
   const names: Record<string, string> = { "#pk": `${index}pk` };
   const values: Record<string, unknown> = { ":pk": pk };
   let condition = "#pk = :pk";
-  if (from !== undefined || to !== undefined) {
-    names["#sk"] = sortKeyOf(index);
-    values[":from"] = from ?? "";
-    values[":to"] = to ?? "\uffff";
-    condition += " AND #sk BETWEEN :from AND :to";
-  }
+  // One bound is a one-sided condition: DynamoDB refuses an empty string as a key value, and
+  // BETWEEN a bound above the other (an empty range, nothing to read).
+  if (from !== undefined && to !== undefined && from > to) return [];
+  if (from !== undefined || to !== undefined) names["#sk"] = sortKeyOf(index);
+  if (from !== undefined) values[":from"] = from;
+  if (to !== undefined) values[":to"] = to;
+  if (from !== undefined && to !== undefined) condition += " AND #sk BETWEEN :from AND :to";
+  else if (from !== undefined) condition += " AND #sk >= :from";
+  else if (to !== undefined) condition += " AND #sk <= :to";
   const entries: ListEntry<F>[] = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -476,6 +476,10 @@ describe("connected: estimates", () => {
     expect(await ids({ q: "alpha" })).toEqual([first.id]);
     expect(await ids({ q: "2" })).toEqual([second.id]);
     expect(await ids({ issue_date_from: "2030-03-01", issue_date_to: "2030-03-31" })).toEqual([second.id]);
+    // One bound alone, and a range whose bounds are reversed (empty).
+    expect(await ids({ issue_date_to: "2030-03-31" })).toEqual([second.id, first.id]);
+    expect(await ids({ issue_date_from: "2030-03-01" })).toEqual([third.id, second.id]);
+    expect(await ids({ issue_date_from: "2030-04-30", issue_date_to: "2030-03-01" })).toEqual([]);
     expect(await ids({ expiry_date_from: "2030-02-01", expiry_date_to: "2030-03-20" })).toEqual([second.id, first.id]);
     expect(await ids({ limit: 2, page: 2 })).toEqual([first.id]);
     const batch = await w.client.get("/estimates", { ids: `${first.id},${randomUUID()},${third.id}` });

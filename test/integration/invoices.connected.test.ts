@@ -449,6 +449,10 @@ describe("connected: invoices", () => {
     expect(await ids({ status_id: 10 })).toEqual([second.id]);
     expect(await ids({ status_id: 9 })).toEqual([third.id, first.id]);
     expect(await ids({ issue_date_from: "2026-03-01", issue_date_to: "2026-03-31" })).toEqual([second.id]);
+    // One bound alone, and a range whose bounds are reversed (empty).
+    expect(await ids({ issue_date_to: "2026-03-31" })).toEqual([second.id, first.id]);
+    expect(await ids({ issue_date_from: "2026-03-01" })).toEqual([third.id, second.id]);
+    expect(await ids({ issue_date_from: "2026-04-30", issue_date_to: "2026-03-01" })).toEqual([]);
     expect(await ids({ limit: 1, page: 3 })).toEqual([first.id]);
     const batch = await client.get("/invoices", { ids: `${first.id},${randomUUID()},${third.id}` });
     expect(batch.body.data.map((i: any) => i.id)).toEqual([third.id, first.id]);

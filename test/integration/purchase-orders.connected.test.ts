@@ -349,6 +349,10 @@ describe("connected: purchase orders", () => {
     expect(await ids({ q: "cust-77" })).toEqual([first.id]);
     expect(await ids({ q: "1" })).toEqual([first.id]);
     expect(await ids({ issue_date_from: "2026-03-01", issue_date_to: "2026-03-31" })).toEqual([second.id]);
+    // One bound alone, and a range whose bounds are reversed (empty).
+    expect(await ids({ issue_date_to: "2026-03-31" })).toEqual([second.id, first.id]);
+    expect(await ids({ issue_date_from: "2026-03-01" })).toEqual([third.id, second.id]);
+    expect(await ids({ issue_date_from: "2026-04-30", issue_date_to: "2026-03-01" })).toEqual([]);
     expect(await ids({ needed_date_from: "2026-02-01" })).toEqual([first.id]);
     expect(await ids({ requested_date_to: "2026-03-01" })).toEqual([second.id]);
     expect(await ids({ location_id: w.location, limit: 2, page: 2 })).toEqual([first.id]);

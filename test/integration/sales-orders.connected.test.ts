@@ -395,6 +395,10 @@ describe("connected: sales orders", () => {
     expectError(await client.get("/sales-orders", { status_id: 7 }), 422, "invalid_query_parameter", "status_id");
     expect(await ids({ location_id: location })).toEqual([second.id]);
     expect(await ids({ issue_date_from: "2026-03-01", issue_date_to: "2026-03-31" })).toEqual([second.id]);
+    // One bound alone, and a range whose bounds are reversed (empty).
+    expect(await ids({ issue_date_to: "2026-03-31" })).toEqual([second.id, first.id]);
+    expect(await ids({ issue_date_from: "2026-03-01" })).toEqual([third.id, second.id]);
+    expect(await ids({ issue_date_from: "2026-04-30", issue_date_to: "2026-03-01" })).toEqual([]);
     expect(await ids({ expiry_date_to: "2026-02-01" })).toEqual([first.id]);
     expect(await ids({ expiry_date_from: "2026-03-01" })).toEqual([second.id]);
     expect(await ids({ limit: 2, page: 2 })).toEqual([first.id]);

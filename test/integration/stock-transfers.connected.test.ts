@@ -253,6 +253,13 @@ describe("connected: stock transfers", () => {
       first.id,
     ]);
     expect(await ids({ destination_location_id: w.origin })).toEqual([]);
+    // Issue-date bounds: one alone, both, and reversed (empty).
+    const issued = first.issue_date as string;
+    expect(await ids({ issue_date_to: issued })).toEqual([second.id, first.id]);
+    expect(await ids({ issue_date_from: issued })).toEqual([second.id, first.id]);
+    expect(await ids({ issue_date_to: "2000-01-01" })).toEqual([]);
+    expect(await ids({ issue_date_from: "2999-01-01" })).toEqual([]);
+    expect(await ids({ issue_date_from: "2999-01-01", issue_date_to: "2000-01-01" })).toEqual([]);
     const staff = await newUser(w.account, { permissions: ["inventory.manage"] });
     const staffList = await api().withKey(staff.key).get("/stock-transfers");
     expect(staffList.body.data.map((t: any) => t.id)).toEqual([second.id, first.id]);
