@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { advanceClock, resetClock } from "../../lib/core/clock.js";
 import { updateAccount } from "../../lib/domain/admin/service.js";
 import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
@@ -430,25 +431,52 @@ describe("connected: estimates", () => {
     );
   });
 
-  it("counts an Open estimate past its expiry date (account time zone) as Expired on reads and refuses writes to it", async () => {
+  it("an Open estimate becomes Expired once its expiry date has passed (account time zone): reads show it, writes are refused", async () => {
     const w = await world();
     const zone = "Pacific/Kiritimati"; // UTC+14: its today is often UTC's tomorrow
     await updateAccount(w.account.accountId, { timeZone: zone });
     const localToday = today(zone);
-    const yesterday = plusDays(localToday, -1);
-    const expired = await createEstimate(w, { issue_date: plusDays(localToday, -10), expiry_date: yesterday });
-    expect(expired.status, expired.text).toBe(201);
-    expect(expired.body).toMatchObject({ status_id: 8, status: "Expired", can_edit: false, edit_block_reason: "estimate_not_open" });
-    const lastDay = (await createEstimate(w, { issue_date: plusDays(localToday, -10), expiry_date: localToday })).body;
-    expect(lastDay).toMatchObject({ status_id: 5, status: "Open", can_edit: true });
-    expectError(await w.client.patch(`/estimates/${expired.body.id}`, { name: "x" }), 409, "estimate_update_not_allowed");
-    expectError(await w.client.patch(`/estimates/${expired.body.id}`, { expiry_date: plusDays(localToday, 5) }), 409, "estimate_update_not_allowed");
-    expectError(await w.client.post(`/estimates/${expired.body.id}/decline`, {}), 409, "estimate_decline_not_allowed");
-    expectError(await w.client.request("DELETE", `/estimates/${expired.body.id}`), 409, "estimate_delete_not_allowed");
+    const expiring = (await createEstimate(w, { issue_date: plusDays(localToday, -10), expiry_date: localToday })).body;
+    expect(expiring).toMatchObject({ status_id: 5, status: "Open", can_edit: true });
+    const later = (await createEstimate(w, { issue_date: localToday, expiry_date: plusDays(localToday, 5) })).body;
+    try {
+      // Two days on (this process's clock; the system clock elsewhere): past the end of its expiry day.
+      advanceClock(2 * 86_400_000);
+      const read = (await w.client.get(`/estimates/${expiring.id}`)).body;
+      expect(read).toMatchObject({ status_id: 8, status: "Expired", can_edit: false, edit_block_reason: "estimate_not_open" });
+      expectError(await w.client.patch(`/estimates/${expiring.id}`, { name: "x" }), 409, "estimate_update_not_allowed");
+      expectError(await w.client.patch(`/estimates/${expiring.id}`, { expiry_date: plusDays(localToday, 5) }), 409, "estimate_update_not_allowed");
+      expectError(await w.client.post(`/estimates/${expiring.id}/decline`, {}), 409, "estimate_decline_not_allowed");
+      expectError(await w.client.post(`/estimates/${expiring.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
+      expectError(await w.client.request("DELETE", `/estimates/${expiring.id}`), 409, "estimate_delete_not_allowed");
+      const ids = (params: Record<string, string | number>) => w.client.get("/estimates", params).then((r) => r.body.data.map((e: any) => e.id));
+      expect(await ids({ status_id: 8 })).toEqual([expiring.id]);
+      expect(await ids({ status_id: 5 })).toEqual([later.id]);
+    } finally {
+      resetClock();
+    }
+  });
+
+  it("an estimate recorded after its expiry date had passed is created Open (spec 3.3) and never expires: it can be edited, declined and converted", async () => {
+    const w = await world();
+    const backdated = await createEstimate(w, { issue_date: "2024-01-15", expiry_date: "2024-02-14", lines: [{ name: "Survey", unit_price: "120" }] });
+    expect(backdated.status, backdated.text).toBe(201);
+    expect(backdated.body).toMatchObject({ status_id: 5, status: "Open", can_edit: true, edit_block_reason: null, expiry_date: "2024-02-14" });
+    // The default expiry date (issue date + the account's estimate_expiry_days) is past as well.
+    const defaulted = (await createEstimate(w, { issue_date: "2025-03-01" })).body;
+    expect(defaulted).toMatchObject({ status_id: 5, status: "Open" });
+    const renamed = await w.client.patch(`/estimates/${backdated.body.id}`, { name: "Recorded late" });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body).toMatchObject({ status_id: 5, name: "Recorded late" });
     const ids = (params: Record<string, string | number>) => w.client.get("/estimates", params).then((r) => r.body.data.map((e: any) => e.id));
-    expect(await ids({ status_id: 8 })).toEqual([expired.body.id]);
-    expect(await ids({ status_id: 5 })).toEqual([lastDay.id]);
-    expect((await w.client.get(`/estimates/${expired.body.id}`)).body.status).toBe("Expired");
+    expect(await ids({ status_id: 5 })).toEqual([defaulted.id, backdated.body.id]);
+    expect(await ids({ status_id: 8 })).toEqual([]);
+    const declined = await w.client.post(`/estimates/${defaulted.id}/decline`, {});
+    expect(declined.status, declined.text).toBe(200);
+    expect(declined.body).toMatchObject({ status_id: 7, status: "Declined" });
+    const invoice = await w.client.post(`/estimates/${backdated.body.id}/convert-to-invoice`, {});
+    expect(invoice.status, invoice.text).toBe(201);
+    expect((await w.client.get(`/estimates/${backdated.body.id}`)).body).toMatchObject({ status_id: 6 });
   });
 
   it("lists newest number first with every filter, ids and visibility", async () => {

@@ -7,7 +7,9 @@ import {
   conversionSource,
   editBlockReason,
   effectiveStatus,
+  expiryInstantAt,
   expiryInstantOf,
+  NEVER_EXPIRES,
   presentEstimate,
   priceEstimate,
   statusFilter,
@@ -89,6 +91,13 @@ describe("offline: estimate expiry and statuses", () => {
     expect(effectiveStatus(open, "2026-04-01T00:00:00.000Z")).toBe("expired");
     expect(effectiveStatus(header({ status: "declined" }), "2030-01-01T00:00:00.000Z")).toBe("declined");
     expect(effectiveStatus(header({ status: "closed" }), "2030-01-01T00:00:00.000Z")).toBe("closed");
+  });
+
+  it("an estimate written after its expiry instant (recorded late) never expires; one written before it expires then", () => {
+    expect(expiryInstantAt("2026-03-31", "UTC", "2026-03-31T23:59:59.999Z")).toBe("2026-04-01T00:00:00.000Z");
+    expect(expiryInstantAt("2026-03-31", "UTC", "2026-04-01T00:00:00.000Z")).toBe(NEVER_EXPIRES);
+    expect(expiryInstantAt("2024-02-14", "Pacific/Kiritimati", "2026-11-27T12:00:00.000Z")).toBe(NEVER_EXPIRES);
+    expect(effectiveStatus(header({ expiryInstant: NEVER_EXPIRES }), "9999-01-01T00:00:00.000Z")).toBe("open");
   });
 
   it("adds calendar days across months and leap days", () => {

@@ -5,6 +5,7 @@ import { Decimal } from "decimal.js";
 import { DateTime } from "luxon";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import { isValidZone } from "../../../core/time-zones.js";
+import { nowIso } from "../../../core/clock.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
@@ -45,6 +46,20 @@ export function expiryInstantOf(expiryDate: string, zone: string | undefined): s
     .startOf("day")
     .toUTC()
     .toISO()!;
+}
+
+/** The `expiryInstant` of an estimate that never expires (far past any real date; sorts after every instant). */
+export const NEVER_EXPIRES = "9999-12-31T23:59:59.999Z";
+
+/**
+ * The `expiryInstant` stored by a write at `now`. An estimate written when its expiry date has
+ * already passed (one recorded after the fact, with past dates) is Open when created, as the
+ * spec's create row says, and stays Open: it never expires. Every other estimate expires at
+ * `expiryInstantOf` (an update cannot set a past expiry date, and an expired one is not written).
+ */
+export function expiryInstantAt(expiryDate: string, zone: string | undefined, now: string): string {
+  const instant = expiryInstantOf(expiryDate, zone);
+  return instant > now ? instant : NEVER_EXPIRES;
 }
 
 /** `date` (YYYY-MM-DD) plus `days` calendar days. */
@@ -204,7 +219,7 @@ export function presentEstimate(
   lines?: readonly EstimateLine[],
   options: PresentOptions = {},
 ): Record<string, unknown> {
-  const now = options.now ?? new Date().toISOString();
+  const now = options.now ?? nowIso();
   const status = ESTIMATE_STATUS[effectiveStatus(header, now)];
   const showCosts = hasPermission(principal, "costs.view");
   const preview = options.preview;

@@ -24,7 +24,7 @@ import {
   UNPRICED_AMOUNTS,
   addDays,
   effectiveStatus,
-  expiryInstantOf,
+  expiryInstantAt,
   priceEstimate,
   stateLabel,
   type EstimateLine,
@@ -324,7 +324,7 @@ function nextHeader(options: {
     partyKind: customer.kind,
     issueDate: options.issueDate,
     expiryDate: options.expiryDate,
-    expiryInstant: expiryInstantOf(options.expiryDate, account.timeZone),
+    expiryInstant: expiryInstantAt(options.expiryDate, account.timeZone, options.now),
     discountPercent: options.discountPercent,
     ...options.totals,
   };

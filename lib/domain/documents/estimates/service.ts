@@ -1,6 +1,7 @@
 import { documentListing } from "../../../db/document-lists.js";
 import { nextTimestamp, requireDocumentPermission, withEtag, changesNothing } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
+import { nowIso } from "../../../core/clock.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
@@ -49,7 +50,6 @@ import { createNumbered } from "../stock/writes.js";
  */
 
 const WHAT = "estimate";
-const nowIso = () => new Date().toISOString();
 
 export interface EstimateResult {
   body: Record<string, unknown>;
