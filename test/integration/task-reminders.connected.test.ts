@@ -143,7 +143,7 @@ describe("reminder operations", () => {
     expect(inbox.data.map((e: { id: string }) => e.id)).toEqual([a.reminder.id]); // dismissed and completed left the inbox
   });
 
-  it("dismiss: the reminder leaves the inbox; the task is unchanged; acting on it again is 409", async () => {
+  it("dismiss: the reminder leaves the inbox; the task is unchanged; reading, dismissing or completing it again is 409, a snooze brings it back", async () => {
     const [task] = await dueReminders(client, 1);
     const dismissed = await remind(client, task.reminder.id, "dismiss");
     expect(dismissed.body).toMatchObject({ status: "dismissed", task: { version: 1 } });
@@ -152,13 +152,16 @@ describe("reminder operations", () => {
     for (const [operation, body] of [
       ["read", {}],
       ["dismiss", {}],
-      ["snooze", { version: 1, minutes: 5 }],
       ["complete", { version: 1 }],
     ] as const) {
       const response = await remind(client, task.reminder.id, operation, body);
       expectError(response, 409, "reminder_not_actionable");
       expectNoStore(response);
     }
+    // Snooze works in any state (spec 3.6): a new generation, scheduled.
+    const snoozed = await remind(client, task.reminder.id, "snooze", { version: 1, minutes: 5 });
+    expect(snoozed.status, snoozed.text).toBe(200);
+    expect(snoozed.body).toMatchObject({ generation: 2, status: "scheduled", task: { version: 2 } });
   });
 
   it("snooze: needs the current version and 5/15/60/1440 minutes; a new generation, the due date kept", async () => {
@@ -256,6 +259,28 @@ describe("recipient, reassignment, closing and reopening", () => {
     expect((await remind(api().withKey(bob.key), task.reminder.id, "read")).status).toBe(200);
   });
 
+  it("snooze works in any task state (spec 3.6): a completed or cancelled task's reminder gets a new generation, the task's status unchanged", async () => {
+    const [done, dropped] = await dueReminders(client, 2);
+    expect((await patchTask(client, done.id, { version: 1, status: "completed" })).body.reminder).toMatchObject({ generation: 1, status: "completed" });
+    expect((await patchTask(client, dropped.id, { version: 1, status: "cancelled" })).body.reminder).toMatchObject({ generation: 1, status: "dismissed" });
+    for (const [task, status] of [
+      [done, "completed"],
+      [dropped, "cancelled"],
+    ] as const) {
+      const before = Date.now();
+      const snoozed = await remind(client, task.reminder.id, "snooze", { version: 2, minutes: 5 });
+      expect(snoozed.status, snoozed.text).toBe(200);
+      const after = (await client.get(`/tasks/${task.id}`)).body;
+      expect(after).toMatchObject({
+        status,
+        version: 3,
+        due_date: task.due_date,
+        reminder: { id: task.reminder.id, generation: 2, status: "scheduled", read_at: null },
+      });
+      expect(Date.parse(after.reminder.scheduled_at)).toBeGreaterThanOrEqual(before + 5 * 60_000 - 1000);
+    }
+  });
+
   it("closing a task ends its reminder; a reopen does not restore it; a new reminder_at schedules the next generation", async () => {
     const [task] = await dueReminders(client, 1);
     const cancelled = await patchTask(client, task.id, { version: 1, status: "cancelled" });
@@ -263,7 +288,6 @@ describe("recipient, reassignment, closing and reopening", () => {
     expect((await client.get("/tasks/reminders")).body.data.map((e: { id: string }) => e.id)).not.toContain(task.reminder.id);
     const reopened = await patchTask(client, task.id, { version: 2, status: "open" });
     expect(reopened.body.reminder).toMatchObject({ generation: 1, status: "dismissed" });
-    expectError(await remind(client, task.reminder.id, "snooze", { version: 3, minutes: 5 }), 409, "reminder_not_actionable");
     expectValidation(
       await patchTask(client, task.id, { version: 3, reminder_at: new Date(currentTime().getTime() - 1000).toISOString() }),
       "reminder_at",

@@ -40,9 +40,14 @@ describe("offline: task state rules", () => {
       expect(decideReminderOperation("complete", shown, "cancelled")).toMatchObject({ ok: false, code: "task_transition_not_allowed" });
     }
     for (const shown of ["dismissed", "completed"] as const) {
-      for (const operation of ["dismiss", "snooze", "complete"] as const) {
+      for (const operation of ["dismiss", "complete"] as const) {
         expect(decideReminderOperation(operation, shown, "open")).toMatchObject({ ok: false, code: "reminder_not_actionable" });
       }
+    }
+    // Snooze in any task state (spec part 2, 3.6), whatever ended the reminder.
+    for (const shown of ["scheduled", "delivered", "read", "dismissed", "completed"] as const) {
+      for (const task of ["open", "completed", "cancelled"] as const)
+        expect(decideReminderOperation("snooze", shown, task)).toEqual({ ok: true, change: "snooze" });
     }
   });
 });

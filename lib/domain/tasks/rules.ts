@@ -75,7 +75,9 @@ export type ReminderDecision =
  * - read: a delivered reminder becomes read; reading a read one changes nothing; a reminder
  *   that is not due yet, dismissed or completed cannot be read.
  * - dismiss: a live reminder (scheduled, delivered or read) becomes dismissed.
- * - snooze: a live reminder gets a new generation `minutes` from now (any task status).
+ * - snooze: the reminder gets a new generation `minutes` from now, in any task status (spec part 2,
+ *   3.6: "any | reminder snooze | unchanged"), so also once the task's completion or
+ *   cancellation ended it, or its recipient dismissed it.
  * - complete: a live reminder of an open task completes the task and the reminder.
  */
 export function decideReminderOperation(operation: ReminderOperation, shown: ReminderStatus, taskStatus: TaskStatus): ReminderDecision {
@@ -89,7 +91,7 @@ export function decideReminderOperation(operation: ReminderOperation, shown: Rem
     case "dismiss":
       return finished ? notActionable(`This reminder is already ${shown}.`) : { ok: true, change: "dismiss" };
     case "snooze":
-      return finished ? notActionable(`This reminder is ${shown}; set a new reminder_at on the task instead.`) : { ok: true, change: "snooze" };
+      return { ok: true, change: "snooze" };
     case "complete":
       if (finished) return notActionable(`This reminder is already ${shown}.`);
       if (taskStatus !== "open")
