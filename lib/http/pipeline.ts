@@ -7,7 +7,7 @@ import { errorHandler } from "./middlewares/error-handler.js";
 import { jsonBody } from "./middlewares/json-body.js";
 import { rateLimit } from "./middlewares/rate-limit.js";
 import { requestContext } from "./middlewares/request-context.js";
-import { validateRequest } from "./middlewares/validate-request.js";
+import { type ReadCurrent, validateRequest } from "./middlewares/validate-request.js";
 import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, RouteHandler } from "./types.js";
 
 /** What a request that matches no route of the group gets (default: 404 `route_not_found`). */
@@ -90,6 +90,28 @@ export function buildHandler(
     };
   };
 
+  // What a PATCH or PUT body may repeat is compared with the GET of the same path (write-back).
+  const reads = new Map(routes.filter((route) => route.method === "GET").map((route) => [route.path, route]));
+  const readCurrent: ReadCurrent = async (request, path) => {
+    const read = reads.get(request.internal.route?.path ?? "");
+    if (!read || !request.internal.principal) return undefined;
+    try {
+      const response = await implementations[read.operationId]!({
+        principal: request.internal.principal,
+        params: path as Record<string, string>,
+        query: {},
+        body: undefined,
+        path: request.event.rawPath,
+        headers: {},
+        completion: () => undefined,
+      });
+      return response.statusCode === 200 && !response.raw ? response.body : undefined;
+    } catch {
+      // Not visible or gone: the write itself answers that.
+      return undefined;
+    }
+  };
+
   // The dispatcher needs the pipeline state; events are unique per invocation, so the
   // request is found by its event (safe when one process serves concurrent requests).
   const requests = new WeakMap<object, PipelineRequest>();
@@ -101,7 +123,7 @@ export function buildHandler(
       ...stages.beforeRateLimit,
       rateLimit(),
       jsonBody(),
-      validateRequest(),
+      validateRequest({ readCurrent }),
       ...stages.afterValidation,
     ])
     .before((request) => {

@@ -4,6 +4,7 @@ import type * as z from "zod";
 import { createCustomField, createCustomerLabel, createPricingTier, createUnit } from "../../lib/domain/admin/service.js";
 import { API_PREFIX, ROUTES } from "../../lib/routes/index.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
+import { expectError } from "../support/assertions.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
 import { idempotencyKey } from "../support/fixtures.js";
 import { newTask, taskUser } from "../support/tasks.js";
@@ -984,6 +985,58 @@ describe("connected: what you read you can write back (architecture section 8)",
     expect
       .soft(refusedParam(patched0), `prospect prospect_date 0000-01-01 -> ${patched0.text.slice(0, 300)}`)
       .toEqual([422, "validation_failed", ["prospect_date"]]);
+  });
+
+  it("a GET body with only ids, numbers, totals, timestamps, statuses and computed quantities removed: every other field repeats the record and is accepted; a changed one is still refused", async () => {
+    const w = await world();
+    // The architecture's read-only kinds, and nothing else: the service's other fields (a customer's
+    // name, a line's SKU and position, can_edit, revision, a generated discount line) are sent back.
+    const STRIPPED =
+      /^(id|created_at|updated_at|status|status_id|subtotal|tax|tax_2|total|amount_paid|amount_due|pre_discount_subtotal|pre_discount_total|discount|discount_total|total_cost|quantity_\w+|\w+_number)$/;
+    const naive = (record: Json): Json =>
+      Object.fromEntries(
+        Object.entries(record)
+          .filter(([key]) => !STRIPPED.test(key))
+          .map(([key, value]) => [
+            key,
+            // Lines go back with their ids: only the record's own id is stripped.
+            key === "lines"
+              ? (value as Json[]).map((line) => Object.fromEntries(Object.entries(line).filter(([field]) => field === "id" || !STRIPPED.test(field))))
+              : value,
+          ]),
+      );
+    const lines = [{ item_id: w.item.id, quantity: 2 }];
+    const documents = [
+      [
+        "/purchase-orders",
+        await created(
+          w.client.post("/purchase-orders", {
+            supplier_id: w.supplier.id,
+            location_id: w.location,
+            discount_percent: 5,
+            lines: [{ ...lines[0], unit_cost: "3" }],
+          }),
+        ),
+      ],
+      ["/stock-transfers", await created(w.client.post("/stock-transfers", { origin_location_id: w.location, destination_location_id: w.overflow, lines }))],
+      ["/estimates", await created(w.client.post("/estimates", { customer_id: w.customer.id, discount_percent: 10, lines }))],
+      ["/sales-orders", await created(w.client.post("/sales-orders", { customer_id: w.customer.id, discount_percent: 10, lines }))],
+      ["/invoices", await created(w.client.post("/invoices", { customer_id: w.customer.id, discount_percent: 10, lines }))],
+    ] as const;
+    for (const [path, document] of documents) {
+      const before = (await w.client.get(`${path}/${document.id}`)).body as Json;
+      const written = await w.client.patch(`${path}/${document.id}`, naive(before));
+      expect.soft(written.status, `${path}: ${written.text}`).toBe(200);
+      expect.soft(differences(before, (await w.client.get(`${path}/${document.id}`)).body), `${path}: a no-op write changed the document`).toEqual([]);
+    }
+    // A field the service controls, sent with another value, is refused as before.
+    const [, invoice] = documents[4];
+    expectError(await w.client.patch(`/invoices/${invoice.id}`, { customer_name: "Someone else" }), 422, "unsupported_invoice_field", "customer_name");
+    const [, order] = documents[3];
+    const line = (await w.client.get(`/sales-orders/${order.id}`)).body.lines[0] as Json;
+    const moved = await w.client.patch(`/sales-orders/${order.id}`, { lines: [{ id: line.id, item_id: line.item_id, quantity: line.quantity, sku: "OTHER" }] });
+    expect(moved.status).toBe(422);
+    expect(moved.body.error.details).toEqual([{ param: "lines[0].sku", code: "unknown_field", message: "is not a recognized field." }]);
   });
 
   describe("a document converted from a 300-line estimate accepts its own lines back", () => {

@@ -3,6 +3,7 @@ import type { RouteDefinition } from "../../routes/define.js";
 import type { ZodError } from "zod";
 import { countIssues, jsonPath, toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
+import { withoutRepeatedFields } from "../write-back.js";
 
 /** The JSON paths of a body's fields that the route lists as protected (`lines[].x` in every element), in body order. */
 export function protectedFieldsIn(body: unknown, fields: readonly string[]): string[] {
@@ -74,8 +75,36 @@ function assertQueryEncoding(raw: string | undefined): void {
   }
 }
 
-export function validateRequest(): PipelineMiddleware {
-  const validateRequestBefore = (request: PipelineRequest): void => {
+/**
+ * The record a PATCH or PUT addresses, as its GET shows it (the route handler of the GET of the
+ * same path), or undefined when there is none to compare with.
+ */
+export type ReadCurrent = (request: PipelineRequest, path: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * The body of a PATCH or PUT without the fields it may not write that repeat the record as it
+ * is now (`lib/http/write-back.ts`): what a client read, it can send back. One read of the record,
+ * only when the body holds such fields.
+ */
+async function withoutReadBackFields(
+  request: PipelineRequest,
+  route: RouteDefinition,
+  path: Record<string, unknown>,
+  raw: unknown,
+  readCurrent: ReadCurrent | undefined,
+): Promise<unknown> {
+  if (!readCurrent || (route.method !== "PATCH" && route.method !== "PUT")) return raw;
+  const parsed = route.request.body!.safeParse(raw);
+  const extra = [
+    ...(route.protectedFields ? protectedFieldsIn(raw, route.protectedFields.fields) : []),
+    ...(parsed.success ? [] : unknownFieldsOf(parsed.error)),
+  ];
+  if (extra.length === 0) return raw;
+  return withoutRepeatedFields(raw, await readCurrent(request, path), extra);
+}
+
+export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): PipelineMiddleware {
+  const validateRequestBefore = async (request: PipelineRequest): Promise<void> => {
     const route = request.internal.route;
     if (!route) return;
     const { path: pathSchema, query: querySchema, body: bodySchema } = route.request;
@@ -100,14 +129,15 @@ export function validateRequest(): PipelineMiddleware {
 
     let body: unknown;
     if (bodySchema) {
-      refuseProtectedFields(route, request.event.body);
-      const result = bodySchema.safeParse(request.event.body);
+      const sent = await withoutReadBackFields(request, route, path, request.event.body, options.readCurrent);
+      refuseProtectedFields(route, sent);
+      const result = bodySchema.safeParse(sent);
       if (!result.success) {
         // Spec part 2 (estimates, invoices): "protected or unsupported fields" answer the route's
         // own code, so a field the body schema does not know is refused with it too.
         const unknown = route.protectedFields ? unknownFieldsOf(result.error) : [];
         if (unknown.length > 0) throw errors.unsupportedField(route.protectedFields!.code, unknown);
-        const details = toValidationDetails(result.error, request.event.body);
+        const details = toValidationDetails(result.error, sent);
         throw route.bodyErrorCode
           ? errors.invalidBody(route.bodyErrorCode, details, undefined, countIssues(result.error))
           : errors.validationFailed(details, undefined, countIssues(result.error));

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { sameJson, withoutRepeatedFields } from "./write-back.js";
+
+describe("offline: write-back of fields the update does not take", () => {
+  const current = {
+    name: "Order",
+    customer_name: "Acme",
+    party: { id: "p1", name: "Acme" },
+    note: null,
+    lines: [
+      { id: "l1", sku: "CAB-1", position: 1, line_type: "inventory", quantity: 2 },
+      { id: "d1", line_type: "discount", name: "Discount", unit_price: "-1.0000", position: 2 },
+    ],
+  };
+
+  it("drops top-level fields that repeat the record (objects and null included), keeps changed or unknown ones", () => {
+    const body = { customer_name: "Acme", party: { name: "Acme", id: "p1" }, note: null, extra: 1, name: "Order" };
+    expect(withoutRepeatedFields(body, current, ["customer_name", "party", "note", "extra"])).toEqual({ extra: 1, name: "Order" });
+    expect(withoutRepeatedFields({ customer_name: "Other" }, current, ["customer_name"])).toEqual({ customer_name: "Other" });
+  });
+
+  it("drops a line's repeated fields by the line's id, keeps those of a new line or another value; a generated line sent back unchanged goes", () => {
+    const body = {
+      lines: [
+        { id: "l1", sku: "CAB-1", position: 1, quantity: 3 },
+        { sku: "CAB-1", quantity: 1 },
+        { id: "l1", sku: "OTHER" },
+        { id: "d1", line_type: "discount", name: "Discount", unit_price: "-1.0000", position: 2 },
+      ],
+    };
+    const paths = ["lines[0].sku", "lines[0].position", "lines[1].sku", "lines[2].sku", "lines[3].line_type", "lines[3].position"];
+    expect(withoutRepeatedFields(body, current, paths)).toEqual({
+      lines: [
+        { id: "l1", quantity: 3 },
+        { sku: "CAB-1", quantity: 1 },
+        { id: "l1", sku: "OTHER" },
+      ],
+    });
+  });
+
+  it("leaves the body alone without a record to compare with, or nothing to drop", () => {
+    const body = { customer_name: "Acme" };
+    expect(withoutRepeatedFields(body, undefined, ["customer_name"])).toBe(body);
+    expect(withoutRepeatedFields(body, current, [])).toBe(body);
+    expect(sameJson({ a: [1, { b: null }] }, { a: [1, { b: null }] })).toBe(true);
+    expect(sameJson({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+    expect(sameJson([1, 2], [2, 1])).toBe(false);
+  });
+});

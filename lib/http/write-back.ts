@@ -1,0 +1,93 @@
+/**
+ * "What you read you can write back" (architecture section 8): the body of a GET, with the
+ * read-only fields removed, is accepted by the resource's PATCH (or PUT) and changes nothing.
+ * A client rarely knows which of the fields it read are the service's own (a customer's name
+ * on a document, a line's SKU or position, an estimate's `can_edit`), so a field the update does
+ * not take is accepted when it repeats what the record shows now, and dropped before
+ * validation. The same field with another value is refused as before (422 `unknown_field`, or
+ * the route's own code such as `unsupported_invoice_field`): writing it would change something
+ * the service controls.
+ */
+
+/** Generated lines (a document-wide discount's line) the update does not take back: the discount settles them. */
+const GENERATED_LINE_TYPES = new Set(["discount"]);
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** Deep equality of two JSON values (object keys in any order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((value, index) => sameJson(value, b[index]));
+  }
+  if (!isObject(a) || !isObject(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
+}
+
+/** `lines[3].sku` -> { list: "lines", index: 3, field: "sku" }; `name` -> { field: "name" }. */
+function parsePath(path: string): { list?: string; index?: number; field: string } | undefined {
+  const nested = /^(\w+)\[(\d+)\]\.(\w+)$/.exec(path);
+  if (nested) return { list: nested[1]!, index: Number(nested[2]), field: nested[3]! };
+  return /^\w+$/.test(path) ? { field: path } : undefined;
+}
+
+/** The entry of `current[list]` with the same `id` as `entry` (entries the client sends back by id). */
+function currentEntryOf(current: Json, list: string, entry: unknown): Json | undefined {
+  const entries = current[list];
+  if (!isObject(entry) || typeof entry.id !== "string" || !Array.isArray(entries)) return undefined;
+  return entries.find((candidate): candidate is Json => isObject(candidate) && candidate.id === entry.id);
+}
+
+/**
+ * `body` without the fields at `paths` (fields the update does not take: `name` or
+ * `lines[3].sku`) whose value repeats `current` (the record as its GET shows it), and without
+ * generated lines sent back unchanged. Fields of a new line (no `id`) or with another value are
+ * kept, for validation to refuse. Returns `body` itself when nothing is dropped.
+ */
+export function withoutRepeatedFields(body: unknown, current: unknown, paths: readonly string[]): unknown {
+  if (!isObject(body) || !isObject(current) || paths.length === 0) return body;
+  const top = new Set<string>();
+  const nested = new Map<string, Map<number, Set<string>>>();
+  for (const path of paths) {
+    const parsed = parsePath(path);
+    if (!parsed) continue;
+    if (parsed.list === undefined) {
+      if (Object.hasOwn(body, parsed.field) && Object.hasOwn(current, parsed.field) && sameJson(body[parsed.field], current[parsed.field]))
+        top.add(parsed.field);
+      continue;
+    }
+    const entry = Array.isArray(body[parsed.list]) ? (body[parsed.list] as unknown[])[parsed.index!] : undefined;
+    const shown = currentEntryOf(current, parsed.list, entry);
+    if (!shown || !isObject(entry) || !Object.hasOwn(shown, parsed.field) || !sameJson(entry[parsed.field], shown[parsed.field])) continue;
+    const byIndex = nested.get(parsed.list) ?? new Map<number, Set<string>>();
+    nested.set(parsed.list, byIndex.set(parsed.index!, (byIndex.get(parsed.index!) ?? new Set()).add(parsed.field)));
+  }
+  if (top.size === 0 && nested.size === 0) return body;
+  const result: Json = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (top.has(key)) continue;
+    const drop = nested.get(key);
+    if (!drop || !Array.isArray(value)) {
+      result[key] = value;
+      continue;
+    }
+    result[key] = value.flatMap((entry, index) => {
+      const fields = drop.get(index);
+      if (!fields || !isObject(entry)) return [entry];
+      const shown = currentEntryOf(current, key, entry)!;
+      // A generated line sent back exactly as shown is the service's own: leave it to the service.
+      if (
+        typeof shown.line_type === "string" &&
+        GENERATED_LINE_TYPES.has(shown.line_type) &&
+        Object.keys(entry).every((field) => sameJson(entry[field], shown[field]))
+      ) {
+        return [];
+      }
+      return [Object.fromEntries(Object.entries(entry).filter(([field]) => !fields.has(field)))];
+    });
+  }
+  return result;
+}
