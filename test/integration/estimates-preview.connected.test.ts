@@ -152,7 +152,8 @@ describe("connected: estimate previews", () => {
       ]),
     );
     expect(refused.body.errors).toHaveLength(5);
-    expect(refused.body.estimate).toMatchObject({ id: null, status: "Expired" });
+    // Recorded after its expiry date: created Open (and never expiring), with a warning.
+    expect(refused.body.estimate).toMatchObject({ id: null, status: "Open" });
     expect(Object.keys(refused.body.estimate)).not.toContain("shipping_cost");
     expect(refused.body.warnings).toEqual([{ code: "insufficient_stock", param: "lines[0].quantity", message: expect.stringContaining("5 available") }]);
 

@@ -101,7 +101,7 @@ export function dateProblems(dates: { issueDate: string; expiryDate: string; tod
           status: 422,
           param: "expiry_date",
           code: "expiry_date_passed",
-          message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Expired.`,
+          message: `${expiryDate} has passed (today is ${today} in the account's time zone): the estimate is created Open, as one recorded after the fact, and never expires.`,
         },
       ],
     };
