@@ -1,6 +1,6 @@
 import { errors } from "../../core/errors.js";
 import type { RouteDefinition } from "../../routes/define.js";
-import type { ZodError } from "zod";
+import type { ZodError, ZodSafeParseResult } from "zod";
 import { countIssues, jsonPath, toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 import { withoutRepeatedFields } from "../write-back.js";
@@ -92,15 +92,17 @@ async function withoutReadBackFields(
   path: Record<string, unknown>,
   raw: unknown,
   readCurrent: ReadCurrent | undefined,
-): Promise<unknown> {
-  if (!readCurrent || (route.method !== "PATCH" && route.method !== "PUT")) return raw;
+): Promise<{ sent: unknown; parsed?: ZodSafeParseResult<unknown> }> {
+  if (!readCurrent || (route.method !== "PATCH" && route.method !== "PUT")) return { sent: raw };
   const parsed = route.request.body!.safeParse(raw);
   const extra = [
     ...(route.protectedFields ? protectedFieldsIn(raw, route.protectedFields.fields) : []),
     ...(parsed.success ? [] : unknownFieldsOf(parsed.error)),
   ];
-  if (extra.length === 0) return raw;
-  return withoutRepeatedFields(raw, await readCurrent(request, path), extra);
+  // Nothing to compare: the body's own parse stands (no second parse, no read).
+  if (extra.length === 0) return { sent: raw, parsed };
+  const sent = withoutRepeatedFields(raw, await readCurrent(request, path), extra);
+  return sent === raw ? { sent, parsed } : { sent };
 }
 
 export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): PipelineMiddleware {
@@ -129,9 +131,9 @@ export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): Pi
 
     let body: unknown;
     if (bodySchema) {
-      const sent = await withoutReadBackFields(request, route, path, request.event.body, options.readCurrent);
+      const { sent, parsed } = await withoutReadBackFields(request, route, path, request.event.body, options.readCurrent);
       refuseProtectedFields(route, sent);
-      const result = bodySchema.safeParse(sent);
+      const result = parsed ?? bodySchema.safeParse(sent);
       if (!result.success) {
         // Spec part 2 (estimates, invoices): "protected or unsupported fields" answer the route's
         // own code, so a field the body schema does not know is refused with it too.

@@ -48,7 +48,7 @@ export function expiryInstantOf(expiryDate: string, zone: string | undefined): s
     .toISO()!;
 }
 
-/** The `expiryInstant` of an estimate that never expires (far past any real date; sorts after every instant). */
+/** The `expiryInstant` of an estimate that never expires (later than any real date: it sorts after every instant). */
 export const NEVER_EXPIRES = "9999-12-31T23:59:59.999Z";
 
 /**
