@@ -122,7 +122,10 @@ export const itemListQuery = lazy(() =>
     location_id: z
       .string()
       .optional()
-      .meta({ description: "Adds location_inventory for this location (a location-restricted user: only its own).", ...documentedAs({ schema: QUERY_UUID }) }),
+      .meta({
+        description: "location_inventory shows this location's stock instead of the item's own location's (a location-restricted user: only its own).",
+        ...documentedAs({ schema: QUERY_UUID }),
+      }),
     ids: z
       .string()
       .optional()

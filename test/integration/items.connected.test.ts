@@ -729,6 +729,35 @@ describe("GET /items", () => {
     const byIds = await listItems(client, { ids: elsewhere.id, location_id: l2 });
     expect(byIds.body.data[0].location_inventory).toMatchObject({ location_id: l2, quantity: 9 });
   });
+
+  it("without location_id, location_inventory is the stock at the item's own location_id (architecture 4), when the caller may see it", async () => {
+    const { account, client } = await setup();
+    const l1 = await createLocation(client, "Home");
+    const l2 = await createLocation(client, "Away");
+    const homed = await createItem(client, { name: "Homed", location_id: l1, threshold: 2 });
+    expect(homed.location_inventory).toBeNull(); // no stock row there yet
+    await adjust(client, homed.id, { location_id: l1, quantity: 10 });
+    await adjust(client, homed.id, { location_id: l2, quantity: 3 });
+    const read = (await client.get(`/items/${homed.id}`)).body;
+    expect(read.location_inventory).toEqual({
+      location_id: l1,
+      quantity: 10,
+      quantity_reserved: 0,
+      quantity_available: 10,
+      quantity_incoming: 0,
+      threshold: 2,
+    });
+    expect((await listItems(client)).body.data.find((item: Item) => item.id === homed.id).location_inventory).toMatchObject({ location_id: l1, quantity: 10 });
+    // The list's location_id chooses another location's stock.
+    expect((await listItems(client, { location_id: l2 })).body.data.find((item: Item) => item.id === homed.id).location_inventory).toMatchObject({
+      location_id: l2,
+      quantity: 3,
+    });
+    // A user restricted to another location does not see the item's location's stock.
+    const away = api().withKey((await newUser(account, { permissions: ["inventory.list"], locationId: l2 })).key);
+    const seen = (await away.get(`/items/${homed.id}`)).body;
+    expect(seen).toMatchObject({ location_id: l1, quantity: 3, location_inventory: null });
+  });
 });
 
 describe("GET /items?ids=", () => {

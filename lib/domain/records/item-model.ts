@@ -36,7 +36,10 @@ export interface PresentContext {
 export function presentItem(item: ItemRecord, ctx: PresentContext): Record<string, unknown> {
   const stock = itemStock(item);
   const totals = sumBalances(visibleStock(ctx.principal, stock));
-  const at = ctx.locationId ? stock[ctx.locationId] : undefined;
+  // The stock at the list's `location_id`, else at the item's own location (architecture section
+  // 4: "the stock at location_id"), when the caller may see that location; null without a row.
+  const inventoryAt = ctx.locationId ?? (item.locationId && mayReachLocation(ctx.principal, item.locationId) ? item.locationId : undefined);
+  const at = inventoryAt ? stock[inventoryAt] : undefined;
   const out: Record<string, unknown> = {
     id: item.itemId,
     object: "item",
@@ -70,7 +73,7 @@ export function presentItem(item: ItemRecord, ctx: PresentContext): Record<strin
     sold: item.sold,
     location_inventory: at
       ? {
-          location_id: ctx.locationId,
+          location_id: inventoryAt,
           quantity: at.onHand,
           quantity_reserved: at.reserved,
           quantity_available: addQuantities(at.onHand, -at.reserved),
