@@ -38,6 +38,19 @@ describe("offline: write-back of fields the update does not take", () => {
     });
   });
 
+  it("drops an object's repeated members (a task's record preview), keeps a changed one", () => {
+    const shown = { record: { type: "customer", id: "c1", name: "Acme", number: 7 } };
+    expect(withoutRepeatedFields({ record: { type: "customer", id: "c1", name: "Acme", number: 7 } }, shown, ["record.name", "record.number"])).toEqual({
+      record: { type: "customer", id: "c1" },
+    });
+    expect(withoutRepeatedFields({ record: { type: "customer", id: "c2", name: "Acme" } }, shown, ["record.name"])).toEqual({
+      record: { type: "customer", id: "c2" },
+    });
+    expect(withoutRepeatedFields({ record: { type: "customer", id: "c1", name: "Other" } }, shown, ["record.name"])).toEqual({
+      record: { type: "customer", id: "c1", name: "Other" },
+    });
+  });
+
   it("leaves the body alone without a record to compare with, or nothing to drop", () => {
     const body = { customer_name: "Acme" };
     expect(withoutRepeatedFields(body, undefined, ["customer_name"])).toBe(body);

@@ -27,10 +27,12 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
 }
 
-/** `lines[3].sku` -> { list: "lines", index: 3, field: "sku" }; `name` -> { field: "name" }. */
-function parsePath(path: string): { list?: string; index?: number; field: string } | undefined {
+/** `lines[3].sku` -> { list: "lines", index: 3, field: "sku" }; `record.name` -> { object: "record", field: "name" }; `name` -> { field: "name" }. */
+function parsePath(path: string): { list?: string; index?: number; object?: string; field: string } | undefined {
   const nested = /^(\w+)\[(\d+)\]\.(\w+)$/.exec(path);
   if (nested) return { list: nested[1]!, index: Number(nested[2]), field: nested[3]! };
+  const member = /^(\w+)\.(\w+)$/.exec(path);
+  if (member) return { object: member[1]!, field: member[2]! };
   return /^\w+$/.test(path) ? { field: path } : undefined;
 }
 
@@ -42,18 +44,34 @@ function currentEntryOf(current: Json, list: string, entry: unknown): Json | und
 }
 
 /**
- * `body` without the fields at `paths` (fields the update does not take: `name` or
- * `lines[3].sku`) whose value repeats `current` (the record as its GET shows it), and without
+ * `body` without the fields at `paths` (fields the update does not take: `name`, `record.name`
+ * or `lines[3].sku`) whose value repeats `current` (the record as its GET shows it), and without
  * generated lines sent back unchanged. Fields of a new line (no `id`) or with another value are
  * kept, for validation to refuse. Returns `body` itself when nothing is dropped.
  */
 export function withoutRepeatedFields(body: unknown, current: unknown, paths: readonly string[]): unknown {
   if (!isObject(body) || !isObject(current) || paths.length === 0) return body;
   const top = new Set<string>();
+  const members = new Map<string, Set<string>>();
   const nested = new Map<string, Map<number, Set<string>>>();
   for (const path of paths) {
     const parsed = parsePath(path);
     if (!parsed) continue;
+    if (parsed.object !== undefined) {
+      // A field of an object the record shows (a task's `record.name`): by the same object.
+      const sent = body[parsed.object];
+      const shown = current[parsed.object];
+      if (
+        isObject(sent) &&
+        isObject(shown) &&
+        Object.hasOwn(sent, parsed.field) &&
+        Object.hasOwn(shown, parsed.field) &&
+        sameJson(sent[parsed.field], shown[parsed.field])
+      ) {
+        members.set(parsed.object, (members.get(parsed.object) ?? new Set()).add(parsed.field));
+      }
+      continue;
+    }
     if (parsed.list === undefined) {
       if (Object.hasOwn(body, parsed.field) && Object.hasOwn(current, parsed.field) && sameJson(body[parsed.field], current[parsed.field]))
         top.add(parsed.field);
@@ -65,10 +83,15 @@ export function withoutRepeatedFields(body: unknown, current: unknown, paths: re
     const byIndex = nested.get(parsed.list) ?? new Map<number, Set<string>>();
     nested.set(parsed.list, byIndex.set(parsed.index!, (byIndex.get(parsed.index!) ?? new Set()).add(parsed.field)));
   }
-  if (top.size === 0 && nested.size === 0) return body;
+  if (top.size === 0 && members.size === 0 && nested.size === 0) return body;
   const result: Json = {};
   for (const [key, value] of Object.entries(body)) {
     if (top.has(key)) continue;
+    const dropMembers = members.get(key);
+    if (dropMembers && isObject(value)) {
+      result[key] = Object.fromEntries(Object.entries(value).filter(([field]) => !dropMembers.has(field)));
+      continue;
+    }
     const drop = nested.get(key);
     if (!drop || !Array.isArray(value)) {
       result[key] = value;

@@ -1029,6 +1029,26 @@ describe("connected: what you read you can write back (architecture section 8)",
       expect.soft(written.status, `${path}: ${written.text}`).toBe(200);
       expect.soft(differences(before, (await w.client.get(`${path}/${document.id}`)).body), `${path}: a no-op write changed the document`).toEqual([]);
     }
+    // A task with its linked record's preview {type, id, name, number}, its assignee and its reminder.
+    const task = await newTask(w.client, {
+      title: "Call Acme",
+      record: { type: "customer", id: w.customer.id },
+      reminder_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    const shown = (await w.client.get(`/tasks/${task.id}`)).body as Json;
+    const {
+      id: _id,
+      created: _created,
+      modified: _modified,
+      completed_at: _completed,
+      status: _status,
+      due_at: _due,
+      overdue_at: _overdue,
+      ...taskBody
+    } = shown;
+    const taskWritten = await w.client.patch(`/tasks/${task.id}`, taskBody, { idempotencyKey: idempotencyKey() });
+    expect.soft(taskWritten.status, `task: ${taskWritten.text}`).toBe(200);
+    expect.soft(differences(shown, (await w.client.get(`/tasks/${task.id}`)).body), "task: a no-op write changed the task").toEqual([]);
     // A field the service controls, sent with another value, is refused as before.
     const [, invoice] = documents[4];
     expectError(await w.client.patch(`/invoices/${invoice.id}`, { customer_name: "Someone else" }), 422, "unsupported_invoice_field", "customer_name");
