@@ -25,6 +25,10 @@ export function jsonBody(): PipelineMiddleware {
       (request.event as { body: unknown }).body = {};
       return;
     }
+    // Media types are case-insensitive (RFC 9110): `Application/JSON` is JSON too.
+    const headers = request.event.headers;
+    const type = headers?.["content-type"];
+    if (headers && typeof type === "string") headers["content-type"] = type.replace(/^[^;]*/, (media) => media.trim().toLowerCase());
     await parser.before!(request as never);
     const parsed: unknown = request.event.body;
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {

@@ -287,6 +287,14 @@ describe("offline: jsonBody", () => {
     expect(result.seenBody).toEqual({ name: "Tools", inventory_type: "quantity" });
   });
 
+  it("accepts the JSON media type in any case (media types are case-insensitive)", async () => {
+    for (const type of ["Application/JSON", "APPLICATION/JSON; charset=UTF-8", "application/vnd.api+JSON"]) {
+      const result = await run(withRoute(CREATE), event({ headers: { "content-type": type }, body: '{"name":"Tools"}' }));
+      expect(result.response.statusCode, type).toBe(200);
+      expect(result.seenBody).toEqual({ name: "Tools" });
+    }
+  });
+
   it("accepts a JSON content type with parameters", async () => {
     const result = await run(withRoute(CREATE), event({ headers: { "content-type": "application/json; charset=utf-8" }, body: '{"name":"Tools"}' }));
     expect(result.seenBody).toEqual({ name: "Tools" });
