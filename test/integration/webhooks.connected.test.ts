@@ -193,6 +193,15 @@ describe("webhook endpoints: update and delete", () => {
     const got = await owner.get(path);
     expect(got.status, got.text).toBe(200);
     expect(got.body).toEqual(enabled.body);
+
+    // What it read, sent back (or nothing at all), changes nothing: not even updated_at.
+    const { id: _id, object: _object, created_at: _created, updated_at: _updated, ...readBack } = got.body;
+    for (const body of [readBack, got.body, {}]) {
+      const same = await owner.patch(path, body);
+      expect(same.status, same.text).toBe(200);
+      expect(same.body).toEqual(got.body);
+    }
+    expect((await owner.get(path)).body).toEqual(got.body);
   });
 
   it("DELETE answers {id, object, deleted: true}; the endpoint is then 404 resource_missing everywhere", async () => {

@@ -142,7 +142,14 @@ async function changeEndpoint(
       // Changing an endpoint (its URL, its secret...) needs what creating it needed: another
       // user of the account cannot point someone else's feed somewhere it could not sync itself.
       requireSyncAccess(principal, endpoint.resources as SyncResource[]);
-      const changes: EndpointChanges = { ...change(endpoint), updatedAt: nextUpdatedAt(endpoint.updatedAt) };
+      const asked = change(endpoint);
+      // A write that changes nothing writes nothing (README, "What you read you can write back"):
+      // no new updated_at; the request's outcome is stored by the idempotency layer as usual.
+      const stored = endpoint as unknown as Record<string, unknown>;
+      if (Object.entries(asked).every(([name, value]) => value === undefined || JSON.stringify(stored[name] ?? null) === JSON.stringify(value ?? null))) {
+        return presentEndpoint(endpoint, options);
+      }
+      const changes: EndpointChanges = { ...asked, updatedAt: nextUpdatedAt(endpoint.updatedAt) };
       const next = { ...endpoint } as Record<string, unknown>;
       for (const [name, value] of Object.entries(changes)) if (value !== undefined) next[name] = value ?? undefined;
       const resource = presentEndpoint(next as unknown as WebhookEndpointItem, options);
