@@ -3,7 +3,7 @@ import { locationRoutes } from "../../lib/routes/locations.js";
 import { normalizePage } from "../../lib/core/pagination.js";
 import { created, ok } from "../../lib/http/responses.js";
 import type { ApiRequest } from "../../lib/http/types.js";
-import { createLocation, createZone, listLocations, listZones, updateZone } from "../../lib/domain/records/locations.js";
+import { createLocation, createZone, getZone, listLocations, listZones, updateZone } from "../../lib/domain/records/locations.js";
 import type { LocationCreateBody, ZoneWriteBody } from "../../lib/schemas/locations.js";
 
 type PageQuery = { page?: string; limit?: string };
@@ -21,6 +21,8 @@ export const handler = createApiHandler(locationRoutes, {
 
   createZone: async (req: ApiRequest<LocationParams, {}, ZoneWriteBody>) =>
     created(await createZone(req.principal, req.params.location_id, req.body, req.completion(201))),
+
+  getZone: async (req: ApiRequest<ZoneParams>) => ok(await getZone(req.principal, req.params.location_id, req.params.zone_id)),
 
   updateZone: async (req: ApiRequest<ZoneParams, {}, ZoneWriteBody>) =>
     ok(await updateZone(req.principal, req.params.location_id, req.params.zone_id, req.body, req.completion(200))),

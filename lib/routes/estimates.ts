@@ -28,7 +28,7 @@ const protectedNote = `Fields the service controls are refused with 422 unsuppor
 const permissions =
   "An inventory line's unit_price needs prices.modify and shipping_cost needs costs.view (else 403 permission_denied naming the field); cost fields (shipping_cost, line unit_cost and total_cost) are omitted from responses without costs.view.";
 const expiry =
-  "An Open estimate counts as Expired (status_id 8) from the start of the day after its expiry_date in the account's time zone: computed on every read and honoured by every write (no change marker is published when the day passes). An estimate created with its expiry date already past (recorded after the fact) is created Open and never expires.";
+  "An Open estimate counts as Expired (status_id 8) from the start of the day after its expiry_date in the account's time zone: computed on every read and honoured by every write (no change marker is published when the day passes). One created with its expiry date past stays Open.";
 const createExample = {
   customer_id: SAMPLE_CUSTOMER,
   issue_date: "2026-11-23",

@@ -55,6 +55,18 @@ export const locationRoutes: RouteDefinition[] = [
     responses: { 201: zoneResource },
   }),
   route({
+    operationId: "getZone",
+    method: "GET",
+    path: `${API_PREFIX}/locations/{location_id}/zones/{zone_id}`,
+    group: "locations",
+    summary: "Retrieve a zone of an active, accessible location",
+    description: "One zone, as the list shows it (beyond the spec). 404 resource_missing as for the list, or for a zone of another location.",
+    scopes: ["items:read"],
+    idempotency: "none",
+    request: { path: zonePath },
+    responses: { 200: zoneResource },
+  }),
+  route({
     operationId: "updateZone",
     method: "PATCH",
     path: `${API_PREFIX}/locations/{location_id}/zones/{zone_id}`,

@@ -201,7 +201,7 @@ const estimateShape = lazy(() => ({
   salesperson_id: z.string(),
   status_id: statusIdOut(
     "estimate",
-    "5 Open, 6 Closed (converted), 7 Declined, 8 Expired (an Open estimate whose expiry_date has passed in the account's time zone; one created with its expiry date already past stays Open)",
+    "5 Open, 6 Closed (converted), 7 Declined, 8 Expired (an Open estimate whose expiry_date has passed in the account's time zone)",
   ),
   status: z.enum(STATUSES).nullable(),
   issue_date: dateOut(),

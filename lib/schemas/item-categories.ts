@@ -72,8 +72,7 @@ export const itemCategoryListQuery = lazy(() =>
       .string()
       .optional()
       .meta({
-        description:
-          "`root` for root categories, or the UUID of a category of the account for its direct children (anything else, an unknown or another account's UUID included, is 422 invalid_query_parameter).",
+        description: "`root` for root categories, or a category UUID of the account for its direct children (anything else is 422 invalid_query_parameter).",
         ...documentedAs({
           schema: { type: "string", pattern: "^(root|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$", examples: ["root"] },
         }),

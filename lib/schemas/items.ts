@@ -123,7 +123,7 @@ export const itemListQuery = lazy(() =>
       .string()
       .optional()
       .meta({
-        description: "location_inventory shows this location's stock instead of the item's own location's (a location-restricted user: only its own).",
+        description: "location_inventory for this location instead of the item's (a location-restricted user: only its own).",
         ...documentedAs({ schema: QUERY_UUID }),
       }),
     ids: z

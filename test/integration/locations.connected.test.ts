@@ -532,4 +532,27 @@ describe("zones", () => {
     expect((await client.get(`/locations/${l1.id}/zones`)).body.data).toEqual([zone]);
     expect((await client.get(`/locations/${l2.id}/zones`)).body.data).toEqual([]);
   });
+
+  it("GET of one zone answers it as the list shows it (404 through another location or for an unknown zone); what it shows, sent back to PATCH, changes nothing", async () => {
+    const { client } = await setup();
+    const l1 = await createLocation(client, "First");
+    const l2 = await createLocation(client, "Second");
+    const zone = await createZone(client, l1.id, { name: "Home", short_name: "HM", description: "d" });
+    const got = await client.get(`/locations/${l1.id}/zones/${zone.id}`);
+    expect(got.status, got.text).toBe(200);
+    expect(got.body).toEqual(zone);
+    expect(got.body).toEqual((await client.get(`/locations/${l1.id}/zones`)).body.data[0]);
+    expectError(await client.get(`/locations/${l2.id}/zones/${zone.id}`), 404, "resource_missing");
+    expectError(await client.get(`/locations/${l1.id}/zones/${randomUUID()}`), 404, "resource_missing");
+    // Its GET body with the zone's own id removed: object and location_id repeat it and are accepted.
+    const { id: _id, ...body } = got.body;
+    const written = await client.patch(`/locations/${l1.id}/zones/${zone.id}`, body, { idempotencyKey: idempotencyKey() });
+    expect(written.status, written.text).toBe(200);
+    expect(written.body).toEqual(zone);
+    // Another location_id is still refused: a zone's location cannot change.
+    const moved = await client.patch(`/locations/${l1.id}/zones/${zone.id}`, { ...body, location_id: l2.id }, { idempotencyKey: idempotencyKey() });
+    expect(moved.status).toBe(422);
+    expect(moved.body.error.param).toBe("location_id");
+    expect((await client.get(`/locations/${l1.id}/zones/${zone.id}`)).body).toEqual(zone);
+  });
 });

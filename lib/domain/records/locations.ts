@@ -109,6 +109,16 @@ export async function listZones(principal: Principal, locationId: string, url: s
   return pageOfAll(url, page, zones.map(presentZone).sort(compareByName));
 }
 
+/** One zone of an active, accessible location, as the zone list shows it (rule 4.1.3: else 404). */
+export async function getZone(principal: Principal, locationId: string, zoneId: string): Promise<ZoneResource> {
+  assertWithinBoundary(principal, locationId);
+  const { location, zones } = await readLocationTree(principal.accountId, locationId);
+  if (!isAccessible(principal, location)) throw errors.resourceMissing("location", locationId);
+  const zone = zones.find((candidate) => candidate.zoneId === zoneId);
+  if (!zone) throw errors.resourceMissing("zone", zoneId);
+  return presentZone(zone);
+}
+
 /** Creates a zone in an active, accessible location (rules 4.1.2 and 4.1.3). */
 export async function createZone(
   principal: Principal,
