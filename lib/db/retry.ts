@@ -94,9 +94,9 @@ export async function retrying<T>(
     // once rather than spend a transaction (the costliest call) on a race a queue already wins.
     // Writers of several names too, now that their other turns mostly come in one round
     // (`takeTurns`): 100 kit builds through 8 processes measured p99 11.7 s queued first against
-    // 13.7 s not (means of three cold runs each; before that round, queueing first lost). Not while another
-    // writer of this process is in its line for a name (`oneAtATime`): it is
-    // the cheaper line in a process serving many writers (the one-process local stack). Taken
+    // 13.7 s not (means of three cold runs each; before that round, queueing first lost). Not
+    // while another writer of this process is in its line for a name (`oneAtATime`): it is the
+    // cheaper line in a process serving many writers (the one-process local stack). Taken
     // before this process's own line, as after a lost race: a writer never waits for a turn
     // while it holds its place in the process's line, so the two lines cannot wait on each other.
     if (queueOn.length > 0 && !holdingTurns.getStore() && !contended.some((name) => tails.has(name)) && recentlyContended(queueOn)) {

@@ -65,12 +65,19 @@ async function outsideTransactions<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The UpdateItem that takes the next ticket of `name` (the turn item lives a day past its last use). */
+const ticketUpdate = (accountId: string, name: string) =>
+  db()
+    .entities.turn.update({ accountId, name })
+    .add({ next: 1 })
+    .set({ expiresAt: Math.floor(Date.now() / 1000) + 86_400 });
+
+/** The ticket an UpdateItem of `ticketUpdate` took (its `next` before the increment). */
+const ticketOf = (accountId: string, name: string, next: number | undefined): Ticket => ({ accountId, name, number: (next ?? 1) - 1 });
+
 async function takeTicket(accountId: string, name: string): Promise<{ ticket: Ticket; serving: number }> {
-  const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
-  const { data } = await outsideTransactions(() =>
-    db().entities.turn.update({ accountId, name }).add({ next: 1 }).set({ expiresAt }).go({ response: "all_new" }),
-  );
-  return { ticket: { accountId, name, number: (data.next ?? 1) - 1 }, serving: data.serving ?? 0 };
+  const { data } = await outsideTransactions(() => ticketUpdate(accountId, name).go({ response: "all_new" }));
+  return { ticket: ticketOf(accountId, name, data.next), serving: data.serving ?? 0 };
 }
 
 /**
@@ -81,19 +88,15 @@ async function takeTicket(accountId: string, name: string): Promise<{ ticket: Ti
  * holding a turn out of order, so no two writers can wait on each other.
  */
 async function takeFreeTickets(accountId: string, names: readonly string[]): Promise<Ticket[] | undefined> {
-  const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
   const taken = await Promise.allSettled(
     names.map(async (name) => {
       try {
         const { data } = await outsideTransactions(() =>
-          db()
-            .entities.turn.update({ accountId, name })
-            .add({ next: 1 })
-            .set({ expiresAt })
+          ticketUpdate(accountId, name)
             .where((attributes, { notExists, name: nameOf }) => `${notExists(attributes.next)} OR ${nameOf(attributes.next)} = ${nameOf(attributes.serving)}`)
             .go({ response: "all_new" }),
         );
-        return { ticket: { accountId, name, number: (data.next ?? 1) - 1 }, handoff: data.handoff as unknown };
+        return { ticket: ticketOf(accountId, name, data.next), handoff: data.handoff as unknown };
       } catch (error) {
         if (isConditionalFailure(error)) return undefined;
         throw error;

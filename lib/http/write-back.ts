@@ -36,13 +36,6 @@ function parsePath(path: string): { list?: string; index?: number; object?: stri
   return /^\w+$/.test(path) ? { field: path } : undefined;
 }
 
-/** The entry of `current[list]` with the same `id` as `entry` (entries the client sends back by id). */
-function currentEntryOf(current: Json, list: string, entry: unknown): Json | undefined {
-  const entries = current[list];
-  if (!isObject(entry) || typeof entry.id !== "string" || !Array.isArray(entries)) return undefined;
-  return entries.find((candidate): candidate is Json => isObject(candidate) && candidate.id === entry.id);
-}
-
 /**
  * `body` without the fields at `paths` (fields the update does not take: `name`, `record.name`
  * or `lines[3].sku`) whose value repeats `current` (the record as its GET shows it), and without
@@ -53,7 +46,20 @@ export function withoutRepeatedFields(body: unknown, current: unknown, paths: re
   if (!isObject(body) || !isObject(current) || paths.length === 0) return body;
   const top = new Set<string>();
   const members = new Map<string, Set<string>>();
-  const nested = new Map<string, Map<number, Set<string>>>();
+  // Per list, per body index: the entry the record shows with the same `id`, and its repeated fields.
+  const nested = new Map<string, Map<number, { shown: Json; fields: Set<string> }>>();
+  // The record's entries of each list by id, indexed once (a 500-line document has many paths).
+  const shownById = new Map<string, Map<unknown, Json>>();
+  const shownEntryOf = (list: string, entry: unknown): Json | undefined => {
+    if (!isObject(entry) || typeof entry.id !== "string") return undefined;
+    let byId = shownById.get(list);
+    if (!byId) {
+      const entries = Array.isArray(current[list]) ? (current[list] as unknown[]).filter(isObject) : [];
+      byId = new Map(entries.map((candidate) => [candidate.id, candidate]));
+      shownById.set(list, byId);
+    }
+    return byId.get(entry.id);
+  };
   for (const path of paths) {
     const parsed = parsePath(path);
     if (!parsed) continue;
@@ -78,10 +84,12 @@ export function withoutRepeatedFields(body: unknown, current: unknown, paths: re
       continue;
     }
     const entry = Array.isArray(body[parsed.list]) ? (body[parsed.list] as unknown[])[parsed.index!] : undefined;
-    const shown = currentEntryOf(current, parsed.list, entry);
+    const shown = shownEntryOf(parsed.list, entry);
     if (!shown || !isObject(entry) || !Object.hasOwn(shown, parsed.field) || !sameJson(entry[parsed.field], shown[parsed.field])) continue;
-    const byIndex = nested.get(parsed.list) ?? new Map<number, Set<string>>();
-    nested.set(parsed.list, byIndex.set(parsed.index!, (byIndex.get(parsed.index!) ?? new Set()).add(parsed.field)));
+    const byIndex = nested.get(parsed.list) ?? new Map<number, { shown: Json; fields: Set<string> }>();
+    const dropped = byIndex.get(parsed.index!) ?? { shown, fields: new Set<string>() };
+    dropped.fields.add(parsed.field);
+    nested.set(parsed.list, byIndex.set(parsed.index!, dropped));
   }
   if (top.size === 0 && members.size === 0 && nested.size === 0) return body;
   const result: Json = {};
@@ -98,9 +106,9 @@ export function withoutRepeatedFields(body: unknown, current: unknown, paths: re
       continue;
     }
     result[key] = value.flatMap((entry, index) => {
-      const fields = drop.get(index);
-      if (!fields || !isObject(entry)) return [entry];
-      const shown = currentEntryOf(current, key, entry)!;
+      const dropped = drop.get(index);
+      if (!dropped || !isObject(entry)) return [entry];
+      const { shown, fields } = dropped;
       // A generated line sent back exactly as shown is the service's own: leave it to the service.
       if (
         typeof shown.line_type === "string" &&
