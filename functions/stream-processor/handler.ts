@@ -59,7 +59,7 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
   const first = event.Records[0]?.dynamodb?.SequenceNumber ?? "";
   try {
     for (const journal of journals) await applyJournal(journal.accountId, journal.journalId);
-    for (const r of references) await applyDocumentReferences(r.accountId, r.documentId, r.at, r.transitions);
+    for (const r of references) await applyDocumentReferences(r.accountId, r.documentId, r.at, r.transitions, r.revision);
     const byAccount = new Map<string, RecordChange[]>();
     for (const change of compactChanges(changes)) byAccount.set(change.accountId, [...(byAccount.get(change.accountId) ?? []), change]);
     // The feed (then its webhooks) and the tasks' snapshots are independent: both at once, and
@@ -102,6 +102,8 @@ interface DocumentReferences {
   documentId: string;
   at: string;
   transitions: { itemId: string; active: boolean }[];
+  /** The new state's revision (its reference intent, when it started referencing items). */
+  revision?: string;
 }
 
 /**
@@ -122,5 +124,6 @@ function referenceTransitions(before: Record<string, unknown> | undefined, after
     documentId: String(source.documentId),
     at: after ? String(after.updatedAt) : `${String(before?.updatedAt)}#deleted`,
     transitions,
+    ...(after ? { revision: String(after.revision) } : {}),
   };
 }

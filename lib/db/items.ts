@@ -152,7 +152,8 @@ export async function replaceItem(
 
 /**
  * Deletes an item with its variations and stock rows in ONE transaction, on condition that it
- * is unchanged and no document references it. (History entries stay, as the audit trail.)
+ * is unchanged (its `documentCount` too: the caller found no document referencing it). History
+ * entries stay, as the audit trail.
  */
 export async function removeItem(item: ItemRecord, variations: ItemVariationItem[], rows: StockRowItem[], outcome: Outcome): Promise<ItemWriteResult> {
   const cancellation = await writeTransaction((tx) => {
@@ -162,7 +163,7 @@ export async function removeItem(item: ItemRecord, variations: ItemVariationItem
       e.item
         .delete({ accountId: item.accountId, itemId: item.itemId })
         .where(({ updatedAt, documentCount, stockVersion }, { eq }) =>
-          [eq(updatedAt, item.updatedAt), eq(documentCount, 0), eq(stockVersion, item.stockVersion)].join(" AND "),
+          [eq(updatedAt, item.updatedAt), eq(documentCount, item.documentCount), eq(stockVersion, item.stockVersion)].join(" AND "),
         )
         .commit(),
     );

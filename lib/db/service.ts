@@ -39,6 +39,7 @@ import { documentEntity } from "./entities/document.js";
 import { documentLinesEntity } from "./entities/document-lines.js";
 import { documentPaymentEntity } from "./entities/document-payment.js";
 import { itemReferenceEntity } from "./entities/item-reference.js";
+import { referenceIntentEntity } from "./entities/reference-intent.js";
 import { taskEntity } from "./entities/task.js";
 import { taskLinkEntity } from "./entities/task-link.js";
 import { taskActivityEntity } from "./entities/task-activity.js";
@@ -90,6 +91,7 @@ const ENTITY_FACTORIES = {
   documentLines: documentLinesEntity,
   documentPayment: documentPaymentEntity,
   itemReference: itemReferenceEntity,
+  referenceIntent: referenceIntentEntity,
   task: taskEntity,
   taskLink: taskLinkEntity,
   taskActivity: taskActivityEntity,

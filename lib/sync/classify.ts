@@ -24,6 +24,8 @@ export const PLATFORM_ENTITIES = [
   // The queues of contended writers (lib/db/turns.ts): every contended write moves one.
   "turn",
   "itemreference",
+  // Item references a document write started, until the processor counted them.
+  "referenceintent",
   // Task tallies move with every task write.
   "tasktally",
   "taskaccounttally",

@@ -194,19 +194,28 @@ export async function startStreamPoller(options: {
     await Promise.all([...iterators.keys()].map(pollShard));
   }
 
+  // The wait between polls ends early when the poller stops (a long interval never holds up `stop`).
+  let wake: () => void = () => {};
   const loop = (async () => {
     while (running) {
       cycle = pollOnce().catch((error: Error) => {
         if (running) process.stderr.write(`stream poller: ${error.message}\n`);
       });
       await cycle;
-      await new Promise((r) => setTimeout(r, options.intervalMs ?? 250));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.intervalMs ?? 250);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
   })();
 
   return {
     stop: async () => {
       running = false;
+      wake();
       await loop;
       tables.destroy();
       streams.destroy();

@@ -7,7 +7,7 @@ import { nowIso } from "../../core/clock.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { locationRestriction, requirePermission, type Principal } from "../../auth/permissions.js";
-import { requireReachableLocation } from "../common/location-access.js";
+import { mayReachLocation, requireReachableLocation } from "../common/location-access.js";
 import { queryItemCategories, readItemCategory } from "../../db/item-categories.js";
 import { queryHistory, readItemTree } from "../../db/inventory.js";
 import {
@@ -23,6 +23,7 @@ import {
   readInventoryCounters,
 } from "../../db/items.js";
 import { checkReferences, referenceDetails } from "../../db/references.js";
+import { documentsReferencingItem } from "../../db/documents.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import type { ItemRecord, ItemVariationItem } from "../../db/service.js";
 import { errors, type DetailCode, type ValidationDetail } from "../../core/errors.js";
@@ -193,14 +194,26 @@ export async function deleteItem(principal: Principal, itemId: string, completio
   return retrying(
     "delete item",
     async () => {
-      const tree = await readSettledItemTree(principal.accountId, itemId);
-      if (!tree.item) throw errors.resourceMissing("item", itemId);
-      if (tree.item.documentCount > 0) {
+      let tree: Awaited<ReturnType<typeof readSettledItemTree>> | undefined;
+      const referencing = await documentsReferencingItem(principal.accountId, itemId, async () => {
+        tree = await readSettledItemTree(principal.accountId, itemId);
+        if (!tree.item) throw errors.resourceMissing("item", itemId);
+        return tree.item.documentCount;
+      });
+      if (referencing > 0) {
+        throw errors.validationFailed([
+          { param: "document_count", code: "has_documents", message: `the item is referenced by ${referencing} document(s) and cannot be deleted.` },
+        ]);
+      }
+      if (!tree?.item) throw errors.resourceMissing("item", itemId);
+      // Deleting the item deletes its stock: a restricted user may do that only at their location.
+      const elsewhere = tree.rows.some((row) => !mayReachLocation(principal, row.locationId) && (row.onHand || row.reserved || row.incoming || row.inTransit));
+      if (elsewhere) {
         throw errors.validationFailed([
           {
-            param: "document_count",
-            code: "has_documents",
-            message: `the item is referenced by ${tree.item.documentCount} document(s) and cannot be deleted.`,
+            param: "locations",
+            code: "not_allowed",
+            message: "the item holds stock at a location outside yours, and only a user of every location can delete it.",
           },
         ]);
       }

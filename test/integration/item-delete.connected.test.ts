@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { db } from "../../lib/db/service.js";
+import { tableName } from "../../lib/db/table.js";
+import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
+import { useApiServer, type ApiClient } from "../support/api.js";
+import { expectError, expectValidation } from "../support/assertions.js";
+import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
+import { idempotencyKey, newUser } from "../support/fixtures.js";
+
+/**
+ * `DELETE /items/{id}` against the documents that reference the item (architecture section 8:
+ * "only while no document references it; else 422 validation_failed") and the location rule.
+ * The item's `documentCount` is kept by the stream processor, behind the write by the stream's
+ * delay; these tests delete the item the moment after the document write, before the processor
+ * has run (it runs only when a test drains it), and again after.
+ */
+const api = useApiServer();
+let poller: StreamPoller;
+
+beforeAll(async () => {
+  // Started, but it reads the stream only when a test drains it (a long interval).
+  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 3_600_000 });
+});
+afterAll(async () => {
+  await poller?.stop();
+});
+
+const world = (): Promise<EstimateWorld> => estimateWorld((key) => api().withKey(key), { stock: 50 });
+
+async function supplierOf(client: ApiClient): Promise<string> {
+  const supplier = await client.post("/suppliers", { name: "Parts Ltd" });
+  expect(supplier.status, supplier.text).toBe(201);
+  return supplier.body.id;
+}
+
+/** Creates a document of `kind` with one line of `itemId`; returns its path. */
+async function createDocument(w: EstimateWorld, kind: string, itemId: string): Promise<string> {
+  const line = { item_id: itemId, quantity: 1 };
+  const bodies: Record<string, Record<string, unknown>> = {
+    estimates: { customer_id: w.customer.id, lines: [line] },
+    "sales-orders": { customer_id: w.customer.id, location_id: w.location, lines: [line] },
+    invoices: { customer_id: w.customer.id, lines: [line] },
+    "purchase-orders": { supplier_id: await supplierOf(w.client), location_id: w.location, lines: [line] },
+  };
+  const created = await w.client.post(`/${kind}`, bodies[kind]);
+  expect(created.status, created.text).toBe(201);
+  return `/${kind}/${created.body.id}`;
+}
+
+async function newItem(w: EstimateWorld, name: string): Promise<string> {
+  const item = await w.client.post("/items", { name });
+  expect(item.status, item.text).toBe(201);
+  return item.body.id;
+}
+
+const intentsOf = async (accountId: string) => (await db().entities.referenceIntent.query.primary({ accountId }).go({ pages: "all", consistent: true })).data;
+
+describe("connected: deleting an item that documents reference", () => {
+  it.each(["estimates", "sales-orders", "invoices", "purchase-orders"])(
+    "refuses the deletion the moment after a %s write names the item, before the stream processor counted it",
+    async (kind) => {
+      const w = await world();
+      const path = await createDocument(w, kind, w.item.id);
+      const refused = await w.client.request("DELETE", `/items/${w.item.id}`);
+      expectValidation(refused, "document_count");
+      expect(refused.body.error.details[0]).toMatchObject({ code: "has_documents", message: "the item is referenced by 1 document(s) and cannot be deleted." });
+      expect((await w.client.get(`/items/${w.item.id}`)).status).toBe(200);
+      expect((await w.client.get(path)).status).toBe(200);
+    },
+  );
+
+  it("allows the deletion once the only document was deleted, whether or not the processor caught up", async () => {
+    const w = await world();
+    // Deleted before the processor ran: the intent names a document that no longer exists.
+    const first = await newItem(w, "Quickly released");
+    const estimate = await createDocument(w, "estimates", first);
+    expect((await w.client.request("DELETE", estimate)).status).toBe(200);
+    const deleted = await w.client.request("DELETE", `/items/${first}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expectError(await w.client.get(`/items/${first}`), 404, "resource_missing");
+
+    // Counted by the processor, then the document deleted and the item deleted before the
+    // processor saw the deletion: the count is stale and the document's header says so.
+    const second = await newItem(w, "Counted then released");
+    const order = await createDocument(w, "sales-orders", second);
+    await poller.drain();
+    expect(await intentsOf(w.account.accountId)).toEqual([]);
+    const { data: counted } = await db().entities.item.get({ accountId: w.account.accountId, itemId: second }).go({ consistent: true });
+    expect(counted?.documentCount).toBe(1);
+    expectValidation(await w.client.request("DELETE", `/items/${second}`), "document_count");
+    expect((await w.client.request("DELETE", order)).status).toBe(200);
+    const released = await w.client.request("DELETE", `/items/${second}`);
+    expect(released.status, released.text).toBe(200);
+    await poller.drain();
+  });
+
+  it("follows the lines: an update that drops the item releases it, one that adds it holds it", async () => {
+    const w = await world();
+    const other = await newItem(w, "Added later");
+    const path = await createDocument(w, "estimates", w.item.id);
+    // The item added by an update is held at once.
+    const added = await w.client.patch(path, {
+      lines: [
+        { item_id: w.item.id, quantity: 1 },
+        { item_id: other, quantity: 2 },
+      ],
+    });
+    expect(added.status, added.text).toBe(200);
+    expectValidation(await w.client.request("DELETE", `/items/${other}`), "document_count");
+    // Dropping the first item releases it before the processor runs; the second stays held.
+    const dropped = await w.client.patch(path, { lines: [{ item_id: other, quantity: 2 }] });
+    expect(dropped.status, dropped.text).toBe(200);
+    const deleted = await w.client.request("DELETE", `/items/${w.item.id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expectValidation(await w.client.request("DELETE", `/items/${other}`), "document_count");
+    // After the processor: the intents are gone and the count holds it alone.
+    await poller.drain();
+    expect(await intentsOf(w.account.accountId)).toEqual([]);
+    expectValidation(await w.client.request("DELETE", `/items/${other}`), "document_count");
+    expect((await w.client.get(`/items/${other}`)).status).toBe(200);
+  });
+
+  it("refuses a location-restricted user an item holding stock at another location (nothing deleted)", async () => {
+    const w = await world();
+    const branch = await w.client.post("/locations", { name: "Branch", short_name: "BR" }, { idempotencyKey: idempotencyKey() });
+    expect(branch.status, branch.text).toBe(201);
+    const user = await newUser(w.account, { permissions: ["inventory.list", "inventory.modify"], locationId: branch.body.id });
+    const restricted = api().withKey(user.key);
+    // w.item holds 50 at the main location.
+    const refused = await restricted.request("DELETE", `/items/${w.item.id}`);
+    expectValidation(refused, "locations");
+    expect(refused.body.error.details[0].code).toBe("not_allowed");
+    expect((await w.client.get(`/items/${w.item.id}`)).body.quantity).toBe(50);
+    // An item whose stock is all at the user's own location (or that holds none) is theirs to delete.
+    const local = await newItem(w, "Branch stock");
+    expect((await w.client.post(`/items/${local}/adjustments`, { location_id: branch.body.id, quantity: 3 })).status).toBe(201);
+    const deleted = await restricted.request("DELETE", `/items/${local}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    // Emptied stock elsewhere no longer holds the item back.
+    expect((await w.client.post(`/items/${w.item.id}/adjustments`, { location_id: w.location, quantity: -50 })).status).toBe(201);
+    const emptied = await restricted.request("DELETE", `/items/${w.item.id}`);
+    expect(emptied.status, emptied.text).toBe(200);
+  });
+});
