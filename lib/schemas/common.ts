@@ -2,7 +2,7 @@ import * as z from "zod";
 import { lazy } from "./lazy.js";
 import { documentedAs } from "./documented.js";
 
-export { QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented.js";
+export { IDS_QUERY_MAX_LENGTH, QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented.js";
 
 /**
  * Shared zod building blocks; the same schemas validate requests and document the API, so

@@ -17,3 +17,9 @@ export const documentedAs = (parameter: DocumentedParameter) => ({ "x-parameter"
 
 /** A query id: a UUID (an id that is not one is 422 invalid_query_parameter naming it, checked where it is used). */
 export const QUERY_UUID = { type: "string", format: "uuid" } as const;
+
+/**
+ * The bound of an `ids=` query value: 50 UUIDs with room for spaces after the commas (the
+ * count of ids is what the lists check; this only bounds the text).
+ */
+export const IDS_QUERY_MAX_LENGTH = 4096;

@@ -1,7 +1,19 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { customFieldValueInput } from "./parties.js";
-import { QUERY_UUID, blankAsNull, documentedAs, isoDate, nullMeansAbsent, optionalText, pageQuery, requiredText, text, uuid } from "./common.js";
+import {
+  IDS_QUERY_MAX_LENGTH,
+  QUERY_UUID,
+  blankAsNull,
+  documentedAs,
+  isoDate,
+  nullMeansAbsent,
+  optionalText,
+  pageQuery,
+  requiredText,
+  text,
+  uuid,
+} from "./common.js";
 import { percentInput, quantityInput, signedMoneyInput } from "./amounts.js";
 
 /** Building blocks shared by the document schemas (spec part 2). */
@@ -14,12 +26,20 @@ import { percentInput, quantityInput, signedMoneyInput } from "./amounts.js";
  */
 export const MAX_DOCUMENT_LINES = 500;
 
+/**
+ * The bound of an update's `lines` in the schema: a GET of a full document shows its generated
+ * discount line beyond `MAX_DOCUMENT_LINES`, and a body sent back as read holds it too. The
+ * write-back drops it before validation counts (`lib/http/write-back.ts`), and the service
+ * holds the real limit (`assertUpdateLineCount`, 422 `too_many` on `lines`).
+ */
+export const MAX_UPDATE_LINE_ENTRIES = MAX_DOCUMENT_LINES + 1;
+
 /** The `lines` of an update: 1 to max(`createLimit`, the document's current line count). */
 export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number, description: string) =>
   z
     .array(line)
     .min(1)
-    .max(MAX_DOCUMENT_LINES)
+    .max(MAX_UPDATE_LINE_ENTRIES)
     .optional()
     .meta({
       description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate).`,
@@ -235,7 +255,7 @@ export const documentListQuery = lazy(() =>
   pageQuery().extend({
     ids: z
       .string()
-      .max(50 * 37)
+      .max(IDS_QUERY_MAX_LENGTH)
       .optional()
       .meta({
         description: "Up to 50 comma-separated UUIDs: every visible existing one, in one response (an absent id no longer exists or is not visible).",

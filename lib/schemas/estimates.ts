@@ -3,6 +3,7 @@ import { type Infer, lazy } from "./lazy.js";
 import { isoDate, listEnvelope, optionalText, uuid } from "./common.js";
 import { moneyInput, percentInput } from "./amounts.js";
 import {
+  MAX_UPDATE_LINE_ENTRIES,
   customFieldValuesIn,
   customFieldValuesOut,
   dateOut,
@@ -88,7 +89,7 @@ export const estimateUpdateBody = lazy(() =>
   z
     .strictObject({
       customer_id: uuid().optional().meta({ description: "Changing it requires `lines` in the same request" }),
-      lines: z.array(estimateLineUpdate()).min(1).max(MAX_ESTIMATE_LINES).optional().meta({
+      lines: z.array(estimateLineUpdate()).min(1).max(MAX_UPDATE_LINE_ENTRIES).optional().meta({
         description:
           "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line.",
       }),

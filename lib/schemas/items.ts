@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { QUERY_UUID, documentedAs, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid } from "./common.js";
+import { IDS_QUERY_MAX_LENGTH, QUERY_UUID, documentedAs, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid } from "./common.js";
 import { moneyInput, quantityInput } from "./amounts.js";
 import { customFieldValueInput } from "./parties.js";
 
@@ -128,6 +128,7 @@ export const itemListQuery = lazy(() =>
       }),
     ids: z
       .string()
+      .max(IDS_QUERY_MAX_LENGTH)
       .optional()
       .meta({
         description:

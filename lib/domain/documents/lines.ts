@@ -13,6 +13,11 @@ export interface LineItemRequest {
   index: number;
   itemId: string;
   ivlId?: number;
+  /**
+   * The line keeps the item its stored line has: an item archived since stays on it (what was
+   * read can be written back); only lines that newly name an item need an active one.
+   */
+  keepsItem?: boolean;
 }
 
 export interface ResolvedLineItem {
@@ -26,7 +31,7 @@ export interface ResolvedLineItem {
 
 /**
  * Resolves inventory lines at `locationId`: every item must exist in the account and not be
- * archived; a given `item_variation_location_id` must be a row of that item at the location;
+ * archived (unless the line keeps it, `keepsItem`); a given `item_variation_location_id` must be a row of that item at the location;
  * without one the item must have a single variation. Throws 422 `validation_failed` naming
  * every offending `lines[i]` field.
  */
@@ -47,7 +52,7 @@ export async function resolveLineItems(
       details.push(referenceDetail(`lines[${request.index}].item_id`, "is not an item of this account."));
       continue;
     }
-    if (item.archived) {
+    if (item.archived && !request.keepsItem) {
       details.push({ param: `lines[${request.index}].item_id`, code: "archived", message: "is an archived item." });
       continue;
     }

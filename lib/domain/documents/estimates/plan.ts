@@ -199,7 +199,9 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   }
 
   const itemRequests = (lineInput ?? []).flatMap((line, index) =>
-    line.item_id === undefined ? [] : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id }],
+    line.item_id === undefined
+      ? []
+      : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: kept[index]?.itemId === line.item_id }],
   );
   const [account, customer, resolved, referenceProblems] = await Promise.all([
     accountSettings(principal.accountId),
@@ -215,7 +217,9 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   const customerIssues = customerProblems(principal, customer, previous === undefined || customerChanged);
   problems.push(...customerIssues);
   for (const [index, found] of resolved ?? []) {
-    if (found.item.sold) problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
+    // A unique item sold since stays on the line that keeps it; a new line cannot offer it.
+    if (found.item.sold && kept[index]?.itemId !== found.item.itemId)
+      problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
     if (found.row && !mayReachLocation(principal, found.row.locationId))
       problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));
     const named = inventoryLineName(index, lineInput?.[index]?.name, found.item, kept[index]);
@@ -231,7 +235,8 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
     expiryDate,
     today: accountToday(account, new Date(now)),
     isUpdate: previous !== undefined,
-    expiryGiven: input.expiry_date !== undefined,
+    // The stored expiry date sent back unchanged is not a new one (what was read can be written back).
+    expiryGiven: input.expiry_date !== undefined && input.expiry_date !== previous?.expiryDate,
   });
   problems.push(...dates.problems);
   warnings.push(...dates.warnings);

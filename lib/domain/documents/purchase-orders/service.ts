@@ -162,7 +162,11 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
   const resolved = await resolveLineItems(
     context.principal.accountId,
     context.location.locationId,
-    input.flatMap((line, index) => (line.item_id === undefined ? [] : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id }])),
+    input.flatMap((line, index) =>
+      line.item_id === undefined
+        ? []
+        : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: previous[index]?.itemId === line.item_id }],
+    ),
     { locationLabel: "order's" },
   );
   const names = new Map<number, string>();

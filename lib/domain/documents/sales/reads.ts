@@ -81,7 +81,9 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
   const resolved = await resolveLineItems(
     principal.accountId,
     context.location?.locationId,
-    specs.flatMap((spec) => (spec.itemId === undefined ? [] : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId }])),
+    specs.flatMap((spec) =>
+      spec.itemId === undefined ? [] : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, keepsItem: spec.kept?.itemId === spec.itemId }],
+    ),
     { locationLabel: "order's" },
   );
   // The row each inventory line sells from.

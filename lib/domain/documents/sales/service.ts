@@ -149,6 +149,9 @@ export async function createSalesDocument(
     const base = newSalesHeader(context, kind, policy, request, documentId);
     policy.check?.(base.header);
     const { header, lines } = policy.derive(base.header, context, built);
+    // A prospect accepted here is converted into a customer by the caller in the same write
+    // (an estimate's conversion): the document is a customer's from the start.
+    if (options.allowProspect && header.partyKind === "prospect") header.partyKind = "customer";
     const references: Reference[] = [...(base.references ?? []), ...policy.references(context)];
     try {
       return await insertSalesDocument({

@@ -132,7 +132,7 @@ async function buildLines(
   const resolved = await resolveLineItems(
     principal.accountId,
     originId,
-    input.map((line, index) => ({ index, itemId: line.item_id, ivlId: line.item_variation_location_id })),
+    input.map((line, index) => ({ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: kept[index]?.itemId === line.item_id })),
     { locationLabel: "origin" },
   );
   const details: ValidationDetail[] = [];

@@ -1,0 +1,147 @@
+import { describe, expect, it } from "vitest";
+import { useApiServer, type ApiClient } from "../support/api.js";
+import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
+import { idempotencyKey } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
+
+/**
+ * "What you read you can write back" (architecture section 8) at its edges: records whose
+ * stored lines name an item archived or sold since, an estimate on the last day it is valid, a
+ * document converted from a prospect's estimate, and a 500-line estimate with its generated
+ * discount line. The body sent back is the GET with only ids, numbers, totals, timestamps,
+ * statuses and computed quantities removed; it must answer 200 and change nothing (not even
+ * `updated_at` or `revision`).
+ */
+const api = useApiServer();
+
+type Json = Record<string, any>;
+
+const STRIPPED =
+  /^(id|created_at|updated_at|status|status_id|subtotal|tax|tax_2|total|amount_paid|amount_due|pre_discount_subtotal|pre_discount_total|discount|discount_total|total_cost|quantity_\w+|\w+_number)$/;
+
+/** The GET body as a naive client sends it back: read-only kinds removed, lines with their ids. */
+const naive = (record: Json): Json =>
+  Object.fromEntries(
+    Object.entries(record)
+      .filter(([key]) => !STRIPPED.test(key))
+      .map(([key, value]) => [
+        key,
+        key === "lines"
+          ? (value as Json[]).map((line) => Object.fromEntries(Object.entries(line).filter(([field]) => field === "id" || !STRIPPED.test(field))))
+          : value,
+      ]),
+  );
+
+/** GET, PATCH the GET body back, GET again: 200 and the same record. */
+async function expectWriteBack(client: ApiClient, path: string): Promise<void> {
+  const before = await client.get(path);
+  expect(before.status, before.text).toBe(200);
+  const written = await client.patch(path, naive(before.body));
+  expect(written.status, `${path}: ${written.text.slice(0, 600)}`).toBe(200);
+  expect((await client.get(path)).body, `${path}: a no-op write changed the record`).toEqual(before.body);
+}
+
+async function created(response: Promise<{ status: number; text: string; body: any }>): Promise<Json> {
+  const result = await response;
+  expect(result.status, result.text.slice(0, 600)).toBe(201);
+  return result.body;
+}
+
+const world = (): Promise<EstimateWorld> => estimateWorld((key) => api().withKey(key), { stock: 100 });
+
+describe("connected: write-back at the edges", () => {
+  it("documents whose lines name an item archived since: the unchanged lines go back (a new line for it is still refused)", async () => {
+    const w = await world();
+    const supplier = await created(w.client.post("/suppliers", { name: "Parts Ltd" }));
+    const branch = await created(w.client.post("/locations", { name: "Branch", short_name: "BR" }, { idempotencyKey: idempotencyKey() }));
+    const line = { item_id: w.item.id, quantity: 1 };
+    const paths = [
+      `/estimates/${(await created(w.client.post("/estimates", { customer_id: w.customer.id, lines: [line] }))).id}`,
+      `/sales-orders/${(await created(w.client.post("/sales-orders", { customer_id: w.customer.id, location_id: w.location, lines: [line] }))).id}`,
+      `/invoices/${(await created(w.client.post("/invoices", { customer_id: w.customer.id, lines: [line] }))).id}`,
+      `/purchase-orders/${(await created(w.client.post("/purchase-orders", { supplier_id: supplier.id, location_id: w.location, lines: [line] }))).id}`,
+      `/stock-transfers/${(await created(w.client.post("/stock-transfers", { origin_location_id: w.location, destination_location_id: branch.id, lines: [line] }))).id}`,
+    ];
+    expect((await w.client.patch(`/items/${w.item.id}`, { archived: true })).status).toBe(200);
+    for (const path of paths) await expectWriteBack(w.client, path);
+    // A line that newly names the archived item is refused as before.
+    const estimate = (await w.client.get(paths[0]!)).body;
+    const added = await w.client.patch(paths[0]!, { lines: [{ id: estimate.lines[0].id, item_id: w.item.id, quantity: 1 }, line] });
+    expect(added.status).toBe(422);
+    expect(added.body.error.details).toEqual([{ param: "lines[1].item_id", code: "archived", message: "is an archived item." }]);
+  });
+
+  it("an open estimate whose unique item was sold since: the line goes back; a new line for it is refused", async () => {
+    const w = await world();
+    const unique = await created(w.client.post("/items", { name: "One of a kind", inventory_type: "unique", serial_number: "SN-77" }));
+    expect((await w.client.post(`/items/${unique.id}/adjustments`, { location_id: w.location, quantity: 1 })).status).toBe(201);
+    const estimate = await created(w.client.post("/estimates", { customer_id: w.customer.id, lines: [{ item_id: unique.id, quantity: 1 }] }));
+    await created(w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: unique.id, quantity: 1 }] }));
+    await expectWriteBack(w.client, `/estimates/${estimate.id}`);
+    const added = await w.client.patch(`/estimates/${estimate.id}`, {
+      lines: [
+        { id: estimate.lines[0].id, item_id: unique.id, quantity: 1 },
+        { item_id: unique.id, quantity: 1 },
+      ],
+    });
+    expect(added.status).toBe(422);
+    expect(added.body.error.details).toEqual([{ param: "lines[1].item_id", code: "sold", message: "is a sold unique item." }]);
+  });
+
+  it("an open estimate on the last day it is valid (and one recorded after its expiry) takes its own expiry_date back", async () => {
+    const w = await world();
+    const today = new Intl.DateTimeFormat("en-CA", { timeZone: "UTC" }).format(new Date());
+    const lastDay = await created(
+      w.client.post("/estimates", { customer_id: w.customer.id, issue_date: "2026-01-01", expiry_date: today, lines: [{ name: "Survey", unit_price: "10" }] }),
+    );
+    const recorded = await created(
+      w.client.post("/estimates", {
+        customer_id: w.customer.id,
+        issue_date: "2025-01-01",
+        expiry_date: "2025-02-01",
+        lines: [{ name: "Survey", unit_price: "10" }],
+      }),
+    );
+    for (const estimate of [lastDay, recorded]) {
+      expect(estimate.status_id).toBe(5);
+      await expectWriteBack(w.client, `/estimates/${estimate.id}`);
+    }
+    // Moving the expiry to a past date is still refused.
+    const moved = await w.client.patch(`/estimates/${recorded.id}`, { expiry_date: "2025-03-01" });
+    expect(moved.status).toBe(422);
+    expect(moved.body.error.details[0]).toMatchObject({ param: "expiry_date", code: "past_date" });
+  });
+
+  it("documents converted from a prospect's estimate: a no-op PATCH writes nothing", async () => {
+    const w = await world();
+    for (const conversion of ["convert-to-invoice", "convert-to-sales-order"] as const) {
+      const prospect = await created(w.client.post("/prospects", { name: `Lead for ${conversion}` }));
+      const estimate = await created(w.client.post("/estimates", { customer_id: prospect.id, lines: [{ name: "Survey", unit_price: "10" }] }));
+      const document = await created(
+        w.client.post(`/estimates/${estimate.id}/${conversion}`, conversion === "convert-to-invoice" ? {} : undefined, { idempotencyKey: idempotencyKey() }),
+      );
+      const path = `/${conversion === "convert-to-invoice" ? "invoices" : "sales-orders"}/${document.id}`;
+      const before = (await w.client.get(path)).body;
+      const written = await w.client.patch(path, {});
+      expect(written.status, written.text).toBe(200);
+      expect(written.body.revision).toBe(before.revision);
+      expect((await w.client.get(path)).body).toEqual(before);
+      await expectWriteBack(w.client, path);
+    }
+  });
+
+  it("a 500-line estimate with a discount, and the invoice converted from it, take back their 501 lines as read", { timeout: scaled(180_000) }, async () => {
+    const w = await world();
+    const lines = Array.from({ length: 500 }, (_, i) => ({ name: `Step ${i}`, unit_price: "10", quantity: 1 }));
+    const estimate = await created(w.client.post("/estimates", { customer_id: w.customer.id, discount_percent: 1, lines }));
+    expect(estimate.lines).toHaveLength(501);
+    await expectWriteBack(w.client, `/estimates/${estimate.id}`);
+    // 501 lines of the client's own are one too many (the generated line is not one of them).
+    const tooMany = await w.client.patch(`/estimates/${estimate.id}`, { lines: [...lines, { name: "Extra", unit_price: "1" }] });
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.error.details[0]).toMatchObject({ param: "lines", code: "too_many" });
+    const invoice = await created(w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, { idempotencyKey: idempotencyKey() }));
+    expect(invoice.lines).toHaveLength(501);
+    await expectWriteBack(w.client, `/invoices/${invoice.id}`);
+  });
+});
