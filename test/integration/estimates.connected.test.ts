@@ -515,6 +515,10 @@ describe("connected: estimates", () => {
     expect(batch.body.pagination).toMatchObject({ per_page: 3, total_records: 2 });
     expectError(await w.client.get("/estimates", { ids: Array.from({ length: 51 }, () => randomUUID()).join(",") }), 422, "invalid_query_parameter", "ids");
     expectError(await w.client.get("/estimates", { ids: "nope" }), 422, "invalid_query_parameter", "ids");
+    // 50 ids with a space after each comma: the count is what is limited, not the text.
+    const spaced = await w.client.get("/estimates", { ids: [first.id, ...Array.from({ length: 49 }, () => randomUUID())].join(", ") });
+    expect(spaced.status, spaced.text).toBe(200);
+    expect(spaced.body.pagination).toMatchObject({ per_page: 50, total_records: 1 });
 
     const staff = await newUser(w.account, { permissions: ["estimates.list", "estimates.modify"] });
     const staffClient = api().withKey(staff.key);
