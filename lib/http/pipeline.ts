@@ -90,10 +90,12 @@ export function buildHandler(
     };
   };
 
-  // What a PATCH or PUT body may repeat is compared with the GET of the same path (write-back).
+  // What a PATCH or PUT body may repeat is compared with the GET of the same path (write-back),
+  // or of the path a route names (`writeBackOf`: a change preview).
   const reads = new Map(routes.filter((route) => route.method === "GET").map((route) => [route.path, route]));
   const readCurrent: ReadCurrent = async (request, path) => {
-    const read = reads.get(request.internal.route?.path ?? "");
+    const route = request.internal.route;
+    const read = reads.get(route?.writeBackOf ?? route?.path ?? "");
     if (!read || !request.internal.principal) return undefined;
     try {
       const response = await implementations[read.operationId]!({

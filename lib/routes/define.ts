@@ -105,6 +105,12 @@ export interface RouteDefinition {
    * array (`lines[].subtotal`). Checked before the body schema.
    */
   protectedFields?: { code: UnsupportedFieldCode; fields: readonly string[] };
+  /**
+   * A POST that takes an update body of the record at this path (an estimate's change preview):
+   * like a PATCH, the body may repeat what that record's GET shows (architecture section 8,
+   * "What you read you can write back"). PATCH and PUT compare with their own path's GET.
+   */
+  writeBackOf?: string;
   /** The code of the 422 for a body that fails its schema (default `validation_failed`). */
   bodyErrorCode?: ErrorCode;
   /**

@@ -132,6 +132,7 @@ export const estimateRoutes: RouteDefinition[] = [
     permissions: ["estimates.modify"],
     ifMatch: "required",
     idempotency: "none",
+    writeBackOf: one,
     request: { path: estimatePath, body: estimateUpdateBody },
     protectedFields,
     responses: { 200: estimatePreview },

@@ -112,6 +112,26 @@ describe("connected: write-back at the edges", () => {
     expect(moved.body.error.details[0]).toMatchObject({ param: "expiry_date", code: "past_date" });
   });
 
+  it("an estimate's change preview takes the GET body as its PATCH does (no errors; a changed service field still refused)", async () => {
+    const w = await world();
+    const estimate = await created(
+      w.client.post("/estimates", { customer_id: w.customer.id, discount_percent: 5, lines: [{ item_id: w.item.id, quantity: 2 }] }),
+    );
+    const read = await w.client.get(`/estimates/${estimate.id}`);
+    const preview = await w.client.post(`/estimates/${estimate.id}/preview`, naive(read.body), { headers: { "if-match": read.headers.get("etag")! } });
+    expect(preview.status, preview.text.slice(0, 600)).toBe(200);
+    expect(preview.body.errors).toEqual([]);
+    expect(preview.body.estimate.total).toBe(read.body.total);
+    const changed = await w.client.post(
+      `/estimates/${estimate.id}/preview`,
+      { ...naive(read.body), customer_name: "Someone else" },
+      { headers: { "if-match": read.headers.get("etag")! } },
+    );
+    expect(changed.status).toBe(422);
+    expect(changed.body.error).toMatchObject({ code: "unsupported_estimate_field", param: "customer_name" });
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toEqual(read.body);
+  });
+
   it("documents converted from a prospect's estimate: a no-op PATCH writes nothing", async () => {
     const w = await world();
     for (const conversion of ["convert-to-invoice", "convert-to-sales-order"] as const) {

@@ -93,7 +93,7 @@ async function withoutReadBackFields(
   raw: unknown,
   readCurrent: ReadCurrent | undefined,
 ): Promise<{ sent: unknown; parsed?: ZodSafeParseResult<unknown> }> {
-  if (!readCurrent || (route.method !== "PATCH" && route.method !== "PUT")) return { sent: raw };
+  if (!readCurrent || (route.method !== "PATCH" && route.method !== "PUT" && route.writeBackOf === undefined)) return { sent: raw };
   const parsed = route.request.body!.safeParse(raw);
   const extra = [
     ...(route.protectedFields ? protectedFieldsIn(raw, route.protectedFields.fields) : []),
