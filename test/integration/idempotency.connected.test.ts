@@ -264,6 +264,24 @@ describe("isolation of keys", () => {
     // one record per scope: the location, two zone creates, the patch (+ the helper's own key)
     expect(await storedRecords(account.accountId)).toHaveLength(5);
   });
+
+  it("treats every spelling of one path as the same endpoint (upper-case UUID, percent-encoded character): a replay, not a second record", async () => {
+    const { account, client } = await setup();
+    const location = await createLocation(client);
+    const key = idempotencyKey();
+    const body = { name: "Case zone", short_name: "CZ" };
+    const first = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
+    expect(first.status, first.text).toBe(201);
+    const upper = await client.post(`/locations/${location.id.toUpperCase()}/zones`, body, { idempotencyKey: key });
+    expect(upper.status, upper.text).toBe(201);
+    expect(upper.headers.get(REPLAYED)).toBe("true");
+    expect(upper.body).toEqual(first.body);
+    const encoded = `%${location.id.charCodeAt(0).toString(16)}${location.id.slice(1)}`;
+    const escaped = await client.post(`/locations/${encoded}/zones`, body, { idempotencyKey: key });
+    expect(escaped.status, escaped.text).toBe(201);
+    expect(escaped.headers.get(REPLAYED)).toBe("true");
+    expect(await storedZones(account.accountId, location.id)).toHaveLength(1);
+  });
 });
 
 describe("outcomes once the handler ran are stored", () => {

@@ -28,7 +28,7 @@ export function idempotency(): PipelineMiddleware {
     }
     if (!isValidIdempotencyKey(key)) throw errors.invalidIdempotencyKey();
     const method = request.event.requestContext.http.method;
-    const path = request.event.rawPath;
+    const path = canonicalPath(route.path, request.internal.input?.path ?? {});
     const context: IdempotencyContext = {
       accountId: principal.accountId,
       scope: idempotencyScope({ accountId: principal.accountId, keyId: principal.keyId, method, path, key }),
@@ -73,6 +73,15 @@ export function idempotency(): PipelineMiddleware {
   };
 
   return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError };
+}
+
+/**
+ * The endpoint path a key is isolated by (spec part 1, section 8): the route's path with its
+ * parsed parameters, so every spelling of one path (an upper-case UUID, a percent-encoded
+ * character) is the same endpoint, as it reaches the same record.
+ */
+function canonicalPath(template: string, params: Record<string, unknown>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (params[name] === undefined ? whole : String(params[name]).toLowerCase()));
 }
 
 async function storeOrReplay(request: PipelineRequest, context: IdempotencyContext, result: HttpResult): Promise<void> {
