@@ -1,7 +1,7 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, ScheduledEvent } from "aws-lambda";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
-import { changeOf, compactChanges, type RecordChange } from "../../lib/sync/changes.js";
+import { changeOf, compactChanges, onlyItemBookkeeping, type RecordChange } from "../../lib/sync/changes.js";
 import { writeMarkers } from "../../lib/db/sync.js";
 import { applyDocumentReferences } from "../../lib/db/documents.js";
 import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
@@ -49,7 +49,7 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
     }
     const taskLink = taskLinkChangeOf(record.eventName, image, oldImage);
     if (taskLink) taskLinks.push(taskLink);
-    const change = changeOf(record.eventName, image ?? oldImage);
+    const change = onlyItemBookkeeping(oldImage, image) ? undefined : changeOf(record.eventName, image ?? oldImage);
     if (change) changes.push(change);
     if ((image ?? oldImage)?.[ENTITY_ATTRIBUTE] === "document") {
       const transitions = referenceTransitions(oldImage, image);

@@ -24,6 +24,17 @@ export class TransactionCanceledError extends Error {
   }
 }
 
+/**
+ * A document write named an item that was deleted while the write was in flight (its touch of
+ * the item failed): nothing was written; the error handler answers 422 on `lines`.
+ */
+export class ReferencedItemGoneError extends Error {
+  constructor(readonly itemIds: readonly string[]) {
+    super(`The lines name item(s) deleted meanwhile: ${itemIds.join(", ")}.`);
+    this.name = "ReferencedItemGoneError";
+  }
+}
+
 /** Lines over the storage limits: the writer answers 422 naming `lines`. */
 export class DocumentTooLargeError extends Error {
   constructor(

@@ -131,6 +131,7 @@ function addReferenceIntent(tx: TransactionBuilder, next: DocumentItem, previous
   const before = new Set(previous?.itemIds ?? []);
   const added = [...new Set(next.itemIds ?? [])].filter((itemId) => !before.has(itemId));
   if (added.length === 0) return;
+  tx.touchItems(next.accountId, added);
   tx.add(
     "reference intent",
     tx.entities.referenceIntent

@@ -162,8 +162,14 @@ export async function removeItem(item: ItemRecord, variations: ItemVariationItem
       "item",
       e.item
         .delete({ accountId: item.accountId, itemId: item.itemId })
-        .where(({ updatedAt, documentCount, stockVersion }, { eq }) =>
-          [eq(updatedAt, item.updatedAt), eq(documentCount, item.documentCount), eq(stockVersion, item.stockVersion)].join(" AND "),
+        .where(({ updatedAt, documentCount, stockVersion, referenceTick }, { eq, notExists }) =>
+          [
+            eq(updatedAt, item.updatedAt),
+            eq(documentCount, item.documentCount),
+            eq(stockVersion, item.stockVersion),
+            // No document write started referencing it since it was read (`touchItems`).
+            item.referenceTick === undefined ? notExists(referenceTick) : eq(referenceTick, item.referenceTick),
+          ].join(" AND "),
         )
         .commit(),
     );

@@ -1,4 +1,4 @@
-import { TransactionTooLargeError, TransactionCanceledError } from "../core/failures.js";
+import { ReferencedItemGoneError, TransactionTooLargeError, TransactionCanceledError } from "../core/failures.js";
 import { createWriteTransaction } from "electrodb";
 import { constructedEntities, db, type Entities, type InventoryService } from "./service.js";
 import { outcomeItems, recordWritable } from "./outcome-items.js";
@@ -27,6 +27,7 @@ const OUTCOME_PART_LABEL = "idempotency-outcome-part";
  */
 export class TransactionBuilder {
   private readonly entries: { label: string; op: TransactionOp; note?: string }[] = [];
+  private readonly touched = new Map<string, { accountId: string; itemId: string }>();
 
   constructor(
     readonly entities: TransactionEntities,
@@ -48,6 +49,29 @@ export class TransactionBuilder {
     return this;
   }
 
+  /**
+   * Items the write starts referencing (a document's lines): each gets a touch, an update that
+   * moves its `referenceTick` on condition that it exists, unless the transaction already
+   * writes the item (the ledger's stock update, which the deletion conditions on too). Added
+   * last, while room is left (`withItemTouches`): a deletion in flight and this write then
+   * cannot both commit.
+   */
+  touchItems(accountId: string, itemIds: Iterable<string>): this {
+    for (const itemId of itemIds) this.touched.set(`${accountId}|${itemId}`, { accountId, itemId });
+    return this;
+  }
+
+  /** @internal the touches not already written by another item of the transaction, while room is left. */
+  withItemTouches(): void {
+    if (this.touched.size === 0) return;
+    const written = new Set(this.entries.map((entry) => keyOf(entry.op)));
+    for (const { accountId, itemId } of this.touched.values()) {
+      if (this.remaining <= 0) return;
+      const op = this.entities.item.patch({ accountId, itemId }).add({ referenceTick: 1 }).commit();
+      if (!written.has(keyOf(op))) this.add(ITEM_TOUCH_LABEL, op, itemId);
+    }
+  }
+
   get size(): number {
     return this.entries.length;
   }
@@ -61,6 +85,17 @@ export class TransactionBuilder {
   items(): readonly { label: string; op: TransactionOp; note?: string }[] {
     return this.entries;
   }
+}
+
+/** The label of an item touch (`touchItems`); its note is the item id. */
+const ITEM_TOUCH_LABEL = "item touch";
+
+/** The table key an item of a transaction writes (`pk|sk`). */
+function keyOf(op: TransactionOp): string {
+  const request = op as unknown as Record<string, { Key?: Record<string, unknown>; Item?: Record<string, unknown> } | undefined>;
+  const body = request.Update ?? request.Delete ?? request.ConditionCheck ?? request.Put;
+  const key = body?.Key ?? body?.Item ?? {};
+  return `${String(key.pk)}|${String(key.sk)}`;
 }
 
 export interface CancellationReason {
@@ -126,6 +161,7 @@ export async function writeTransaction(
       const entities = db().entities as unknown as TransactionEntities;
       const tx = new TransactionBuilder(entities, MAX_TRANSACTION_ITEMS - outcomeItemCount);
       build(tx);
+      tx.withItemTouches();
       const items = [...tx.items()];
       if (stored) {
         const writable = recordWritable(outcome!.completion!.context) as never;
@@ -141,6 +177,8 @@ export async function writeTransaction(
         .map((entry, index) => ({ label: items[index]?.label ?? `#${index}`, code: entry.code, note: items[index]?.note, item: entry.item ?? undefined }))
         .filter((r) => r.code !== "None");
       const failed = reasons.filter((r) => r.code === "ConditionalCheckFailed" && r.label !== OUTCOME_LABEL);
+      const gone = failed.filter((r) => r.label === ITEM_TOUCH_LABEL);
+      if (gone.length > 0) throw new ReferencedItemGoneError(gone.map((r) => r.note ?? ""));
       if (failed.length > 0) return new Cancellation(failed);
       if (reasons.some((r) => r.label === OUTCOME_LABEL && r.code === "ConditionalCheckFailed")) throw new IdempotencyConflictError(reasons);
       if (reasons.length > 0 && reasons.every((r) => TRANSIENT_CODES.has(r.code))) return RETRY;

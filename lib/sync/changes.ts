@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { ENTITY_ATTRIBUTE, ITEM_CHILD_ENTITIES, SYNC_RESOURCES, type SyncResource } from "./classify.js";
 
 /**
@@ -39,6 +40,22 @@ export function changeOf(eventName: string | undefined, image: Record<string, un
   if (typeof accountId !== "string" || typeof recordId !== "string") return undefined;
   const operation = parent.self && eventName === "REMOVE" ? "delete" : "upsert";
   return { accountId, resource: parent.resource, recordId, operation };
+}
+
+/**
+ * Item attributes no response shows, moved by document writes and the stream processor (the
+ * references that keep an item from deletion): a change of nothing else is no change of the
+ * item, for the feed and its webhooks.
+ */
+const ITEM_BOOKKEEPING: ReadonlySet<string> = new Set(["documentCount", "referenceTick"]);
+
+/** Whether a stream record changes only an item's bookkeeping (`ITEM_BOOKKEEPING`). */
+export function onlyItemBookkeeping(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): boolean {
+  if (!before || !after || after[ENTITY_ATTRIBUTE] !== "item") return false;
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (!ITEM_BOOKKEEPING.has(key) && !isDeepStrictEqual(before[key], after[key])) return false;
+  }
+  return true;
 }
 
 /** Compacts changes in stream order: one per record, `delete` final. */

@@ -121,6 +121,33 @@ describe("connected: deleting an item that documents reference", () => {
     expect((await w.client.get(`/items/${other}`)).status).toBe(200);
   });
 
+  it("a deletion and a document write in flight together never both commit (each item ends deleted, or referenced and kept)", async () => {
+    const w = await world();
+    const supplier = await supplierOf(w.client);
+    const outcomes = { deleted: 0, referenced: 0 };
+    for (let round = 0; round < 12; round++) {
+      const itemId = await newItem(w, `Race ${round}`);
+      const line = { item_id: itemId, quantity: 1 };
+      const write =
+        round % 2 === 0
+          ? w.client.post("/estimates", { customer_id: w.customer.id, lines: [line] })
+          : w.client.post("/purchase-orders", { supplier_id: supplier, location_id: w.location, lines: [line] });
+      const [document, deletion] = await Promise.all([write, w.client.request("DELETE", `/items/${itemId}`)]);
+      if (deletion.status === 200) {
+        expect(document.status, document.text).toBe(422);
+        expectError(await w.client.get(`/items/${itemId}`), 404, "resource_missing");
+        outcomes.deleted += 1;
+      } else {
+        expectValidation(deletion, "document_count");
+        expect(document.status, document.text).toBe(201);
+        expect((await w.client.get(`/items/${itemId}`)).status).toBe(200);
+        outcomes.referenced += 1;
+      }
+    }
+    console.info(`item deletion races: ${JSON.stringify(outcomes)}`);
+    expect(outcomes.deleted + outcomes.referenced).toBe(12);
+  });
+
   it("refuses a location-restricted user an item holding stock at another location (nothing deleted)", async () => {
     const w = await world();
     const branch = await w.client.post("/locations", { name: "Branch", short_name: "BR" }, { idempotencyKey: idempotencyKey() });

@@ -41,6 +41,11 @@ export const itemEntity = () =>
       sold: { type: "boolean", required: true, default: false },
       /** Documents referencing the item (deletion is refused while > 0). */
       documentCount: { type: "number", required: true, default: 0 },
+      /**
+       * Moved by every document write that starts referencing the item (`touchItems`), so an
+       * item deletion in flight and such a write cannot both commit.
+       */
+      referenceTick: { type: "number" },
       variationCount: { type: "number", required: true, default: 1 },
       adjustmentCount: { type: "number", required: true, default: 0 },
       stockVersion: { type: "number", required: true, default: 0 },

@@ -1,5 +1,5 @@
 import { ApiError, ContentionError, errors } from "../../core/errors.js";
-import { RecordLimitError } from "../../core/failures.js";
+import { RecordLimitError, ReferencedItemGoneError } from "../../core/failures.js";
 import { errorFields, log } from "../../core/log.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
@@ -32,6 +32,15 @@ export function apiErrorOf(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   // Nothing was written; the client may retry.
   if (error instanceof ContentionError) return errors.busy(error);
+  if (error instanceof ReferencedItemGoneError) {
+    return errors.validationFailed([
+      {
+        param: "lines",
+        code: "invalid_reference",
+        message: "names an item that was deleted while the write was in flight (it is not an item of this account any more).",
+      },
+    ]);
+  }
   if (error instanceof RecordLimitError) return errors.recordLimitReached(`${error.sequence.replaceAll("_", " ")}s`, error.limit);
   return undefined;
 }
