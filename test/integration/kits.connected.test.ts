@@ -771,6 +771,25 @@ describe("DELETE /kits/{kit_id}/builds/{build_id}", () => {
     expect(await onHandAt(s.client, ids, s.location)).toEqual({ [box.id]: 1, [cable.id]: 8, [plug.id]: 9 });
   });
 
+  it("a build after a disassembly costs the components at their current cost (a cost changed since counts; none takes a moving average from the reversal)", async () => {
+    const s = await setup();
+    const { box, cable, plug, kitId } = await cableKit(s);
+    const first = await buildOk(s.client, kitId, { location_id: s.location, quantity: 1 });
+    expect((await disassemble(s.client, kitId, first.id)).status).toBe(200);
+    expect((await storedItem(s.account.accountId, cable.id)).averageCost).toBeUndefined();
+    expect((await storedItem(s.account.accountId, plug.id)).averageCost).toBeUndefined();
+    // The cable's cost changes: the next build takes the new cost (2 x 5.00 + 0.50).
+    expect((await s.client.patch(`/items/${cable.id}`, { cost: "5.0000" })).status).toBe(200);
+    await buildOk(s.client, kitId, { location_id: s.location, quantity: 1 });
+    const builds = await history(s.account.accountId, cable.id, "kit_build");
+    expect(builds.map((e) => [e.onHandDelta, e.unitCost])).toEqual([
+      [-2, "4.2000"],
+      [-2, "5.0000"],
+    ]);
+    const assembled = await history(s.account.accountId, box.id, "kit_build");
+    expect(assembled.map((e) => e.unitCost)).toEqual(["8.9000", "10.5000"]);
+  });
+
   it("the build must belong to the kit and account of the path; a restricted user removes only its location's builds", async () => {
     const s = await setup();
     const { box, cable, kitId } = await cableKit(s, { cables: 20, plugs: 20 });

@@ -180,7 +180,7 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
     for (const change of input.changes) {
       if (change.itemId !== itemId) continue;
       const received = change.deltas.onHand ?? 0;
-      if (change.unitCost !== undefined && received > 0) {
+      if (change.unitCost !== undefined && received > 0 && change.valued !== false) {
         averageCost = movingAverageCost(onHandBefore, averageCost, received, change.unitCost);
         valued = true;
       }

@@ -21,6 +21,12 @@ export interface StockChange {
    */
   unitCost?: string;
   /**
+   * `false`: the unit cost is recorded on the history entry only, and the item's moving average
+   * does not take it in (units given back at the cost they left at, to an item valued at its
+   * cost rather than a moving average).
+   */
+  valued?: false;
+  /**
    * Unique items only: the item's `sold` status after this change (an invoice that takes the
    * unit sells it: true; a reversal that gives it back: false). The item's status count
    * (`items_<archived><sold>`) moves in the same write. Ignored for quantity items.

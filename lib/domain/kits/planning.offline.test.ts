@@ -306,7 +306,7 @@ describe("offline: planDisassembly", () => {
     ],
   };
 
-  it("reverses the build's own changes, last first, at their unit costs; components' averages take them back", () => {
+  it("reverses the build's own changes, last first, at their unit costs; components' moving averages take them back, cost-valued components stay so", () => {
     const plan = planDisassembly({
       build,
       kitNumber: 1,
@@ -323,13 +323,10 @@ describe("offline: planDisassembly", () => {
       ["b", 1, "2.0000"],
       ["a", 4, "1.0000"],
     ]);
-    // a: 4 at 2 plus 4 at 1 = 1.5; b had no stock: the returned cost.
-    expect(plan.averageCosts).toEqual(
-      new Map([
-        ["b", "2.0000"],
-        ["a", "1.5000"],
-      ]),
-    );
+    // a: 4 at 2 plus 4 at 1 = 1.5; b is valued at its cost (no moving average): it gets none,
+    // and its change records the cost without valuing it.
+    expect(plan.averageCosts).toEqual(new Map([["a", "1.5000"]]));
+    expect(plan.changes.map((c) => c.valued)).toEqual([undefined, false, undefined]);
   });
 
   it("refuses when the assembled units are no longer on hand, or an item is gone", () => {

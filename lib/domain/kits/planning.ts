@@ -306,9 +306,13 @@ export function planDisassembly(request: DisassemblyRequest): DisassemblyPlan {
       );
     }
     stock.set(key, after.toNumber());
-    if (delta.gt(0)) {
+    // Components come back at the cost they left at. An item valued by a moving average takes
+    // them into it; one valued at its current cost (no costed receipt yet: the item's cost or a
+    // variation's override) stays so, or its next build would cost at a figure no one set.
+    const revalued = delta.gt(0) && item.averageCost !== undefined;
+    if (revalued) {
       const total = Object.values(item.stock).reduce((sum, b) => sum.plus(b.onHand), new Decimal(0));
-      averageCosts.set(item.itemId, movingAverageCost(total, item.averageCost ?? item.cost ?? null, delta, original.unitCost));
+      averageCosts.set(item.itemId, movingAverageCost(total, item.averageCost ?? null, delta, original.unitCost));
     }
     changes.push({
       itemId: original.itemId,
@@ -316,6 +320,7 @@ export function planDisassembly(request: DisassemblyRequest): DisassemblyPlan {
       locationId: request.locationId,
       deltas: { onHand: delta.toNumber() },
       unitCost: original.unitCost,
+      ...(delta.gt(0) && !revalued ? { valued: false as const } : {}),
     });
   }
   return { changes, averageCosts };
