@@ -17,6 +17,9 @@ import {
 } from "./math.js";
 import { itemStock, pendingJournalsOf, pendingOf, rowBalances, withoutEntry, type LedgerSource, type StockChange } from "./stock-changes.js";
 
+/** The rule of a unique item's stock (`unique_quantity`). */
+const UNIQUE_UNITS = "A unique item is counted in whole units: at most one unit on hand.";
+
 /**
  * The ledger's pure planning (architecture section 5): current state + changes -> what one
  * transaction writes, or the rule a change breaks. `lib/domain/inventory/service.ts` reads the state
@@ -167,9 +170,10 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
     }
     if (item.inventoryType === "unique" && input.enforceUnique !== false && !input.fold) {
       const total = addQuantities(sumBalances(Object.values(stock)).onHand, input.heldUnits?.get(itemId) ?? 0);
-      if (total > 1) {
+      // One unit, counted whole: 0 or 1 on hand (a half serial number is no stock at all).
+      if (total > 1 || !Number.isInteger(total)) {
         const index = input.changes.findIndex((c) => c.itemId === itemId);
-        throw new StockRuleError(index, "unique_quantity", "A unique item can have at most one unit on hand.");
+        throw new StockRuleError(index, "unique_quantity", UNIQUE_UNITS);
       }
     }
     // Valuation: each costed receipt moves the item's average cost, in change order, over
@@ -193,7 +197,10 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
     // A folded hold's mark leaves the item with the item's last chunk (an empty map removes it).
     if (input.fold?.itemsDone.has(itemId)) set = { ...set, pendingJournals: withoutEntry(pendingJournalsOf(item), input.journalId) ?? {} };
     // A sale (or its reversal) of a unique item moves its sold status and status count.
-    const soldAfter = [...input.changes].reverse().find((change) => change.itemId === itemId && change.sold !== undefined)?.sold;
+    // A sold unit that comes back on hand otherwise (an adjustment, a receipt) is not sold any more.
+    const soldAfter =
+      [...input.changes].reverse().find((change) => change.itemId === itemId && change.sold !== undefined)?.sold ??
+      (item.inventoryType === "unique" && item.sold && sumBalances(Object.values(stock)).onHand > 0 ? false : undefined);
     let statusMove: LedgerWrite["items"][number]["statusMove"];
     if (item.inventoryType === "unique" && soldAfter !== undefined && soldAfter !== item.sold) {
       statusMove = { from: bucketOf(item), to: bucketOf({ archived: item.archived, sold: soldAfter }), archived: item.archived };
@@ -261,7 +268,7 @@ export function planHold(input: PlanInput): LedgerWrite {
     if (item.inventoryType === "unique" && input.enforceUnique !== false) {
       added.set(change.itemId, addQuantities(added.get(change.itemId) ?? 0, change.deltas.onHand ?? 0));
       const total = addQuantities(sumBalances(Object.values(itemStock(item))).onHand, input.heldUnits?.get(change.itemId) ?? 0, added.get(change.itemId));
-      if (total > 1) throw new StockRuleError(index, "unique_quantity", "A unique item can have at most one unit on hand.");
+      if (total > 1 || !Number.isInteger(total)) throw new StockRuleError(index, "unique_quantity", UNIQUE_UNITS);
     }
   });
   for (const { entry, net } of rows.values()) {

@@ -308,7 +308,7 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
     if (error instanceof StockRuleError) {
       const [code, message]: [DetailCode, string] =
         error.rule === "unique_quantity"
-          ? ["unique_item", "a unique item can have at most one unit on hand."]
+          ? ["unique_item", "a unique item is counted in whole units: at most one unit on hand."]
           : error.rule === "no_effect"
             ? ["no_effect", "the adjustment would not move the stock."]
             : ["insufficient_stock", "the adjustment would take on-hand stock below zero."];
