@@ -427,6 +427,11 @@ describe("variations and stock rows", () => {
       variations: [{ values: { Size: "M" }, sku: "TS-M", unit_price_override: "12.5" }, { values: { Size: "L" } }],
     });
     expect(item.variation_count).toBe(2);
+    // A no-op: the item's own SKU is null already (the variations' SKUs stay searchable).
+    const unchanged = await client.patch(`/items/${item.id}`, { sku: null });
+    expect(unchanged.status, unchanged.text).toBe(200);
+    expect(unchanged.body.updated_at).toBe(item.updated_at);
+    expect((await client.get("/items", { q: "ts-m" })).body.data.map((found: any) => found.id)).toEqual([item.id]);
 
     const before = await variations(client, item.id);
     expect(before.body.data.map((v: any) => [v.variation_number, v.values, v.sku])).toEqual([

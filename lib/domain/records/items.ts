@@ -171,12 +171,15 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
         const skus = [set.sku ?? (changes.remove.includes("sku") ? undefined : previous.sku), ...tree.variations.map((v) => v.sku)].filter(Boolean);
         if (skus.length > 0) set.skuKey = skus.join(" ").toLowerCase();
       }
+      // What the write removes: the attributes cleared and not set again (a cleared SKU's search
+      // key is rebuilt from the variations' SKUs).
+      const remove = changes.remove.filter((attribute) => !(attribute in set));
       const next = { ...previous, ...set } as ItemRecord;
-      for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
+      for (const attribute of remove) delete (next as Record<string, unknown>)[attribute];
       const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
       if (sameRecord(previous, next, UPDATED_AT)) return presentItem(previous, { principal, categoryNames }); // sent back as read: nothing to write
       const resource = presentItem(next, { principal, categoryNames });
-      const result = await replaceItem(previous, { set, remove: changes.remove.filter((a) => !(a in set)) }, changes.references, {
+      const result = await replaceItem(previous, { set, remove }, changes.references, {
         completion,
         body: resource,
       });
