@@ -51,6 +51,13 @@ describe("offline: write-back of fields the update does not take", () => {
     });
   });
 
+  it("leaves out an object whose every member repeats the record (an unavailable task link read back)", () => {
+    const shown = { title: "Call", record: { available: false } };
+    expect(withoutRepeatedFields({ title: "Call", record: { available: false } }, shown, ["record.available"])).toEqual({ title: "Call" });
+    // A member that differs keeps the object, for validation to refuse.
+    expect(withoutRepeatedFields({ record: { available: true } }, shown, ["record.available"])).toEqual({ record: { available: true } });
+  });
+
   it("leaves the body alone without a record to compare with, or nothing to drop", () => {
     const body = { customer_name: "Acme" };
     expect(withoutRepeatedFields(body, undefined, ["customer_name"])).toBe(body);

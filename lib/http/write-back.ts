@@ -97,7 +97,10 @@ export function withoutRepeatedFields(body: unknown, current: unknown, paths: re
     if (top.has(key)) continue;
     const dropMembers = members.get(key);
     if (dropMembers && isObject(value)) {
-      result[key] = Object.fromEntries(Object.entries(value).filter(([field]) => !dropMembers.has(field)));
+      const kept = Object.entries(value).filter(([field]) => !dropMembers.has(field));
+      // Every member repeated what the record shows (a task's `record: {available: false}`):
+      // the object is the record's own, as if left out.
+      if (kept.length > 0) result[key] = Object.fromEntries(kept);
       continue;
     }
     const drop = nested.get(key);

@@ -39,13 +39,20 @@ const dueTime = lazy(() =>
   z.string().regex(DUE_TIME, "must be a local time HH:mm").meta({ description: "Local time HH:mm in the task's zone.", example: "17:00" }),
 );
 
+/** The latest due date: its deadline (the start of the next day in the task's zone) stays within year 9999. */
+const LAST_DUE_DATE = "9999-12-30";
+
 const writableFields = lazy(() => ({
   title: requiredText(255).meta({ description: "1 to 255 characters." }),
   description: optionalText(MAX_DESCRIPTION).meta({ description: "Free text; null clears it." }),
   assignee_user_id: uuid().meta({
     description: "An active user of the account (default: the caller). Assigning another user needs the tasks.assign permission.",
   }),
-  due_date: blankAsNull(isoDate()).meta({ description: "YYYY-MM-DD in the task's zone; null (or blank) removes the deadline (and its time)." }),
+  due_date: blankAsNull(
+    isoDate()
+      // The deadline ends at the start of the next day, which must still be a four-digit year anywhere.
+      .refine((date) => date <= LAST_DUE_DATE, `must be on or before ${LAST_DUE_DATE}`),
+  ).meta({ description: `YYYY-MM-DD in the task's zone, up to ${LAST_DUE_DATE}; null (or blank) removes the deadline (and its time).` }),
   due_time: blankAsNull(dueTime()).meta({ description: "HH:mm, requires due_date; null (or blank) makes the deadline date-only." }),
   time_zone: timeZone(),
   time_zone_mode: z.enum(["mine", "assignee"]).meta({

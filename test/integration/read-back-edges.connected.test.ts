@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
 import { idempotencyKey } from "../support/fixtures.js";
+import { createTask, newTask, patchTask } from "../support/tasks.js";
 import { scaled } from "../support/timeouts.js";
 
 /**
@@ -130,6 +131,30 @@ describe("connected: write-back at the edges", () => {
     expect(changed.status).toBe(422);
     expect(changed.body.error).toMatchObject({ code: "unsupported_estimate_field", param: "customer_name" });
     expect((await w.client.get(`/estimates/${estimate.id}`)).body).toEqual(read.body);
+  });
+
+  it("a task whose linked record is gone takes back its GET body (record: {available: false}) and changes nothing", async () => {
+    const w = await world();
+    const lead = await created(w.client.post("/customers", { name: "Gone soon" }));
+    const task = await newTask(w.client, { title: "Call the lead", record: { type: "customer", id: lead.id } });
+    expect((await w.client.request("DELETE", `/customers/${lead.id}`)).status).toBe(200);
+    const shown = (await w.client.get(`/tasks/${task.id}`)).body;
+    expect(shown.record).toEqual({ available: false });
+    const { id: _id, created: _created, modified: _modified, completed_at: _completed, status: _status, due_at: _due, overdue_at: _overdue, ...body } = shown;
+    const written = await patchTask(w.client, task.id, body);
+    expect(written.status, written.text).toBe(200);
+    expect((await w.client.get(`/tasks/${task.id}`)).body).toEqual(shown);
+  });
+
+  it("a task's due date stays within year 9999 (its deadline ends the next day): 9999-12-30 is the last, and listed", async () => {
+    const w = await world();
+    const last = await createTask(w.client, { title: "Far away", due_date: "9999-12-30", time_zone: "America/New_York" });
+    expect(last.status, last.text).toBe(201);
+    expect(last.body.overdue_at).toBe("9999-12-31T05:00:00.000Z");
+    const beyond = await createTask(w.client, { title: "Too far", due_date: "9999-12-31", time_zone: "UTC" });
+    expect(beyond.status).toBe(422);
+    expect(beyond.body.error.details[0]).toMatchObject({ param: "due_date" });
+    expect((await w.client.get("/tasks", { due_from: "9999-01-01" })).body.data.map((t: Json) => t.id)).toEqual([last.body.id]);
   });
 
   it("documents converted from a prospect's estimate: a no-op PATCH writes nothing", async () => {
