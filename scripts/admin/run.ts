@@ -405,6 +405,7 @@ const COMMANDS: readonly Command[] = [
         unitId: unit === undefined ? undefined : Number(unit),
         inventoryType: f.oneOf("type", ["quantity", "unique"] as const),
       };
+      f.check((c) => c.item(input));
       return async (admin) => ({ ...(await admin.createItemAsOperator(input)) });
     },
   },
@@ -780,6 +781,10 @@ export async function runAdminCli(args: readonly string[], io: AdminIo = PROCESS
 
   if (parsed.help || parsed.words[0] === "help") {
     const words = parsed.words[0] === "help" ? parsed.words.slice(1) : parsed.words;
+    // Help for a command that does not exist is an argument error like the command itself.
+    if (words.length > 0 && !findCommand(words) && !COMMANDS.some((c) => c.name.split(" ")[0] === words[0])) {
+      return fail(new UsageError(`Unknown command: ${words.join(" ")}.`));
+    }
     const text = helpFor(words);
     if (json) io.out(`${JSON.stringify({ help: text })}\n`);
     else io.out(`${text}\n`);

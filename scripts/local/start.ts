@@ -128,6 +128,8 @@ async function main(): Promise<void> {
   const external = process.env.DYNAMODB_ENDPOINT;
   const port = parsePort("PORT", localEnv.port());
   const dynamoPort = parsePort("DYNAMODB_PORT", localEnv.dynamoPort());
+  const seed = localEnv.seed();
+  if (seed !== "demo" && seed !== "none") throw new StartError(`SEED must be demo or none (got ${JSON.stringify(seed)}).`);
   let processes: number;
   try {
     processes = apiProcesses();

@@ -262,6 +262,9 @@ describe("admin CLI: help and argument errors", () => {
         [wouldStart, ["account", "create", "--name", "X", "--time-zone", "Mars/Base", "--json"], /Mars\/Base/],
         [wouldStart, ["key", "revoke", "--key", `isk_live_${"a".repeat(40)}`, "--json"], /key id/],
         [wouldStart, ["location", "create", "--account", randomUUID(), "--name", "Depot", "--json"], /--short-name is required/],
+        [wouldStart, ["item", "create", "--account", randomUUID(), "--name", "Nut", "--price", "abc", "--json"], /^--price: /],
+        [wouldStart, ["item", "create", "--account", randomUUID(), "--name", "Nut", "--sku", "S".repeat(300), "--json"], /^--sku: /],
+        [unreachable, ["frobnicate", "--help", "--json"], /Unknown command: frobnicate/],
       ];
       const results = await Promise.all(cases.map(([env, args]) => cliWithEnv(env, ...args)));
       results.forEach((result, i) => {

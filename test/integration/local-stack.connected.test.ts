@@ -210,11 +210,12 @@ describe("npm start", () => {
 
 describe("npm start with an unusable setting", () => {
   it(
-    "refuses to start, before Java, naming the variable (RATE_LIMIT_PER_MINUTE, LOG_LEVEL), rather than answer 500 to every request",
+    "refuses to start, before Java, naming the variable (RATE_LIMIT_PER_MINUTE, LOG_LEVEL, SEED), rather than answer 500 to every request or seed nothing silently",
     async () => {
       for (const [name, value] of [
         ["RATE_LIMIT_PER_MINUTE", "lots"],
         ["LOG_LEVEL", "LOUD"],
+        ["SEED", "bogus"],
       ] as const) {
         const dynamoPort = await freePort();
         const { child, output } = spawnStack({

@@ -5,6 +5,7 @@
 import { AdminError, KitDefinitionError } from "../../core/failures.js";
 import { isValidZone } from "../../core/time-zones.js";
 import { locationCreateBody } from "../../schemas/locations.js";
+import { itemCreateBody } from "../../schemas/items.js";
 import { isPermission, isScope, PERMISSIONS, SCOPES } from "../../auth/permissions.js";
 import { checkKitDefinitionInput } from "../kits/definitions.js";
 import { CUSTOM_FIELD_KINDS } from "../../db/entities/custom-field.js";
@@ -47,6 +48,42 @@ export function locationBody(input: { name: string; shortName: string }) {
   return parsed.data;
 }
 
+/** The admin CLI's flag of each `POST /items` field `item create` takes. */
+const ITEM_FLAGS: Record<string, string> = {
+  name: "--name",
+  sku: "--sku",
+  price: "--price",
+  cost: "--cost",
+  category_id: "--category",
+  unit_id: "--unit",
+  inventory_type: "--type",
+};
+
+/** `item create`'s options as a `POST /items` body, checked by the route's own schema (no database). */
+export function itemBody(input: {
+  name: string;
+  sku?: string;
+  price?: string;
+  cost?: string;
+  categoryId?: string;
+  unitId?: number;
+  inventoryType?: "quantity" | "unique";
+}) {
+  const parsed = itemCreateBody().safeParse({
+    name: input.name,
+    sku: input.sku,
+    price: input.price,
+    cost: input.cost,
+    category_id: input.categoryId,
+    unit_id: input.unitId,
+    inventory_type: input.inventoryType,
+  });
+  if (!parsed.success) {
+    throw new AdminError(parsed.error.issues.map((i) => `${ITEM_FLAGS[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join("; "));
+  }
+  return parsed.data;
+}
+
 /**
  * Input checks that need no database, for the admin CLI to run before it connects (argument
  * errors are reported before any database is started). Each throws `AdminError`.
@@ -64,6 +101,7 @@ export const operatorInputChecks = {
   },
   name: (name: string): void => void requireName(name),
   location: (input: { name: string; shortName: string }): void => void locationBody(input),
+  item: (input: Parameters<typeof itemBody>[0]): void => void itemBody(input),
   kit: (input: { itemId: string; components: { itemId: string; quantity: number }[] }): void => {
     try {
       checkKitDefinitionInput(input);

@@ -10,7 +10,7 @@ import { insertReferenceData, readAccount } from "../../db/admin-store.js";
 import { insertUnit } from "../../db/items.js";
 import { checkKitDefinitionInput } from "../kits/definitions.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../../db/entities/custom-field.js";
-import { locationBody, requireName } from "./checks.js";
+import { itemBody, locationBody, requireName } from "./checks.js";
 
 /** Creates a custom-field definition for one record kind. */
 export async function createCustomField(input: { accountId: string; kind: string; name: string }): Promise<{ custom_field_id: string }> {
@@ -84,19 +84,9 @@ export async function createItemAsOperator(input: {
 }): Promise<{ item_id: string }> {
   const principal = await ownerPrincipal(input.accountId);
   const { createItem } = await import("../records/items.js");
-  const { itemCreateBody } = await import("../../schemas/items.js");
-  const parsed = itemCreateBody().safeParse({
-    name: input.name,
-    sku: input.sku,
-    price: input.price,
-    cost: input.cost,
-    category_id: input.categoryId,
-    unit_id: input.unitId,
-    inventory_type: input.inventoryType,
-  });
-  if (!parsed.success) throw new AdminError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  const body = itemBody(input);
   try {
-    const item = await createItem(principal, parsed.data, undefined);
+    const item = await createItem(principal, body, undefined);
     return { item_id: item.id as string };
   } catch (error) {
     const details = (error as { details?: { param: string; message: string }[] }).details;
