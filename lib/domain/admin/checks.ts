@@ -59,8 +59,8 @@ const ITEM_FLAGS: Record<string, string> = {
   inventory_type: "--type",
 };
 
-/** `item create`'s options as a `POST /items` body, checked by the route's own schema (no database). */
-export function itemBody(input: {
+/** The options of the admin CLI's `item create` (the account aside). */
+export interface OperatorItemInput {
   name: string;
   sku?: string;
   price?: string;
@@ -68,7 +68,10 @@ export function itemBody(input: {
   categoryId?: string;
   unitId?: number;
   inventoryType?: "quantity" | "unique";
-}) {
+}
+
+/** `item create`'s options as a `POST /items` body, checked by the route's own schema (no database). */
+export function itemBody(input: OperatorItemInput) {
   const parsed = itemCreateBody().safeParse({
     name: input.name,
     sku: input.sku,
@@ -101,7 +104,7 @@ export const operatorInputChecks = {
   },
   name: (name: string): void => void requireName(name),
   location: (input: { name: string; shortName: string }): void => void locationBody(input),
-  item: (input: Parameters<typeof itemBody>[0]): void => void itemBody(input),
+  item: (input: OperatorItemInput): void => void itemBody(input),
   kit: (input: { itemId: string; components: { itemId: string; quantity: number }[] }): void => {
     try {
       checkKitDefinitionInput(input);

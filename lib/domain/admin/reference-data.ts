@@ -10,7 +10,7 @@ import { insertReferenceData, readAccount } from "../../db/admin-store.js";
 import { insertUnit } from "../../db/items.js";
 import { checkKitDefinitionInput } from "../kits/definitions.js";
 import { CUSTOM_FIELD_KINDS, type CustomFieldKind } from "../../db/entities/custom-field.js";
-import { itemBody, locationBody, requireName } from "./checks.js";
+import { itemBody, locationBody, requireName, type OperatorItemInput } from "./checks.js";
 
 /** Creates a custom-field definition for one record kind. */
 export async function createCustomField(input: { accountId: string; kind: string; name: string }): Promise<{ custom_field_id: string }> {
@@ -72,16 +72,7 @@ export async function createUnit(input: { accountId: string; name: string }): Pr
 }
 
 /** Creates an item through the same domain code as `POST /items`. */
-export async function createItemAsOperator(input: {
-  accountId: string;
-  name: string;
-  sku?: string;
-  price?: string;
-  cost?: string;
-  categoryId?: string;
-  unitId?: number;
-  inventoryType?: "quantity" | "unique";
-}): Promise<{ item_id: string }> {
+export async function createItemAsOperator(input: OperatorItemInput & { accountId: string }): Promise<{ item_id: string }> {
   const principal = await ownerPrincipal(input.accountId);
   const { createItem } = await import("../records/items.js");
   const body = itemBody(input);
