@@ -1,4 +1,4 @@
-import { Decimal } from "decimal.js";
+import { Decimal } from "../core/decimal.js";
 import * as z from "zod";
 import { lazy } from "./lazy.js";
 

@@ -1,6 +1,6 @@
 import { chunkIndexes, type StockChange } from "../../lib/domain/inventory/stock-changes.js";
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../lib/core/decimal.js";
 import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { deactivateLocation, idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";

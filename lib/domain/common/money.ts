@@ -1,4 +1,4 @@
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 
 /**
  * Money and rates as the API writes them (spec part 1, section 2.1; architecture section 4):

@@ -1,5 +1,5 @@
 /** What a document has been paid and still owes, from its header: pure. */
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 import type { DocumentItem } from "../../db/service.js";
 import { MINOR_UNITS_PER_UNIT, money, moneyFromMinor } from "../common/money.js";
 

@@ -1,4 +1,4 @@
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 import { describe, expect, it } from "vitest";
 import { computeTotals, type PricingInput } from "./totals.js";
 
@@ -27,6 +27,21 @@ describe("offline: document totals", () => {
       shippingFee: "7.5000",
       total: "83.4670",
     });
+  });
+
+  it("stays exact at the largest accepted amounts (beyond decimal.js's default 20 digits)", () => {
+    // 123456789012.3457 x 12345.6789 = 1524157875171468.14799573 -> .1480; tax 7.125% of it
+    // is 108596248605967.105545 -> .1055.
+    const large = computeTotals([line(12345.6789, "123456789012.3457", "7.125")], "0", "0");
+    expect(large.lines[0]!.subtotal).toBe("1524157875171468.1480");
+    expect(large.tax).toBe("108596248605967.1055");
+    expect(large.total).toBe("1632754123777435.2535");
+    // 999999999999.9999 x 99999 = 99998999999999990.0001 exactly.
+    expect(computeTotals([line(99999, "999999999999.9999")], "0", "0").subtotal).toBe("99998999999999990.0001");
+    // 999999999 x 999999999999.9999 at 100% and 100%, plus the largest shipping fee.
+    const top = computeTotals([line(999999999, "999999999999.9999", "100", "0", "100")], "0", "999999999999.9999");
+    expect([top.subtotal, top.tax, top.tax2]).toEqual(Array(3).fill("999999998999999900000.0001"));
+    expect(top.total).toBe("2999999997999999700000.0002");
   });
 
   it("adds one discount line of -(pre-discount subtotal x d%) and scales every taxable base", () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 import type { StoredLine } from "../../db/document-lines.js";
 import { money } from "../common/money.js";
 

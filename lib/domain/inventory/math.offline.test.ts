@@ -1,4 +1,4 @@
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 import { describe, expect, it } from "vitest";
 import { ZERO_BALANCES, addQuantities, applyDeltas, money, movingAverageCost, sumBalances } from "./math.js";
 

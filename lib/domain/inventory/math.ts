@@ -1,4 +1,4 @@
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 import { money } from "../common/money.js";
 
 /**

@@ -1,7 +1,7 @@
 import { nowIso } from "../../core/clock.js";
 import { KitDefinitionError, TransactionCanceledError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 import { readItemTree } from "../../db/inventory.js";
 import { KIT_LINK_LABEL, insertKit, readKitLinks, readKits } from "../../db/kits.js";
 import type { KitItem } from "../../db/service.js";

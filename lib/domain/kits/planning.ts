@@ -1,5 +1,5 @@
 import type { StockChange } from "../inventory/stock-changes.js";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../core/decimal.js";
 import { QUANTITY_PLACES, movingAverageCost } from "../inventory/math.js";
 import { money } from "../common/money.js";
 

@@ -1,7 +1,7 @@
 import type { DocumentFilter } from "../../../db/document-lists.js";
 import { orNull, presentEditable, presentStatus } from "../rules.js";
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import { DateTime } from "luxon";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import { isValidZone } from "../../../core/time-zones.js";

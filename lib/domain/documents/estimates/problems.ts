@@ -1,5 +1,5 @@
 import { isKeptUnitPrice } from "../line-values.js";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { ApiError, errors, type DetailCode, type ErrorCode, type ValidationDetail } from "../../../core/errors.js";
 import type { DocumentTooLargeError } from "../../../core/failures.js";

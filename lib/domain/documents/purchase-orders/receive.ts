@@ -1,6 +1,6 @@
 import { accountToday, localToday, nextTimestamp, requireDocumentPermission, withEtag } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";

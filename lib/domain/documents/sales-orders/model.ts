@@ -1,6 +1,6 @@
 import { amountPaid, headerMoney } from "../amounts.js";
 import { nextTimestamp, orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { DocumentItem } from "../../../db/service.js";

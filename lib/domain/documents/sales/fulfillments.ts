@@ -1,7 +1,7 @@
 import { localToday, orNull, requireDocumentPermission } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import type { Permission, Principal } from "../../../auth/permissions.js";
 import { errors, type ApiError, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";

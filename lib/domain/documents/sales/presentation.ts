@@ -1,5 +1,5 @@
 import { orNull } from "../rules.js";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { money } from "../../common/money.js";

@@ -1,6 +1,6 @@
 import type { StockChange } from "../../inventory/stock-changes.js";
 import { nextTimestamp } from "../rules.js";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import { errors } from "../../../core/errors.js";
 import type { StockRuleError } from "../../../core/failures.js";
 import type { AccountItem, DocumentItem } from "../../../db/service.js";

@@ -2,7 +2,7 @@ import { defaultUnitCost, defaultUnitPrice, inventoryLineIds, inventoryLineName,
 import { matchReplacementLines, withStoredDiscountLine } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
-import { Decimal } from "decimal.js";
+import { Decimal } from "../../../core/decimal.js";
 import { hasPermission, locationRestriction, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import { readItems, readVariations } from "../../../db/items.js";
