@@ -336,6 +336,31 @@ describe("planLedgerWrite: rules", () => {
     });
   });
 
+  it("counts a unique item in whole units, and un-sells a sold one whose unit comes back on hand", () => {
+    const id = randomUUID();
+    expect(ruleError(() => plan({ items: [item(id, { inventoryType: "unique" })], changes: [change(id, "v", L1, { onHand: 0.5 })] }))).toMatchObject({
+      rule: "unique_quantity",
+    });
+    const back = plan({ items: [item(id, { inventoryType: "unique", sold: true })], changes: [change(id, "v", L1, { onHand: 1 })] });
+    expect(back.items[0]!.set).toMatchObject({ sold: false });
+    expect(back.items[0]!.statusMove).toMatchObject({ to: "items_00" });
+  });
+
+  it("values a receipt over the stock on hand at the item's cost until it has a moving average", () => {
+    const id = randomUUID();
+    const existing = row(id, "v", L1, 1, { onHand: 10 });
+    const receipt = { ...change(id, "v", L1, { onHand: 10 }), unitCost: "10.0000" };
+    // 10 at 7.50 (the item's cost) and 10 at 10.00.
+    const first = plan({ items: [itemWithRows(id, [existing], { cost: "7.5000" })], rows: [existing], changes: [receipt] });
+    expect(first.items[0]!.set).toMatchObject({ averageCost: "8.7500" });
+    // An average, once there, is what the stock is worth.
+    const next = plan({ items: [itemWithRows(id, [existing], { cost: "7.5000", averageCost: "9.0000" })], rows: [existing], changes: [receipt] });
+    expect(next.items[0]!.set).toMatchObject({ averageCost: "9.5000" });
+    // Units given back at the cost they left at, recorded only (valued: false), value nothing.
+    const recorded = plan({ items: [itemWithRows(id, [existing], { cost: "7.5000" })], rows: [existing], changes: [{ ...receipt, valued: false }] });
+    expect(recorded.items[0]!.set?.averageCost).toBeUndefined();
+  });
+
   it("lets a unique item hold one unit and move it between locations", () => {
     const id = randomUUID();
     expect(plan({ items: [item(id, { inventoryType: "unique" })], changes: [change(id, "v", L1, { onHand: 1 })] }).rows[0]!.row.onHand).toBe(1);

@@ -177,8 +177,9 @@ export function planLedgerWrite(input: PlanInput): LedgerWrite {
       }
     }
     // Valuation: each costed receipt moves the item's average cost, in change order, over
-    // the item's on-hand stock at all locations just before it.
-    let averageCost = item.averageCost;
+    // the item's on-hand stock at all locations just before it (valued at the item's cost
+    // until a receipt gives it a moving average, as a kit build values its assembled item).
+    let averageCost = item.averageCost ?? item.cost;
     let onHandBefore = sumBalances(Object.values(itemStock(item))).onHand;
     let valued = false;
     for (const change of input.changes) {
