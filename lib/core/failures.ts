@@ -25,6 +25,18 @@ export class TransactionCanceledError extends Error {
 }
 
 /**
+ * A write was planned from a document that changed (or went) before it committed, and its plan
+ * broke a rule only because of that (a stock rule against a reservation another request already
+ * took): `retrying` plans it again from what is there now, as after a lost race.
+ */
+export class StalePlanError extends Error {
+  constructor(readonly documentId: string) {
+    super(`Document ${documentId} changed while the write was planned from it.`);
+    this.name = "StalePlanError";
+  }
+}
+
+/**
  * A document write named an item that was deleted while the write was in flight (its touch of
  * the item failed): nothing was written; the error handler answers 422 on `lines`.
  */

@@ -49,6 +49,11 @@ export async function readDocumentHeader(accountId: string, documentId: string):
   return data ?? undefined;
 }
 
+/** Whether a document is gone, or at another revision than `revision` (one strongly consistent GetItem). */
+export async function documentChangedSince(accountId: string, documentId: string, revision: string): Promise<boolean> {
+  return (await readDocumentHeader(accountId, documentId))?.revision !== revision;
+}
+
 /** One payment of a document (strongly consistent), if it exists. */
 export async function readDocumentPayment(accountId: string, documentId: string, paymentId: string): Promise<DocumentPaymentItem | undefined> {
   const { data } = await db().entities.documentPayment.get({ accountId, documentId, paymentId }).go({ consistent: true });

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ContentionError } from "../core/errors.js";
+import { StalePlanError } from "../core/failures.js";
 import { currentDbUsage } from "./metrics.js";
 import type { TransactionBuilder } from "./transactions.js";
 import { takeTurns, type HeldTurns } from "./turns.js";
@@ -121,7 +122,9 @@ export async function retrying<T>(
         servedWithin: () => held?.servedWithin(),
       };
       afterWait = false;
-      const run = () => (turns ? holdingTurns.run(true, () => attempt(n, context)) : attempt(n, context));
+      // A plan made from a document that changed meanwhile is a lost race too: plan again.
+      const guarded = () => attempt(n, context).catch((error: unknown) => (error instanceof StalePlanError ? RETRY : Promise.reject(error)));
+      const run = () => (turns ? holdingTurns.run(true, guarded) : guarded());
       const result =
         contended.length === 0
           ? await run()

@@ -11,18 +11,19 @@ import { lazy } from "./lazy.js";
 /** Money and rates: at most 12 integer digits and 4 decimals (architecture section 4, money). */
 export const DECIMAL_INTEGER_DIGITS = 12;
 export const DECIMAL_PLACES = 4;
-const DECIMAL_TEXT = /^-?\d{1,12}(\.\d{1,4})?$/;
-/** The text of a decimal that may not be negative: no sign (so the document's pattern refuses `-1` too). */
-const UNSIGNED_DECIMAL_TEXT = /^\d{1,12}(\.\d{1,4})?$/;
+/** Rates and percentages: three decimals, as responses show them (spec part 1, section 2.1). */
+export const RATE_PLACES = 3;
+/** The text of a decimal with up to `places` decimals; unsigned: no sign (so the document's pattern refuses `-1` too). */
+const decimalText = (places: number, signed: boolean) => new RegExp(`^${signed ? "-?" : ""}\\d{1,${DECIMAL_INTEGER_DIGITS}}(\\.\\d{1,${places}})?$`);
 const DECIMAL_LIMIT = 10 ** DECIMAL_INTEGER_DIGITS;
 
-function decimalOf(value: number | string): Decimal | undefined {
+function decimalOf(value: number | string, places: number): Decimal | undefined {
   if (typeof value === "number") {
     if (!Number.isFinite(value) || Math.abs(value) >= DECIMAL_LIMIT) return undefined;
     const decimal = new Decimal(value);
-    return decimal.decimalPlaces() <= DECIMAL_PLACES ? decimal : undefined;
+    return decimal.decimalPlaces() <= places ? decimal : undefined;
   }
-  return DECIMAL_TEXT.test(value) ? new Decimal(value) : undefined;
+  return decimalText(places, true).test(value) ? new Decimal(value) : undefined;
 }
 
 /**
@@ -32,10 +33,11 @@ function decimalOf(value: number | string): Decimal | undefined {
  * three. With `min` 0 or more the text has no sign (`-0` and `-1.0000` are refused by the
  * pattern itself, as the document shows).
  */
-export function decimalInput(options: { min?: number; max?: number; description: string; example?: string; id?: string }) {
+export function decimalInput(options: { min?: number; max?: number; places?: number; description: string; example?: string; id?: string }) {
   const min = options.min ?? -(DECIMAL_LIMIT - 0.0001);
   const max = options.max ?? DECIMAL_LIMIT - 0.0001;
-  const textPattern = min >= 0 ? UNSIGNED_DECIMAL_TEXT : DECIMAL_TEXT;
+  const places = options.places ?? DECIMAL_PLACES;
+  const textPattern = decimalText(places, min < 0);
   return z
     .union([
       z.number().min(min).max(max),
@@ -45,9 +47,9 @@ export function decimalInput(options: { min?: number; max?: number; description:
         .regex(textPattern, "must be a decimal number"),
     ])
     .refine((value) => {
-      const decimal = decimalOf(value);
+      const decimal = decimalOf(value, places);
       return decimal?.gte(min) && decimal.lte(max);
-    }, `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${DECIMAL_PLACES} decimals`)
+    }, `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${places} decimals`)
     .meta({ ...(options.id ? { id: options.id } : {}), description: options.description, example: options.example });
 }
 
@@ -64,9 +66,16 @@ export const moneyInput = lazy(() =>
 export const signedMoneyInput = lazy(() =>
   decimalInput({ id: "SignedMoneyInput", description: 'Signed amount, e.g. -5 or "-5.0000": at most 12 integer digits and 4 decimals', example: "25.0000" }),
 );
-/** A percentage or tax rate in a request: 0 to 100, at most 4 decimals. */
+/** A percentage or tax rate in a request: 0 to 100, at most 3 decimals (as stored and shown; more is refused, never rounded). */
 export const percentInput = lazy(() =>
-  decimalInput({ id: "PercentInput", min: 0, max: 100, description: "Percent from 0 to 100, e.g. 8.25", example: "8.25" }),
+  decimalInput({
+    id: "PercentInput",
+    min: 0,
+    max: 100,
+    places: RATE_PLACES,
+    description: "Percent from 0 to 100 with at most 3 decimals, e.g. 8.25",
+    example: "8.25",
+  }),
 );
 
 /** Quantities: at most 4 decimals and below a billion units. */

@@ -215,6 +215,7 @@ export async function updateInvoice(
         },
       },
       priced,
+      { accountId: principal.accountId, documentId: id, revision: previous.revision },
     );
     if (!cancellation) return written!;
     return updateCancellation(cancellation, INVOICE_KIND);
@@ -291,6 +292,7 @@ export async function cancelInvoice(principal: Principal, id: string, completion
           outcome: () => ({ completion: withEtag(completion, next.revision), body: written.body }),
         },
         tree.lines,
+        { accountId: principal.accountId, documentId: id, revision: previous.revision },
       );
       if (!cancellation) return written;
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;

@@ -169,6 +169,7 @@ export async function receivePurchaseOrder(
         },
         // A unique item already on hand cannot be received again.
         (error) => errors.validationFailed([{ param: "lines", code: error.rule, message: error.message }]),
+        { accountId: principal.accountId, documentId: id, revision: previous.revision },
       );
       return cancellation ? RETRY : written!;
     },

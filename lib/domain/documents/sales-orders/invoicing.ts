@@ -103,6 +103,7 @@ export async function invoiceSalesOrder(
           header: invoice.header,
           lines: invoice.lines,
           changes: invoiceStock(invoice.header, invoice.lines, 1),
+          basis: { accountId: principal.accountId, documentId: id, revision: previous.revision },
           source: { sourceType: "invoice", sourceId: invoiceId, userId: principal.userId, reason: `Invoice of sales order ${previous.number}` },
           customer,
           activity: { revenueMinor: minorOf(invoice.header.total), invoiceDate: invoice.header.issueDate },

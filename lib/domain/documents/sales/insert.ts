@@ -17,6 +17,7 @@ import { addAssigneeCount } from "../documents.js";
 import { laterDate } from "./header.js";
 import { withRowIds, type SalesLine } from "./model.js";
 import { stockRuleError } from "./progress.js";
+import { stockRefusal, type PlanBasis } from "../stock/writes.js";
 
 /**
  * The numbered create of sales orders and invoices (architecture sections 4 and 8): ONE
@@ -30,6 +31,8 @@ export interface NewSalesDocument {
   lines: SalesLine[];
   /** The stock changes of the new document (row ids filled in once the rows exist). */
   changes: StockChange[];
+  /** The document the changes were planned from (a sales order being invoiced): see `stockRefusal`. */
+  basis?: PlanBasis;
   source: LedgerSource;
   customer: PartyItem;
   /** What the customer's figures move by. */
@@ -83,11 +86,12 @@ export type NewSalesResult =
  */
 export async function insertSalesDocument(input: NewSalesDocument): Promise<NewSalesResult> {
   const { principal, kind, customer } = input;
+  const refuse = (error: StockRuleError) => stockRuleError(error, input.changes, input.lines);
   let plan: Awaited<ReturnType<typeof prepareStock>>;
   try {
     plan = await prepareStock({ accountId: principal.accountId, source: input.source, changes: input.changes });
   } catch (error) {
-    if (error instanceof StockRuleError) throw stockRuleError(error, input.changes, input.lines);
+    if (error instanceof StockRuleError) throw await stockRefusal(error, input.basis, refuse);
     throw error;
   }
   const activity: CustomerActivity = {
@@ -137,7 +141,7 @@ export async function insertSalesDocument(input: NewSalesDocument): Promise<NewS
     return { ok: false, cancellation };
   } catch (error) {
     await plan.release();
-    if (error instanceof StockRuleError) throw stockRuleError(error, input.changes, input.lines);
+    if (error instanceof StockRuleError) throw await stockRefusal(error, input.basis, refuse);
     throw error;
   }
 }

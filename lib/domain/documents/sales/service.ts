@@ -14,6 +14,7 @@ import { assertRevision, parseIfMatch } from "../../common/revisions.js";
 import type { AccountItem, DocumentItem } from "../../../db/service.js";
 import type { Cancellation } from "../../../db/transactions.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
+import { stockRefusal, type PlanBasis } from "../stock/writes.js";
 import { accountSettings, addAssigneeCount, addKindCountDecrement, documentLock, listDocuments, visibleDocument } from "../documents.js";
 import type { DraftOptions } from "./drafts.js";
 import { newSalesHeader, requireShippingCostPermission, type NewHeaderRules } from "./header.js";
@@ -96,12 +97,15 @@ export function updateCancellation(cancellation: Cancellation, kind: SalesKind):
   return throwWriteCancellation(cancellation, kind);
 }
 
-/** `commitWithStock`; with `lines`, a stock rule the changes break is 422 naming the line (`stockRuleError`). */
-export async function commitSalesStock(options: Parameters<typeof commitWithStock>[0], lines?: readonly SalesLine[]) {
+/**
+ * `commitWithStock`; with `lines`, a stock rule the changes break is 422 naming the line
+ * (`stockRuleError`), unless `basis` (the document the write was planned from) changed meanwhile.
+ */
+export async function commitSalesStock(options: Parameters<typeof commitWithStock>[0], lines?: readonly SalesLine[], basis?: PlanBasis) {
   try {
     return await commitWithStock(options);
   } catch (error) {
-    if (lines && error instanceof StockRuleError) throw stockRuleError(error, options.changes, lines);
+    if (lines && error instanceof StockRuleError) throw await stockRefusal(error, basis, (rule) => stockRuleError(rule, options.changes, lines));
     throw error;
   }
 }
@@ -261,6 +265,7 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
           outcome: () => ({ completion, body: resource }),
         },
         stockLines,
+        { accountId: principal.accountId, documentId: id, revision: header.revision },
       );
       if (!cancellation) return resource;
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;

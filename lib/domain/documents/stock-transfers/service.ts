@@ -248,6 +248,7 @@ export async function updateStockTransfer(
           outcome: () => ({ completion, body: presentStockTransfer(next, lines) }),
         },
         (error) => stockError(error, changes, lines, "The update"),
+        { accountId: principal.accountId, documentId: id, revision: previous.revision },
       );
       return cancellation ? RETRY : presentStockTransfer(next, lines);
     },
@@ -338,6 +339,7 @@ async function transition(
       outcome: () => ({ completion, body }),
     },
     (error) => stockError(error, changes, lines, when),
+    { accountId: principal.accountId, documentId: id, revision: previous.revision },
   );
   return cancellation ? RETRY : body;
 }
@@ -378,6 +380,7 @@ export async function deleteStockTransfer(
             "stock_transfer_delete_not_allowed",
             "The transfer's stock can no longer be reversed (the destination no longer holds what arrived); nothing was changed.",
           ),
+        { accountId: principal.accountId, documentId: id, revision: header.revision },
       );
       if (!cancellation) return resource;
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;

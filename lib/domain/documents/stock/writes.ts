@@ -1,10 +1,10 @@
 import type { EncodedLines, StoredLine } from "../../../db/document-lines.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { numberKeyOf } from "../../../core/document-scope.js";
-import { StockRuleError } from "../../../core/failures.js";
+import { StalePlanError, StockRuleError } from "../../../core/failures.js";
 import type { ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
-import { addDocumentWrite } from "../../../db/documents.js";
+import { addDocumentWrite, documentChangedSince } from "../../../db/documents.js";
 import { allocateNumber, type SequenceName } from "../../../db/sequences.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
@@ -51,12 +51,34 @@ export async function createNumbered(options: {
   return { header: numbered(number), cancellation };
 }
 
-/** `commitWithStock`, with a stock rule the move breaks answered as `refusal` of it. */
-export async function commitStockWrite(options: Parameters<typeof commitWithStock>[0], refusal: (error: StockRuleError) => Error): Promise<StockCommitResult> {
+/** The document a write was planned from, at the revision read. */
+export interface PlanBasis {
+  accountId: string;
+  documentId: string;
+  revision: string;
+}
+
+/**
+ * What a stock rule broken by a plan answers: when the document the plan was made from changed
+ * meanwhile (a parallel request invoiced, received or deleted it), the rule broke on a stale
+ * plan, and `StalePlanError` has `retrying` plan again (the next read answers 404 or 409 as a
+ * repeat would); else `refusal` of it (422 naming the line).
+ */
+export async function stockRefusal(error: StockRuleError, basis: PlanBasis | undefined, refusal: (error: StockRuleError) => Error): Promise<Error> {
+  if (basis && (await documentChangedSince(basis.accountId, basis.documentId, basis.revision))) return new StalePlanError(basis.documentId);
+  return refusal(error);
+}
+
+/** `commitWithStock`, with a stock rule the move breaks answered as `stockRefusal` of it. */
+export async function commitStockWrite(
+  options: Parameters<typeof commitWithStock>[0],
+  refusal: (error: StockRuleError) => Error,
+  basis?: PlanBasis,
+): Promise<StockCommitResult> {
   try {
     return await commitWithStock(options);
   } catch (error) {
-    if (error instanceof StockRuleError) throw refusal(error);
+    if (error instanceof StockRuleError) throw await stockRefusal(error, basis, refusal);
     throw error;
   }
 }
