@@ -157,6 +157,11 @@ describe("connected: estimate previews", () => {
     expect(Object.keys(refused.body.estimate)).not.toContain("shipping_cost");
     expect(refused.body.warnings).toEqual([{ code: "insufficient_stock", param: "lines[0].quantity", message: expect.stringContaining("5 available") }]);
 
+    // An inventory line with a name that is not the item's: refused, and shown with the item's name.
+    const renamed = await w.client.post("/estimates/preview", body(w, { lines: [{ item_id: w.item.id, quantity: 1, name: "Not the item name" }] }));
+    expect(renamed.body.errors).toEqual([{ code: "invalid", param: "lines[0].name", message: expect.any(String) }]);
+    expect(renamed.body.estimate.lines[0].name).toBe(w.item.name);
+
     const warned = await w.client.post("/estimates/preview", body(w, { issue_date: "2020-03-01", expiry_date: "2020-03-10" }));
     expect(warned.body.errors).toEqual([]);
     expect(warned.body.warnings.map((x: any) => x.code)).toEqual(["expiry_date_passed"]);

@@ -137,7 +137,8 @@ function buildLines(
       ...inventoryLineIds(item, variation, row),
       locationId: row?.locationId,
       locationName: row ? names.get(row.locationId) : undefined,
-      name: (inventoryLineName(index, line.name, item, kept[index]) as { name: string }).name,
+      // A refused name (reported as a problem) still shows the item's in a preview.
+      name: nameOr(inventoryLineName(index, line.name, item, kept[index]), item.name),
       description: line.description === undefined ? item.description : line.description || undefined,
       quantity: item.inventoryType === "unique" ? 1 : (line.quantity ?? 1),
       unitPrice: money(line.unit_price ?? defaultUnitPrice(item, variation)),
@@ -334,4 +335,9 @@ function nextHeader(options: {
     ...options.totals,
   };
   return setListFields(next, options.lines);
+}
+
+/** The name a line takes, or `fallback` when it was refused. */
+function nameOr(named: { name: string } | { detail: unknown }, fallback: string): string {
+  return "name" in named ? named.name : fallback;
 }
