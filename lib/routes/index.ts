@@ -84,7 +84,6 @@ export function matchRoute(method: string, path: string): { route: RouteDefiniti
   return undefined;
 }
 
-/** The methods some route serves at this concrete path (for 405 and `Allow`), sorted. */
 /**
  * Whether a path no route serves (404 / 405) belongs to a resource whose routes declare
  * `noStore` (e.g. anything under `/tasks`): its "every response is no-store" covers those too.
@@ -95,8 +94,14 @@ export function noStoreAtPath(path: string): boolean {
   return resource !== undefined && compiled.some(({ route }) => route.noStore === true && resourceOf(route.path) === resource);
 }
 
+/**
+ * The methods the path serves (for 405 and `Allow`), sorted: those of the most specific route
+ * path it matches, as a request is matched (`/estimates/preview` is its own path, not an
+ * `/estimates/{estimate_id}`).
+ */
 export function methodsAtPath(path: string): HttpMethod[] {
+  const template = compiled.find(({ pattern }) => pattern.test(path))?.route.path;
   const methods = new Set<HttpMethod>();
-  for (const { route: candidate, pattern } of compiled) if (pattern.test(path)) methods.add(candidate.method);
+  for (const { route: candidate } of compiled) if (candidate.path === template) methods.add(candidate.method);
   return [...methods].sort();
 }

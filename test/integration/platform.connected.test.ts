@@ -71,6 +71,9 @@ describe("$default: requests that match no route", () => {
     expect(zone.headers.get("allow")).toBe("GET, PATCH");
     const customer = await client.request("POST", "/customers/3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e");
     expect(customer.headers.get("allow")).toBe("DELETE, GET, PATCH, PUT");
+    // A fixed path beside an {id} path is its own path: its methods, whatever the method tried.
+    for (const method of ["PUT", "GET", "DELETE"]) expect((await client.request(method, "/estimates/preview")).headers.get("allow")).toBe("POST");
+    for (const method of ["POST", "PATCH"]) expect((await client.request(method, "/tasks/stats")).headers.get("allow")).toBe("GET");
     // Without a key too: nothing about the path's records is looked at.
     expect((await api().request("POST", "/openapi.json")).status).toBe(405);
   });
