@@ -125,7 +125,8 @@ HEADER_PARAMETERS.IdempotencyKeyRequired = {
 HEADER_PARAMETERS.IfMatchRequired = {
   ...HEADER_PARAMETERS.IfMatch,
   required: true,
-  description: `Required on this operation (else 428). ${HEADER_PARAMETERS.IfMatch!.description}`,
+  description:
+    "Required on this operation: the record's current revision, its `ETag` (quoted, or `W/` weak) or the bare `revision`. Missing, blank or `*` is 428; another revision is 409 `mobile_mutation_conflict`.",
 };
 
 function parameters(route: RouteDefinition, components: Record<string, JsonSchema>): JsonSchema[] {

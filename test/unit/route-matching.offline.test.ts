@@ -30,8 +30,9 @@ describe("offline: route matching", () => {
     expect(matchRoute("GET", "/api/v3/docs//")).toBeUndefined();
   });
 
-  it("a literal path serves only its own methods (PATCH /tasks/stats is the {id} route, as in API Gateway)", () => {
+  it("a literal path serves only its own methods (API Gateway sends PATCH /tasks/stats to the {id} route; the pipeline answers 405 with the literal path's methods)", () => {
     expect(matchRoute("PATCH", "/api/v3/tasks/stats")?.route.operationId).toBe("updateTask");
-    expect(methodsAtPath("/api/v3/tasks/stats")).toEqual(["GET", "PATCH"]);
+    expect(methodsAtPath("/api/v3/tasks/stats")).toEqual(["GET"]);
+    expect(methodsAtPath("/api/v3/estimates/preview")).toEqual(["POST"]);
   });
 });
