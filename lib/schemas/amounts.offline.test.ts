@@ -8,4 +8,11 @@ describe("offline: amounts in requests", () => {
     for (const value of [8.25, "8.255", 0, "100", 99.999]) expect(percentInput().safeParse(value).success, String(value)).toBe(true);
     for (const value of [8.2555, "8.2555", "0.0005", 100.001, -1]) expect(percentInput().safeParse(value).success, String(value)).toBe(false);
   });
+
+  it("refuses a malformed amount once (one issue, not one per way it fails)", () => {
+    for (const value of ["12,50", "abc", "1.23456", 12.12345, -1]) {
+      const parsed = moneyInput().safeParse(value);
+      expect(parsed.success ? [] : parsed.error.issues, String(value)).toHaveLength(1);
+    }
+  });
 });

@@ -46,10 +46,17 @@ export function decimalInput(options: { min?: number; max?: number; places?: num
         .max(DECIMAL_INTEGER_DIGITS + DECIMAL_PLACES + 2)
         .regex(textPattern, "must be a decimal number"),
     ])
-    .refine((value) => {
-      const decimal = decimalOf(value, places);
-      return decimal?.gte(min) && decimal.lte(max);
-    }, `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${places} decimals`)
+    .refine(
+      (value) => {
+        const decimal = decimalOf(value, places);
+        return decimal?.gte(min) && decimal.lte(max);
+      },
+      {
+        message: `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${places} decimals`,
+        // One detail per refusal: a value the union already refused is not judged again.
+        when: (payload) => payload.issues.length === 0,
+      },
+    )
     .meta({ ...(options.id ? { id: options.id } : {}), description: options.description, example: options.example });
 }
 
