@@ -164,9 +164,9 @@ describe("connected: contention", () => {
         expect(deletions.filter((r) => r.status === 200)).toHaveLength(1);
         losers(deletions, ["404 resource_missing"]);
       }
-      console.info(
-        `race losers: ${JSON.stringify(seen.reduce<Record<string, number>>((counts, answer) => ({ ...counts, [answer]: (counts[answer] ?? 0) + 1 }), {}))}`,
-      );
+      const counts = new Map<string, number>();
+      for (const answer of seen) counts.set(answer, (counts.get(answer) ?? 0) + 1);
+      console.info(`race losers: ${JSON.stringify(Object.fromEntries(counts))}`);
       // Stock is exact: every transfer was reversed or received into Branch and reversed; invoices took their 3s.
       const stock = (await client.get(`/items/${item.id}/variations`, { include: "locations" })).body.data[0].locations as {
         location_id: string;
