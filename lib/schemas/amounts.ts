@@ -11,17 +11,18 @@ import { lazy } from "./lazy.js";
 /** Money and rates: at most 12 integer digits and 4 decimals (architecture section 4, money). */
 export const DECIMAL_INTEGER_DIGITS = 12;
 export const DECIMAL_PLACES = 4;
-/** The text of a decimal with up to `places` decimals; unsigned: no sign (so the document's pattern refuses `-1` too). */
-const decimalText = (places: number, signed: boolean) => new RegExp(`^${signed ? "-?" : ""}\\d{1,${DECIMAL_INTEGER_DIGITS}}(\\.\\d{1,${places}})?$`);
+const DECIMAL_TEXT = /^-?\d{1,12}(\.\d{1,4})?$/;
+/** The text of a decimal that may not be negative: no sign (so the document's pattern refuses `-1` too). */
+const UNSIGNED_DECIMAL_TEXT = /^\d{1,12}(\.\d{1,4})?$/;
 const DECIMAL_LIMIT = 10 ** DECIMAL_INTEGER_DIGITS;
 
-function decimalOf(value: number | string, places: number): Decimal | undefined {
+function decimalOf(value: number | string): Decimal | undefined {
   if (typeof value === "number") {
     if (!Number.isFinite(value) || Math.abs(value) >= DECIMAL_LIMIT) return undefined;
     const decimal = new Decimal(value);
-    return decimal.decimalPlaces() <= places ? decimal : undefined;
+    return decimal.decimalPlaces() <= DECIMAL_PLACES ? decimal : undefined;
   }
-  return decimalText(places, true).test(value) ? new Decimal(value) : undefined;
+  return DECIMAL_TEXT.test(value) ? new Decimal(value) : undefined;
 }
 
 /**
@@ -31,11 +32,10 @@ function decimalOf(value: number | string, places: number): Decimal | undefined 
  * three. With `min` 0 or more the text has no sign (`-0` and `-1.0000` are refused by the
  * pattern itself, as the document shows).
  */
-export function decimalInput(options: { min?: number; max?: number; places?: number; description: string; example?: string; id?: string }) {
+export function decimalInput(options: { min?: number; max?: number; description: string; example?: string; id?: string }) {
   const min = options.min ?? -(DECIMAL_LIMIT - 0.0001);
   const max = options.max ?? DECIMAL_LIMIT - 0.0001;
-  const places = options.places ?? DECIMAL_PLACES;
-  const textPattern = decimalText(places, min < 0);
+  const textPattern = min >= 0 ? UNSIGNED_DECIMAL_TEXT : DECIMAL_TEXT;
   return z
     .union([
       z.number().min(min).max(max),
@@ -46,11 +46,11 @@ export function decimalInput(options: { min?: number; max?: number; places?: num
     ])
     .refine(
       (value) => {
-        const decimal = decimalOf(value, places);
+        const decimal = decimalOf(value);
         return decimal?.gte(min) && decimal.lte(max);
       },
       {
-        message: `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${places} decimals`,
+        message: `must be a number from ${min} to ${max} with at most ${DECIMAL_INTEGER_DIGITS} integer digits and ${DECIMAL_PLACES} decimals`,
         // One detail per refusal: a value the union already refused is not judged again.
         when: (payload) => payload.issues.length === 0,
       },

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Permission, Principal } from "../auth/permissions.js";
 import { parseSince, parseSyncQuery } from "../domain/sync/feed.js";
 import { ApiError } from "../core/errors.js";
-import { changeOf, compactChanges, type RecordChange } from "./changes.js";
+import { changeOf, compactChanges, onlyItemBookkeeping, type RecordChange } from "./changes.js";
 import { ENTITY_ATTRIBUTE } from "./classify.js";
 import { accessFingerprint, decodeCursor, encodeCursor, type CursorPayload } from "./cursor.js";
 
@@ -466,5 +466,21 @@ describe("compactChanges", () => {
     const itemFirst = [changeOf("REMOVE", item)!, changeOf("REMOVE", variation)!];
     expect(compactChanges(childrenFirst)).toEqual([change("item-1", "delete")]);
     expect(compactChanges(itemFirst)).toEqual([change("item-1", "delete")]);
+  });
+});
+
+describe("onlyItemBookkeeping", () => {
+  const item = { [ENTITY_ATTRIBUTE]: "item", accountId: "a", itemId: "i", name: "Bolt", documentCount: 0, stock: { l1: { onHand: 2 } } };
+  it("is true for an item change of only documentCount / referenceTick (documents referencing it): no change marker", () => {
+    expect(onlyItemBookkeeping(item, { ...item, documentCount: 1 })).toBe(true);
+    expect(onlyItemBookkeeping(item, { ...item, referenceTick: 1 })).toBe(true);
+  });
+  it("is false for any visible change, a creation, a deletion, or another entity", () => {
+    expect(onlyItemBookkeeping(item, { ...item, documentCount: 1, name: "Nut" })).toBe(false);
+    expect(onlyItemBookkeeping(item, { ...item, stock: { l1: { onHand: 3 } } })).toBe(false);
+    expect(onlyItemBookkeeping(undefined, item)).toBe(false);
+    expect(onlyItemBookkeeping(item, undefined)).toBe(false);
+    const row = { [ENTITY_ATTRIBUTE]: "stockrow", accountId: "a", itemId: "i" };
+    expect(onlyItemBookkeeping(row, { ...row })).toBe(false);
   });
 });

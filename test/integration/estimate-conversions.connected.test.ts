@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
-import { tableName } from "../../lib/db/table.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
+import { useStreamPoller } from "../support/stream-poller.js";
 import { updateAccount } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
@@ -17,14 +15,7 @@ import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";
  * refusals change nothing.
  */
 const api = useApiServer();
-let poller: StreamPoller;
-
-beforeAll(async () => {
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
-});
-afterAll(async () => {
-  await poller?.stop();
-});
+const poller = useStreamPoller();
 
 type World = EstimateWorld;
 

@@ -1,10 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
 import { readHead } from "../../lib/db/sync.js";
-import { tableName } from "../../lib/db/table.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
+import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser, type TestAccount } from "../support/fixtures.js";
@@ -17,14 +15,7 @@ import { ESTIMATE_KEYS, LINE_KEYS } from "../support/estimates.js";
  * account's sync head are exactly as before.
  */
 const api = useApiServer();
-let poller: StreamPoller;
-
-beforeAll(async () => {
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
-});
-afterAll(async () => {
-  await poller?.stop();
-});
+const poller = useStreamPoller();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

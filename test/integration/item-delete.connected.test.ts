@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
-import { tableName } from "../../lib/db/table.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
+import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
@@ -16,15 +14,8 @@ import { idempotencyKey, newUser } from "../support/fixtures.js";
  * has run (it runs only when a test drains it), and again after.
  */
 const api = useApiServer();
-let poller: StreamPoller;
-
-beforeAll(async () => {
-  // Started, but it reads the stream only when a test drains it (a long interval).
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 3_600_000 });
-});
-afterAll(async () => {
-  await poller?.stop();
-});
+// Started, but it reads the stream only when a test drains it (a long interval).
+const poller = useStreamPoller({ intervalMs: 3_600_000 });
 
 const world = (): Promise<EstimateWorld> => estimateWorld((key) => api().withKey(key), { stock: 50 });
 

@@ -1,10 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { inBatches } from "../support/batches.js";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
 import { db } from "../../lib/db/service.js";
-import { tableName } from "../../lib/db/table.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
+import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";
@@ -18,14 +16,7 @@ import { scaled } from "../support/timeouts.js";
  * deleted; every change marks `purchase_order` in the sync feed.
  */
 const api = useApiServer();
-let poller: StreamPoller;
-
-beforeAll(async () => {
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
-});
-afterAll(async () => {
-  await poller?.stop();
-});
+const poller = useStreamPoller();
 
 interface World {
   account: TestAccount;

@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { describe, expect, it } from "vitest";
 import { updateAccount } from "../../lib/domain/admin/service.js";
-import { tableName } from "../../lib/db/table.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
+import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newUser } from "../support/fixtures.js";
@@ -18,14 +16,7 @@ import { FULFILLMENT_TAIL_KEYS, INVOICE_KEYS, INVOICE_LIST_TAIL_KEYS, figuresOf,
  */
 const api = useApiServer();
 const world = () => salesWorld((key) => api().withKey(key));
-let poller: StreamPoller;
-
-beforeAll(async () => {
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
-});
-afterAll(async () => {
-  await poller?.stop();
-});
+const poller = useStreamPoller();
 
 interface Order {
   w: SalesWorld;

@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
 import { readHead } from "../../lib/db/sync.js";
 import { RESTORE_GAP } from "../../lib/db/sync-restore.js";
-import { tableName } from "../../lib/db/table.js";
 import { decodeCursor, encodeCursor } from "../../lib/sync/cursor.js";
-import { startStreamPoller, type StreamPoller } from "../../scripts/local/stream-poller.js";
+import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newKey, newUser, updateUser, type TestAccount } from "../support/fixtures.js";
@@ -16,14 +14,7 @@ import { idempotencyKey, newAccount, newKey, newUser, updateUser, type TestAccou
  * Local. Every scenario uses a fresh account, so its feed holds only its own markers.
  */
 const api = useApiServer();
-let poller: StreamPoller;
-
-beforeAll(async () => {
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler, intervalMs: 50 });
-});
-afterAll(async () => {
-  await poller?.stop();
-});
+const poller = useStreamPoller();
 
 const DAY = 24 * 3600;
 const ALL_RESOURCES = "estimate,invoice,item,purchase_order,sales_order";

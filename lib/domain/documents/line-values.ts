@@ -10,12 +10,12 @@ import type { ItemRecord, ItemVariationItem } from "../../db/service.js";
 interface KeptLine {
   itemId?: string;
   variationId?: string;
-  lineType?: string;
   name?: string;
 }
 
-const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined): kept is KeptLine =>
-  kept !== undefined && kept.lineType === "inventory" && itemId !== undefined && kept.itemId === itemId;
+/** Whether a request's line keeps the item of the stored line it keeps (only inventory lines name one). */
+export const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined): kept is KeptLine =>
+  kept !== undefined && itemId !== undefined && kept.itemId === itemId;
 
 /** The SKU a line shows: the variation's, else the item's. */
 export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;

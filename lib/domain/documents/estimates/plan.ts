@@ -1,5 +1,5 @@
 import { encodeDocumentLines, type EncodedLines } from "../../../db/document-lines.js";
-import { inventoryLineIds, inventoryLineName, itemSnapshot, keptUnitCost, defaultUnitCost, defaultUnitPrice } from "../line-values.js";
+import { inventoryLineIds, inventoryLineName, itemSnapshot, keepsItem, keptUnitCost, defaultUnitCost, defaultUnitPrice } from "../line-values.js";
 import { accountToday, documentTextFields, localToday, matchReplacementLines, nextTimestamp } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
@@ -202,7 +202,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   const itemRequests = (lineInput ?? []).flatMap((line, index) =>
     line.item_id === undefined
       ? []
-      : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: kept[index]?.itemId === line.item_id }],
+      : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: keepsItem(kept[index], line.item_id) }],
   );
   const [account, customer, resolved, referenceProblems] = await Promise.all([
     accountSettings(principal.accountId),
@@ -219,7 +219,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   problems.push(...customerIssues);
   for (const [index, found] of resolved ?? []) {
     // A unique item sold since stays on the line that keeps it; a new line cannot offer it.
-    if (found.item.sold && kept[index]?.itemId !== found.item.itemId)
+    if (found.item.sold && !keepsItem(kept[index], found.item.itemId))
       problems.push({ status: 422, param: `lines[${index}].item_id`, code: "sold", message: "is a sold unique item." });
     if (found.row && !mayReachLocation(principal, found.row.locationId))
       problems.push(detailProblem(outsideLocationDetail(`lines[${index}].item_variation_location_id`)));

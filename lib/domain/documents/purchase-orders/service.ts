@@ -1,4 +1,4 @@
-import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost } from "../line-values.js";
+import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem } from "../line-values.js";
 import {
   localToday,
   matchReplacementLines,
@@ -165,7 +165,7 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
     input.flatMap((line, index) =>
       line.item_id === undefined
         ? []
-        : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: previous[index]?.itemId === line.item_id }],
+        : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: keepsItem(previous[index], line.item_id) }],
     ),
     { locationLabel: "order's" },
   );

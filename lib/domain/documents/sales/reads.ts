@@ -1,4 +1,4 @@
-import { defaultUnitCost, defaultUnitPrice, inventoryLineIds, inventoryLineName, itemSnapshot, keptUnitCost } from "../line-values.js";
+import { defaultUnitCost, defaultUnitPrice, inventoryLineIds, inventoryLineName, itemSnapshot, keepsItem, keptUnitCost } from "../line-values.js";
 import { matchReplacementLines, withStoredDiscountLine } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
@@ -82,7 +82,7 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     principal.accountId,
     context.location?.locationId,
     specs.flatMap((spec) =>
-      spec.itemId === undefined ? [] : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, keepsItem: spec.kept?.itemId === spec.itemId }],
+      spec.itemId === undefined ? [] : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, keepsItem: keepsItem(spec.kept, spec.itemId) }],
     ),
     { locationLabel: "order's" },
   );

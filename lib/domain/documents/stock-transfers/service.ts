@@ -1,6 +1,7 @@
 import { mergeStockChanges, type StockChange } from "../../inventory/stock-changes.js";
 import { localToday, matchReplacementLines, nextTimestamp, requireDocumentPermission, statusIdFilter, changesNothing, NO_MONEY } from "../rules.js";
 import { randomUUID } from "node:crypto";
+import { keepsItem } from "../line-values.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
@@ -132,7 +133,7 @@ async function buildLines(
   const resolved = await resolveLineItems(
     principal.accountId,
     originId,
-    input.map((line, index) => ({ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: kept[index]?.itemId === line.item_id })),
+    input.map((line, index) => ({ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: keepsItem(kept[index], line.item_id) })),
     { locationLabel: "origin" },
   );
   const details: ValidationDetail[] = [];
