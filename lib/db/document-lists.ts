@@ -134,6 +134,18 @@ export function documentListing(header: DocumentItem): DocumentListing {
   };
 }
 
+/**
+ * The latest issue date among a party's documents of the kind, leaving out the one numbered
+ * `exceptNumber` (the document being deleted, moved or redated): one Query of the party's list
+ * partition (`lx3`, keys and facts only). Undefined when there is none.
+ */
+export async function latestIssueDate(accountId: string, kind: DocumentKind, partyId: string, exceptNumber: number): Promise<string | undefined> {
+  const entries = await readListEntries<DocumentFacts>({ index: "lx3", pk: `${listBase(accountId, kind)}#p#${partyId}` });
+  let latest: string | undefined;
+  for (const { facts } of entries) if (facts.n !== exceptNumber && facts.i && (!latest || facts.i > latest)) latest = facts.i;
+  return latest;
+}
+
 /** Whether a document's facts pass every filter of the list (and its scope). */
 function factsMatch(facts: DocumentFacts, scope: DocumentScope, filter: DocumentFilter): boolean {
   if (scope.assignedUserId && facts.a !== scope.assignedUserId) return false;

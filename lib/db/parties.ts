@@ -193,6 +193,7 @@ export function addDocumentActivity(
 ): void {
   let update = tx.entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
+  else if (activity.invoiceDate === null) update = update.remove(["lastInvoiceDate"]);
   const convert = options.convertProspect;
   // A prospect becoming a customer: its kind (and so its list keys, rebuilt from the owner) in the same operation.
   if (convert)
@@ -201,7 +202,7 @@ export function addDocumentActivity(
       .composite({ ownerUserId: convert.ownerUserId })
       .remove([...PROSPECT_ONLY]);
   const was = activity.invoiceDateWas;
-  const guardDate = Boolean(activity.invoiceDate) && was !== undefined;
+  const guardDate = activity.invoiceDate !== undefined && was !== undefined;
   // `requireActive`: the party must still be unarchived when the document commits (a document
   // for a party archived meanwhile fails with the same label); a conversion also needs it to be
   // still a prospect.
@@ -221,7 +222,8 @@ export function addDocumentActivity(
 export interface DocumentActivity {
   documents: number;
   revenueMinor?: number;
-  invoiceDate?: string;
+  /** The new last invoice date; null removes it (the party's last invoice is gone). */
+  invoiceDate?: string | null;
   invoiceDateWas?: string | null;
 }
 

@@ -165,6 +165,40 @@ describe("connected: invoices", () => {
     expect((await w.client.post(`/invoices/${invoice.id}/send`, {})).body.tax_label).toBe("VAT");
   });
 
+  it("last_invoice_date falls back to the latest remaining invoice when the latest is deleted, dated earlier or moved to another customer", async () => {
+    const w = await world();
+    const fee = (issueDate: string) => createInvoice(w, { issue_date: issueDate, lines: [{ name: "Fee", unit_price: "1", tax_rate: 0, tax_2_rate: 0 }] });
+    const dateOf = async (customerId: string) => (await figuresOf(w.client, customerId)).last_invoice_date;
+    const october = (await fee("2026-10-01")).body;
+    const november = (await fee("2026-11-20")).body;
+    const twin = (await fee("2026-11-20")).body;
+    expect(await dateOf(w.customer.id)).toBe("2026-11-20");
+    // Another invoice shares the latest date: nothing moves.
+    expect((await w.client.request("DELETE", `/invoices/${twin.id}`)).status).toBe(200);
+    expect(await dateOf(w.customer.id)).toBe("2026-11-20");
+    // The latest dated earlier, still after the others: its new date.
+    const redated = await w.client.patch(`/invoices/${november.id}`, { issue_date: "2026-11-05" });
+    expect(redated.status, redated.text).toBe(200);
+    expect(await dateOf(w.customer.id)).toBe("2026-11-05");
+    // Dated before another one: that one's date.
+    expect((await w.client.patch(`/invoices/${november.id}`, { issue_date: "2026-09-01" })).status).toBe(200);
+    expect(await dateOf(w.customer.id)).toBe("2026-10-01");
+    // Moved to another customer: the old one falls back, the new one takes its date.
+    const globex = (await w.client.post("/customers", { name: "Globex" })).body;
+    const moved = await w.client.patch(`/invoices/${october.id}`, { customer_id: globex.id, lines: [{ name: "Fee", unit_price: "1" }] });
+    expect(moved.status, moved.text).toBe(200);
+    expect(await dateOf(w.customer.id)).toBe("2026-09-01");
+    expect(await dateOf(globex.id)).toBe("2026-10-01");
+    // The last one deleted: none.
+    expect((await w.client.request("DELETE", `/invoices/${november.id}`)).status).toBe(200);
+    expect(await figuresOf(w.client, w.customer.id)).toEqual({ document_count: 0, lifetime_revenue_total: "0.0000", last_invoice_date: null });
+    // A cancelled invoice still counts as the customer's invoice until it is deleted.
+    expect((await w.client.post(`/invoices/${october.id}/cancel`, {})).status).toBe(200);
+    expect(await dateOf(globex.id)).toBe("2026-10-01");
+    expect((await w.client.request("DELETE", `/invoices/${october.id}`)).status).toBe(200);
+    expect(await dateOf(globex.id)).toBeNull();
+  });
+
   it("refuses protected fields with unsupported_invoice_field and other mistakes with their errors, changing nothing", async () => {
     const w = await world();
     const other = await world();

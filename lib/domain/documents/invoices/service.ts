@@ -4,10 +4,11 @@ import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentTree } from "../../../db/documents.js";
-import { addDocumentActivity } from "../../../db/parties.js";
+import { latestIssueDate } from "../../../db/document-lists.js";
+import { addDocumentActivity, readParty } from "../../../db/parties.js";
 import { checkReferences } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
-import type { DocumentItem } from "../../../db/service.js";
+import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
 import type { InvoiceCreateBody, InvoiceListQuery, InvoiceUpdateBody } from "../../../schemas/invoices.js";
 import { addQuantities } from "../../inventory/math.js";
@@ -133,34 +134,67 @@ export async function createInvoiceFromDraft(
   return draftResult(await createSalesDocument(principal, INVOICE_CREATE, draftCreateRequest(draft), options));
 }
 
-/** The customer figures an invoice moves when its total, customer or issue date change. */
-function addRevenueMoves(tx: TransactionBuilder, previous: DocumentItem, next: DocumentItem, context: SalesContext): void {
+/**
+ * A customer's last invoice date once `invoice` stops being its latest: deleted (`stays`
+ * undefined), moved to another customer (likewise) or dated earlier (`stays`: its new date).
+ * The latest of the customer's other invoices (and `stays`), null when none; undefined when the
+ * stored date does not move (the invoice was not the latest, or another shares its date).
+ */
+async function fallbackInvoiceDate(customer: PartyItem, invoice: DocumentItem, stays?: string): Promise<string | null | undefined> {
+  const was = customer.lastInvoiceDate;
+  if (!invoice.issueDate || was !== invoice.issueDate || (stays !== undefined && stays >= was)) return undefined;
+  const others = await latestIssueDate(customer.accountId, "invoice", customer.partyId, invoice.number);
+  const latest = laterDate(others, stays);
+  return latest === was ? undefined : (latest ?? null);
+}
+
+/** The `DocumentActivity` date fields that move a customer's last invoice date to `date` (nothing when undefined). */
+const invoiceDateMove = (customer: PartyItem, date: string | null | undefined) =>
+  date === undefined ? {} : { invoiceDate: date, invoiceDateWas: customer.lastInvoiceDate ?? null };
+
+/**
+ * The customer figures an invoice moves when its total, customer or issue date change; the
+ * customers' last invoice dates are read first (`readRevenueMoves`), so each op is conditioned
+ * on the date it read.
+ */
+function addRevenueMoves(tx: TransactionBuilder, previous: DocumentItem, next: DocumentItem, context: SalesContext, moves: RevenueDateMoves): void {
   const accountId = previous.accountId;
   const customer = context.customer;
-  const date = laterDate(customer.lastInvoiceDate, next.issueDate) !== customer.lastInvoiceDate ? next.issueDate : undefined;
   if (previous.partyId !== next.partyId) {
-    tx.add(
-      "old customer",
-      tx.entities.party
-        .patch({ accountId, partyId: previous.partyId! })
-        .add({ documentCount: -1, lifetimeRevenueMinor: -minorOf(previous.total) })
-        .commit(),
+    const old = moves.oldCustomer!;
+    addDocumentActivity(
+      tx,
+      { accountId, partyId: old.party.partyId },
+      { documents: -1, revenueMinor: -minorOf(previous.total), ...invoiceDateMove(old.party, old.date) },
     );
     addDocumentActivity(
       tx,
       { accountId, partyId: customer.partyId },
-      { documents: 1, revenueMinor: minorOf(next.total), ...(date ? { invoiceDate: date, invoiceDateWas: customer.lastInvoiceDate ?? null } : {}) },
+      { documents: 1, revenueMinor: minorOf(next.total), ...invoiceDateMove(customer, moves.date) },
     );
     return;
   }
   const delta = minorOf(next.total) - minorOf(previous.total);
-  if (delta !== 0 || date) {
-    addDocumentActivity(
-      tx,
-      { accountId, partyId: customer.partyId },
-      { documents: 0, revenueMinor: delta, ...(date ? { invoiceDate: date, invoiceDateWas: customer.lastInvoiceDate ?? null } : {}) },
-    );
+  if (delta !== 0 || moves.date !== undefined) {
+    addDocumentActivity(tx, { accountId, partyId: customer.partyId }, { documents: 0, revenueMinor: delta, ...invoiceDateMove(customer, moves.date) });
   }
+}
+
+/** Where an invoice update moves its customers' last invoice dates (undefined: unchanged). */
+interface RevenueDateMoves {
+  date: string | null | undefined;
+  oldCustomer?: { party: PartyItem; date: string | null | undefined };
+}
+
+/** Reads what `addRevenueMoves` conditions on: the previous customer (when it changes) and the dates each customer falls back to. */
+async function readRevenueMoves(previous: DocumentItem, next: DocumentItem, customer: PartyItem): Promise<RevenueDateMoves> {
+  const later = laterDate(customer.lastInvoiceDate, next.issueDate) !== customer.lastInvoiceDate ? next.issueDate : undefined;
+  if (previous.partyId !== next.partyId) {
+    const party = await readParty(previous.accountId, previous.partyId!);
+    if (!party) return { date: later };
+    return { date: later, oldCustomer: { party, date: await fallbackInvoiceDate(party, previous) } };
+  }
+  return { date: later ?? (await fallbackInvoiceDate(customer, previous, next.issueDate)) };
 }
 
 /**
@@ -198,6 +232,7 @@ export async function updateInvoice(
     // Sent back as read: nothing to write (revision and updated_at stay).
     if (changesNothing(previous, next, tree.lines, priced)) return invoiceResult(principal, previous, tree.lines);
     const changes = input.lines === undefined ? [] : mergeStockChanges([...invoiceStock(previous, tree.lines, -1), ...invoiceStock(next, priced, 1)]);
+    const dateMoves = await readRevenueMoves(previous, next, customer);
     let written: InvoiceResult | undefined;
     const { cancellation } = await commitSalesStock(
       {
@@ -206,7 +241,7 @@ export async function updateInvoice(
         changes,
         document: (tx) => {
           addDocumentWrite(tx, { header: next, lines: priced, previous, condition: (a, op) => op.eq!(a.status, "sent") });
-          addRevenueMoves(tx, previous, next, context);
+          addRevenueMoves(tx, previous, next, context, dateMoves);
           checkReferences(tx, principal.accountId, references ?? []);
         },
         outcome: () => {
@@ -309,13 +344,18 @@ export async function cancelInvoice(principal: Principal, id: string, completion
  * customer's revenue; counts move in the same write. Else 409 `invoice_delete_not_allowed`.
  */
 export const deleteInvoice = (principal: Principal, id: string, completion: IdempotencyCompletion | undefined) =>
-  deleteSalesDocument(principal, INVOICE_KIND, id, completion, (tree) => {
+  deleteSalesDocument(principal, INVOICE_KIND, id, completion, async (tree) => {
     assertDeletable(tree);
     const header = tree.header;
     const live = header.status === "sent";
+    const customer = await readParty(header.accountId, header.partyId!);
     return {
       changes: live ? mergeStockChanges(invoiceStock(header, tree.lines, -1)) : [],
-      customer: { documentCount: -1, lifetimeRevenueMinor: live ? -minorOf(header.total) : 0 },
+      customer: {
+        documents: -1,
+        revenueMinor: live ? -minorOf(header.total) : 0,
+        ...(customer ? invoiceDateMove(customer, await fallbackInvoiceDate(customer, header)) : {}),
+      },
       stockLines: tree.lines,
     };
   });

@@ -213,7 +213,7 @@ export async function updateSalesOrder(
 export const deleteSalesOrder = (principal: Principal, id: string, completion: IdempotencyCompletion | undefined) =>
   deleteSalesDocument(principal, SALES_ORDER_KIND, id, completion, (tree) => {
     assertEditable(tree, "deleted");
-    return { changes: mergeStockChanges(reservations(tree.lines, -1)), customer: { documentCount: -1 } };
+    return { changes: mergeStockChanges(reservations(tree.lines, -1)), customer: { documents: -1 } };
   });
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { CustomerChangedError, StockRuleError } from "../../../core/failures.js"
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentDelete, type DocumentTree } from "../../../db/documents.js";
+import { addDocumentActivity, type DocumentActivity } from "../../../db/parties.js";
 import { referenceDetails, type Reference } from "../../../db/references.js";
 import { RETRY, retrying, type Attempt } from "../../../db/retry.js";
 import { assertRevision, parseIfMatch } from "../../common/revisions.js";
@@ -200,7 +201,7 @@ export function draftResult(written: NewSalesResult): { ok: true; result: SalesR
 /** What a delete moves: the stock given back, the customer's figures and (invoices) the lines a stock rule names. */
 export interface SalesDeletePlan {
   changes: StockChange[];
-  customer: { documentCount: number; lifetimeRevenueMinor?: number };
+  customer: DocumentActivity;
   stockLines?: readonly SalesLine[];
 }
 
@@ -241,7 +242,7 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
   kind: SalesKind<K>,
   id: string,
   completion: IdempotencyCompletion | undefined,
-  plan: (tree: SalesTree) => SalesDeletePlan,
+  plan: (tree: SalesTree) => SalesDeletePlan | Promise<SalesDeletePlan>,
 ): Promise<{ id: string; object: K; deleted: true }> {
   requireSalesModify(principal, kind);
   const resource = { id, object: kind.kind, deleted: true as const };
@@ -249,7 +250,7 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
     `delete ${kind.what}`,
     async () => {
       const tree = await visibleSales(principal, kind, id);
-      const { changes, customer, stockLines } = plan(tree);
+      const { changes, customer, stockLines } = await plan(tree);
       const header = tree.header;
       const { cancellation } = await commitSalesStock(
         {
@@ -260,7 +261,7 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
             addDocumentDelete(tx, tree as unknown as DocumentTree);
             addKindCountDecrement(tx, tree.header);
             addAssigneeCount(tx, header, -1);
-            tx.add("customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: header.partyId! }).add(customer).commit());
+            addDocumentActivity(tx, { accountId: principal.accountId, partyId: header.partyId! }, customer);
           },
           outcome: () => ({ completion, body: resource }),
         },
@@ -268,7 +269,8 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
         { accountId: principal.accountId, documentId: id, revision: header.revision },
       );
       if (!cancellation) return resource;
-      if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
+      // The party's label: its last invoice date moved since it was read.
+      if (cancellation.failed(DOCUMENT_LABEL) || cancellation.failedUnder("party:").length > 0) return RETRY;
       throw errors.internal(new Error(`${kind.what} delete failed: ${cancellation.labels.join(", ")}`));
     },
     undefined,
