@@ -290,11 +290,13 @@ const COMMANDS: readonly Command[] = [
       const userId = f.id("user", true);
       const scopes = f.get("scopes") === undefined || f.get("scopes") === "all" ? ("all" as const) : f.list("scopes")!;
       const expiresAt = f.get("expires-at");
+      const name = f.get("name");
       f.check((c) => {
+        if (name !== undefined) c.name(name);
         if (scopes !== "all") c.scopes(scopes);
         if (expiresAt !== undefined) c.expiresAt(expiresAt);
       });
-      return async (admin) => ({ ...(await admin.createKey({ userId, name: f.get("name"), scopes, expiresAt })) });
+      return async (admin) => ({ ...(await admin.createKey({ userId, name, scopes, expiresAt })) });
     },
   },
   {
@@ -625,8 +627,11 @@ async function useLockHolder(dataDir: string, held: DataDirLockInfo): Promise<vo
         "(still starting?). Run the command again once it prints `listening on`, or stop it; a second DynamoDB Local on its data would break it.",
     );
   }
-  applyLocalEnvironment(`http://127.0.0.1:${held.dynamodb_port}`);
+  applyLocalEnvironment(`http://127.0.0.1:${held.dynamodb_port}`, ADMIN_ENV);
 }
+
+/** The admin CLI signs no cursor: it never creates the local cursor secret. */
+const ADMIN_ENV = { createCursorSecret: false } as const;
 
 async function connect(): Promise<OwnDatabase | undefined> {
   const configured = process.env.DYNAMODB_ENDPOINT;
@@ -635,13 +640,13 @@ async function connect(): Promise<OwnDatabase | undefined> {
     return undefined;
   }
   if (configured) {
-    applyLocalEnvironment(configured);
+    applyLocalEnvironment(configured, ADMIN_ENV);
     return undefined;
   }
   const portIsSet = process.env.DYNAMODB_PORT !== undefined;
   const port = localEnv.dynamoPort();
   if (portIsSet && (await portAnswers(port))) {
-    applyLocalEnvironment(`http://127.0.0.1:${port}`);
+    applyLocalEnvironment(`http://127.0.0.1:${port}`, ADMIN_ENV);
     return undefined;
   }
   const dataDir = localEnv.dataDir();
@@ -651,7 +656,7 @@ async function connect(): Promise<OwnDatabase | undefined> {
     return undefined;
   }
   if (!portIsSet && (await portAnswers(port))) {
-    applyLocalEnvironment(`http://127.0.0.1:${port}`);
+    applyLocalEnvironment(`http://127.0.0.1:${port}`, ADMIN_ENV);
     return undefined;
   }
   if (dataDir === "memory") {
@@ -666,7 +671,7 @@ async function connect(): Promise<OwnDatabase | undefined> {
   }
   try {
     const local = await startDynamoLocal({ port: dynamoPort, dataDir });
-    applyLocalEnvironment(local.endpoint);
+    applyLocalEnvironment(local.endpoint, ADMIN_ENV);
     return {
       stop: async () => {
         await local.stop();

@@ -13,8 +13,13 @@ export const localEnv = {
   rateLimitPerMinute: () => process.env.RATE_LIMIT_PER_MINUTE ?? "1200",
 };
 
-/** Sets what the handlers read, before any of them is imported. */
-export function applyLocalEnvironment(endpoint: string): void {
+/**
+ * Sets what the handlers read, before any of them is imported. `createCursorSecret: false` (the
+ * admin CLI, which signs no cursor) only names the secret's file under DATA_DIR: nothing is
+ * written there unless a cursor is signed, so a command against another DynamoDB
+ * (`DYNAMODB_ENDPOINT`, `DYNAMODB_PORT`) leaves the default DATA_DIR alone.
+ */
+export function applyLocalEnvironment(endpoint: string, options: { createCursorSecret?: boolean } = {}): void {
   process.env.DYNAMODB_ENDPOINT = endpoint;
   process.env.TABLE_NAME = localEnv.tableName();
   process.env.RATE_LIMIT_PER_MINUTE = localEnv.rateLimitPerMinute();
@@ -27,7 +32,7 @@ export function applyLocalEnvironment(endpoint: string): void {
     else {
       process.env.SYNC_CURSOR_SECRET_FILE ??= `${localEnv.dataDir()}/sync-cursor-secret`;
       const file = process.env.SYNC_CURSOR_SECRET_FILE;
-      if (!existsSync(file)) {
+      if (options.createCursorSecret !== false && !existsSync(file)) {
         mkdirSync(dirname(file), { recursive: true });
         writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600 });
       }

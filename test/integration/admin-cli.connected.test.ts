@@ -260,6 +260,8 @@ describe("admin CLI: help and argument errors", () => {
         [unreachable, ["account", "list", "--bogus", "1", "--json"], /Unknown option --bogus/],
         [unreachable, ["key", "list", "--user", "not-an-id", "--json"], /--user takes an id/],
         [wouldStart, ["account", "create", "--name", "X", "--time-zone", "Mars/Base", "--json"], /Mars\/Base/],
+        [wouldStart, ["account", "create", "--name", "X", "--currency", "XYZ", "--json"], /ISO 4217 code in use.*XYZ/],
+        [wouldStart, ["key", "create", "--user", randomUUID(), "--name", "K".repeat(300), "--json"], /--name must be at most 255/],
         [wouldStart, ["key", "revoke", "--key", `isk_live_${"a".repeat(40)}`, "--json"], /key id/],
         [wouldStart, ["location", "create", "--account", randomUUID(), "--name", "Depot", "--json"], /--short-name is required/],
         [wouldStart, ["item", "create", "--account", randomUUID(), "--name", "Nut", "--price", "abc", "--json"], /^--price: /],
@@ -278,6 +280,17 @@ describe("admin CLI: help and argument errors", () => {
       const contacted = await cliWithEnv(unreachable, "account", "list", "--json");
       expect(failed(contacted, "database_unavailable").error.message).toContain(unreachable.DYNAMODB_ENDPOINT);
       expect(contacted.code).toBe(1);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "a command against DYNAMODB_ENDPOINT writes nothing under DATA_DIR (no cursor secret: the CLI signs no cursor)",
+    async () => {
+      const dataDir = join(scratch, "untouched");
+      const listed = await cliWithEnv({ DATA_DIR: dataDir, SYNC_CURSOR_SECRET: undefined }, "account", "list", "--json");
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(existsSync(dataDir)).toBe(false);
     },
     CLI_TIMEOUT,
   );

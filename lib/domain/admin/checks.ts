@@ -14,8 +14,11 @@ export function checkTimeZone(zone: string | undefined): void {
   if (zone !== undefined && !isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
 }
 
+/** ISO 4217 codes in use, as the runtime's Intl knows them. */
+const CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
+
 export function checkCurrency(currency: string | undefined): void {
-  if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) throw new AdminError(`Currency must be a 3-letter ISO code: ${currency}.`);
+  if (currency !== undefined && !CURRENCIES.has(currency)) throw new AdminError(`Currency must be an ISO 4217 code in use (e.g. USD, EUR): ${currency}.`);
 }
 
 export function checkPermissions(permissions: readonly string[]): void {

@@ -22,7 +22,7 @@ import {
 } from "../../db/admin-store.js";
 import { readLocation } from "../../db/locations.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../../db/service.js";
-import { checkCurrency, checkPermissions, checkScopes, checkTimeZone } from "./checks.js";
+import { checkCurrency, checkPermissions, checkScopes, checkTimeZone, requireName } from "./checks.js";
 
 /**
  * The operator's actions (admin CLI, seeding, tests): accounts, users and keys here; reference
@@ -211,6 +211,7 @@ export async function createKey(input: {
 }): Promise<{ key_id: string; api_key: string }> {
   const scopes = input.scopes === undefined || input.scopes === "all" ? ["all"] : input.scopes;
   checkScopes(scopes);
+  const name = input.name === undefined ? undefined : requireName(input.name);
   let expiresAt: string | undefined;
   if (input.expiresAt !== undefined) {
     const time = Date.parse(input.expiresAt);
@@ -220,7 +221,7 @@ export async function createKey(input: {
     expiresAt = new Date(time).toISOString();
   }
   const user = await requireUser(input.userId);
-  const { apiKey, record } = newKeyRecord(user, input.name, scopes.includes("all") ? ["all"] : scopes, expiresAt);
+  const { apiKey, record } = newKeyRecord(user, name, scopes.includes("all") ? ["all"] : scopes, expiresAt);
   await insertApiKey(record);
   return { key_id: record.keyId, api_key: apiKey };
 }
