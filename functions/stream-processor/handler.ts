@@ -2,6 +2,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent, ScheduledEvent } from 
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ENTITY_ATTRIBUTE } from "../../lib/sync/classify.js";
 import { changeOf, compactChanges, onlyItemBookkeeping, type RecordChange } from "../../lib/sync/changes.js";
+import { readNumber } from "../../lib/db/client.js";
 import { writeMarkers } from "../../lib/db/sync.js";
 import { applyDocumentReferences } from "../../lib/db/documents.js";
 import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
@@ -39,8 +40,12 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
   const journals: { accountId: string; journalId: string }[] = [];
   const taskLinks: TaskLinkChange[] = [];
   for (const record of event.Records) {
-    const image = record.dynamodb?.NewImage ? (unmarshall(record.dynamodb.NewImage as never) as Record<string, unknown>) : undefined;
-    const oldImage = record.dynamodb?.OldImage ? (unmarshall(record.dynamodb.OldImage as never) as Record<string, unknown>) : undefined;
+    const image = record.dynamodb?.NewImage
+      ? (unmarshall(record.dynamodb.NewImage as never, { wrapNumbers: readNumber }) as Record<string, unknown>)
+      : undefined;
+    const oldImage = record.dynamodb?.OldImage
+      ? (unmarshall(record.dynamodb.OldImage as never, { wrapNumbers: readNumber }) as Record<string, unknown>)
+      : undefined;
     // Post journals are finished here when their writer was interrupted; holds belong to their
     // writer until their lease runs out (then the scheduled sweep releases them).
     if (image?.[ENTITY_ATTRIBUTE] === "stockjournal" && image.status === "pending" && image.mode !== "hold") {

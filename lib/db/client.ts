@@ -68,10 +68,21 @@ export function createDynamoClient(): DynamoDBClient {
 
 let documentClient: DynamoDBDocumentClient | undefined;
 
+/**
+ * How a stored number reads: a JS number, except an integer beyond 2^53 (a customer's lifetime
+ * revenue in ten-thousandths, which DynamoDB ADDs exactly, may grow there), which reads as its
+ * exact digits, a string, instead of failing the read. `moneyFromMinor` takes either.
+ */
+export function readNumber(value: string): number | string {
+  const number = Number(value);
+  return Number.isInteger(number) && !Number.isSafeInteger(number) ? value : number;
+}
+
 /** The shared document client (created on first use so a handler's import does no work). */
 export function getDocumentClient(): DynamoDBDocumentClient {
   documentClient ??= DynamoDBDocumentClient.from(createDynamoClient(), {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+    unmarshallOptions: { wrapNumbers: readNumber },
   });
   return documentClient;
 }

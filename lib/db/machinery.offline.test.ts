@@ -5,6 +5,8 @@ import { RETRY, backoffDelay, oneAtATime, retrying, type RetryPolicy } from "./r
 import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder } from "./transactions.js";
 import { referenceDetails, referenceLabel } from "./references.js";
 import { batchGetAll, inOrderOf } from "./batch-get.js";
+import { readNumber } from "./client.js";
+import { moneyFromMinor } from "../domain/common/money.js";
 
 const op = {} as never;
 
@@ -158,5 +160,15 @@ describe("offline: batch reads", () => {
 
   it("orders what it read as asked, leaving out what is missing", () => {
     expect(inOrderOf(["c", "a", "x", "b"], [{ id: "a" }, { id: "b" }, { id: "c" }], (r) => r.id)).toEqual([{ id: "c" }, { id: "a" }, { id: "b" }]);
+  });
+});
+
+describe("offline: stored numbers", () => {
+  it("read as JS numbers, except integers beyond 2^53, which keep their exact digits (and still read as money)", () => {
+    expect(readNumber("42")).toBe(42);
+    expect(readNumber("-3.25")).toBe(-3.25);
+    expect(readNumber(String(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
+    expect(readNumber("9007199254740993")).toBe("9007199254740993");
+    expect(moneyFromMinor(readNumber("123456789012345678901"))).toBe("12345678901234567.8901");
   });
 });

@@ -32,6 +32,44 @@ describe("connected: bounded input", () => {
     expect(list.body.pagination.total_records).toBe(1);
   });
 
+  it("documents that move money total at most 900000000000.0000 (422 on lines, nothing written); an estimate above it is kept but cannot be converted", async () => {
+    const client = await owner();
+    const customer = (await client.post("/customers", { name: "Big spender" })).body;
+    const supplier = (await client.post("/suppliers", { name: "Big supplier" })).body;
+    const location = (await client.post("/locations", { name: "Main", short_name: "M" }, { idempotencyKey: idempotencyKey() })).body;
+    const huge = [{ name: "Fee", unit_price: "999999999999.9999", tax_rate: 0, tax_2_rate: 0 }];
+    const tooLarge = (response: Awaited<ReturnType<ApiClient["post"]>>) => {
+      expectValidation(response, "lines", "too_large");
+      expect(response.body.error.details[0].message).toContain("900000000000.0000");
+    };
+    tooLarge(await client.post("/invoices", { customer_id: customer.id, lines: huge }));
+    tooLarge(await client.post("/sales-orders", { customer_id: customer.id, location_id: location.id, lines: huge }));
+    tooLarge(await client.post("/purchase-orders", { supplier_id: supplier.id, location_id: location.id, lines: [{ name: "Fee", unit_cost: "999999999999.9999" }] }));
+    // At the bound: created, paid in full, and the customer's revenue exact.
+    const top = await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Fee", unit_price: "900000000000", tax_rate: 0, tax_2_rate: 0 }] });
+    expect(top.status, top.text).toBe(201);
+    expect((await client.post(`/invoices/${top.body.id}/payments`, { amount: "900000000000" })).status).toBe(201);
+    expect((await client.get(`/invoices/${top.body.id}`)).body).toMatchObject({ amount_paid: "900000000000.0000", amount_due: "0.0000" });
+    // An update that would pass it changes nothing.
+    const small = (await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Fee", unit_price: "1", tax_rate: 0, tax_2_rate: 0 }] })).body;
+    tooLarge(await client.patch(`/invoices/${small.id}`, { shipping_fee: "999999999999.9999" }));
+    expect((await client.get(`/invoices/${small.id}`)).body.total).toBe("1.0000");
+    // Estimates move no money: kept exact, but a conversion to an invoice is refused the same way.
+    const estimate = await client.post("/estimates", { customer_id: customer.id, lines: huge });
+    expect(estimate.status, estimate.text).toBe(201);
+    expect(estimate.body.total).toBe("999999999999.9999");
+    tooLarge(await client.post(`/estimates/${estimate.body.id}/convert-to-invoice`, {}));
+    expect((await client.get("/invoices", { limit: 1 })).body.pagination.total_records).toBe(2);
+    expect((await client.get(`/customers/${customer.id}`)).body).toMatchObject({ document_count: 3, lifetime_revenue_total: "900000000001.0000" });
+    // Revenue past 2^53 ten-thousandths (about 900719925474) stays exact and readable.
+    for (let i = 0; i < 10; i++) {
+      const more = await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Fee", unit_price: "899999999999.9997", tax_rate: 0, tax_2_rate: 0 }] });
+      expect(more.status, more.text).toBe(201);
+    }
+    expect((await client.get(`/customers/${customer.id}`)).body.lifetime_revenue_total).toBe("9900000000000.9970");
+    expect((await client.get("/customers", { q: "Big spender" })).body.data[0].lifetime_revenue_total).toBe("9900000000000.9970");
+  });
+
   it("rates: 0 to 100 with at most 4 decimals", async () => {
     const client = await owner();
     const ok = await client.post("/customers", { name: "Taxed", tax_rate1: "8.25", tax_rate2: 0.0001 });

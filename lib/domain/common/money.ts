@@ -19,6 +19,7 @@ export const MINOR_UNITS_PER_UNIT = 10_000;
 /** An amount as an exact integer of ten-thousandths (how amounts paid are stored and moved). */
 export const minorOf = (amount: string): number => new Decimal(amount).times(MINOR_UNITS_PER_UNIT).toNumber();
 
-export function moneyFromMinor(minor: number): string {
+/** An amount of ten-thousandths as money; a string is an exact integer read beyond 2^53 (`readNumber`). */
+export function moneyFromMinor(minor: number | string): string {
   return money(new Decimal(minor).div(MINOR_UNITS_PER_UNIT));
 }

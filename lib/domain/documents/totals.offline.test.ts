@@ -1,6 +1,7 @@
 import { Decimal } from "../../core/decimal.js";
 import { describe, expect, it } from "vitest";
-import { computeTotals, type PricingInput } from "./totals.js";
+import { ApiError } from "../../core/errors.js";
+import { assertTotalInRange, computeTotals, MAX_DOCUMENT_TOTAL, type PricingInput } from "./totals.js";
 
 const line = (quantity: number, unitPrice: string, taxRate = "0", discountPercent = "0", tax2Rate = "0"): PricingInput => ({
   quantity,
@@ -11,6 +12,21 @@ const line = (quantity: number, unitPrice: string, taxRate = "0", discountPercen
 });
 
 describe("offline: document totals", () => {
+  it("bounds the totals of documents that move money at MAX_DOCUMENT_TOTAL (amounts paid and revenue are exact integers of ten-thousandths): 422 on lines", () => {
+    for (const total of [MAX_DOCUMENT_TOTAL, "-900000000000.0000", "0.0000"]) expect(() => assertTotalInRange(total)).not.toThrow();
+    for (const total of ["900000000000.0001", "99998999999999990.0001", "-900000000000.0001"]) {
+      let refused: unknown;
+      try {
+        assertTotalInRange(total);
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(ApiError);
+      expect((refused as ApiError).statusCode).toBe(422);
+      expect((refused as ApiError).details).toEqual([{ param: "lines", code: "too_large", message: expect.stringContaining(MAX_DOCUMENT_TOTAL) }]);
+    }
+  });
+
   it("multiplies, taxes and sums with four-decimal strings", () => {
     const totals = computeTotals([line(3, "19.9900", "10.000"), line(2, "5.0000")], "0", "7.5");
     expect(totals.lines.map((l) => l.subtotal)).toEqual(["59.9700", "10.0000"]);

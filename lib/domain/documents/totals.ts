@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Decimal } from "../../core/decimal.js";
 import type { StoredLine } from "../../db/document-lines.js";
+import { errors } from "../../core/errors.js";
 import { money } from "../common/money.js";
 
 /**
@@ -48,6 +49,22 @@ export interface DocumentTotals {
 
 const HUNDRED = new Decimal(100);
 const round = (value: Decimal) => value.toDecimalPlaces(4, Decimal.ROUND_HALF_UP);
+
+/**
+ * The largest total of a document that moves money (purchase orders, sales orders, invoices):
+ * their amounts paid and a customer's revenue are kept as exact integers of ten-thousandths,
+ * which JavaScript holds exactly only up to 2^53. Estimates move none and are not bounded (one
+ * above it cannot be converted).
+ */
+export const MAX_DOCUMENT_TOTAL = "900000000000.0000";
+
+/** 422 on `lines` when a document's total passes `MAX_DOCUMENT_TOTAL` (nothing is written). */
+export function assertTotalInRange(total: string): void {
+  if (new Decimal(total).abs().lte(MAX_DOCUMENT_TOTAL)) return;
+  throw errors.validationFailed([
+    { param: "lines", code: "too_large", message: `make a total of ${total}; this document's total is at most ${MAX_DOCUMENT_TOTAL}.` },
+  ]);
+}
 
 export function computeTotals(lines: readonly PricingInput[], discountPercent: string, shippingFee: string): DocumentTotals {
   const orderFactor = new Decimal(1).minus(new Decimal(discountPercent).div(HUNDRED));

@@ -10,7 +10,15 @@ import { etagOf } from "../../common/revisions.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
 import { partyDetailsOf, partyOf } from "../party-details.js";
 import { setListFields } from "../stock/model.js";
-import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../totals.js";
+import {
+  assertTotalInRange,
+  discountLineHead,
+  discountLineRates,
+  headerTotalsOf,
+  totalsOfLines,
+  type HeaderTotals,
+  type PartyDocumentLine,
+} from "../totals.js";
 
 /**
  * The purchase order without storage (spec part 2, sections 2.1 and 3.1; architecture section 4
@@ -160,6 +168,7 @@ export function presentPayment(payment: DocumentPaymentItem) {
 export function priceLines(lines: readonly PoLine[], discountPercent: string, shippingFee: string): { lines: PoLine[]; totals: HeaderTotals } {
   const items = lines.filter((line) => line.lineType !== "discount");
   const totals = totalsOfLines(items, (line) => line.unitCost, discountPercent, shippingFee);
+  assertTotalInRange(totals.total);
   const priced: PoLine[] = items.map((line, i) => ({ ...line, subtotal: totals.lines[i]!.subtotal, discountedUnitCost: totals.lines[i]!.discountedUnitPrice }));
   if (totals.discount !== null) {
     priced.push({

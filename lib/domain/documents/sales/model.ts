@@ -6,7 +6,15 @@ import type { SalesLineBody } from "../../../schemas/sales-documents.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
 import { money, rate } from "../../common/money.js";
 import { etagOf, type RevisionPrefix } from "../../common/revisions.js";
-import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../totals.js";
+import {
+  assertTotalInRange,
+  discountLineHead,
+  discountLineRates,
+  headerTotalsOf,
+  totalsOfLines,
+  type HeaderTotals,
+  type PartyDocumentLine,
+} from "../totals.js";
 
 /**
  * What sales orders and invoices share, without storage (spec part 2, sections 2.4, 2.5, 4.4,
@@ -180,6 +188,7 @@ export interface SalesCreateRequest {
 export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string): { lines: SalesLine[]; totals: HeaderTotals } {
   const items = lines.filter((line) => line.lineType !== "discount");
   const totals = totalsOfLines(items, (line) => line.unitPrice, discountPercent, shippingFee);
+  assertTotalInRange(totals.total);
   const priced: SalesLine[] = items.map((line, i) => ({
     ...line,
     subtotal: totals.lines[i]!.subtotal,
