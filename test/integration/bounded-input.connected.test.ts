@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { useApiServer, type ApiClient } from "../support/api.js";
+import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount } from "../support/fixtures.js";
 
@@ -38,7 +38,7 @@ describe("connected: bounded input", () => {
     const supplier = (await client.post("/suppliers", { name: "Big supplier" })).body;
     const location = (await client.post("/locations", { name: "Main", short_name: "M" }, { idempotencyKey: idempotencyKey() })).body;
     const huge = [{ name: "Fee", unit_price: "999999999999.9999", tax_rate: 0, tax_2_rate: 0 }];
-    const tooLarge = (response: Awaited<ReturnType<ApiClient["post"]>>) => {
+    const tooLarge = (response: TestResponse) => {
       expectValidation(response, "lines", "too_large");
       expect(response.body.error.details[0].message).toContain("900000000000.0000");
     };
