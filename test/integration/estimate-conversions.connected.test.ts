@@ -294,8 +294,12 @@ describe("connected: estimate conversions", () => {
     expect(await totalOf(w.client, "/invoices")).toBe(1);
     expect((await onHand(w)).onHand).toBe(100);
     expect((await w.client.get(`/customers/${w.customer.id}`)).body.document_count).toBe(2);
-    // Sales orders are not limited; a deleted invoice frees its place.
-    expect((await w.client.post(`/estimates/${(await estimateFor(w)).id}/convert-to-sales-order`, {})).status).toBe(201);
+    // Sales orders are not limited, but invoicing one is; a deleted invoice frees its place.
+    const order = await w.client.post(`/estimates/${(await estimateFor(w)).id}/convert-to-sales-order`, {});
+    expect(order.status, order.text).toBe(201);
+    expectError(await w.client.post(`/sales-orders/${order.body.id}/invoices`, {}), 409, "record_limit_reached");
+    expect((await w.client.get(`/sales-orders/${order.body.id}`)).body).toMatchObject({ status_id: 29, revision: order.body.revision });
+    expect(await totalOf(w.client, "/invoices")).toBe(1);
     expect((await w.client.request("DELETE", `/invoices/${first.body.id}`)).status).toBe(200);
     const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
     expect(converted.status, converted.text).toBe(201);

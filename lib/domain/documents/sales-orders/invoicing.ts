@@ -111,6 +111,8 @@ export async function invoiceSalesOrder(
           completion,
           present: (h, l) => presentInvoice(principal, h, l),
           extra: (tx) => addDocumentWrite(tx, { header: nextOrder.header, lines: nextOrder.lines, previous, condition: (a, op) => op.eq!(a.status, "open") }),
+          // The account's cap on invoices counts these too (`POST /invoices` and conversions check it alike).
+          recordLimit: account.recordLimit ?? undefined,
         });
         if (!written.ok) {
           if (written.cancellation.failed(DOCUMENT_LABEL)) return RETRY; // the order changed meanwhile: read again
