@@ -44,7 +44,9 @@ describe("connected: bounded input", () => {
     };
     tooLarge(await client.post("/invoices", { customer_id: customer.id, lines: huge }));
     tooLarge(await client.post("/sales-orders", { customer_id: customer.id, location_id: location.id, lines: huge }));
-    tooLarge(await client.post("/purchase-orders", { supplier_id: supplier.id, location_id: location.id, lines: [{ name: "Fee", unit_cost: "999999999999.9999" }] }));
+    tooLarge(
+      await client.post("/purchase-orders", { supplier_id: supplier.id, location_id: location.id, lines: [{ name: "Fee", unit_cost: "999999999999.9999" }] }),
+    );
     // At the bound: created, paid in full, and the customer's revenue exact.
     const top = await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Fee", unit_price: "900000000000", tax_rate: 0, tax_2_rate: 0 }] });
     expect(top.status, top.text).toBe(201);
@@ -63,7 +65,10 @@ describe("connected: bounded input", () => {
     expect((await client.get(`/customers/${customer.id}`)).body).toMatchObject({ document_count: 3, lifetime_revenue_total: "900000000001.0000" });
     // Revenue past 2^53 ten-thousandths (about 900719925474) stays exact and readable.
     for (let i = 0; i < 10; i++) {
-      const more = await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Fee", unit_price: "899999999999.9997", tax_rate: 0, tax_2_rate: 0 }] });
+      const more = await client.post("/invoices", {
+        customer_id: customer.id,
+        lines: [{ name: "Fee", unit_price: "899999999999.9997", tax_rate: 0, tax_2_rate: 0 }],
+      });
       expect(more.status, more.text).toBe(201);
     }
     expect((await client.get(`/customers/${customer.id}`)).body.lifetime_revenue_total).toBe("9900000000000.9970");

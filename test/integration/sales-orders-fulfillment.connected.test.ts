@@ -325,6 +325,33 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     void service;
   });
 
+  it("the order's shipping goes on its first live invoice: cancelling the invoice that carried it gives it to the next one", async () => {
+    const w = await world();
+    const order = (
+      await w.client.post("/sales-orders", { customer_id: w.customer.id, shipping_fee: "7", lines: [{ item_id: w.item.id, quantity: 4 }] })
+    ).body;
+    const line = order.lines[0].id;
+    const first = await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: line, quantity: 1 }] });
+    expect(first.status, first.text).toBe(201);
+    expect(first.body.shipping_fee).toBe("7.0000");
+    const second = await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: line, quantity: 1 }] });
+    expect(second.body.shipping_fee).toBe("0.0000");
+    // A cancelled invoice without the shipping changes nothing about it.
+    expect((await w.client.post(`/invoices/${second.body.id}/cancel`, {})).status).toBe(200);
+    const third = await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: line, quantity: 1 }] });
+    expect(third.body.shipping_fee).toBe("0.0000");
+    // The one that carried it, cancelled: the next invoice takes it, once.
+    expect((await w.client.post(`/invoices/${first.body.id}/cancel`, {})).status).toBe(200);
+    const rest = await w.client.post(`/sales-orders/${order.id}/invoices`, {});
+    expect(rest.status, rest.text).toBe(201);
+    expect(rest.body).toMatchObject({ shipping_fee: "7.0000" });
+    expect(rest.body.lines[0].quantity).toBe(3);
+    expect(await detail(w.client, order.id)).toMatchObject({ status_id: 30, invoiced_percent: 100 });
+    const live = [third.body, rest.body];
+    const invoicedTotal = live.reduce((sum, invoice) => sum + Number(invoice.total) * 10_000, 0) / 10_000;
+    expect(invoicedTotal).toBeCloseTo(Number(order.total), 4);
+  });
+
   it("parallel invoicing of the same remaining quantity never over-invoices", async () => {
     const w = await world();
     const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;

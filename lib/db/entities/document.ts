@@ -121,6 +121,12 @@ export const documentEntity = () =>
       shippedPercent: { type: "number" },
       /** Sales orders: invoices created from the order (at most `MAX_ORDER_INVOICES`). */
       invoiceCount: { type: "number" },
+      /**
+       * Sales orders: whether a live invoice carries the order's shipping fee and cost (its first
+       * invoice takes them; its cancellation gives them back). Absent on orders written before:
+       * carried once the order has an invoice.
+       */
+      shippingInvoiced: { type: "boolean" },
       linkedInvoiceIds: { type: "list", items: { type: "string" } },
       /** Invoices created from a sales order, documents converted from an estimate. */
       sourceSalesOrderId: { type: "string" },

@@ -1,6 +1,7 @@
 import { mergeStockChanges } from "../../inventory/stock-changes.js";
 import { accountToday, changesNothing, nextTimestamp, statusIdFilter, withEtag } from "../rules.js";
 import type { Principal } from "../../../auth/permissions.js";
+import { Decimal } from "../../../core/decimal.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentTree } from "../../../db/documents.js";
@@ -271,9 +272,12 @@ async function orderAfterCancel(principal: Principal, invoice: DocumentItem, lin
     back.has(line.id) ? { ...line, quantityInvoiced: Math.max(0, addQuantities(line.quantityInvoiced, -back.get(line.id)!)) } : line,
   );
   const previous = tree.header;
+  // The invoice that carried the order's shipping gives it back: the order's next invoice takes it.
+  const carriedShipping = !new Decimal(invoice.shippingFee ?? 0).isZero() || !new Decimal(invoice.shippingCost ?? 0).isZero();
   const next = withPercents(
     {
       ...previous,
+      ...(carriedShipping ? { shippingInvoiced: false } : {}),
       status: "open",
       statusId: SO_STATUS.open.id,
       revision: newRevision("so"),

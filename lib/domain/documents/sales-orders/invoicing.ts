@@ -18,7 +18,7 @@ import { blankHeader } from "../sales/header.js";
 import { insertSalesDocument } from "../sales/insert.js";
 import { duplicateLineIds, type SalesLine } from "../sales/model.js";
 import { withPercents } from "../sales/progress.js";
-import { assertInvoiceable, orderAfterInvoice, quantitiesToInvoice } from "./model.js";
+import { assertInvoiceable, orderAfterInvoice, quantitiesToInvoice, shippingToInvoice } from "./model.js";
 import { visibleSalesOrder } from "./service.js";
 
 /**
@@ -56,7 +56,7 @@ export async function invoiceSalesOrder(
 
       const [account, customer] = await Promise.all([accountSettings(principal.accountId), readParty(principal.accountId, previous.partyId!)]);
       if (!customer) throw errors.internal(new Error(`sales order ${id} names a missing customer`));
-      const first = (previous.invoiceCount ?? 0) === 0;
+      const first = shippingToInvoice(previous);
       const invoiceId = randomUUID();
       const invoiceLines: SalesLine[] = order.lines
         .filter((line) => quantities.has(line.id))

@@ -276,6 +276,9 @@ export function quantitiesToInvoice(lines: readonly SalesLine[], requested: read
   return quantities;
 }
 
+/** Whether the order's next invoice takes its shipping fee and cost: no live invoice carries them yet. */
+export const shippingToInvoice = (order: DocumentItem): boolean => !(order.shippingInvoiced ?? (order.invoiceCount ?? 0) > 0);
+
 /**
  * The order after an invoice of `quantities` (its new invoice `invoiceId`): the lines' invoiced
  * quantities grow, the order closes (30) once every line is fully invoiced, its invoice count,
@@ -292,6 +295,7 @@ export function orderAfterInvoice(previous: DocumentItem, lines: readonly SalesL
       status: complete ? "closed" : "open",
       statusId: complete ? SO_STATUS.closed.id : SO_STATUS.open.id,
       invoiceCount: (previous.invoiceCount ?? 0) + 1,
+      shippingInvoiced: true,
       linkedInvoiceIds: [...(previous.linkedInvoiceIds ?? []), invoiceId],
       revision: newRevision("so"),
       updatedAt: nextTimestamp(previous.updatedAt),
