@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { errorBody } from "../schemas/common.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../routes/index.js";
-import { describeErrorResponse, errorCodesOf, errorTypeOf, meaningOf } from "./errors.js";
+import { describeErrorResponse, errorCodesOf, errorTypeOf } from "./errors.js";
 import { errorExample, exampleOf, parameterExample } from "./examples.js";
 
 /**
@@ -306,7 +306,7 @@ function accessOf(route: RouteDefinition): string {
   if (!route.authenticated) return "**Access:** public (no API key).";
   const list = (names: readonly string[]) => names.map((name) => `\`${name}\``).join(", ");
   const scopes = route.scopes.length > 0 ? `**Scopes:** ${list(route.scopes)}.` : "**Scopes:** none beyond those its description names.";
-  const permissions = route.permissions?.length ? `**Permissions:** ${list(route.permissions)}.` : "**Permissions:** none required of every caller.";
+  const permissions = route.permissions?.length ? `**Permissions:** ${list(route.permissions)}.` : "**Permissions:** none always needed.";
   return `${scopes} ${permissions}`;
 }
 
@@ -318,7 +318,7 @@ Each operation names the API key **scopes** it needs (403 \`insufficient_scope\`
 
 Rules every write shares: in an optional field, blank text (\`""\` or only whitespace) is the same as \`null\` and clears the field (a required text field refuses it); a record's GET body is accepted by its PATCH or PUT and changes nothing: the fields the service controls, which the update schemas leave out, may be sent back as read (with another value they are refused), and a write that changes nothing writes nothing; dates are real calendar dates from \`0001-01-01\`. A user assigned to a location sees and acts on documents and stock at that location only: others are 404 \`resource_missing\`, a body naming another location 422 on that field (stock transfers are account-wide).
 
-Requests that match no operation: an unknown path is 404 \`route_not_found\` (${meaningOf(404, "route_not_found")}); a known path with a method it does not have is 405 \`method_not_allowed\` with an \`Allow\` header (the \`RouteNotFound\` and \`MethodNotAllowed\` responses under components, named by \`x-unmatched-responses\`).
+An unknown path is 404 \`route_not_found\`; a known path with a method it lacks is 405 \`method_not_allowed\` with \`Allow\` (see \`x-unmatched-responses\`).
 
 \`GET ${API_PREFIX}\` links this document and its HTML rendering.`;
 
@@ -365,7 +365,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
     if (route.request.body) {
       const content: Record<string, unknown> = { schema: schemaOf(route.request.body, "input", components) };
       if (route.example?.body !== undefined) content.example = route.example.body;
-      operation.requestBody = { required: true, content: { "application/json": content } };
+      operation.requestBody = { required: !route.request.body.safeParse({}).success, content: { "application/json": content } }; // no body reads as {}
     }
     return {
       route,

@@ -1,11 +1,10 @@
+import { emptyBody } from "../schemas/common.js";
 import { API_PREFIX, route, type RouteDefinition } from "./define.js";
 import {
   ESTIMATE_PROTECTED_FIELDS,
   deletedEstimate,
   estimateConvertToInvoiceBody,
-  estimateConvertToSalesOrderBody,
   estimateCreateBody,
-  estimateDeclineBody,
   estimateList,
   estimateListQuery,
   estimatePath,
@@ -151,7 +150,7 @@ export const estimateRoutes: RouteDefinition[] = [
     permissions: ["estimates.list", "estimates.modify"],
     ifMatch: "optional",
     idempotency: "optional",
-    request: { path: estimatePath, body: estimateDeclineBody },
+    request: { path: estimatePath, body: emptyBody },
     responses: { 200: estimateResource },
     headers: ["ETag"],
     errors: { 409: ["estimate_decline_not_allowed"] },
@@ -199,7 +198,7 @@ export const estimateRoutes: RouteDefinition[] = [
     scopes: ["estimates:convert_to_sales_order"],
     permissions: ["estimates.modify", "sales_orders.list", "sales_orders.modify"],
     idempotency: "optional",
-    request: { path: estimatePath, body: estimateConvertToSalesOrderBody },
+    request: { path: estimatePath, body: emptyBody },
     responses: { 201: salesOrderResource },
     headers: ["ETag"],
     errors: { 409: ["estimate_sales_order_conversion_not_allowed"] },

@@ -1,12 +1,11 @@
 import { API_PREFIX, route, type RouteDefinition } from "./define.js";
-import { pageQuery } from "../schemas/common.js";
+import { pageQuery, emptyBody } from "../schemas/common.js";
 import { deletedPayment } from "../schemas/purchase-orders.js";
 import { invoiceFulfillment, packBody, shipBody } from "../schemas/sales-documents.js";
 import {
   UNSUPPORTED_INVOICE_FIELDS,
   UNSUPPORTED_INVOICE_PACK_FIELDS,
   deletedInvoice,
-  invoiceCancelBody,
   invoiceCreateBody,
   invoiceFulfillmentList,
   invoiceFulfillmentPath,
@@ -149,7 +148,7 @@ export const invoiceRoutes: RouteDefinition[] = [
     scopes: ["invoices:write"],
     permissions: ["invoices.modify"],
     idempotency: "optional",
-    request: { path: invoicePath, body: invoiceCancelBody },
+    request: { path: invoicePath, body: emptyBody },
     responses: { 200: invoiceResource },
     headers: ["ETag"],
     errors: { 409: ["invoice_cancel_not_allowed"] },

@@ -1,5 +1,5 @@
 import { API_PREFIX, route, type RouteDefinition } from "./define.js";
-import { pageQuery } from "../schemas/common.js";
+import { pageQuery, emptyBody } from "../schemas/common.js";
 import {
   deletedWebhookEndpoint,
   webhookDeliveryList,
@@ -91,8 +91,9 @@ export const webhookRoutes: RouteDefinition[] = [
     description: `Returns the endpoint with its new \`secret\`. For 24 hours messages carry two signatures (new and old), space-separated. ${changeRule}`,
     scopes: ["webhooks:write"],
     idempotency: "optional",
-    request: { path: webhookEndpointPath },
+    request: { path: webhookEndpointPath, body: emptyBody },
     errors: { 403: ["sync_permission_denied"] },
+    example: { body: {} },
     responses: { 200: webhookEndpointWithSecret },
   }),
   route({
@@ -106,7 +107,8 @@ export const webhookRoutes: RouteDefinition[] = [
     scopes: ["webhooks:write"],
     idempotency: "optional",
     enqueuesWebhooks: true,
-    request: { path: webhookEndpointPath },
+    request: { path: webhookEndpointPath, body: emptyBody },
+    example: { body: {} },
     responses: { 202: webhookTest },
   }),
   route({

@@ -104,6 +104,9 @@ export const timestamp = lazy(() =>
 /** A calendar date `YYYY-MM-DD` in a response. */
 export const calendarDate = lazy(() => z.string().meta({ format: "date", example: "2026-11-23" }));
 
+/** The body of an action that takes no input (cancel, decline, ...): an empty object, or none. */
+export const emptyBody = lazy(() => z.strictObject({}).meta({ id: "EmptyBody" }));
+
 export const errorBody = lazy(() =>
   z
     .object({

@@ -100,9 +100,6 @@ export const estimateUpdateBody = lazy(() =>
 );
 export type EstimateUpdateBody = Infer<typeof estimateUpdateBody>;
 
-/** Decline: the body must be an empty JSON object (spec 4.3). */
-export const estimateDeclineBody = lazy(() => z.strictObject({}).meta({ id: "EstimateDecline" }));
-
 export const estimateConvertToInvoiceBody = lazy(() =>
   z
     .strictObject({
@@ -110,9 +107,6 @@ export const estimateConvertToInvoiceBody = lazy(() =>
     })
     .meta({ id: "EstimateConvertToInvoice" }),
 );
-
-/** The body of a conversion into a sales order must be empty (spec 4.3): no body, or `{}`. */
-export const estimateConvertToSalesOrderBody = lazy(() => z.strictObject({}).meta({ id: "EstimateConvertToSalesOrder" }));
 
 /**
  * Fields the service controls (spec 4.3: "number, status, salesperson, account, source, totals,

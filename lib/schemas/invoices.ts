@@ -114,9 +114,6 @@ export const invoiceSendBody = lazy(() =>
     .meta({ id: "InvoiceSend" }),
 );
 
-/** Cancel takes no fields: an empty object (or no body). */
-export const invoiceCancelBody = lazy(() => z.strictObject({}).meta({ id: "InvoiceCancel" }));
-
 export const invoicePaymentBody = lazy(() =>
   paymentBody()
     .extend({

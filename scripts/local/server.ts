@@ -35,11 +35,13 @@ class BodyTooLarge extends Error {
 async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
+  // No GET or DELETE route takes a body: read and dropped, whatever its size (as the handlers do).
+  const ignored = request.method === "GET" || request.method === "HEAD" || request.method === "DELETE";
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
+    if (size <= MAX_BODY_BYTES && !ignored) chunks.push(chunk as Buffer);
   }
-  if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
+  if (size > MAX_BODY_BYTES && !ignored) throw new BodyTooLarge();
   return Buffer.concat(chunks);
 }
 

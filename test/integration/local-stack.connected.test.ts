@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, connect, type Server as NetServer } from "node:net";
@@ -303,6 +304,9 @@ describe("the local server (in-process, real HTTP)", () => {
     expect(Number(tooLarge.headers.get("ratelimit-reset"))).toBeGreaterThanOrEqual(1);
     expect(tooLarge.headers.get("cache-control")).toBeNull();
     await stillServes();
+    // A route that takes no body (GET, DELETE) ignores one, whatever its size, as its handler does.
+    const deleteIgnored = await fetch(`${url}/api/v3/customers/${randomUUID()}`, { method: "DELETE", body: "x".repeat(2 * 1024 * 1024) });
+    expect(deleteIgnored.status).toBe(401); // it reaches the API (which wants a key first)
 
     const atLimit = `{"name":"${"x".repeat(1024 * 1024 - 11)}"}`;
     expect(Buffer.byteLength(atLimit)).toBe(1024 * 1024);

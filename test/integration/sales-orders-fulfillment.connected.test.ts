@@ -327,9 +327,7 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
 
   it("the order's shipping goes on its first live invoice: cancelling the invoice that carried it gives it to the next one", async () => {
     const w = await world();
-    const order = (
-      await w.client.post("/sales-orders", { customer_id: w.customer.id, shipping_fee: "7", lines: [{ item_id: w.item.id, quantity: 4 }] })
-    ).body;
+    const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, shipping_fee: "7", lines: [{ item_id: w.item.id, quantity: 4 }] })).body;
     const line = order.lines[0].id;
     const first = await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: line, quantity: 1 }] });
     expect(first.status, first.text).toBe(201);

@@ -328,6 +328,15 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     expectError(await owner.patch(`/webhook-endpoints/${endpoint.id}`, { resources: ["widget"] }), 422, "validation_failed");
     expectError(await owner.patch(`/webhook-endpoints/${endpoint.id}`, { status: "paused" }), 422, "validation_failed");
     expect((await owner.get(`/webhook-endpoints/${endpoint.id}`)).body).toMatchObject({ resources: ["item"], status: "enabled" });
+    // rotate-secret and test take an empty object or no body: anything else is refused and does nothing.
+    for (const action of ["rotate-secret", "test"]) {
+      const path = `/webhook-endpoints/${endpoint.id}/${action}`;
+      expectError(await owner.request("POST", path, undefined, { raw: '{"a":' }), 400, "invalid_json");
+      expectError(await owner.request("POST", path, undefined, { raw: '{"zzz":1}', headers: { "content-type": "text/plain" } }), 400, "invalid_json");
+      expectError(await owner.post(path, { zzz: 1 }), 422, "validation_failed");
+    }
+    expect((await owner.get(`/webhook-endpoints/${endpoint.id}/deliveries`)).body.pagination.total_records).toBe(0);
+    expect((await owner.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`, {})).status).toBe(200);
   });
 
   it("scopes: writes need webhooks:write, reads webhooks:read (403 insufficient_scope)", async () => {
