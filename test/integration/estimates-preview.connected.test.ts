@@ -242,6 +242,14 @@ describe("connected: estimate previews", () => {
     expect(closed.status).toBe(200);
     expect(closed.body.errors).toEqual([{ code: "estimate_update_not_allowed", param: null, message: expect.stringContaining("Declined") }]);
     expect(closed.body.estimate).toMatchObject({ status: "Declined", name: "x" });
+
+    // So does an expired one's: still Expired, not editable.
+    const other = (await w.client.post("/estimates", body(w))).body;
+    await db().entities.document.patch({ accountId: w.account.accountId, documentId: other.id }).set({ expiryInstant: "2020-01-01T00:00:00.000Z" }).go();
+    const expired = await w.client.post(`/estimates/${other.id}/preview`, {}, { headers: { "if-match": other.revision } });
+    expect(expired.status, expired.text).toBe(200);
+    expect(expired.body.errors.map((e: any) => e.code)).toEqual(["estimate_update_not_allowed"]);
+    expect(expired.body.estimate).toMatchObject({ status_id: 8, status: "Expired", can_edit: false, edit_block_reason: "estimate_not_open" });
   });
 
   it("marks the estimate in the change feed on create, update and decline, and deletes it on delete", async () => {

@@ -209,7 +209,7 @@ export async function previewEstimate(
   const now = nowIso();
   let planned: Planned;
   let storedLineIds = new Set<string>();
-  let storedUpdatedAt: string | undefined;
+  let stored: Pick<DocumentItem, "updatedAt" | "status" | "statusId" | "expiryInstant"> | undefined;
   if (existing) {
     const tree = await visibleEstimate(principal, existing.id);
     const expected = parseIfMatch(existing.ifMatch);
@@ -218,7 +218,7 @@ export async function previewEstimate(
     }
     assertRevision(expected, tree.header.revision);
     storedLineIds = new Set(tree.lines.map((line) => line.id));
-    storedUpdatedAt = tree.header.updatedAt;
+    stored = tree.header;
     planned = await planEstimate(principal, { mode: "update", input: input as EstimateUpdateBody, tree }, now, true);
   } else {
     planned = await planEstimate(principal, { mode: "create", input: input as EstimateCreateBody }, now, true);
@@ -227,9 +227,10 @@ export async function previewEstimate(
   const problem = ({ code, message, param }: Problem) => ({ code, message, param: param ?? null });
   return {
     object: "estimate_preview",
-    // Nothing is stored: an existing estimate keeps its updated_at.
+    // Nothing is stored: an existing estimate keeps its updated_at, and a write it refuses (an
+    // expired, declined or closed one) leaves its status as it is.
     estimate: plan
-      ? presentEstimate(principal, storedUpdatedAt ? { ...plan.header, updatedAt: storedUpdatedAt } : plan.header, plan.lines, {
+      ? presentEstimate(principal, stored ? previewedHeader(plan.header, stored, now) : plan.header, plan.lines, {
           now,
           preview: { storedLineIds, isNew: !existing },
         })
@@ -237,6 +238,12 @@ export async function previewEstimate(
     errors: problems.map(problem),
     warnings: warnings.map(problem),
   };
+}
+
+/** An existing estimate's previewed header: its updated_at as stored; its status too unless it is Open (the update would be refused). */
+function previewedHeader(planned: DocumentItem, stored: Pick<DocumentItem, "updatedAt" | "status" | "statusId" | "expiryInstant">, now: string): DocumentItem {
+  const kept = effectiveStatus(stored, now) === "open" ? {} : { status: stored.status, statusId: stored.statusId, expiryInstant: stored.expiryInstant };
+  return { ...planned, ...kept, updatedAt: stored.updatedAt };
 }
 
 /**
