@@ -60,6 +60,18 @@ describe("linked record snapshots", () => {
     expect((await allPages(owner, "/tasks")).find((t) => t.id === task.id).record).toEqual({ available: false });
   });
 
+  it("a prospect converted into a customer (an estimate's conversion) keeps its tasks: they link the customer from then on", async () => {
+    const prospect = (await owner.post("/prospects", { name: "Soon Customer Ltd" }, { idempotencyKey: idempotencyKey() })).body;
+    const task = await newTask(owner, { title: "follow the prospect", record: { type: "prospect", id: prospect.id } });
+    expect(task.record).toMatchObject({ type: "prospect", id: prospect.id, name: "Soon Customer Ltd" });
+    const estimate = (await owner.post("/estimates", { customer_id: prospect.id, lines: [{ name: "Study", unit_price: "5" }] })).body;
+    expect((await owner.post(`/estimates/${estimate.id}/convert-to-sales-order`, {})).status).toBe(201);
+    await eventually(async () => (await owner.get(`/tasks/${task.id}`)).body.record?.type === "customer");
+    const moved = (await owner.get(`/tasks/${task.id}`)).body;
+    expect(moved).toMatchObject({ version: 1, record: { type: "customer", id: prospect.id, name: "Soon Customer Ltd", number: prospect.customer_number } });
+    expect((await allPages(owner, "/tasks", { record_type: "customer", record_id: prospect.id })).map((t) => t.id)).toEqual([task.id]);
+  });
+
   it("a renamed item follows; stock changes alone rewrite nothing", async () => {
     const item = (await owner.post("/items", { name: "Widget" })).body;
     const task = await newTask(owner, { title: "about the widget", record: { type: "item", id: item.id } });

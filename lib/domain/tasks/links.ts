@@ -15,7 +15,9 @@ import { tallyChanges, type TallyState } from "./tallies.js";
  */
 export type TaskLinkChange =
   | { kind: "user"; accountId: string; userId: string; name: string; active: boolean }
-  | { kind: "record"; accountId: string; type: TaskRecordType; id: string; snapshot: RecordSnapshot | null };
+  | { kind: "record"; accountId: string; type: TaskRecordType; id: string; snapshot: RecordSnapshot | null }
+  /** A prospect became a customer (same record): its tasks link the customer from now on. */
+  | { kind: "converted"; accountId: string; id: string; snapshot: RecordSnapshot };
 
 /** The change a stream record means for task snapshots, if any. */
 export function taskLinkChangeOf(
@@ -33,6 +35,10 @@ export function taskLinkChangeOf(
     if (!removed && oldImage && oldImage.name === current.name && oldImage.status === current.status) return undefined;
     return { kind: "user", accountId: String(current.accountId), userId: String(current.userId), name: String(current.name), active };
   }
+  if (entity === "party" && !removed && oldImage?.kind === "prospect" && current.kind === "customer") {
+    const snapshot = { name: String(current.name), number: Number(current.number), ownerUserId: String(current.ownerUserId) };
+    return { kind: "converted", accountId: String(current.accountId), id: String(current.partyId), snapshot };
+  }
   for (const type of TASK_RECORD_TYPES) {
     const change = resolverOf(type)?.changeOf?.(entity, current, removed ? undefined : oldImage, removed);
     if (change) return { kind: "record", type, ...change };
@@ -41,7 +47,11 @@ export function taskLinkChangeOf(
 }
 
 const keyOf = (change: TaskLinkChange) =>
-  change.kind === "user" ? `user|${change.accountId}|${change.userId}` : `record|${change.accountId}|${change.type}|${change.id}`;
+  change.kind === "user"
+    ? `user|${change.accountId}|${change.userId}`
+    : change.kind === "converted"
+      ? `converted|${change.accountId}|${change.id}`
+      : `record|${change.accountId}|${change.type}|${change.id}`;
 
 const tallyState = (task: TaskItem): TallyState => ({
   status: task.status,
@@ -93,6 +103,15 @@ export async function applyTaskLinkChanges(changes: readonly TaskLinkChange[]): 
             current.assigneeUserId !== change.userId || (current.assigneeName === change.name && current.assigneeActive === change.active)
               ? undefined
               : { assigneeName: change.name, assigneeActive: change.active },
+          );
+        }
+      } else if (change.kind === "converted") {
+        // The tasks move to the customer's partition (writeTask moves each link copy).
+        const link = storedLink("customer", change.id, change.snapshot);
+        for (const task of await queryRecordTasks(change.accountId, "prospect", change.id)) {
+          count++;
+          await refreshTask(change.accountId, task.taskId, (current) =>
+            current.record?.type !== "prospect" || current.record.id !== change.id ? undefined : { record: link as TaskItem["record"] },
           );
         }
       } else {
