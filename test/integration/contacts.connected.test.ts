@@ -379,7 +379,7 @@ describe("GET /contacts", () => {
     expect(past.has_more).toBe(false);
   });
 
-  it("q searches first and last names, emails and phone numbers case-insensitively (digits only too)", async () => {
+  it("q searches first, last and full names, emails and phone numbers case-insensitively (digits only too)", async () => {
     const { owner } = await setup();
     const alice = await createContact(owner, { first_name: "Alice", last_name: "Zephyr", email_1: "alice@Example.com" });
     const bob = await createContact(owner, { first_name: "Bob", last_name: "Marley", phone: "(555) 123-4567" });
@@ -390,6 +390,8 @@ describe("GET /contacts", () => {
     expect(await search("ALICE")).toEqual([alice.id]);
     expect(await search("zephyr")).toEqual([alice.id]);
     expect(await search("mArLeY")).toEqual([bob.id]);
+    expect(await search("bob marley")).toEqual([bob.id]);
+    expect(await search("Alice Zephyr")).toEqual([alice.id]);
     expect(await search("example.COM")).toEqual([alice.id]);
     expect(await search("carol.second@other")).toEqual([carol.id]);
     expect(await search("(555) 123")).toEqual([bob.id]);

@@ -96,7 +96,9 @@ async function present(principal: Principal, contacts: readonly ContactItem[], k
 
 function searchTextOf(contact: Pick<ContactItem, "firstName" | "lastName" | "email1" | "email2" | "phone" | "cell" | "fax">): string {
   const phones = [contact.phone, contact.cell, contact.fax].filter(Boolean) as string[];
-  return [contact.firstName, contact.lastName, contact.email1, contact.email2, ...phones, ...phones.map((p) => p.replace(/\D/g, ""))]
+  // The full name too, so "Ann Lee" finds Ann Lee.
+  const fullName = contact.lastName ? `${contact.firstName} ${contact.lastName}` : undefined;
+  return [contact.firstName, contact.lastName, fullName, contact.email1, contact.email2, ...phones, ...phones.map((p) => p.replace(/\D/g, ""))]
     .filter(Boolean)
     .join(" | ")
     .toLowerCase();
