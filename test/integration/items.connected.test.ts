@@ -861,6 +861,23 @@ describe("permissions and scopes", () => {
     expect(variation.locations).toHaveLength(1);
     expect(variation.locations[0]).toMatchObject({ location_id: l1, quantity: 5, item_variation_location_id: own.item_variation_location_id });
   });
+
+  it("a location-restricted user gives an item only its own location (422 on location_id); a stored one sent back is kept", async () => {
+    const { account, client } = await setup();
+    const l1 = await createLocation(client, "Own");
+    const l2 = await createLocation(client, "Other");
+    const restricted = api().withKey((await newUser(account, { permissions: ["inventory.list", "inventory.modify"], locationId: l1 })).key);
+    expectValidation(await restricted.post("/items", { name: "Elsewhere", location_id: l2 }), "location_id");
+    expect((await listItems(client)).body.pagination.total_records).toBe(0);
+    const mine = await restricted.post("/items", { name: "Mine", location_id: l1 });
+    expect(mine.status, mine.text).toBe(201);
+    expectValidation(await restricted.patch(`/items/${mine.body.id}`, { location_id: l2 }), "location_id");
+    const theirs = await createItem(client, { name: "Theirs", location_id: l2 });
+    const kept = await restricted.patch(`/items/${theirs.id}`, { location_id: l2, name: "Theirs too" });
+    expect(kept.status, kept.text).toBe(200);
+    expect(kept.body).toMatchObject({ location_id: l2, name: "Theirs too" });
+    expect((await getItem(client, mine.body.id)).location_id).toBe(l1);
+  });
 });
 
 /* ---------------------------------------------------------------------------------------- */

@@ -81,6 +81,8 @@ async function readReferences(accountId: string, input: { category_id?: string |
 export async function createItem(principal: Principal, body: ItemCreateBody, completion: IdempotencyCompletion | undefined) {
   requireModify(principal);
   const input = withCostPermission(principal, body);
+  // The location rule (architecture section 8): a restricted user names only their location.
+  requireReachableLocation(principal, "location_id", input.location_id);
   const { category, unitName } = await readReferences(principal.accountId, input);
   const changes = itemChanges(input, category, unitName);
   const inventoryType = input.inventory_type ?? category?.inventoryType ?? "quantity";
@@ -155,6 +157,8 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
     async () => {
       const [previous] = await readSettledItems(principal.accountId, async () => [await readItem(principal.accountId, itemId)]);
       if (!previous) throw errors.resourceMissing("item", itemId);
+      // A location sent back as stored is kept; a new one must be the caller's (the location rule).
+      if (input.location_id !== previous.locationId) requireReachableLocation(principal, "location_id", input.location_id);
       const category = references.category ?? (previous.categoryId ? await readItemCategory(principal.accountId, previous.categoryId) : undefined);
       const changes = itemChanges(input, category, references.unitName);
       if (changes.set.inventoryType && changes.set.inventoryType !== previous.inventoryType) {
