@@ -557,6 +557,34 @@ describe("custom_field_values on items", () => {
     expect(cleared.status, cleared.text).toBe(200);
     expect(cleared.body.custom_field_values).toEqual([]);
   });
+
+  it("a new category drops the former category's values (account-level item fields stay); a value of the former one sent with it is refused", async () => {
+    const { account, client } = await setup();
+    const paint = await createCategory(client, { name: "Paint", custom_fields: [{ name: "Colour" }] });
+    const tools = await createCategory(client, { name: "Tools", custom_fields: [{ name: "Voltage" }] });
+    const colour = paint.custom_fields[0]!.id;
+    const voltage = tools.custom_fields[0]!.id;
+    const { custom_field_id: origin } = await createCustomField({ accountId: account.accountId, kind: "item", name: "Origin" });
+    const item = await createItem(client, {
+      name: "Mixer",
+      category_id: paint.id,
+      custom_field_values: [
+        { custom_field_id: colour, value: "Red" },
+        { custom_field_id: origin, value: "Italy" },
+      ],
+    });
+    const moved = await client.patch(`/items/${item.id}`, { category_id: tools.id });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.custom_field_values).toEqual([{ custom_field_id: origin, value: "Italy" }]);
+    expect((await getItem(client, item.id)).custom_field_values).toEqual([{ custom_field_id: origin, value: "Italy" }]);
+    expectValidation(
+      await client.patch(`/items/${item.id}`, { category_id: paint.id, custom_field_values: [{ custom_field_id: voltage, value: "220V" }] }),
+      "custom_field_values[0].custom_field_id",
+    );
+    const uncategorised = await client.patch(`/items/${item.id}`, { category_id: null, custom_field_values: [{ custom_field_id: origin, value: "Spain" }] });
+    expect(uncategorised.status, uncategorised.text).toBe(200);
+    expect(uncategorised.body).toMatchObject({ category_id: null, custom_field_values: [{ custom_field_id: origin, value: "Spain" }] });
+  });
 });
 
 describe("PATCH and DELETE /items/{id}", () => {
