@@ -322,6 +322,20 @@ describe("webhook delivery: permissions", () => {
     expect(deliveries.body.data[0].message_id).toBe(inbox.messages[0]!.id);
   });
 
+  it("the user loses one of the endpoint's resources: a change of another one disables it too (permission_revoked), and is not sent", async () => {
+    const { account, owner } = await ownerOf();
+    const staff = await newUser(account, { permissions: ["inventory.list", "invoices.list", "records.view_all"] });
+    const { endpoint, inbox } = await endpointOn(api().withKey(staff.key), { resources: ["invoice", "item"] });
+    expect(endpoint.resources).toEqual(["invoice", "item"]);
+    await updateUser(staff.userId, { permissions: ["inventory.list", "records.view_all"] });
+    const seq = await headOf(account.accountId);
+    const item = await createItem(owner, "After the invoices went");
+    await waitFor("the endpoint to be disabled", async () => (await getEndpoint(owner, endpoint.id)).status === "disabled");
+    expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "disabled", disabled_reason: "permission_revoked" });
+    await settle(account.accountId, seq);
+    expect(inbox.about(item.id)).toEqual([]);
+  });
+
   it("a user bound to a location, or deactivated, after creating the endpoint: permission_revoked too; the owner's endpoint still receives", async () => {
     const { account, owner } = await ownerOf();
     const bound = await newUser(account, { permissions: ["inventory.list"] });
@@ -391,7 +405,7 @@ describe("webhook delivery: retries, exhaustion, disabling", () => {
     expect((await getEndpoint(owner, endpoint.id)).status).toBe("enabled");
   });
 
-  it("3 consecutive messages failing every attempt disable the endpoint (failing); a delivered one resets the run; re-enabling resumes deliveries", async () => {
+  it("3 consecutive messages failing every attempt disable the endpoint (failing); a delivered one resets the run (a test message does not); re-enabling resumes deliveries", async () => {
     const { account, owner } = await ownerOf();
     const { endpoint, inbox } = await endpointOn(owner, { resources: ["item"] });
     let answer = 500;
@@ -420,18 +434,24 @@ describe("webhook delivery: retries, exhaustion, disabling", () => {
     await message(500);
     await message(500);
     expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "enabled", disabled_reason: null });
+    // A test message delivered in between neither counts nor ends the run.
+    answer = 204;
+    const test = await owner.post(`/webhook-endpoints/${endpoint.id}/test`, {});
+    expect(test.status, test.text).toBe(202);
+    await waitFor("the test message", () => inbox.messages.some((m) => m.id === test.body.message_id));
+    await queueIdle();
     await message(500); // the third in a row
     await waitFor("the endpoint to be disabled", async () => (await getEndpoint(owner, endpoint.id)).status === "disabled");
     const disabled = await getEndpoint(owner, endpoint.id);
     expect(disabled).toMatchObject({ status: "disabled", disabled_reason: "failing" });
     // The list pages through every attempt, newest first, and its total counts them.
     const all = (await deliveriesOf(owner, endpoint.id, { limit: 100 })).body;
-    expect(all.pagination.total_records).toBe(4 * ATTEMPTS + 1);
-    expect(all.data).toHaveLength(4 * ATTEMPTS + 1);
+    expect(all.pagination.total_records).toBe(4 * ATTEMPTS + 2);
+    expect(all.data).toHaveLength(4 * ATTEMPTS + 2);
     const paged: any[] = [];
     for (let page = 1; page <= 4; page++) {
       const listed = (await deliveriesOf(owner, endpoint.id, { limit: 5, page })).body;
-      expect(listed.pagination).toMatchObject({ page, per_page: 5, total_pages: 4, total_records: 4 * ATTEMPTS + 1 });
+      expect(listed.pagination).toMatchObject({ page, per_page: 5, total_pages: 4, total_records: 4 * ATTEMPTS + 2 });
       expect(listed.has_more).toBe(page < 4);
       paged.push(...listed.data);
     }

@@ -73,7 +73,8 @@ export async function attemptDelivery(message: WebhookMessage, attempt: number):
     durationMs: outcome.durationMs,
     next: plan.kind,
   });
-  if (plan.kind === "delivered" && endpoint.failedMessages > 0) await resetFailedMessages(key);
+  // Test messages neither count nor end a run of failed messages.
+  if (plan.kind === "delivered" && message.type !== TEST_TYPE && endpoint.failedMessages > 0) await resetFailedMessages(key);
   if (plan.kind === "exhausted" && message.type !== TEST_TYPE) {
     const failedInARow = await countFailedMessage(key);
     if (failedInARow >= FAILED_MESSAGES_TO_DISABLE && (await disableWebhookEndpoint(key, "failing", now.toISOString()))) {

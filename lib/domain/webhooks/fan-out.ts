@@ -5,6 +5,7 @@ import { readUser } from "../../db/auth-store.js";
 import type { UserItem } from "../../db/service.js";
 import { disableWebhookEndpoint, queryWebhookEndpoints } from "../../db/webhooks.js";
 import { seesAccountWide, type SyncViewer } from "../sync/access.js";
+import type { SyncResource } from "../../sync/classify.js";
 import { derivedMessageId } from "../../webhooks/signing.js";
 import type { WebhookMessage } from "./delivery.js";
 import { changeMessageBody, receives, type MarkerChange } from "./model.js";
@@ -17,8 +18,8 @@ const viewerOf = (user: UserItem | undefined): SyncViewer | undefined => (user?.
  * Fans change markers out to webhook endpoints (architecture section 9): per account ONE Query
  * of its endpoints (none: nothing more), the endpoints' users (one read each), then one
  * message per marker and enabled endpoint that selected its resource, while the endpoint's
- * user may still sync it (`GET /sync`'s rule). An endpoint whose user lost that right is
- * disabled with `permission_revoked` and gets nothing. A message's id comes from the marker
+ * user may still sync it (`GET /sync`'s rule). An endpoint whose user lost that right for any
+ * of its resources is disabled with `permission_revoked` and gets nothing. A message's id comes from the marker
  * and the endpoint, so reprocessing the same markers (a retried stream batch) makes the same
  * messages. Returns how many messages were enqueued.
  */
@@ -36,7 +37,8 @@ export async function fanOutChanges(changes: readonly MarkerChange[]): Promise<n
       for (const endpoint of endpoints) {
         const viewer = users.get(endpoint.userId);
         const wanted = accountChanges.filter((change) => receives(endpoint, change.resource));
-        if (wanted.some((change) => !viewer || !seesAccountWide(viewer, change.resource))) {
+        // Any of its resources lost (not only those of this batch): the endpoint is disabled, as documented.
+        if (!viewer || endpoint.resources.some((resource) => !seesAccountWide(viewer, resource as SyncResource))) {
           const key = { accountId, endpointId: endpoint.endpointId };
           if (await disableWebhookEndpoint(key, "permission_revoked", nowIso()))
             log("WARN", "webhook endpoint disabled", { ...key, reason: "permission_revoked" });
