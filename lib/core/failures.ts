@@ -30,8 +30,9 @@ export class TransactionCanceledError extends Error {
  * took): `retrying` plans it again from what is there now, as after a lost race.
  */
 export class StalePlanError extends Error {
-  constructor(readonly documentId: string) {
-    super(`Document ${documentId} changed while the write was planned from it.`);
+  /** `what`: the record that changed (a document's id, or an item's). */
+  constructor(readonly what: string) {
+    super(`${what} changed while the write was planned from it.`);
     this.name = "StalePlanError";
   }
 }

@@ -119,13 +119,23 @@ describe("connected: deleting an item that documents reference", () => {
     for (let round = 0; round < 12; round++) {
       const itemId = await newItem(w, `Race ${round}`);
       const line = { item_id: itemId, quantity: 1 };
+      // Invoices take stock: the ledger meets the item too.
+      if (round % 3 === 2) {
+        const stocked = await w.client.post(`/items/${itemId}/adjustments`, { location_id: w.location, quantity: 5 });
+        expect(stocked.status, stocked.text).toBe(201);
+      }
       const write =
-        round % 2 === 0
+        round % 3 === 0
           ? w.client.post("/estimates", { customer_id: w.customer.id, lines: [line] })
-          : w.client.post("/purchase-orders", { supplier_id: supplier, location_id: w.location, lines: [line] });
+          : round % 3 === 1
+            ? w.client.post("/purchase-orders", { supplier_id: supplier, location_id: w.location, lines: [line] })
+            : w.client.post("/invoices", { customer_id: w.customer.id, lines: [line] });
       const [document, deletion] = await Promise.all([write, w.client.request("DELETE", `/items/${itemId}`)]);
       if (deletion.status === 200) {
         expect(document.status, document.text).toBe(422);
+        // The line's item is named, however far the write had gone.
+        expect(document.body.error.details[0], document.text).toMatchObject({ code: "invalid_reference" });
+        expect(["lines[0].item_id", "lines"], document.text).toContain(document.body.error.details[0].param);
         expectError(await w.client.get(`/items/${itemId}`), 404, "resource_missing");
         outcomes.deleted += 1;
       } else {

@@ -62,10 +62,12 @@ export interface PlanBasis {
  * What a stock rule broken by a plan answers: when the document the plan was made from changed
  * meanwhile (a parallel request invoiced, received or deleted it), the rule broke on a stale
  * plan, and `StalePlanError` has `retrying` plan again (the next read answers 404 or 409 as a
- * repeat would); else `refusal` of it (422 naming the line).
+ * repeat would), as when an item of the lines is gone; else `refusal` of it (422 naming the line).
  */
 export async function stockRefusal(error: StockRuleError, basis: PlanBasis | undefined, refusal: (error: StockRuleError) => Error): Promise<Error> {
-  if (basis && (await documentChangedSince(basis.accountId, basis.documentId, basis.revision))) return new StalePlanError(basis.documentId);
+  // An item the lines named was deleted since they were resolved: planning again answers 422 on its item_id.
+  if (error.rule === "unknown_item") return new StalePlanError(`An item of change ${error.changeIndex}`);
+  if (basis && (await documentChangedSince(basis.accountId, basis.documentId, basis.revision))) return new StalePlanError(`Document ${basis.documentId}`);
   return refusal(error);
 }
 
