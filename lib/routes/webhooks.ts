@@ -62,7 +62,7 @@ export const webhookRoutes: RouteDefinition[] = [
     path: one,
     group: "webhooks",
     summary: "Update a webhook endpoint",
-    description: `Changes the fields sent (\`description\`: null clears it). ${changeRule} ${resourcesRule}`,
+    description: `Changes the fields sent (\`description\`: null clears it). ${changeRule} ${resourcesRule} On another user's endpoint, each must be one its user_id may sync too (else 422 validation_failed).`,
     scopes: ["webhooks:write"],
     idempotency: "optional",
     request: { path: webhookEndpointPath, body: webhookEndpointUpdateBody },

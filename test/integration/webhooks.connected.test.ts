@@ -408,6 +408,14 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     const changed = await seesAll.patch(path, { description: "kept by a colleague" });
     expect(changed.status, changed.text).toBe(200);
     expect(changed.body).toMatchObject({ description: "kept by a colleague", user_id: account.ownerUserId });
+
+    // New resources for another user's endpoint must be ones that user may sync (deliveries follow its permissions).
+    const itemsUser = await newUser(account, { permissions: ["inventory.list"] });
+    const theirs = await createEndpoint(api().withKey(itemsUser.key), { url, resources: ["item"] });
+    expectValidation(await owner.patch(`/webhook-endpoints/${theirs.id}`, { resources: ["invoice", "item"] }), "resources");
+    expect((await owner.get(`/webhook-endpoints/${theirs.id}`)).body).toMatchObject({ resources: ["item"], updated_at: theirs.updated_at });
+    const same = await owner.patch(`/webhook-endpoints/${theirs.id}`, { resources: ["item"], description: "items only" });
+    expect(same.status, same.text).toBe(200);
   });
 
   it("another account's endpoint is 404 resource_missing on get, patch, delete, rotate-secret, test and deliveries, and unchanged", async () => {

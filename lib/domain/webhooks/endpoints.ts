@@ -20,7 +20,9 @@ import {
 import type { WebhookEndpointCreateBody, WebhookEndpointUpdateBody } from "../../schemas/webhooks.js";
 import { SYNC_RESOURCES, type SyncResource } from "../../sync/classify.js";
 import { newWebhookSecret, randomMessageId } from "../../webhooks/signing.js";
-import { maySync, requireSyncAccess } from "../sync/access.js";
+import { maySync, requireSyncAccess, seesAccountWide } from "../sync/access.js";
+import { readUser } from "../../db/auth-store.js";
+import { viewerOf } from "./fan-out.js";
 import { enqueueWebhookMessages } from "./queue.js";
 import {
   MAX_ENDPOINTS,
@@ -130,7 +132,7 @@ async function changeEndpoint(
   principal: Principal,
   endpointId: string,
   operation: string,
-  change: (endpoint: WebhookEndpointItem) => Omit<EndpointChanges, "updatedAt">,
+  change: (endpoint: WebhookEndpointItem) => Omit<EndpointChanges, "updatedAt"> | Promise<Omit<EndpointChanges, "updatedAt">>,
   completion: Outcome,
   options: { withSecret?: boolean } = {},
 ): Promise<WebhookEndpointResource> {
@@ -142,7 +144,7 @@ async function changeEndpoint(
       // Changing an endpoint (its URL, its secret...) needs what creating it needed: another
       // user of the account cannot point someone else's feed somewhere it could not sync itself.
       requireSyncAccess(principal, endpoint.resources as SyncResource[]);
-      const asked = change(endpoint);
+      const asked = await change(endpoint);
       // A write that changes nothing writes nothing (README, "What you read you can write back"):
       // no new updated_at; the request's outcome is stored by the idempotency layer as usual.
       const stored = endpoint as unknown as Record<string, unknown>;
@@ -178,15 +180,36 @@ export async function updateWebhookEndpoint(
     principal,
     endpointId,
     "update webhook endpoint",
-    () => ({
+    async (endpoint) => ({
       url: input.url,
       description: input.description,
-      resources,
+      resources: resources && (await syncedByEndpointUser(principal, endpoint, resources)),
       ...(input.status === "enabled" ? { status: "enabled", disabledReason: null, failedMessages: 0 } : {}),
       ...(input.status === "disabled" ? { status: "disabled", disabledReason: "manual" } : {}),
     }),
     completion,
   );
+}
+
+/**
+ * New `resources` for another user's endpoint: its deliveries follow its own user's permissions
+ * (`user_id`), so each must be one that user may sync too (else 422 on `resources`: the
+ * endpoint would be disabled at its next change).
+ */
+async function syncedByEndpointUser(principal: Principal, endpoint: WebhookEndpointItem, resources: SyncResource[]): Promise<SyncResource[]> {
+  if (endpoint.userId === principal.userId) return resources;
+  const viewer = viewerOf(await readUser(principal.accountId, endpoint.userId));
+  const lacking = resources.filter((resource) => !viewer || !seesAccountWide(viewer, resource));
+  if (lacking.length > 0) {
+    throw errors.validationFailed([
+      {
+        param: "resources",
+        code: "invalid",
+        message: `the endpoint's user (user_id) may not sync ${lacking.join(", ")}: deliveries follow that user's permissions.`,
+      },
+    ]);
+  }
+  return resources;
 }
 
 /** `POST /webhook-endpoints/{id}/rotate-secret`: a new secret; the old one signs too for 24 hours. */

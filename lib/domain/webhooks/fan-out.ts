@@ -12,7 +12,7 @@ import { changeMessageBody, receives, type MarkerChange } from "./model.js";
 import { enqueueWebhookMessages } from "./queue.js";
 
 /** What a stored user may sync: nothing once inactive. */
-const viewerOf = (user: UserItem | undefined): SyncViewer | undefined => (user?.status === "active" ? accessOfUser(user) : undefined);
+export const viewerOf = (user: UserItem | undefined): SyncViewer | undefined => (user?.status === "active" ? accessOfUser(user) : undefined);
 
 /**
  * Fans change markers out to webhook endpoints (architecture section 9): per account ONE Query
