@@ -174,6 +174,8 @@ describe("connected: estimate conversions", () => {
     expect(await totalOf(w.client, "/prospects")).toBe(prospectsBefore - 1);
     expect((await w.client.get("/customers", { q: "globex" })).body.data.map((c: any) => c.id)).toEqual([prospect.body.id]);
     expect((await w.client.get("/prospects", { q: "globex" })).body.data).toEqual([]);
+    // The converted estimate names a customer from then on.
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toMatchObject({ customer_kind: "customer", status_id: 6 });
 
     // Another estimate of the (now) customer converts into a sales order normally.
     const second = await estimateFor(w, prospect.body.id);

@@ -372,6 +372,8 @@ export function addEstimateConversion(tx: TransactionBuilder, estimate: Document
     status: "closed",
     statusId: ESTIMATE_STATUS.closed.id,
     convertedTo: { kind: target.kind, id: target.id, number: target.number },
+    // A prospect's estimate converted: its customer is a customer from this write on.
+    partyKind: estimate.partyKind === "prospect" ? "customer" : estimate.partyKind,
     revision: newRevision("est"),
     updatedAt: nextTimestamp(estimate.updatedAt),
   };
@@ -384,6 +386,7 @@ export function addEstimateConversion(tx: TransactionBuilder, estimate: Document
         status: closed.status,
         statusId: closed.statusId,
         convertedTo: closed.convertedTo,
+        ...(closed.partyKind ? { partyKind: closed.partyKind } : {}),
         revision: closed.revision,
         updatedAt: closed.updatedAt,
         // Its list entries move with the status (lib/db/listing.ts).
