@@ -262,6 +262,7 @@ describe("admin CLI: help and argument errors", () => {
         [wouldStart, ["account", "create", "--name", "X", "--time-zone", "Mars/Base", "--json"], /Mars\/Base/],
         [wouldStart, ["account", "create", "--name", "X", "--currency", "XYZ", "--json"], /ISO 4217 code in use.*XYZ/],
         [wouldStart, ["key", "create", "--user", randomUUID(), "--name", "K".repeat(300), "--json"], /--name must be at most 255/],
+        [wouldStart, ["key", "create", "--user", randomUUID(), "--expires-at", "2020-01-01T00:00:00Z", "--json"], /--expires-at must be in the future/],
         [wouldStart, ["key", "revoke", "--key", `isk_live_${"a".repeat(40)}`, "--json"], /key id/],
         [wouldStart, ["location", "create", "--account", randomUUID(), "--name", "Depot", "--json"], /--short-name is required/],
         [wouldStart, ["item", "create", "--account", randomUUID(), "--name", "Nut", "--price", "abc", "--json"], /^--price: /],

@@ -35,6 +35,14 @@ export function checkScopes(scopes: readonly string[]): void {
   if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
 }
 
+/** A key's `--expires-at`: an ISO 8601 time in the future (a key expired at birth is a mistake), as stored. */
+export function checkExpiresAt(value: string): string {
+  const time = Date.parse(value);
+  if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new AdminError(`--expires-at must be an ISO 8601 time: ${value}.`);
+  if (time <= Date.now()) throw new AdminError(`--expires-at must be in the future: ${value}.`);
+  return new Date(time).toISOString();
+}
+
 export function requireName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed) throw new AdminError("--name is required.");
@@ -99,9 +107,7 @@ export const operatorInputChecks = {
   currency: (currency: string): void => checkCurrency(currency),
   permissions: (permissions: readonly string[]): void => checkPermissions(permissions),
   scopes: (scopes: readonly string[]): void => checkScopes(scopes),
-  expiresAt: (value: string): void => {
-    if (Number.isNaN(Date.parse(value)) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new AdminError(`--expires-at must be an ISO 8601 time: ${value}.`);
-  },
+  expiresAt: (value: string): void => void checkExpiresAt(value),
   customFieldKind: (kind: string): void => {
     if (!(CUSTOM_FIELD_KINDS as readonly string[]).includes(kind)) throw new AdminError(`--kind must be one of: ${CUSTOM_FIELD_KINDS.join(", ")}.`);
   },

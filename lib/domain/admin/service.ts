@@ -22,7 +22,7 @@ import {
 } from "../../db/admin-store.js";
 import { readLocation } from "../../db/locations.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../../db/service.js";
-import { checkCurrency, checkPermissions, checkScopes, checkTimeZone, requireName } from "./checks.js";
+import { checkCurrency, checkExpiresAt, checkPermissions, checkScopes, checkTimeZone, requireName } from "./checks.js";
 
 /**
  * The operator's actions (admin CLI, seeding, tests): accounts, users and keys here; reference
@@ -212,14 +212,7 @@ export async function createKey(input: {
   const scopes = input.scopes === undefined || input.scopes === "all" ? ["all"] : input.scopes;
   checkScopes(scopes);
   const name = input.name === undefined ? undefined : requireName(input.name);
-  let expiresAt: string | undefined;
-  if (input.expiresAt !== undefined) {
-    const time = Date.parse(input.expiresAt);
-    if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}/.test(input.expiresAt)) {
-      throw new AdminError(`--expires-at must be an ISO 8601 time: ${input.expiresAt}.`);
-    }
-    expiresAt = new Date(time).toISOString();
-  }
+  const expiresAt = input.expiresAt === undefined ? undefined : checkExpiresAt(input.expiresAt);
   const user = await requireUser(input.userId);
   const { apiKey, record } = newKeyRecord(user, name, scopes.includes("all") ? ["all"] : scopes, expiresAt);
   await insertApiKey(record);
