@@ -221,10 +221,13 @@ const PERMISSION_NAMES: Partial<Record<Permission, string>> = {
   "accounts.manage": "account-management",
 };
 
-/** Throws 403 `permission_denied` unless the caller's live user record grants `permission`. */
-export function requirePermission(principal: Principal, permission: Permission): void {
+/**
+ * Throws 403 `permission_denied` unless the caller's live user record grants `permission`;
+ * `param` names the field or parameter that needs it, when one does.
+ */
+export function requirePermission(principal: Principal, permission: Permission, param?: string): void {
   if (!hasPermission(principal, permission)) {
-    throw errors.permissionDenied(`This action requires the ${PERMISSION_NAMES[permission] ?? permission} permission.`);
+    throw errors.permissionDenied(`This action requires the ${PERMISSION_NAMES[permission] ?? permission} permission.`, param);
   }
 }
 

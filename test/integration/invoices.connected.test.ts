@@ -255,8 +255,13 @@ describe("connected: invoices", () => {
   it("needs prices.modify for inventory prices, costs.view for shipping cost and costs, invoices.modify for writes", async () => {
     const w = await world();
     const clerk = api().withKey((await newUser(w.account, { permissions: ["invoices.list", "invoices.modify", "records.view_all"] })).key);
-    expectError(await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 1, unit_price: "1" }] }, clerk), 403, "permission_denied");
-    expectError(await createInvoice(w, { shipping_cost: "1" }, clerk), 403, "permission_denied");
+    expectError(
+      await createInvoice(w, { lines: [{ item_id: w.item.id, quantity: 1, unit_price: "1" }] }, clerk),
+      403,
+      "permission_denied",
+      "lines[0].unit_price",
+    );
+    expectError(await createInvoice(w, { shipping_cost: "1" }, clerk), 403, "permission_denied", "shipping_cost");
     expect(await invoiceCount(w.client)).toBe(0);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
     const plain = await createInvoice(w, {}, clerk);

@@ -240,12 +240,13 @@ describe("POST /items: the item record", () => {
     expect(variationList.body.data[0]).toHaveProperty("unit_cost_override", null);
 
     const modifier = api().withKey((await newUser(account, { permissions: ["inventory.modify", "inventory.list"] })).key);
-    expectError(await modifier.post("/items", { name: "With cost", cost: "1.00" }), 403, "permission_denied");
-    expectError(await modifier.patch(`/items/${item.id}`, { cost: "2" }), 403, "permission_denied");
+    expectError(await modifier.post("/items", { name: "With cost", cost: "1.00" }), 403, "permission_denied", "cost");
+    expectError(await modifier.patch(`/items/${item.id}`, { cost: "2" }), 403, "permission_denied", "cost");
     expectError(
       await modifier.post("/items", { name: "With override", variations: [{ values: { Size: "M" }, unit_cost_override: "1" }] }),
       403,
       "permission_denied",
+      "variations[0].unit_cost_override",
     );
     const allowed = await modifier.post("/items", { name: "Without cost", price: "3" });
     expect(allowed.status, allowed.text).toBe(201);

@@ -148,9 +148,9 @@ describe("filters and scopes", () => {
   it("scope all and recovery need tasks.manage_all", async () => {
     for (const scope of ["all", "recovery"]) {
       const denied = await api().withKey(alice.key).get("/tasks", { scope });
-      expectError(denied, 403, "permission_denied");
+      expectError(denied, 403, "permission_denied", "scope");
       expectNoStore(denied);
-      expectError(await api().withKey(alice.key).get("/tasks/stats", { scope }), 403, "permission_denied");
+      expectError(await api().withKey(alice.key).get("/tasks/stats", { scope }), 403, "permission_denied", "scope");
     }
     const all = titles(await allPages(api().withKey(manager.key), "/tasks", { scope: "all", q: tag }));
     expect(all).toEqual([`Alpha ${tag} Report`, `Gamma ${tag} report`, `beta ${tag}`]);

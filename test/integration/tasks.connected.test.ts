@@ -290,7 +290,7 @@ describe("permissions and visibility", () => {
 
   it("assigning another user needs tasks.assign; the assignee must be an active user of the account", async () => {
     const denied = await createTask(api().withKey(staff.key), { title: "for someone", assignee_user_id: assigner.userId });
-    expectError(denied, 403, "permission_denied");
+    expectError(denied, 403, "permission_denied", "assignee_user_id");
     expectNoStore(denied);
     const self = await createTask(api().withKey(staff.key), { title: "for me", assignee_user_id: staff.userId });
     expect(self.status).toBe(201);
@@ -320,7 +320,12 @@ describe("permissions and visibility", () => {
 
   it("reassigning: to oneself is allowed, to another user needs tasks.assign", async () => {
     const task = await newTask(api().withKey(assigner.key), { title: "pass around", assignee_user_id: staff.userId });
-    expectError(await patchTask(api().withKey(staff.key), task.id, { version: 1, assignee_user_id: bystander.userId }), 403, "permission_denied");
+    expectError(
+      await patchTask(api().withKey(staff.key), task.id, { version: 1, assignee_user_id: bystander.userId }),
+      403,
+      "permission_denied",
+      "assignee_user_id",
+    );
     const manager_ = api().withKey(manager.key);
     expectError(await patchTask(manager_, task.id, { version: 1, assignee_user_id: bystander.userId }), 403, "permission_denied");
     const taken = await patchTask(manager_, task.id, { version: 1, assignee_user_id: manager.userId });

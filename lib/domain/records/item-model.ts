@@ -95,10 +95,9 @@ export function presentItem(item: ItemRecord, ctx: PresentContext): Record<strin
  */
 export function withCostPermission<I extends { cost?: unknown; variations?: { unit_cost_override?: unknown }[] }>(principal: Principal, input: I): I {
   if (hasPermission(principal, "costs.view")) return input;
-  const writesCost =
-    (input.cost !== undefined && input.cost !== null) ||
-    (input.variations ?? []).some((v) => v.unit_cost_override !== undefined && v.unit_cost_override !== null);
-  if (writesCost) throw errors.permissionDenied("Writing unit costs requires the costs.view permission.");
+  const variation = (input.variations ?? []).findIndex((v) => v.unit_cost_override !== undefined && v.unit_cost_override !== null);
+  const param = input.cost !== undefined && input.cost !== null ? "cost" : variation >= 0 ? `variations[${variation}].unit_cost_override` : undefined;
+  if (param) throw errors.permissionDenied(`${param}: writing unit costs requires the costs.view permission.`, param);
   const { cost: _hidden, ...rest } = input;
   return { ...rest, ...(input.variations ? { variations: input.variations.map(({ unit_cost_override: _none, ...variation }) => variation) } : {}) } as I;
 }

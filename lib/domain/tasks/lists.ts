@@ -58,7 +58,7 @@ async function checkRecordFilter(
 function requireScopePermission(scope: "mine" | "all" | "recovery"): (principal: Principal) => void {
   return (principal) => {
     if (scope !== "mine" && !hasPermission(principal, "tasks.manage_all")) {
-      throw errors.permissionDenied(`scope=${scope} requires the tasks.manage_all permission.`);
+      throw errors.permissionDenied(`scope=${scope} requires the tasks.manage_all permission.`, "scope");
     }
   };
 }

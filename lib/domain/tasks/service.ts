@@ -89,7 +89,7 @@ function dueTimeDetail(): ValidationDetail {
 export async function createTask(principal: Principal, input: TaskCreateBody, completion: IdempotencyCompletion | undefined): Promise<TaskResource> {
   const now = currentTime();
   const assigneeId = input.assignee_user_id ?? principal.userId;
-  if (assigneeId !== principal.userId) requirePermission(principal, "tasks.assign");
+  if (assigneeId !== principal.userId) requirePermission(principal, "tasks.assign", "assignee_user_id");
   const details: ValidationDetail[] = [];
   const dueDate = input.due_date ?? null;
   const dueTime = input.due_time ?? null;
@@ -188,7 +188,8 @@ export async function updateTask(
           `A ${current.status} task cannot become ${status}${current.status === "open" ? "" : "; reopen it (status open) first"}.`,
         );
       }
-      if (assignTo !== undefined && assignTo !== current.assigneeUserId && assignTo !== principal.userId) requirePermission(principal, "tasks.assign");
+      if (assignTo !== undefined && assignTo !== current.assigneeUserId && assignTo !== principal.userId)
+        requirePermission(principal, "tasks.assign", "assignee_user_id");
 
       const details: ValidationDetail[] = [];
       const dueDate = input.due_date !== undefined ? input.due_date : (current.dueDate ?? null);

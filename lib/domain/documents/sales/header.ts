@@ -104,7 +104,7 @@ export function newSalesHeader(
 /** `shipping_cost` needs the unit-cost permission (spec 4.4 and 4.5): 403 without it. */
 export function requireShippingCostPermission(principal: Principal, input: { shipping_cost?: unknown }): void {
   if (input.shipping_cost !== undefined && !hasPermission(principal, "costs.view")) {
-    throw errors.permissionDenied("shipping_cost: setting the shipping cost requires the unit-cost permission (costs.view).");
+    throw errors.permissionDenied("shipping_cost: setting the shipping cost requires the unit-cost permission (costs.view).", "shipping_cost");
   }
 }
 

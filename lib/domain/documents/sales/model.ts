@@ -156,7 +156,10 @@ export function lineSpecsOf(
   if (inventoryPrice === "forbid" && !mayPrice) {
     const index = input.findIndex((line, i) => line.item_id !== undefined && line.unit_price !== undefined && !keepsPrice(line, i));
     if (index >= 0)
-      throw errors.permissionDenied(`lines[${index}].unit_price: setting the selling price of an inventory line requires the prices.modify permission.`);
+      throw errors.permissionDenied(
+        `lines[${index}].unit_price: setting the selling price of an inventory line requires the prices.modify permission.`,
+        `lines[${index}].unit_price`,
+      );
   }
   return input.map((line, index) => ({
     index,
