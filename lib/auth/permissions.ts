@@ -235,6 +235,14 @@ export function hasScope(principal: Principal, scope: string): boolean {
   return principal.scopes === null || principal.scopes.has(scope);
 }
 
+/**
+ * Whether the caller may take an action: the user's permission AND the key's scope (spec part 1,
+ * section 1: permissions are checked in addition to the key's scopes). What `can_edit` and
+ * `can_pack` answer.
+ */
+export const mayAct = (principal: Principal, permission: Permission, scope: string): boolean =>
+  hasPermission(principal, permission) && hasScope(principal, scope);
+
 /** The location a user is restricted to, or null (owners are never restricted). */
 export function locationRestriction(principal: Principal): string | null {
   return principal.role === "owner" ? null : principal.assignedLocationId;

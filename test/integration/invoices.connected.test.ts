@@ -4,7 +4,7 @@ import { db } from "../../lib/db/service.js";
 import { updateAccount } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
-import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";
+import { idempotencyKey, newAccount, newKey, newUser } from "../support/fixtures.js";
 import {
   INVOICE_DETAIL_KEYS,
   INVOICE_KEYS,
@@ -280,6 +280,11 @@ describe("connected: invoices", () => {
       can_pack: false,
       pack_block_reason: "permission_denied",
     });
+    // The key's scopes count too: a key of the owner without invoices:write (or invoices:pack) may not edit (or pack).
+    const readKey = api().withKey((await newKey(w.account.ownerUserId, { scopes: ["invoices:read", "invoices:pack"] })).key);
+    expect((await readKey.get(`/invoices/${plain.body.id}`)).body).toMatchObject({ can_edit: false, edit_block_reason: "permission_denied", can_pack: true });
+    const writeKey = api().withKey((await newKey(w.account.ownerUserId, { scopes: ["invoices:read", "invoices:write"] })).key);
+    expect((await writeKey.get(`/invoices/${plain.body.id}`)).body).toMatchObject({ can_edit: true, can_pack: false, pack_block_reason: "permission_denied" });
     expectError(
       await api()
         .withKey((await newUser(w.account, { permissions: [] })).key)

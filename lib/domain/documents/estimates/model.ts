@@ -6,7 +6,7 @@ import { DateTime } from "luxon";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import { isValidZone } from "../../../core/time-zones.js";
 import { nowIso } from "../../../core/clock.js";
-import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { money } from "../../common/money.js";
@@ -157,7 +157,7 @@ export function priceEstimate(
 export type EditBlockReason = "estimate_not_open" | "permission_denied";
 
 export function editBlockReason(principal: Principal, header: Pick<DocumentItem, "status" | "expiryInstant">, now: string): EditBlockReason | null {
-  if (!hasPermission(principal, "estimates.modify")) return "permission_denied";
+  if (!mayAct(principal, "estimates.modify", "estimates:write")) return "permission_denied";
   return effectiveStatus(header, now) === "open" ? null : "estimate_not_open";
 }
 

@@ -1,7 +1,7 @@
 import type { StockChange } from "../../inventory/stock-changes.js";
 import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
 import { headerMoney } from "../amounts.js";
-import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
@@ -44,14 +44,14 @@ export const isLinked = (header: DocumentItem): boolean => Boolean(header.source
 // Presentation
 
 function editBlockReason(principal: Principal, header: DocumentItem) {
-  if (!hasPermission(principal, "invoices.modify")) return "permission_denied" as const;
+  if (!mayAct(principal, "invoices.modify", "invoices:write")) return "permission_denied" as const;
   if (isLinked(header)) return "invoice_sales_order_linked" as const;
   if (header.status !== "sent") return "invoice_not_unpaid" as const;
   return null;
 }
 
 function packBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
-  if (!hasPermission(principal, "invoices.modify")) return "permission_denied" as const;
+  if (!mayAct(principal, "invoices.modify", "invoices:pack")) return "permission_denied" as const;
   if (isLinked(header)) return "packing_managed_by_sales_order" as const;
   if (header.packingListsEnabled === false) return "packing_lists_disabled" as const;
   if (header.status === "cancelled") return "invoice_cancelled" as const;

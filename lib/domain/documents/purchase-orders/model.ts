@@ -1,7 +1,7 @@
 import type { StockChange } from "../../inventory/stock-changes.js";
 import { headerMoney } from "../amounts.js";
 import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
-import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import { mayAct, type Principal } from "../../../auth/permissions.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderUpdateBody } from "../../../schemas/purchase-orders.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
@@ -89,7 +89,7 @@ function presentLine(line: PoLine, position: number, locationName: string | unde
 }
 
 export function editBlockReason(principal: Principal, header: DocumentItem): "permission_denied" | "purchase_order_not_not_sent" | null {
-  if (!hasPermission(principal, "purchase_orders.modify")) return "permission_denied";
+  if (!mayAct(principal, "purchase_orders.modify", "purchase_orders:write")) return "permission_denied";
   if (header.status !== "not_sent") return "purchase_order_not_not_sent";
   return null;
 }

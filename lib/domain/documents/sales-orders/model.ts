@@ -1,7 +1,7 @@
 import { amountPaid, headerMoney } from "../amounts.js";
 import { nextTimestamp, orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
 import { Decimal } from "../../../core/decimal.js";
-import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
@@ -49,7 +49,7 @@ export const activityStarted = (header: DocumentItem, lines: readonly SalesLine[
   (header.invoiceCount ?? 0) > 0 || lines.some((line) => line.quantityInvoiced > 0 || line.quantityPacked > 0 || line.quantityShipped > 0);
 
 function editBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
-  if (!hasPermission(principal, "sales_orders.modify")) return "permission_denied" as const;
+  if (!mayAct(principal, "sales_orders.modify", "sales_orders:write")) return "permission_denied" as const;
   if (header.status !== "open") return "sales_order_not_open" as const;
   if (activityStarted(header, lines)) return "sales_order_activity_started" as const;
   return null;
@@ -67,7 +67,7 @@ export function hasLocationAccess(principal: Principal, header: DocumentItem, li
 
 function packBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
   const serviceItems = header.packingServiceItems ?? false;
-  if (!hasPermission(principal, "sales_orders.modify")) return "permission_denied" as const;
+  if (!mayAct(principal, "sales_orders.modify", "sales_orders:pack")) return "permission_denied" as const;
   if (header.packingListsEnabled === false) return "packing_lists_disabled" as const;
   if (header.status !== "open") return "sales_order_not_open" as const;
   if (!hasLocationAccess(principal, header, lines, serviceItems)) return "location_restricted" as const;
