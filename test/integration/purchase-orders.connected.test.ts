@@ -440,6 +440,18 @@ describe("connected: purchase orders", () => {
     expect(detail).toMatchObject({ amount_paid: "100.0000", amount_due: "0.0000", date_fully_paid: "2026-11-22" });
     expectValidation(await w.client.post(`/purchase-orders/${order.id}/payments`, { amount: 0 }), "amount");
     expectValidation(await w.client.post(`/purchase-orders/${order.id}/payments`, { amount: "1.23456" }), "amount");
+
+    // An update keeps the total at or above the amount paid; date_fully_paid follows the new amount due.
+    const line = detail.lines[0].id;
+    const lower = await w.client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: line, name: "Service", unit_cost: "50", tax_rate: 0, tax_2_rate: 0 }] });
+    expectValidation(lower, "lines", "exceeds_amount_due");
+    expectValidation(await w.client.patch(`/purchase-orders/${order.id}`, { discount_percent: 10 }), "discount_percent", "exceeds_amount_due");
+    expect((await w.client.get(`/purchase-orders/${order.id}`)).body).toMatchObject({ total: "100.0000", amount_paid: "100.0000", date_fully_paid: "2026-11-22" });
+    const higher = await w.client.patch(`/purchase-orders/${order.id}`, { shipping_fee: "20" });
+    expect(higher.status, higher.text).toBe(200);
+    expect(higher.body).toMatchObject({ total: "120.0000", amount_paid: "100.0000", amount_due: "20.0000", date_fully_paid: null });
+    const back = await w.client.patch(`/purchase-orders/${order.id}`, { shipping_fee: "0" });
+    expect(back.body).toMatchObject({ total: "100.0000", amount_due: "0.0000", date_fully_paid: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
   });
 
   it(

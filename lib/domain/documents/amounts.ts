@@ -1,5 +1,6 @@
 /** What a document has been paid and still owes, from its header: pure. */
 import { Decimal } from "../../core/decimal.js";
+import { errors } from "../../core/errors.js";
 import type { DocumentItem } from "../../db/service.js";
 import { MINOR_UNITS_PER_UNIT, money, moneyFromMinor } from "../common/money.js";
 
@@ -16,6 +17,24 @@ export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentD
   if (due.lte(0) && !new Decimal(next.total).isZero()) next.dateFullyPaid = header.dateFullyPaid ?? paymentDate;
   else delete next.dateFullyPaid;
   return next;
+}
+
+/**
+ * A document update's new total against what is already paid (purchase orders take payments
+ * while still editable): a total below the amount paid is 422 `exceeds_amount_due` on `param`
+ * (refund first); otherwise the header with `date_fully_paid` following its new amount due.
+ */
+export function withTotalCoveringPaid(header: DocumentItem, param: string, today: string): DocumentItem {
+  if (new Decimal(amountDue(header)).lt(0)) {
+    throw errors.validationFailed([
+      {
+        param,
+        code: "exceeds_amount_due",
+        message: `would make the total ${header.total}, below the amount paid (${amountPaid(header)}): refund the difference first.`,
+      },
+    ]);
+  }
+  return header.amountPaidMinor === 0 ? header : withAmountPaid(header, header.amountPaidMinor, today);
 }
 
 /** A header's money as the API shows it (`shipping_cost` is added after it, with `costs.view`). */

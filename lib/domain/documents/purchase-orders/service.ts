@@ -1,5 +1,6 @@
 import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem } from "../line-values.js";
 import {
+  accountToday,
   localToday,
   matchReplacementLines,
   nextTimestamp,
@@ -31,6 +32,7 @@ import { mayReachLocation, outsideLocationDetail } from "../../common/location-a
 import { deletePayment, listPayments, recordPayment, type PaymentPolicy } from "../payments.js";
 import { accountSettings, listDocuments, documentLock, visibleDocument } from "../documents.js";
 import { money, rate } from "../../common/money.js";
+import { withTotalCoveringPaid } from "../amounts.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { MAX_PO_LINES } from "../../../schemas/purchase-orders.js";
 import { freshHeader, textFilter } from "../stock/model.js";
@@ -324,7 +326,7 @@ export async function updatePurchaseOrder(
       for (const attribute of cleared) delete (merged as Record<string, unknown>)[attribute];
       const priced = priceLines(lines, merged.discountPercent, merged.shippingFee);
       const customFields = input.custom_field_values === undefined ? undefined : customFieldWrite(input.custom_field_values, "purchase_order");
-      const next = derive(
+      let next = derive(
         {
           ...merged,
           ...priced.totals,
@@ -338,6 +340,9 @@ export async function updatePurchaseOrder(
       if (!next.issueDate) next.issueDate = previous.issueDate;
       // Sent back as read: nothing to write (revision and updated_at stay).
       if (changesNothing(previous, next, tree.lines, priced.lines)) return result(principal, previous, tree.lines);
+      // Paid already (a Not Sent order takes payments): the total stays at or above the amount paid.
+      const totalParam = input.lines !== undefined ? "lines" : input.shipping_fee !== undefined ? "shipping_fee" : "discount_percent";
+      next = withTotalCoveringPaid(next, totalParam, accountToday(context.account));
       const response = result(principal, next, priced.lines);
       const cancellation = await writeTransaction(
         (tx) => {
