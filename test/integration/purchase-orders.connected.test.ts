@@ -446,7 +446,11 @@ describe("connected: purchase orders", () => {
     const lower = await w.client.patch(`/purchase-orders/${order.id}`, { lines: [{ id: line, name: "Service", unit_cost: "50", tax_rate: 0, tax_2_rate: 0 }] });
     expectValidation(lower, "lines", "exceeds_amount_due");
     expectValidation(await w.client.patch(`/purchase-orders/${order.id}`, { discount_percent: 10 }), "discount_percent", "exceeds_amount_due");
-    expect((await w.client.get(`/purchase-orders/${order.id}`)).body).toMatchObject({ total: "100.0000", amount_paid: "100.0000", date_fully_paid: "2026-11-22" });
+    expect((await w.client.get(`/purchase-orders/${order.id}`)).body).toMatchObject({
+      total: "100.0000",
+      amount_paid: "100.0000",
+      date_fully_paid: "2026-11-22",
+    });
     const higher = await w.client.patch(`/purchase-orders/${order.id}`, { shipping_fee: "20" });
     expect(higher.status, higher.text).toBe(200);
     expect(higher.body).toMatchObject({ total: "120.0000", amount_paid: "100.0000", amount_due: "20.0000", date_fully_paid: null });
