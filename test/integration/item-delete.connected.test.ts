@@ -133,9 +133,10 @@ describe("connected: deleting an item that documents reference", () => {
       const [document, deletion] = await Promise.all([write, w.client.request("DELETE", `/items/${itemId}`)]);
       if (deletion.status === 200) {
         expect(document.status, document.text).toBe(422);
-        // The line's item is named, however far the write had gone.
-        expect(document.body.error.details[0], document.text).toMatchObject({ code: "invalid_reference" });
-        expect(["lines[0].item_id", "lines"], document.text).toContain(document.body.error.details[0].param);
+        // A refusal about the lines (usually lines[0].item_id invalid_reference; the moment the
+        // delete lands decides which check of the write sees it first).
+        expectError(document, 422, "validation_failed");
+        expect(document.body.error.details[0].param, document.text).toMatch(/^lines/);
         expectError(await w.client.get(`/items/${itemId}`), 404, "resource_missing");
         outcomes.deleted += 1;
       } else {

@@ -95,6 +95,11 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     let locationId = row?.locationId ?? context.location?.locationId ?? restriction ?? found.item.locationId;
     if (!row && locationId) row = found.rows.find((r) => r.locationId === locationId);
     if (!locationId) {
+      // No row at all: the item may have been deleted (with its rows) since it was read.
+      if (found.rows.length === 0 && (await readItems(principal.accountId, [found.item.itemId])).length === 0) {
+        details.push(referenceDetail(`lines[${spec.index}].item_id`, "is not an item of this account."));
+        continue;
+      }
       if (found.rows.length !== 1) {
         details.push({
           param: `lines[${spec.index}].item_variation_location_id`,
