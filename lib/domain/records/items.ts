@@ -159,12 +159,17 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       if (!previous) throw errors.resourceMissing("item", itemId);
       // A location sent back as stored is kept; a new one must be the caller's (the location rule).
       if (input.location_id !== previous.locationId) requireReachableLocation(principal, "location_id", input.location_id);
-      const former = previous.categoryId ? await readItemCategory(principal.accountId, previous.categoryId) : undefined;
+      // A new category drops the former category's field values (a value sent with it is checked as usual).
+      const dropsFormerValues = input.category_id !== undefined && input.category_id !== previous.categoryId && input.custom_field_values === undefined;
+      // The stored category is read only when it matters: to check values against it, or to drop its values.
+      const former =
+        previous.categoryId && (input.category_id === undefined || dropsFormerValues)
+          ? await readItemCategory(principal.accountId, previous.categoryId)
+          : undefined;
       // The category the values are checked against: the one sent (none for null), else the stored one.
       const category = input.category_id !== undefined ? references.category : former;
       const changes = itemChanges(input, category, references.unitName);
-      // A new category drops the former category's field values (a value sent with it is checked as usual).
-      if (input.category_id !== undefined && input.category_id !== previous.categoryId && input.custom_field_values === undefined) {
+      if (dropsFormerValues) {
         const formerFields = new Set((former?.customFields ?? []).map((field) => field.id));
         const kept = (previous.customFieldValues ?? []).filter((value) => !formerFields.has(value.id));
         if (kept.length !== (previous.customFieldValues ?? []).length) changes.set.customFieldValues = kept;
