@@ -214,12 +214,19 @@ export async function deleteItem(principal: Principal, itemId: string, completio
   return retrying(
     "delete item",
     async () => {
+      // The item as it was BEFORE the reference intents are read: a document write that commits
+      // after this read moves its referenceTick (or stockVersion), which the deletion is
+      // conditioned on; one that committed before it left an intent the next read sees.
+      const before = await readItem(principal.accountId, itemId);
+      if (!before) throw errors.resourceMissing("item", itemId);
       let tree: Awaited<ReturnType<typeof readSettledItemTree>> | undefined;
       const referencing = await documentsReferencingItem(principal.accountId, itemId, async () => {
         tree = await readSettledItemTree(principal.accountId, itemId);
         if (!tree.item) throw errors.resourceMissing("item", itemId);
         return tree.item.documentCount;
       });
+      // A write landed between the two reads: its intent may have been missed; read again.
+      if (tree?.item && (tree.item.referenceTick !== before.referenceTick || tree.item.stockVersion !== before.stockVersion)) return RETRY;
       if (referencing > 0) {
         throw errors.validationFailed([
           { param: "document_count", code: "has_documents", message: `the item is referenced by ${referencing} document(s) and cannot be deleted.` },
