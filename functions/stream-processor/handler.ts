@@ -7,6 +7,7 @@ import { writeMarkers } from "../../lib/db/sync.js";
 import { applyDocumentReferences } from "../../lib/db/documents.js";
 import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
 import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../../lib/domain/tasks/links.js";
+import { followProspectConversions, prospectConversionOf } from "../../lib/domain/records/parties.js";
 import { errorFields, log } from "../../lib/core/log.js";
 import { fanOutChanges } from "../../lib/domain/webhooks/fan-out.js";
 import type { MarkerChange } from "../../lib/domain/webhooks/model.js";
@@ -24,6 +25,8 @@ import type { MarkerChange } from "../../lib/domain/webhooks/model.js";
  *   whose writer died (`sweepExpiredHolds`): folds those bound, releases the others.
  * - Task snapshots: a change of a user or of a record tasks link rewrites the snapshots the
  *   tasks keep of them (lib/domain/tasks/links.ts; idempotent).
+ * - A prospect that became a customer: its other estimates show `customer_kind: "customer"`
+ *   (lib/domain/records/parties.ts; idempotent).
  * - Webhooks: the markers a batch wrote are fanned out to their accounts' webhook endpoints
  *   (lib/domain/webhooks/fan-out.ts) as soon as they are committed. A retried batch writes
  *   fresher markers for the same records, and so new messages (delivery is at least once).
@@ -39,6 +42,7 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
   const references: DocumentReferences[] = [];
   const journals: { accountId: string; journalId: string }[] = [];
   const taskLinks: TaskLinkChange[] = [];
+  const conversions: { accountId: string; partyId: string }[] = [];
   for (const record of event.Records) {
     const image = record.dynamodb?.NewImage
       ? (unmarshall(record.dynamodb.NewImage as never, { wrapNumbers: readNumber }) as Record<string, unknown>)
@@ -54,6 +58,8 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
     }
     const taskLink = taskLinkChangeOf(record.eventName, image, oldImage);
     if (taskLink) taskLinks.push(taskLink);
+    const conversion = prospectConversionOf(image, oldImage);
+    if (conversion) conversions.push(conversion);
     const change = onlyItemBookkeeping(oldImage, image) ? undefined : changeOf(record.eventName, image ?? oldImage);
     if (change) changes.push(change);
     if ((image ?? oldImage)?.[ENTITY_ATTRIBUTE] === "document") {
@@ -74,18 +80,23 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
       const markers: MarkerChange[] = written.flatMap((stats) => stats.written);
       return { written, webhookMessages: markers.length > 0 ? await fanOutChanges(markers) : 0 };
     };
-    const [feed, refreshedTasks] = await Promise.all([writeFeed(), applyTaskLinkChanges(taskLinks)]);
+    const [feed, refreshedTasks, convertedEstimates] = await Promise.all([
+      writeFeed(),
+      applyTaskLinkChanges(taskLinks),
+      followProspectConversions(conversions),
+    ]);
     const transactions = feed.written.reduce((sum, stats) => sum + stats.transactions, 0);
     const conflicts = feed.written.reduce((sum, stats) => sum + stats.conflicts, 0);
     const webhookMessages = feed.webhookMessages;
     // Idle batches (nothing the feed or the documents care about) log at DEBUG only.
-    const busy = changes.length > 0 || journals.length > 0 || references.length > 0 || refreshedTasks > 0 || webhookMessages > 0;
+    const busy = changes.length > 0 || journals.length > 0 || references.length > 0 || refreshedTasks > 0 || convertedEstimates > 0 || webhookMessages > 0;
     log(busy ? "INFO" : "DEBUG", "stream batch", {
       records: event.Records.length,
       changes: changes.length,
       markerTransactions: transactions,
       headConflicts: conflicts,
       ...(refreshedTasks > 0 ? { refreshedTasks } : {}),
+      ...(convertedEstimates > 0 ? { convertedEstimates } : {}),
       ...(webhookMessages > 0 ? { webhookMessages } : {}),
     });
     return { batchItemFailures: [] };

@@ -146,6 +146,15 @@ export async function latestIssueDate(accountId: string, kind: DocumentKind, par
   return latest;
 }
 
+/** The document id of a list entry (its table partition key ends with it). */
+const documentIdOf = (entry: ListEntry<unknown>): string => /documentid_([^#]+)$/.exec(entry.pk)![1]!;
+
+/** The ids of a party's documents of the kind: one Query of its `lx3` list partition (keys and facts only, eventually consistent). */
+export async function partyDocumentIds(accountId: string, kind: DocumentKind, partyId: string): Promise<string[]> {
+  const entries = await readListEntries<DocumentFacts>({ index: "lx3", pk: `${listBase(accountId, kind)}#p#${partyId}` });
+  return entries.map(documentIdOf);
+}
+
 /** Whether a document's facts pass every filter of the list (and its scope). */
 function factsMatch(facts: DocumentFacts, scope: DocumentScope, filter: DocumentFilter): boolean {
   if (scope.assignedUserId && facts.a !== scope.assignedUserId) return false;
@@ -193,9 +202,6 @@ function partitionsOf(scope: DocumentScope, filter: DocumentFilter): ListPartiti
   }
   return [{ index: "lx1", pk: base }];
 }
-
-/** The document id of a list entry (its table partition key ends with it). */
-const documentIdOf = (entry: ListEntry<unknown>): string => /documentid_([^#]+)$/.exec(entry.pk)![1]!;
 
 /** Headers by id, in the order asked, eventually consistent (a list page; missing ones left out). */
 async function readListedHeaders(accountId: string, documentIds: readonly string[]): Promise<DocumentItem[]> {

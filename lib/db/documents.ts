@@ -3,7 +3,8 @@ import { locationScopeOf } from "../core/document-scope.js";
 import { db, type DocumentItem, type DocumentLinesItem, type DocumentPaymentItem } from "./service.js";
 import { writeTransaction, type TransactionBuilder } from "./transactions.js";
 import { decodePages, encodeDocumentLines, isEncoded, type EncodedLines, type StoredLine } from "./document-lines.js";
-import { documentListing } from "./document-lists.js";
+import { documentListing, partyDocumentIds } from "./document-lists.js";
+import { isConditionalFailure } from "./dynamo-errors.js";
 
 /**
  * Document storage, written once for every kind (architecture section 8, "Document storage").
@@ -66,6 +67,30 @@ export async function readDocumentHeaders(accountId: string, documentIds: readon
   const keys = ids.map((documentId) => ({ accountId, documentId }));
   const found = await batchGetAll("read documents", keys, (chunk) => db().entities.document.get(chunk).go({ consistent: true }));
   return inOrderOf(ids, found as DocumentItem[], (header) => header.documentId);
+}
+
+/**
+ * Shows a converted prospect's estimates as a customer's (`partyKind`): the party's estimates
+ * from its list partition, then one conditional update each of those still naming a prospect
+ * (idempotent: a repeat or a concurrent write that already named the customer changes nothing).
+ * `revision` and `updatedAt` stay: the estimate did not change, its party did (the change still
+ * reaches the feed). Returns how many it updated.
+ */
+export async function showEstimatesAsCustomers(accountId: string, partyId: string): Promise<number> {
+  let updated = 0;
+  for (const documentId of await partyDocumentIds(accountId, "estimate", partyId)) {
+    try {
+      await db()
+        .entities.document.patch({ accountId, documentId })
+        .set({ partyKind: "customer" })
+        .where((attributes, operations) => `${operations.eq(attributes.partyId, partyId)} AND ${operations.eq(attributes.partyKind, "prospect")}`)
+        .go({ response: "none" });
+      updated++;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+    }
+  }
+  return updated;
 }
 
 /** The label of a document's header in a transaction (its condition: unchanged since read). */

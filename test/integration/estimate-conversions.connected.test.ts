@@ -184,6 +184,30 @@ describe("connected: estimate conversions", () => {
     expect((await w.client.get(`/customers/${prospect.body.id}`)).body.document_count).toBe(4);
   });
 
+  it("the prospect's other estimates name a customer once the stream processor has seen the conversion (revision and updated_at kept, marked in the feed)", async () => {
+    const w = await world();
+    const prospect = (await w.client.post("/prospects", { name: "Umbrella Prospect" })).body;
+    const converting = await estimateFor(w, prospect.id);
+    const other = await estimateFor(w, prospect.id);
+    expect(other.customer_kind).toBe("prospect");
+    const start = (await w.client.get("/sync", { start: "now", resources: "estimate" })).body.cursor;
+    expect((await w.client.post(`/estimates/${converting.id}/convert-to-invoice`, {})).status).toBe(201);
+    let after: any;
+    for (let attempt = 0; attempt < 10 && after?.customer_kind !== "customer"; attempt++) {
+      await poller.drain();
+      after = (await w.client.get(`/estimates/${other.id}`)).body;
+    }
+    expect(after).toMatchObject({ customer_kind: "customer", customer_id: prospect.id, status_id: 5 });
+    expect(after.revision).toBe(other.revision);
+    expect(after.updated_at).toBe(other.updated_at);
+    await poller.drain();
+    const changes = (await w.client.get("/sync", { cursor: start })).body.changes;
+    expect(changes).toEqual(expect.arrayContaining([{ resource: "estimate", id: other.id, operation: "upsert" }]));
+    // It converts as a customer's estimate.
+    const order = await w.client.post(`/estimates/${other.id}/convert-to-sales-order`, {});
+    expect(order.status, order.text).toBe(201);
+  });
+
   it("a prospect's estimate converts into a sales order and the prospect becomes a customer; a staff salesperson's owner counts merge", async () => {
     const w = await world();
     const staff = await newUser(w.account, {

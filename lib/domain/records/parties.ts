@@ -19,6 +19,8 @@ import type { Reference } from "../../db/references.js";
 import { RETRY, retrying } from "../../db/retry.js";
 import { UNLINK_IN_DELETE, contactsOfParty, unlinkExcessContacts } from "../../db/contacts.js";
 import type { PartyItem } from "../../db/service.js";
+import { showEstimatesAsCustomers } from "../../db/documents.js";
+import { ENTITY_ATTRIBUTE } from "../../core/entity-attribute.js";
 import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
@@ -278,4 +280,26 @@ export async function listParties(
   const counted = counters?.[COUNT_FIELD[kind]] ?? 0;
   const total = items.length > 0 ? Math.max(counted, offset + items.length) : counted;
   return listEnvelope(url, page, total, items.map(presentParty));
+}
+
+/**
+ * The prospect a stream record shows becoming a customer (an estimate's conversion: same record,
+ * kind `prospect` -> `customer`), if it shows one.
+ */
+export function prospectConversionOf(
+  image: Record<string, unknown> | undefined,
+  oldImage: Record<string, unknown> | undefined,
+): { accountId: string; partyId: string } | undefined {
+  if (image?.[ENTITY_ATTRIBUTE] !== "party" || oldImage?.kind !== "prospect" || image.kind !== "customer") return undefined;
+  return { accountId: String(image.accountId), partyId: String(image.partyId) };
+}
+
+/**
+ * After prospects became customers (the stream processor), their estimates show
+ * `customer_kind: "customer"`: the one converted was written so by its conversion, the others
+ * follow here. Idempotent. Returns how many estimates changed.
+ */
+export async function followProspectConversions(conversions: readonly { accountId: string; partyId: string }[]): Promise<number> {
+  const counts = await Promise.all(conversions.map(({ accountId, partyId }) => showEstimatesAsCustomers(accountId, partyId)));
+  return counts.reduce((sum, count) => sum + count, 0);
 }

@@ -2,6 +2,7 @@ import { RETRY, retrying } from "../../db/retry.js";
 import { queryAssigneeTasks, queryRecordTasks, readTask, writeTask } from "../../db/tasks.js";
 import type { TaskItem } from "../../db/service.js";
 import { ENTITY_ATTRIBUTE } from "../../sync/classify.js";
+import { prospectConversionOf } from "../records/parties.js";
 import { resolverOf, storedLink, TASK_RECORD_TYPES, type RecordSnapshot, type StoredRecordLink, type TaskRecordType } from "./records.js";
 import { tallyChanges, type TallyState } from "./tallies.js";
 
@@ -35,9 +36,10 @@ export function taskLinkChangeOf(
     if (!removed && oldImage && oldImage.name === current.name && oldImage.status === current.status) return undefined;
     return { kind: "user", accountId: String(current.accountId), userId: String(current.userId), name: String(current.name), active };
   }
-  if (entity === "party" && !removed && oldImage?.kind === "prospect" && current.kind === "customer") {
+  const conversion = removed ? undefined : prospectConversionOf(image, oldImage);
+  if (conversion) {
     const snapshot = { name: String(current.name), number: Number(current.number), ownerUserId: String(current.ownerUserId) };
-    return { kind: "converted", accountId: String(current.accountId), id: String(current.partyId), snapshot };
+    return { kind: "converted", accountId: conversion.accountId, id: conversion.partyId, snapshot };
   }
   for (const type of TASK_RECORD_TYPES) {
     const change = resolverOf(type)?.changeOf?.(entity, current, removed ? undefined : oldImage, removed);
