@@ -6,7 +6,7 @@ import { db } from "../../lib/db/service.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { ESTIMATE_KEYS, LINE_KEYS, estimateWorld, type EstimateWorld } from "../support/estimates.js";
-import { idempotencyKey, newUser } from "../support/fixtures.js";
+import { idempotencyKey, newUser, updateUser } from "../support/fixtures.js";
 
 /**
  * Estimates through HTTP against DynamoDB Local (spec part 2, sections 2.3, 3.3, 4.3; spec
@@ -226,6 +226,24 @@ describe("connected: estimates", () => {
     const priced = await createEstimate(w, { lines: [{ item_id: w.item.id, unit_price: "9" }] }, pricer);
     expect(priced.status, priced.text).toBe(201);
     expect(priced.body.lines[0].unit_price).toBe("9.0000");
+  });
+
+  it("a user who no longer sees the estimate's customer still edits the estimate (as invoices and sales orders); a new customer must be visible", async () => {
+    const w = await world();
+    const staff = await newUser(w.account, { permissions: ["estimates.list", "estimates.modify", "records.view_all"] });
+    const client = api().withKey(staff.key);
+    const created = await createEstimate(w, {}, client);
+    expect(created.status, created.text).toBe(201);
+    const otherCustomer = (await w.client.post("/customers", { name: "Owner's other customer" })).body;
+    await updateUser(staff.userId, { permissions: ["estimates.list", "estimates.modify"] });
+    const read = await client.get(`/estimates/${created.body.id}`);
+    expect(read.body).toMatchObject({ can_edit: true, edit_block_reason: null });
+    const renamed = await client.patch(`/estimates/${created.body.id}`, { name: "Renamed", customer_id: w.customer.id });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body).toMatchObject({ name: "Renamed", customer_id: w.customer.id });
+    const moved = await client.patch(`/estimates/${created.body.id}`, { customer_id: otherCustomer.id, lines: [{ name: "Study", unit_price: "5" }] });
+    expectError(moved, 422, "validation_failed", "customer_id");
+    expect((await w.client.get(`/estimates/${created.body.id}`)).body).toMatchObject({ customer_id: w.customer.id, revision: renamed.body.revision });
   });
 
   it("refuses bad requests with the spec's errors, storing nothing and consuming no number", async () => {

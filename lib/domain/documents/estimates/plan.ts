@@ -79,12 +79,17 @@ function headerFields(input: EstimateCreateBody | EstimateUpdateBody): { set: Pa
   return { set, cleared };
 }
 
-/** The customer or prospect an estimate names: visible to the user, not a supplier; `requireActive` also refuses archived ones. */
-function customerProblems(principal: Principal, party: PartyItem | undefined, requireActive: boolean): Problem[] {
-  const visible = party && (hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
+/**
+ * The customer or prospect an estimate names: a customer or prospect of the account; `isNew` (a
+ * create, or a changed `customer_id`) also needs it visible to the user and active. An unchanged
+ * one stays as it is: a user who may edit the estimate keeps its customer, whoever owns it, as
+ * invoices and sales orders do.
+ */
+function customerProblems(principal: Principal, party: PartyItem | undefined, isNew: boolean): Problem[] {
+  const visible = party && (!isNew || hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
   if (!party || !visible || party.kind === "supplier")
     return [detailProblem(referenceDetail("customer_id", "is not a visible customer or prospect of this account."))];
-  if (requireActive && party.archived) return [{ status: 422, param: "customer_id", code: "archived", message: `is an archived ${party.kind}.` }];
+  if (isNew && party.archived) return [{ status: 422, param: "customer_id", code: "archived", message: `is an archived ${party.kind}.` }];
   return [];
 }
 
@@ -214,7 +219,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
     preview && customFields ? missingReferences(principal.accountId, customFields.references) : Promise.resolve([]),
   ]);
   problems.push(...referenceProblems.map(detailProblem));
-  // A new customer must be active; an unchanged one may have been archived since (the estimate stays editable).
+  // A new customer must be visible and active; an unchanged one may have been archived or left the user's view since (the estimate stays editable).
   const customerIssues = customerProblems(principal, customer, previous === undefined || customerChanged);
   problems.push(...customerIssues);
   for (const [index, found] of resolved ?? []) {
