@@ -243,6 +243,26 @@ export function hasScope(principal: Principal, scope: string): boolean {
 export const mayAct = (principal: Principal, permission: Permission, scope: string): boolean =>
   hasPermission(principal, permission) && hasScope(principal, scope);
 
+/**
+ * The access a request ran with, as text (`<location or *>|<permissions, sorted>`): stored with
+ * an idempotent outcome, so that a replay can check the caller still holds it (`holdsAccess`).
+ */
+export function accessText(principal: Principal): string {
+  return `${locationRestriction(principal) ?? "*"}|${PERMISSIONS.filter((p) => hasPermission(principal, p)).join(",")}`;
+}
+
+/**
+ * Whether the caller holds at least the access `text` records (`accessText`): every permission
+ * it lists, and no narrower location (spec part 1, section 1: every request, a replay too, is
+ * evaluated against the user's current permissions).
+ */
+export function holdsAccess(principal: Principal, text: string): boolean {
+  const [location, granted = ""] = text.split("|");
+  const restriction = locationRestriction(principal);
+  if (restriction !== null && restriction !== location) return false;
+  return granted === "" || granted.split(",").every((name) => isPermission(name) && hasPermission(principal, name));
+}
+
 /** The location a user is restricted to, or null (owners are never restricted). */
 export function locationRestriction(principal: Principal): string | null {
   return principal.role === "owner" ? null : principal.assignedLocationId;

@@ -19,6 +19,8 @@ export interface IdempotencyContext {
   stored: boolean;
   /** This request's claim token while it runs (its in-progress record; the outcome replaces it). */
   claim?: string;
+  /** The caller's access (`accessText`), stored with the outcome: a replay needs at least as much. */
+  access?: string;
 }
 
 /** How long an in-progress claim holds its key: a request that died is retried after this. */

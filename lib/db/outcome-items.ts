@@ -22,6 +22,7 @@ export function outcomeItems(completion: IdempotencyCompletion, body: unknown): 
     fingerprint: context.fingerprint,
     statusCode: completion.statusCode,
     headers: completion.headers ?? {},
+    ...(context.access === undefined ? {} : { access: context.access }),
     createdAt: nowIso(),
     expiresAt: epochSeconds() + IDEMPOTENCY_WINDOW_SECONDS,
   };

@@ -334,6 +334,38 @@ describe("outcomes once the handler ran are stored", () => {
 });
 
 describe("requests rejected before the handler store nothing", () => {
+  it("replays only to a user who still holds the access the request ran with: a lost permission or a narrower location is 403 and replays nothing", async () => {
+    const { account, client: owner } = await setup();
+    const location = await createLocation(owner);
+    const permissions = ["inventory.list", "inventory.modify", "costs.view"] as const;
+    const user = await newUser(account, { permissions: [...permissions] });
+    const client = api().withKey(user.key);
+    const key = idempotencyKey();
+    const body = { name: "Kept zone", short_name: "KZ" };
+    const created = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
+    expect(created.status, created.text).toBe(201);
+
+    // A permission the request did not need to hold but held: the replay would answer with more than the user may now see.
+    await updateUser(user.userId, { permissions: ["inventory.list", "inventory.modify"] });
+    const lost = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
+    expectError(lost, 403, "permission_denied");
+    expect(lost.headers.get(REPLAYED)).toBeNull();
+    expect(lost.text).not.toContain(created.body.id);
+    // Restricted to another location since.
+    const elsewhere = await createLocation(owner);
+    await updateUser(user.userId, { permissions: [...permissions], locationId: elsewhere.id });
+    expectError(await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key }), 403, "permission_denied");
+    expect(await storedZones(account.accountId, location.id)).toHaveLength(1);
+
+    // The same access again, or more: the stored 201 replays.
+    await updateUser(user.userId, { permissions: [...permissions, "tasks.assign"], locationId: null });
+    const replay = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
+    expect(replay.status, replay.text).toBe(201);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(created.body);
+    expect(await storedZones(account.accountId, location.id)).toHaveLength(1);
+  });
+
   it("lets a corrected body run with the key of a 422 validation failure", async () => {
     const { account, client } = await setup();
     const key = idempotencyKey();

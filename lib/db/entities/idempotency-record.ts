@@ -26,6 +26,8 @@ export const idempotencyRecordEntity = () =>
       parts: { type: "number" },
       /** Response headers that belong to the stored outcome (e.g. `ETag`). */
       headers: { type: "any" },
+      /** The access the request ran with (`accessText`): a replay needs at least as much. */
+      access: { type: "string" },
       createdAt: { type: "string", required: true },
       /** Epoch seconds: end of the replay window; also the table's TTL attribute. */
       expiresAt: { type: "number", required: true, field: "expires_at" },

@@ -3,6 +3,7 @@ import { type ApiError, errors } from "../../core/errors.js";
 import { apiErrorOf } from "./error-handler.js";
 import { IdempotencyConflictError, idempotencyScope, isValidIdempotencyKey, requestFingerprint, type IdempotencyContext } from "../../core/idempotency.js";
 import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.js";
+import { accessText, holdsAccess } from "../../auth/permissions.js";
 
 /**
  * `Idempotency-Key` handling (spec part 1, section 8; architecture section 4).
@@ -11,7 +12,8 @@ import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.j
  * scope and the request fingerprint, and claims the scope (an in-progress record with a short
  * lease). A scope with a live record is answered at once: its stored outcome replayed with
  * `Idempotent-Replayed: true`, or 409 `idempotency_key_reused` (different data) or
- * `idempotency_in_progress` (the identical request still running). The route's domain code then
+ * `idempotency_in_progress` (the identical request still running), or 403 `permission_denied`
+ * when the user no longer holds the access the outcome was stored with. The route's domain code then
  * writes the outcome over its claim in the same transaction as its effect. after / onError: an
  * outcome that no transaction carried (a 4xx raised once the handler ran) is stored now; a 5xx
  * or a crash gives the claim up (a crash by its lease), so the retry runs again. Requests
@@ -34,6 +36,7 @@ export function idempotency(): PipelineMiddleware {
       scope: idempotencyScope({ accountId: principal.accountId, keyId: principal.keyId, method, path, key }),
       fingerprint: requestFingerprint(method, path, request.event.body),
       stored: false,
+      access: accessText(principal),
     };
     request.internal.idempotency = context;
     if (await claimScope(context)) return;
@@ -99,6 +102,12 @@ async function replayOrReject(request: PipelineRequest, context: IdempotencyCont
   let error: ApiError | undefined;
   if (record && record.fingerprint !== context.fingerprint) error = errors.idempotencyKeyReused();
   else if (!record || record.inProgress) error = errors.idempotencyInProgress();
+  else if (record.access !== undefined && !holdsAccess(request.internal.principal!, record.access)) {
+    // Replaying would answer with what the user may no longer do or see (a cost, another location).
+    error = errors.permissionDenied(
+      "Your permissions or location changed since this Idempotency-Key was first used, so its stored result is not replayed; the original request's effect stands.",
+    );
+  }
   if (error) {
     request.response = {
       statusCode: error.statusCode,
