@@ -217,6 +217,32 @@ describe("POST /contacts validation (spec 4.3, 7)", () => {
     expect(await total(owner, { account_record_id: customer.id })).toBe(0);
   });
 
+  it("names of 255 multi-byte characters (emoji, accents, CJK) are stored and listed by name on every by-name list, not a 500 on the index key", async () => {
+    const { owner } = await setup();
+    const emoji = "😀".repeat(255);
+    for (const path of ["/customers", "/prospects", "/suppliers", "/items"]) {
+      const created = await owner.post(path, { name: emoji });
+      expect(created.status, `${path}: ${created.text}`).toBe(201);
+      const renamed = await owner.patch(`${path}/${created.body.id}`, { name: `${"漢".repeat(254)}X` });
+      expect(renamed.status, `${path}: ${renamed.text}`).toBe(200);
+      const listed = (await owner.get(path)).body.data.map((record: { id: string }) => record.id);
+      expect(listed, path).toContain(created.body.id);
+    }
+    const location = await owner.post("/locations", { name: "😀".repeat(100), short_name: "😀".repeat(20) }, { idempotencyKey: idempotencyKey() });
+    expect(location.status, location.text).toBe(201);
+    for (const body of [
+      { first_name: "é".repeat(255), last_name: "é".repeat(255) },
+      { first_name: emoji, last_name: emoji },
+      { first_name: "漢".repeat(200), last_name: "漢".repeat(200) },
+    ]) {
+      const created = await owner.post("/contacts", body);
+      expect(created.status, created.text).toBe(201);
+      expect(created.body).toMatchObject(body);
+    }
+    const contacts = await list(owner);
+    expect(contacts.pagination.total_records).toBe(3);
+  });
+
   it("rejects unknown, cross-account and invisible record ids with 422 naming account_record_ids[i], and creates nothing", async () => {
     const { account, owner } = await setup();
     const other = await setup();
