@@ -76,6 +76,18 @@ describe("routing (architecture 4: route_not_found)", () => {
     for (const response of [wrongMethod, unknown]) expect(response.headers.get("cache-control")).toBe("no-store");
     expect((await api().request("DELETE", "/locations")).headers.get("cache-control")).toBeNull();
   });
+
+  it("a path segment outside its fixed set names no route (404 route_not_found); a malformed id names no record (404 resource_missing)", async () => {
+    const client = api().withKey((await newAccount()).ownerKey);
+    const reminder = "00000000-0000-4000-8000-000000000001";
+    for (const operation of ["foo", "READ", "read-all"]) {
+      const response = await client.post(`/tasks/reminders/${reminder}/${operation}`, {}, { idempotencyKey: idempotencyKey() });
+      expectError(response, 404, "route_not_found");
+      expect(response.headers.get("cache-control")).toBe("no-store");
+    }
+    expectError(await client.post("/tasks/reminders/not-a-uuid/read", {}, { idempotencyKey: idempotencyKey() }), 404, "resource_missing");
+    expectError(await client.post(`/tasks/reminders/${reminder}/read`, {}, { idempotencyKey: idempotencyKey() }), 404, "resource_missing");
+  });
 });
 
 describe("JSON bodies (architecture 1 gotchas, 4: invalid_json)", () => {

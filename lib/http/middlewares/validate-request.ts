@@ -114,7 +114,14 @@ export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): Pi
     let path: Record<string, unknown> = request.event.pathParameters ?? {};
     if (pathSchema) {
       const result = pathSchema.safeParse(path);
-      if (!result.success) throw errors.resourceMissing("resource", Object.values(path).join("/"));
+      if (!result.success) {
+        // A path segment outside its fixed set (`/tasks/reminders/{id}/{operation}`) names no
+        // route; a malformed id names no record.
+        if (result.error.issues.some((issue) => issue.code === "invalid_value")) {
+          throw errors.routeNotFound(request.event.requestContext.http.method, request.event.rawPath);
+        }
+        throw errors.resourceMissing("resource", Object.values(path).join("/"));
+      }
       path = result.data as Record<string, unknown>;
     }
 
