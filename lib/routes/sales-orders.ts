@@ -187,14 +187,14 @@ export const salesOrderRoutes: RouteDefinition[] = [
     group: "sales-orders",
     summary: "Invoice remaining quantities of a sales order",
     description:
-      "Body: optional lines [{id, quantity}] (each at most the line's remaining uninvoiced quantity); omitted: every remaining quantity. Creates an unpaid invoice linked to the order (fulfillment_authority sales_order) with the order's customer, salesperson, details, prices, discounts and taxes (its shipping fee and cost on the first invoice). The invoice, the order's invoiced quantities and the stock (each quantity leaves the reservation and on hand) are saved in one transaction conditioned on the order, so a quantity is never invoiced twice. The order closes (status 30) once fully invoiced. Not open, nothing left or 50 invoices already: 409 sales_order_invoice_not_allowed. Returns the invoice, 201, with ETag.",
+      "Body: optional lines [{id, quantity}] (each at most the line's remaining uninvoiced quantity); omitted: every remaining quantity. Creates an unpaid invoice linked to the order (fulfillment_authority sales_order) with the order's customer, salesperson, details, prices, discounts and taxes (its shipping fee and cost on the first invoice). The invoice, the order's invoiced quantities and the stock (each quantity leaves the reservation and on hand) are saved in one transaction conditioned on the order, so a quantity is never invoiced twice. The order closes (status 30) once fully invoiced. Not open, nothing left or 50 invoices already: 409 sales_order_invoice_not_allowed. Follows the account's record limit (at the limit of invoices, 409 record_limit_reached and nothing is written). Returns the invoice, 201, with ETag.",
     scopes: ["sales_orders:write", "invoices:write"],
     permissions: ["sales_orders.modify", "invoices.modify"],
     idempotency: "optional",
     request: { path: salesOrderPath, body: salesOrderInvoiceBody },
     responses: { 201: invoiceResource },
     headers: ["ETag"],
-    errors: { 409: ["sales_order_invoice_not_allowed"] },
+    errors: { 409: ["sales_order_invoice_not_allowed", "record_limit_reached"] },
     example: { body: { lines: [{ id: SAMPLE_LINE, quantity: 2 }] } },
   }),
 ];
