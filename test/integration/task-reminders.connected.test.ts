@@ -143,25 +143,26 @@ describe("reminder operations", () => {
     expect(inbox.data.map((e: { id: string }) => e.id)).toEqual([a.reminder.id]); // dismissed and completed left the inbox
   });
 
-  it("dismiss: the reminder leaves the inbox; the task is unchanged; reading, dismissing or completing it again is 409, a snooze brings it back", async () => {
+  it("dismiss: the reminder leaves the inbox; the task is unchanged; reading or dismissing it again is 409; completing still completes the open task (spec 3.6), a snooze brings it back", async () => {
     const [task] = await dueReminders(client, 1);
     const dismissed = await remind(client, task.reminder.id, "dismiss");
     expect(dismissed.body).toMatchObject({ status: "dismissed", task: { version: 1 } });
     expect((await client.get(`/tasks/${task.id}`)).body).toMatchObject({ version: 1, reminder: { status: "dismissed" } });
     expect((await client.get("/tasks/reminders")).body.data.map((e: { id: string }) => e.id)).not.toContain(task.reminder.id);
-    for (const [operation, body] of [
-      ["read", {}],
-      ["dismiss", {}],
-      ["complete", { version: 1 }],
-    ] as const) {
-      const response = await remind(client, task.reminder.id, operation, body);
+    for (const operation of ["read", "dismiss"] as const) {
+      const response = await remind(client, task.reminder.id, operation, {});
       expectError(response, 409, "reminder_not_actionable");
       expectNoStore(response);
     }
+    // "open | reminder complete | completed" (spec 3.6), whatever became of the reminder.
+    const completed = await remind(client, task.reminder.id, "complete", { version: 1 });
+    expect(completed.status, completed.text).toBe(200);
+    expect(completed.body).toMatchObject({ status: "completed", task: { version: 2, status: "completed" } });
+    expectError(await remind(client, task.reminder.id, "complete", { version: 2 }), 409, "task_transition_not_allowed");
     // Snooze works in any state (spec 3.6): a new generation, scheduled.
-    const snoozed = await remind(client, task.reminder.id, "snooze", { version: 1, minutes: 5 });
+    const snoozed = await remind(client, task.reminder.id, "snooze", { version: 2, minutes: 5 });
     expect(snoozed.status, snoozed.text).toBe(200);
-    expect(snoozed.body).toMatchObject({ generation: 2, status: "scheduled", task: { version: 2 } });
+    expect(snoozed.body).toMatchObject({ generation: 2, status: "scheduled", task: { version: 3, status: "completed" } });
   });
 
   it("snooze: needs the current version and 5/15/60/1440 minutes; a new generation, the due date kept", async () => {
@@ -221,7 +222,7 @@ describe("reminder operations", () => {
     const noKey = await client.post(`/tasks/reminders/${task.reminder.id}/read`, {});
     expectError(noKey, 400, "idempotency_key_required");
     expectNoStore(noKey);
-    expectError(await remind(client, task.reminder.id, "explode"), 404, "resource_missing");
+    expectError(await remind(client, task.reminder.id, "explode"), 404, "route_not_found");
     expectError(await remind(client, randomUUID(), "read"), 404, "resource_missing");
   });
 });

@@ -40,9 +40,10 @@ describe("offline: task state rules", () => {
       expect(decideReminderOperation("complete", shown, "cancelled")).toMatchObject({ ok: false, code: "task_transition_not_allowed" });
     }
     for (const shown of ["dismissed", "completed"] as const) {
-      for (const operation of ["dismiss", "complete"] as const) {
-        expect(decideReminderOperation(operation, shown, "open")).toMatchObject({ ok: false, code: "reminder_not_actionable" });
-      }
+      expect(decideReminderOperation("dismiss", shown, "open")).toMatchObject({ ok: false, code: "reminder_not_actionable" });
+      // Completing an open task goes through whatever became of its reminder (spec part 2, 3.6).
+      expect(decideReminderOperation("complete", shown, "open")).toEqual({ ok: true, change: "complete" });
+      expect(decideReminderOperation("complete", shown, "completed")).toMatchObject({ ok: false, code: "task_transition_not_allowed" });
     }
     // Snooze in any task state (spec part 2, 3.6), whatever ended the reminder.
     for (const shown of ["scheduled", "delivered", "read", "dismissed", "completed"] as const) {

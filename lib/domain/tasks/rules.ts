@@ -78,7 +78,8 @@ export type ReminderDecision =
  * - snooze: the reminder gets a new generation `minutes` from now, in any task status (spec part 2,
  *   3.6: "any | reminder snooze | unchanged"), so also once the task's completion or
  *   cancellation ended it, or its recipient dismissed it.
- * - complete: a live reminder of an open task completes the task and the reminder.
+ * - complete: completes an open task and its reminder, whatever the reminder's own state
+ *   (spec part 2, 3.6: "open | reminder complete | completed | needs current version").
  */
 export function decideReminderOperation(operation: ReminderOperation, shown: ReminderStatus, taskStatus: TaskStatus): ReminderDecision {
   const finished = shown === "dismissed" || shown === "completed";
@@ -93,7 +94,7 @@ export function decideReminderOperation(operation: ReminderOperation, shown: Rem
     case "snooze":
       return { ok: true, change: "snooze" };
     case "complete":
-      if (finished) return notActionable(`This reminder is already ${shown}.`);
+      // Spec part 2, 3.6: "open | reminder complete | completed", whatever became of the reminder.
       if (taskStatus !== "open")
         return { ok: false, code: "task_transition_not_allowed", message: `The task is ${taskStatus}; only an open task can be completed.` };
       return { ok: true, change: "complete" };
