@@ -350,6 +350,33 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(invoicedTotal).toBeCloseTo(Number(order.total), 4);
   });
 
+  it("a cancelled invoice stays as it was cancelled: the reopened order is untouched again (editable, deletable) and packing moves only its live invoices", async () => {
+    const w = await world();
+    const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;
+    const line = order.lines[0].id;
+    const cancelled = (await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: line, quantity: 1 }] })).body;
+    expect(await detail(w.client, order.id)).toMatchObject({ can_edit: false, edit_block_reason: "sales_order_activity_started" });
+    expect((await w.client.post(`/invoices/${cancelled.id}/cancel`, {})).status).toBe(200);
+    expect(await detail(w.client, order.id)).toMatchObject({ can_edit: true, edit_block_reason: null, invoice_count: 1 });
+    const renamed = await w.client.patch(`/sales-orders/${order.id}`, { name: "Reopened" });
+    expect(renamed.status, renamed.text).toBe(200);
+    const frozen = (await w.client.get(`/invoices/${cancelled.id}`)).body;
+    const live = (await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: line, quantity: 2 }] })).body;
+    const packed = await w.client.post(`/sales-orders/${order.id}/fulfillments`, { lines: [{ id: line, quantity: 2 }] });
+    expect(packed.status, packed.text).toBe(201);
+    expect((await w.client.get(`/invoices/${live.id}`)).body).toMatchObject({ packed_percent: 50 });
+    expect((await w.client.get(`/invoices/${cancelled.id}`)).body).toEqual(frozen);
+    expect(await detail(w.client, order.id)).toMatchObject({ invoice_count: 2, packed_percent: 50 });
+
+    const other = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1 }] })).body;
+    const invoice = (await w.client.post(`/sales-orders/${other.id}/invoices`, {})).body;
+    expectError(await w.client.request("DELETE", `/sales-orders/${other.id}`), 409, "sales_order_update_not_allowed");
+    expect((await w.client.post(`/invoices/${invoice.id}/cancel`, {})).status).toBe(200);
+    const deleted = await w.client.request("DELETE", `/sales-orders/${other.id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 2 });
+  });
+
   it("parallel invoicing of the same remaining quantity never over-invoices", async () => {
     const w = await world();
     const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;

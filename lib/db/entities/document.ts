@@ -119,7 +119,7 @@ export const documentEntity = () =>
       invoicedPercent: { type: "number" },
       packedPercent: { type: "number" },
       shippedPercent: { type: "number" },
-      /** Sales orders: invoices created from the order (at most `MAX_ORDER_INVOICES`). */
+      /** Sales orders: invoices created from the order (at most `MAX_ORDER_INVOICES` not cancelled). */
       invoiceCount: { type: "number" },
       /**
        * Sales orders: whether a live invoice carries the order's shipping fee and cost (its first
@@ -128,6 +128,8 @@ export const documentEntity = () =>
        */
       shippingInvoiced: { type: "boolean" },
       linkedInvoiceIds: { type: "list", items: { type: "string" } },
+      /** Sales orders: the linked invoices since cancelled (they no longer count toward the cap or follow packing). */
+      cancelledInvoiceIds: { type: "list", items: { type: "string" } },
       /** Invoices created from a sales order, documents converted from an estimate. */
       sourceSalesOrderId: { type: "string" },
       sourceSalesOrderNumber: { type: "number" },

@@ -278,6 +278,7 @@ async function orderAfterCancel(principal: Principal, invoice: DocumentItem, lin
     {
       ...previous,
       ...(carriedShipping ? { shippingInvoiced: false } : {}),
+      cancelledInvoiceIds: [...(previous.cancelledInvoiceIds ?? []), invoice.documentId],
       status: "open",
       statusId: SO_STATUS.open.id,
       revision: newRevision("so"),

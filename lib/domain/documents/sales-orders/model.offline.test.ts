@@ -40,7 +40,12 @@ describe("offline: sales order rules", () => {
 
   it("invoices only open orders below the invoice limit", () => {
     expect(() => assertInvoiceable(header())).not.toThrow();
-    expect(() => assertInvoiceable(header({ invoiceCount: MAX_ORDER_INVOICES }))).toThrow(expect.objectContaining({ code: "sales_order_invoice_not_allowed" }));
+    const ids = Array.from({ length: MAX_ORDER_INVOICES }, (_, i) => `inv-${i}`);
+    expect(() => assertInvoiceable(header({ invoiceCount: MAX_ORDER_INVOICES, linkedInvoiceIds: ids }))).toThrow(
+      expect.objectContaining({ code: "sales_order_invoice_not_allowed" }),
+    );
+    // Cancelled invoices give their place back: an order invoiced and cancelled 50 times is not stuck.
+    expect(() => assertInvoiceable(header({ invoiceCount: MAX_ORDER_INVOICES, linkedInvoiceIds: ids, cancelledInvoiceIds: ids.slice(0, 1) }))).not.toThrow();
   });
 
   it("invoices every remaining quantity, or the requested ones within it", () => {

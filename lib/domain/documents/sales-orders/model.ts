@@ -44,9 +44,18 @@ export type SalesOrderResult = SalesResult;
 // ---------------------------------------------------------------------------------------------
 // Presentation
 
-/** Whether anything happened to the order beyond its creation (invoices, packing, shipping). */
+/** The order's invoices that are not cancelled. */
+export const liveInvoiceIds = (order: DocumentItem): string[] => {
+  const cancelled = new Set(order.cancelledInvoiceIds ?? []);
+  return (order.linkedInvoiceIds ?? []).filter((id) => !cancelled.has(id));
+};
+
+/**
+ * Whether anything happened to the order beyond its creation (invoices not cancelled, packing,
+ * shipping): an order whose only invoices were cancelled is open and untouched again.
+ */
 export const activityStarted = (header: DocumentItem, lines: readonly SalesLine[]): boolean =>
-  (header.invoiceCount ?? 0) > 0 || lines.some((line) => line.quantityInvoiced > 0 || line.quantityPacked > 0 || line.quantityShipped > 0);
+  liveInvoiceIds(header).length > 0 || lines.some((line) => line.quantityInvoiced > 0 || line.quantityPacked > 0 || line.quantityShipped > 0);
 
 function editBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
   if (!mayAct(principal, "sales_orders.modify", "sales_orders:write")) return "permission_denied" as const;
@@ -228,7 +237,10 @@ export function assertOrderPackable(header: DocumentItem, packingListsEnabled: b
 // ---------------------------------------------------------------------------------------------
 // Invoicing (`invoicing.ts`)
 
-/** 409 `sales_order_invoice_not_allowed` unless the order is open and below `MAX_ORDER_INVOICES` invoices. */
+/**
+ * 409 `sales_order_invoice_not_allowed` unless the order is open and below `MAX_ORDER_INVOICES`
+ * invoices that are not cancelled (cancelled ones give their place back, so an order is never stuck).
+ */
 export function assertInvoiceable(header: DocumentItem): void {
   if (header.status !== "open") {
     throw errors.stateConflict(
@@ -236,7 +248,7 @@ export function assertInvoiceable(header: DocumentItem): void {
       `Only open sales orders can be invoiced; this one is ${SO_STATUS[header.status as SoStatus].label}.`,
     );
   }
-  if ((header.invoiceCount ?? 0) >= MAX_ORDER_INVOICES) {
+  if (liveInvoiceIds(header).length >= MAX_ORDER_INVOICES) {
     throw errors.stateConflict("sales_order_invoice_not_allowed", `A sales order can have at most ${MAX_ORDER_INVOICES} invoices.`);
   }
 }

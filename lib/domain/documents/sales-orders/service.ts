@@ -41,6 +41,7 @@ import {
   assertOrderPackable,
   deriveOrder,
   hasLocationAccess,
+  liveInvoiceIds,
   reservations,
   salesOrderResult,
   type SalesOrderResult,
@@ -220,13 +221,13 @@ export const deleteSalesOrder = (principal: Principal, id: string, completion: I
 // Packing and shipping (lib/domain/documents/sales/fulfillments.ts)
 
 /**
- * Refreshes the sales-order progress every linked invoice shows (its packed and shipped
+ * Refreshes the sales-order progress every linked invoice not cancelled shows (its packed and shipped
  * percentages, and so its lines' packed and shipped quantities) in the order's own transaction.
  * Each invoice gets a new revision, so an invoice write that read it before fails its condition
  * and reads again (never overwriting the progress with an older value).
  */
 export function addLinkedInvoiceProgress(tx: TransactionBuilder, order: DocumentItem): void {
-  for (const invoiceId of order.linkedInvoiceIds ?? []) {
+  for (const invoiceId of liveInvoiceIds(order)) {
     let update = tx.entities.document
       .patch({ accountId: order.accountId, documentId: invoiceId })
       .set({ revision: newRevision("inv"), updatedAt: order.updatedAt });
