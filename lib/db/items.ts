@@ -1,11 +1,12 @@
 import { nowIso } from "../core/clock.js";
 import { batchGetAll } from "./batch-get.js";
-import { byNameThenId, namePartitionOf, readNameEntries, readNamePage, type NameEntry } from "./name-index.js";
+import { byNameThenId, keepTextMatches, namePartitionOf, readNameEntries, readNamePage, type NameEntry } from "./name-index.js";
 import { db, type ItemRecord, type ItemVariationItem, type StockRowItem, type UnitItem } from "./service.js";
 import { checkReferences, referenceDetails, type Reference } from "./references.js";
 import { allocateNumber } from "./sequences.js";
 import { writeTransaction, type Cancellation } from "./transactions.js";
 import type { ValidationDetail } from "../core/errors.js";
+import { isCutNameKey } from "../core/name-keys.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
@@ -86,11 +87,18 @@ export async function searchItemPage(
     : db().entities.item.query.byName({ accountId });
   const status = keepsStatus(filter);
   const { needle, number } = scope;
-  const matches = await readNameEntries(namePartitionOf(base.params(), "item"), {
-    keep: (entry) =>
-      status(entry) &&
-      (!needle || entry.nameKey.includes(needle) || Boolean(entry.skuKey?.includes(needle)) || (number !== undefined && entry.number === number)),
+  const matchesKeys = (entry: NameEntry) =>
+    !needle || entry.nameKey.includes(needle) || Boolean(entry.skuKey?.includes(needle)) || (number !== undefined && entry.number === number);
+  const entries = await readNameEntries(namePartitionOf(base.params(), "item"), {
+    keep: (entry) => status(entry) && (matchesKeys(entry) || isCutNameKey(entry.nameKey)),
   });
+  const matches = await keepTextMatches(
+    entries,
+    needle,
+    matchesKeys,
+    (entry) => entry.itemId!,
+    async (ids) => new Map((await readItems(accountId, ids, { consistent: false })).map((item) => [item.itemId, item.name])),
+  );
   const page = matches.sort(byNameThenId((entry) => entry.itemId)).slice(offset, offset + limit);
   return { total: matches.length, itemIds: page.map((entry) => entry.itemId!) };
 }

@@ -2,6 +2,7 @@ import { QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
 import { readToOffset } from "./offset-page.js";
 import { tableName } from "./table.js";
+import { isCutNameKey } from "../core/name-keys.js";
 
 /**
  * The name indexes `nx1` and `nx2` (`lib/db/table.ts`): the partitions of `gsi1` and `gsi2`
@@ -69,6 +70,24 @@ export async function readNameEntries(partition: NamePartition, options: { keep?
     start = output.LastEvaluatedKey;
   } while (start && (options.limit === undefined || entries.length < options.limit));
   return entries;
+}
+
+/**
+ * The entries of a text search that match: those `matchesKeys` keeps, and those whose name key
+ * is cut short (`isCutNameKey`: a long multi-byte name) and whose whole name, read from the
+ * record (`wholeNames`, by id), holds `needle`. Such names are rare: the extra read is of
+ * those entries only, and only when a search runs.
+ */
+export async function keepTextMatches(
+  entries: readonly NameEntry[],
+  needle: string | undefined,
+  matchesKeys: (entry: NameEntry) => boolean,
+  id: (entry: NameEntry) => string,
+  wholeNames: (ids: string[]) => Promise<Map<string, string>>,
+): Promise<NameEntry[]> {
+  const unsure = needle === undefined ? [] : entries.filter((entry) => !matchesKeys(entry) && isCutNameKey(entry.nameKey));
+  const names = unsure.length === 0 ? new Map<string, string>() : await wholeNames(unsure.map(id));
+  return entries.filter((entry) => matchesKeys(entry) || Boolean(names.get(id(entry))?.toLowerCase().includes(needle!)));
 }
 
 /** Entries in list order: by name key, then by id (the full index's sort key). */

@@ -1,5 +1,6 @@
 import { batchGetAll } from "./batch-get.js";
-import { byNameThenId, namePartitionOf, readNameEntries, readNamePage } from "./name-index.js";
+import { byNameThenId, keepTextMatches, namePartitionOf, readNameEntries, readNamePage, type NameEntry } from "./name-index.js";
+import { isCutNameKey } from "../core/name-keys.js";
 import { db, type AccountCountersItem, type ContactItem, type OwnerCountersItem, type PartyItem } from "./service.js";
 import { addUnlinks } from "./contacts.js";
 import { checkReferences, referenceDetails, type Reference } from "./references.js";
@@ -79,9 +80,18 @@ export async function searchPartyPage(
   offset: number,
   limit: number,
 ): Promise<{ total: number; items: PartyItem[] }> {
-  const matches = await readNameEntries(namePartitionOf(partyIndexQuery(scope).params(), "party"), {
-    keep: (entry) => entry.nameKey.includes(needle) || Boolean(entry.emailKey?.includes(needle)) || (number !== undefined && entry.number === number),
+  const matchesKeys = (entry: NameEntry) =>
+    entry.nameKey.includes(needle) || Boolean(entry.emailKey?.includes(needle)) || (number !== undefined && entry.number === number);
+  const entries = await readNameEntries(namePartitionOf(partyIndexQuery(scope).params(), "party"), {
+    keep: (entry) => matchesKeys(entry) || isCutNameKey(entry.nameKey),
   });
+  const matches = await keepTextMatches(
+    entries,
+    needle,
+    matchesKeys,
+    (entry) => entry.partyId!,
+    async (ids) => new Map((await readParties(scope.accountId, ids, { consistent: false })).map((party) => [party.partyId, party.name])),
+  );
   const ids = matches
     .sort(byNameThenId((entry) => entry.partyId))
     .slice(offset, offset + limit)

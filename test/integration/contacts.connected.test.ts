@@ -217,7 +217,7 @@ describe("POST /contacts validation (spec 4.3, 7)", () => {
     expect(await total(owner, { account_record_id: customer.id })).toBe(0);
   });
 
-  it("names of 255 multi-byte characters (emoji, accents, CJK) are stored and listed by name on every by-name list, not a 500 on the index key", async () => {
+  it("names of 255 multi-byte characters (emoji, accents, CJK) are stored, listed and searched whole on every by-name list, not a 500 on the index key", async () => {
     const { owner } = await setup();
     const emoji = "😀".repeat(255);
     for (const path of ["/customers", "/prospects", "/suppliers", "/items"]) {
@@ -227,6 +227,12 @@ describe("POST /contacts validation (spec 4.3, 7)", () => {
       expect(renamed.status, `${path}: ${renamed.text}`).toBe(200);
       const listed = (await owner.get(path)).body.data.map((record: { id: string }) => record.id);
       expect(listed, path).toContain(created.body.id);
+      // Search reads the whole name: its end lies past what the name's index key keeps.
+      for (const q of [`${"漢".repeat(254)}x`, "漢x"]) {
+        const found = (await owner.get(path, { q })).body.data.map((record: { id: string }) => record.id);
+        expect(found, `${path}?q=${q.slice(-3)}`).toEqual([created.body.id]);
+      }
+      expect((await owner.get(path, { q: "漢y" })).body.data, path).toEqual([]);
     }
     const location = await owner.post("/locations", { name: "😀".repeat(100), short_name: "😀".repeat(20) }, { idempotencyKey: idempotencyKey() });
     expect(location.status, location.text).toBe(201);

@@ -10,7 +10,7 @@ import { createItem, listItems } from "../../lib/domain/records/items.js";
 import { createItemCategory } from "../../lib/domain/records/item-categories.js";
 import { itemCategoryCreateBody } from "../../lib/schemas/item-categories.js";
 import { createParty, listParties } from "../../lib/domain/records/parties.js";
-import { nameSortKey } from "../../lib/domain/common/ordering.js";
+import { nameSortKey } from "../../lib/core/name-keys.js";
 import { newAccount } from "../support/fixtures.js";
 import { principalOf } from "../support/tasks.js";
 import { scaled } from "../support/timeouts.js";

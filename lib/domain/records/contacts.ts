@@ -21,7 +21,7 @@ import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { ContactWriteBody } from "../../schemas/contacts.js";
 import { canSeeParty } from "./parties.js";
-import { nameSortKey } from "../common/ordering.js";
+import { nameSortKey } from "../../core/name-keys.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 
 const NOT_A_VISIBLE_RECORD = "is not a visible customer, prospect or supplier.";

@@ -16,7 +16,7 @@ import { normalizeCustomFieldValues, presentCustomFieldValues } from "../common/
 import { itemStock, rowBalances } from "../inventory/stock-changes.js";
 import { addQuantities, sumBalances, type Balances } from "../inventory/math.js";
 import { money } from "../common/money.js";
-import { nameSortKey } from "../common/ordering.js";
+import { nameSortKey } from "../../core/name-keys.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);

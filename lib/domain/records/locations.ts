@@ -7,7 +7,8 @@ import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { LocationCreateBody, ZoneWriteBody } from "../../schemas/locations.js";
-import { compareByName, nameSortKey } from "../common/ordering.js";
+import { compareByName } from "../common/ordering.js";
+import { nameSortKey } from "../../core/name-keys.js";
 
 /** Locations and zones: spec part 1, sections 2.2, 2.3 and 4.1. */
 

@@ -26,7 +26,7 @@ import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { PartyKind, PartyWriteBody } from "../../schemas/parties.js";
 import { normalizeCustomFieldValues, presentCustomFieldValues } from "../common/custom-field-values.js";
-import { nameSortKey } from "../common/ordering.js";
+import { nameSortKey } from "../../core/name-keys.js";
 import { replaceOutcome } from "./record-writes.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 
