@@ -237,8 +237,12 @@ export interface DocumentActivity {
   invoiceDateWas?: string | null;
 }
 
-/** Attributes only a prospect carries (spec part 1, section 2.6): a converted prospect drops them. */
-const PROSPECT_ONLY = ["saleOpportunity", "closingPercentage", "prospectDate"] as const;
+/**
+ * Attributes only a prospect carries (spec part 1, section 2.6), and its custom field values
+ * (every one names a prospect field: a customer's must name customer fields, section 2.1): a
+ * converted prospect drops them.
+ */
+const PROSPECT_ONLY = ["saleOpportunity", "closingPercentage", "prospectDate", "customFieldValues"] as const;
 
 /** The counts a prospect's conversion moves on the account's and on its owner's counters item. */
 export const PROSPECT_CONVERSION_COUNTS: Record<string, number> = { [COUNT_FIELD.prospect]: -1, [COUNT_FIELD.customer]: 1 };

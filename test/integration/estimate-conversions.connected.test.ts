@@ -1,3 +1,4 @@
+import { createCustomField } from "../../lib/domain/admin/reference-data.js";
 import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
 import { useStreamPoller } from "../support/stream-poller.js";
@@ -149,7 +150,13 @@ describe("connected: estimate conversions", () => {
 
   it("a prospect becomes a customer (same id and number) in the conversion's write; its counts move with it", async () => {
     const w = await world();
-    const prospect = await w.client.post("/prospects", { name: "Globex Prospect", sale_opportunity: "Refit", closing_percentage: 40 });
+    const { custom_field_id: sourceField } = await createCustomField({ accountId: w.account.accountId, kind: "prospect", name: "Lead source" });
+    const prospect = await w.client.post("/prospects", {
+      name: "Globex Prospect",
+      sale_opportunity: "Refit",
+      closing_percentage: 40,
+      custom_field_values: [{ custom_field_id: sourceField, value: "Trade show" }],
+    });
     expect(prospect.status, prospect.text).toBe(201);
     const estimate = await estimateFor(w, prospect.body.id);
     const customersBefore = await totalOf(w.client, "/customers");
@@ -170,6 +177,12 @@ describe("connected: estimate conversions", () => {
       lifetime_revenue_total: converted.body.total,
     });
     expect(customer.body).not.toHaveProperty("sale_opportunity");
+    // A prospect's custom field values name prospect fields: the customer drops them, so its
+    // GET body goes back with a change (what you read you can write back).
+    expect(customer.body.custom_field_values).toEqual([]);
+    const { id: _id, object: _object, customer_number: _number, created_at: _created, updated_at: _updated, ...writable } = customer.body;
+    const changed = await w.client.patch(`/customers/${prospect.body.id}`, { ...writable, office_phone: "+1 555 0199" });
+    expect(changed.status, changed.text).toBe(200);
     expect(await totalOf(w.client, "/customers")).toBe(customersBefore + 1);
     expect(await totalOf(w.client, "/prospects")).toBe(prospectsBefore - 1);
     expect((await w.client.get("/customers", { q: "globex" })).body.data.map((c: any) => c.id)).toEqual([prospect.body.id]);
