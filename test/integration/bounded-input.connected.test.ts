@@ -108,6 +108,35 @@ describe("connected: bounded input", () => {
     expect(await customerTotal(client)).toBe(0);
   });
 
+  it("lines that copy a long item description past a document's storage limit are 422 too_large on lines on every kind, nothing written, no number used", async () => {
+    const client = await owner();
+    const customer = (await client.post("/customers", { name: "Long lines" })).body;
+    const supplier = (await client.post("/suppliers", { name: "Long supplier" })).body;
+    const [from, to] = [
+      (await client.post("/locations", { name: "From", short_name: "F" }, { idempotencyKey: idempotencyKey() })).body,
+      (await client.post("/locations", { name: "To", short_name: "T" }, { idempotencyKey: idempotencyKey() })).body,
+    ];
+    // Characters that do not compress: each line copies 40 KB of the item's description.
+    const description = Array.from({ length: 10_000 }, (_, i) => String.fromCodePoint(0x20000 + ((i * 7919) % 42_000))).join("");
+    const item = (await client.post("/items", { name: "Described", description, location_id: from.id })).body;
+    expect((await client.post(`/items/${item.id}/adjustments`, { location_id: from.id, quantity: 1000 })).status).toBe(201);
+    const lines = Array.from({ length: 100 }, () => ({ item_id: item.id, quantity: 1 }));
+    const refusals = [
+      await client.post("/invoices", { customer_id: customer.id, lines }),
+      await client.post("/sales-orders", { customer_id: customer.id, location_id: from.id, lines }),
+      await client.post("/purchase-orders", { supplier_id: supplier.id, location_id: from.id, lines }),
+      await client.post("/stock-transfers", { origin_location_id: from.id, destination_location_id: to.id, lines }),
+    ];
+    for (const refused of refusals) expectValidation(refused, "lines", "too_large");
+    for (const path of ["/invoices", "/sales-orders", "/purchase-orders", "/stock-transfers"]) {
+      expect((await client.get(path)).body.pagination.total_records, path).toBe(0);
+    }
+    expect((await client.get(`/items/${item.id}`)).body.quantity).toBe(1000);
+    const invoice = await client.post("/invoices", { customer_id: customer.id, lines: lines.slice(0, 2) });
+    expect(invoice.status, invoice.text).toBe(201);
+    expect(invoice.body.invoice_number).toBe(1);
+  });
+
   it("a body over 1 MB is 413 request_too_large in the error shape, and nothing is created", async () => {
     const client = await owner();
     const refused = await client.post("/customers", { name: "Big", office_fax: "x".repeat(1024 * 1024) });

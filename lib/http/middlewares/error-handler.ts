@@ -1,5 +1,5 @@
 import { ApiError, ContentionError, errors } from "../../core/errors.js";
-import { RecordLimitError, ReferencedItemGoneError } from "../../core/failures.js";
+import { DocumentTooLargeError, RecordLimitError, ReferencedItemGoneError } from "../../core/failures.js";
 import { errorFields, log } from "../../core/log.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 
@@ -7,7 +7,8 @@ import type { PipelineMiddleware, PipelineRequest } from "../types.js";
  * Turns every thrown error into the spec's error body. An `ApiError` renders as itself; an
  * error that Middy raised for the body (415) becomes 400 `invalid_json`; a write whose retries
  * ran out (`ContentionError`) becomes 503 `resource_busy` with `Retry-After`; a record limit
- * reached (`RecordLimitError`) 409 `record_limit_reached`; anything else is
+ * reached (`RecordLimitError`) 409 `record_limit_reached`; lines over a document's storage
+ * limits (`DocumentTooLargeError`) 422 `too_large` on `lines`; anything else is
  * logged with the request id and becomes 500 `api_error` with no internals in the body.
  */
 export function errorHandler(): PipelineMiddleware {
@@ -42,6 +43,13 @@ export function apiErrorOf(error: unknown): ApiError | undefined {
     ]);
   }
   if (error instanceof RecordLimitError) return errors.recordLimitReached(`${error.sequence.replaceAll("_", " ")}s`, error.limit);
+  // Lines over a document's storage limits (long item descriptions copied onto many lines), on any kind.
+  if (error instanceof DocumentTooLargeError) {
+    const size = `${Math.ceil(error.bytes / 1024)} KB ${error.measure === "stored" ? "compressed" : "of JSON"}`;
+    return errors.validationFailed([
+      { param: "lines", code: "too_large", message: `take ${size}; a document holds at most ${error.limit / 1024} KB (shorten descriptions).` },
+    ]);
+  }
   return undefined;
 }
 
