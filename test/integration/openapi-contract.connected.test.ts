@@ -551,7 +551,9 @@ describe("OpenAPI contract: every route answers what its document says", () => {
       await failing("malformed Idempotency-Key", send(route, built, { idempotencyKey: "x".repeat(256) }), 400, "invalid_idempotency_key");
     if (route.request.path) {
       const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-      const ids = Object.fromEntries(names.map((name, i) => [name, i === names.length - 1 ? randomUUID() : PATH_IDS[name]!(route, tenant)!]));
+      // The last id in the path names no record (a fixed segment such as a reminder's operation keeps its value).
+      const missing = names.filter((name) => name === "id" || name.endsWith("_id")).at(-1);
+      const ids = Object.fromEntries(names.map((name) => [name, name === missing ? randomUUID() : PATH_IDS[name]!(route, tenant)!]));
       await failing(
         "a record that does not exist",
         send(route, { ...built, path: pathOf(route, ids), fresh: undefined, prepare: undefined }),
