@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount } from "../support/fixtures.js";
+import { createCustomField } from "../../lib/domain/admin/reference-data.js";
 
 /**
  * Bounded input (issue 8, point 3): money and rates take at most 12 integer digits and 4
@@ -135,6 +136,25 @@ describe("connected: bounded input", () => {
     const invoice = await client.post("/invoices", { customer_id: customer.id, lines: lines.slice(0, 2) });
     expect(invoice.status, invoice.text).toBe(201);
     expect(invoice.body.invoice_number).toBe(1);
+  });
+
+  it("custom field values over 128 KB of UTF-8 together are 422 too_large (not a 500 on DynamoDB's item size), and nothing is written", async () => {
+    const account = await newAccount();
+    const client = api().withKey(account.ownerKey);
+    const fields = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => createCustomField({ accountId: account.accountId, kind: "customer", name: `Field ${i}` })),
+    );
+    const values = (text: string) => fields.map(({ custom_field_id }) => ({ custom_field_id, value: text }));
+    expectValidation(await client.post("/customers", { name: "Too much", custom_field_values: values("😀".repeat(4000)) }), "custom_field_values", "too_large");
+    expect(await customerTotal(client)).toBe(0);
+    const created = await client.post("/customers", { name: "Plenty", custom_field_values: values("a".repeat(4000)) });
+    expect(created.status, created.text).toBe(201);
+    expectValidation(
+      await client.patch(`/customers/${created.body.id}`, { custom_field_values: values("漢".repeat(4000)) }),
+      "custom_field_values",
+      "too_large",
+    );
+    expect((await client.get(`/customers/${created.body.id}`)).body.custom_field_values).toEqual(values("a".repeat(4000)));
   });
 
   it("a body over 1 MB is 413 request_too_large in the error shape, and nothing is created", async () => {

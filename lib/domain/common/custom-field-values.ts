@@ -13,8 +13,16 @@ export interface StoredCustomFieldValue {
 }
 
 /**
+ * The most UTF-8 bytes a record's custom field values take together: with the record's other
+ * fields they must fit one DynamoDB item (400 KB). 25 values of 4,000 four-byte characters
+ * would not; 30 values of 4,000 ASCII characters do.
+ */
+export const MAX_CUSTOM_FIELD_VALUE_BYTES = 128 * 1024;
+
+/**
  * Returns the values to store (blanks dropped) and every id sent with its position: each id is
- * checked, blank or not, so a blank value for a foreign field is still rejected.
+ * checked, blank or not, so a blank value for a foreign field is still rejected. Values over
+ * `MAX_CUSTOM_FIELD_VALUE_BYTES` together are 422 `too_large` on `custom_field_values`.
  */
 export function normalizeCustomFieldValues(input: readonly { custom_field_id: string; value: string | number | boolean | null }[]): {
   values: StoredCustomFieldValue[];
@@ -37,6 +45,14 @@ export function normalizeCustomFieldValues(input: readonly { custom_field_id: st
     const value = entry.value === null ? "" : String(entry.value).trim();
     if (value !== "") values.push({ id: entry.custom_field_id, value });
   });
+  const bytes = values.reduce((sum, entry) => sum + Buffer.byteLength(entry.value, "utf8"), 0);
+  if (bytes > MAX_CUSTOM_FIELD_VALUE_BYTES) {
+    details.push({
+      param: "custom_field_values",
+      code: "too_large",
+      message: `take ${Math.ceil(bytes / 1024)} KB of UTF-8; a record holds at most ${MAX_CUSTOM_FIELD_VALUE_BYTES / 1024} KB of custom field values.`,
+    });
+  }
   if (details.length > 0) throw errors.validationFailed(details);
   return { values, checkedIds, positions };
 }
