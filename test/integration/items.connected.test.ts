@@ -559,6 +559,32 @@ describe("custom_field_values on items", () => {
     expect(cleared.body.custom_field_values).toEqual([]);
   });
 
+  it("a value of a field its category no longer has is kept and goes back as read (write-back with a change is 200); another value for it is refused", async () => {
+    const { client } = await setup();
+    const category = await createCategory(client, { name: "Electrics", custom_fields: [{ name: "Voltage" }, { name: "Plug" }] });
+    const [voltage, plug] = category.custom_fields.map((field) => field.id);
+    const item = await createItem(client, {
+      name: "Kettle",
+      category_id: category.id,
+      custom_field_values: [
+        { custom_field_id: voltage, value: "230V" },
+        { custom_field_id: plug, value: "Type G" },
+      ],
+    });
+    const kept = (await client.patch(`/item-categories/${category.id}`, { custom_fields: [{ id: plug, name: "Plug" }] })).status;
+    expect(kept).toBe(200);
+    const read = await getItem(client, item.id);
+    expect(read.custom_field_values).toEqual(item.custom_field_values);
+    const written = await client.patch(`/items/${item.id}`, { description: "Boils", custom_field_values: read.custom_field_values });
+    expect(written.status, written.text).toBe(200);
+    expect(written.body).toMatchObject({ description: "Boils", custom_field_values: item.custom_field_values });
+    expectValidation(
+      await client.patch(`/items/${item.id}`, { custom_field_values: [{ custom_field_id: voltage, value: "110V" }] }),
+      "custom_field_values[0].custom_field_id",
+      "invalid_reference",
+    );
+  });
+
   it("a new category drops the former category's values (account-level item fields stay); a value of the former one sent with it is refused", async () => {
     const { account, client } = await setup();
     const paint = await createCategory(client, { name: "Paint", custom_fields: [{ name: "Colour" }] });

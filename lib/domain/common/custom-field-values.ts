@@ -21,10 +21,14 @@ export const MAX_CUSTOM_FIELD_VALUE_BYTES = 128 * 1024;
 
 /**
  * Returns the values to store (blanks dropped) and every id sent with its position: each id is
- * checked, blank or not, so a blank value for a foreign field is still rejected. Values over
+ * checked, blank or not, so a blank value for a foreign field is still rejected; a value that
+ * repeats one of `stored` (the record's own) is not checked again. Values over
  * `MAX_CUSTOM_FIELD_VALUE_BYTES` together are 422 `too_large` on `custom_field_values`.
  */
-export function normalizeCustomFieldValues(input: readonly { custom_field_id: string; value: string | number | boolean | null }[]): {
+export function normalizeCustomFieldValues(
+  input: readonly { custom_field_id: string; value: string | number | boolean | null }[],
+  stored: readonly StoredCustomFieldValue[] = [],
+): {
   values: StoredCustomFieldValue[];
   checkedIds: string[];
   positions: number[];
@@ -40,9 +44,14 @@ export function normalizeCustomFieldValues(input: readonly { custom_field_id: st
       return;
     }
     seen.add(entry.custom_field_id);
-    checkedIds.push(entry.custom_field_id);
-    positions.push(index);
     const value = entry.value === null ? "" : String(entry.value).trim();
+    // A value the record holds already, sent back as read, is kept unchecked (what you read you can
+    // write back): its field may have left the record's kind or category since it was written.
+    const repeated = value !== "" && stored.some((kept) => kept.id === entry.custom_field_id && kept.value === value);
+    if (!repeated) {
+      checkedIds.push(entry.custom_field_id);
+      positions.push(index);
+    }
     if (value !== "") values.push({ id: entry.custom_field_id, value });
   });
   const bytes = values.reduce((sum, entry) => sum + Buffer.byteLength(entry.value, "utf8"), 0);

@@ -12,7 +12,7 @@ import type { ItemCategoryItem, ItemRecord, ItemVariationItem, StockHistoryItem,
 import { errors } from "../../core/errors.js";
 import { ledgerEntryUuid } from "../../core/uuid.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../schemas/items.js";
-import { normalizeCustomFieldValues, presentCustomFieldValues } from "../common/custom-field-values.js";
+import { normalizeCustomFieldValues, presentCustomFieldValues, type StoredCustomFieldValue } from "../common/custom-field-values.js";
 import { itemStock, rowBalances } from "../inventory/stock-changes.js";
 import { addQuantities, sumBalances, type Balances } from "../inventory/math.js";
 import { money } from "../common/money.js";
@@ -113,9 +113,15 @@ export interface Changes {
 
 /**
  * Attribute changes for the fields sent; custom-field ids defined by the item's category are
- * accepted as they are, others must be account-level item custom fields (checked in the write).
+ * accepted as they are, others must be account-level item custom fields (checked in the write);
+ * a value the item holds already (`stored`) may be sent back as read.
  */
-export function itemChanges(input: ItemUpdateBody | ItemCreateBody, category: ItemCategoryItem | undefined, unitName: string | undefined): Changes {
+export function itemChanges(
+  input: ItemUpdateBody | ItemCreateBody,
+  category: ItemCategoryItem | undefined,
+  unitName: string | undefined,
+  stored: readonly StoredCustomFieldValue[] = [],
+): Changes {
   const set: Record<string, unknown> = {};
   const remove: (keyof ItemRecord)[] = [];
   const text: [keyof typeof input, keyof ItemRecord][] = [
@@ -160,7 +166,7 @@ export function itemChanges(input: ItemUpdateBody | ItemCreateBody, category: It
 
   const references: Reference[] = [];
   if (input.custom_field_values !== undefined) {
-    const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values);
+    const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values, stored);
     set.customFieldValues = values;
     const categoryFields = new Set((category?.customFields ?? []).map((f) => f.id));
     checkedIds.forEach((id, i) => {

@@ -168,7 +168,7 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
           : undefined;
       // The category the values are checked against: the one sent (none for null), else the stored one.
       const category = input.category_id !== undefined ? references.category : former;
-      const changes = itemChanges(input, category, references.unitName);
+      const changes = itemChanges(input, category, references.unitName, previous.customFieldValues);
       if (dropsFormerValues) {
         const formerFields = new Set((former?.customFields ?? []).map((field) => field.id));
         const kept = (previous.customFieldValues ?? []).filter((value) => !formerFields.has(value.id));

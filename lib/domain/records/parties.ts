@@ -25,7 +25,7 @@ import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { PartyKind, PartyWriteBody } from "../../schemas/parties.js";
-import { normalizeCustomFieldValues, presentCustomFieldValues } from "../common/custom-field-values.js";
+import { normalizeCustomFieldValues, presentCustomFieldValues, type StoredCustomFieldValue } from "../common/custom-field-values.js";
 import { nameSortKey } from "../../core/name-keys.js";
 import { replaceOutcome } from "./record-writes.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
@@ -124,8 +124,11 @@ interface FieldChanges {
   references: Reference[];
 }
 
-/** Turns a validated body into attribute changes; null or "" clears a field. */
-function fieldChanges(kind: PartyKind, input: PartyWriteBody): FieldChanges {
+/**
+ * Turns a validated body into attribute changes; null or "" clears a field. A custom field value
+ * the record holds already (`stored`) may be sent back as read.
+ */
+function fieldChanges(kind: PartyKind, input: PartyWriteBody, stored: readonly StoredCustomFieldValue[] = []): FieldChanges {
   const set: Record<string, unknown> = {};
   const remove: (keyof PartyItem)[] = [];
   collectFields(input, Object.entries(FIELD_MAP), set, remove);
@@ -144,7 +147,7 @@ function fieldChanges(kind: PartyKind, input: PartyWriteBody): FieldChanges {
   );
   const references: Reference[] = [];
   if (input.custom_field_values !== undefined) {
-    const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values);
+    const { values, checkedIds, positions } = normalizeCustomFieldValues(input.custom_field_values, stored);
     set.customFieldValues = values;
     for (const [i, id] of checkedIds.entries())
       references.push({ param: `custom_field_values[${positions[i]}].custom_field_id`, kind: "custom_field", id, recordKind: kind });
@@ -203,11 +206,12 @@ export async function updateParty(
   input: PartyWriteBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<PartyResource> {
-  const changes = fieldChanges(kind, input);
+  fieldChanges(kind, input); // a malformed body is refused before any read
   return retrying(
     `update ${kind}`,
     async () => {
       const previous = await visibleParty(principal, kind, partyId);
+      const changes = fieldChanges(kind, input, previous.customFieldValues);
       const updatedAt = laterUpdatedAt(previous.updatedAt);
       const next = { ...previous, ...changes.set, updatedAt } as PartyItem;
       for (const attribute of changes.remove) delete (next as Record<string, unknown>)[attribute];
