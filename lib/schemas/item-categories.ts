@@ -33,8 +33,9 @@ const customFieldInput = lazy(() =>
   z.strictObject({
     id: text(64).min(1).optional().meta({ description: "Existing field id to keep; omit to add a field." }),
     name: requiredText(255),
-    display_on_inventory_list: z.boolean().optional().default(false),
-    publish_on_documents: z.boolean().optional().default(false),
+    // Absent: false on a new field, the stored flag on a kept one (resolveCustomFields).
+    display_on_inventory_list: z.boolean().optional(),
+    publish_on_documents: z.boolean().optional(),
   }),
 );
 

@@ -453,6 +453,22 @@ describe("connected: item categories", () => {
       expect([a.id, b.id, c.id]).not.toContain(fields[1]!.id);
       expect(fields.map((f) => f.id)).not.toContain(b.id);
       expect((await client.get(`${PATH}/${category.id}`)).body.custom_fields).toEqual(fields);
+
+      // A kept field keeps the flags the request leaves out (an id keeps the field, spec part 1, 4.2).
+      const flagged = await client.patch(`${PATH}/${category.id}`, {
+        custom_fields: [
+          { id: c.id, name: "C3", display_on_inventory_list: true },
+          { id: fields[1]!.id, name: "D" },
+        ],
+      });
+      const renamed = await client.patch(`${PATH}/${category.id}`, {
+        custom_fields: [
+          { id: c.id, name: "C4" },
+          { id: fields[1]!.id, name: "D" },
+        ],
+      });
+      expect(flagged.status, flagged.text).toBe(200);
+      expect(renamed.body.custom_fields[0]).toEqual({ id: c.id, name: "C4", display_order: 1, display_on_inventory_list: true, publish_on_documents: true });
     });
 
     it("an id that is not a field of this category is 422 at custom_fields[i].id, and nothing changes", async () => {

@@ -61,6 +61,12 @@ describe("offline: resolveCustomFields", () => {
     expect(field).toEqual({ id: a.id, name: "A", displayOnInventoryList: true, publishOnDocuments: false });
   });
 
+  it("a kept field keeps a flag left out (spec part 1, 4.2: an id keeps the field); a renamed one too", () => {
+    const a = stored("A", { displayOnInventoryList: true, publishOnDocuments: true });
+    const [field] = resolveCustomFields([a], [desired({ id: a.id, name: "A renamed", publish_on_documents: false })]);
+    expect(field).toEqual({ id: a.id, name: "A renamed", displayOnInventoryList: true, publishOnDocuments: false });
+  });
+
   it("does not modify the stored list", () => {
     const existing = [stored("A"), stored("B")];
     const copy = structuredClone(existing);

@@ -96,7 +96,8 @@ type FieldInput = NonNullable<ItemCategoryUpdateBody["custom_fields"]>[number];
 
 /**
  * Resolves the complete desired custom-field list: an `id` keeps that existing field (with
- * the new name and flags), no `id` adds a field, an existing field left out is deleted.
+ * the new name, and the flags sent; a flag left out keeps its value), no `id` adds a field
+ * (flags default to false), an existing field left out is deleted.
  */
 export function resolveCustomFields(existing: readonly StoredField[], desired: readonly FieldInput[]): StoredField[] {
   const known = new Map(existing.map((field) => [field.id, field]));
@@ -111,11 +112,12 @@ export function resolveCustomFields(existing: readonly StoredField[], desired: r
       }
       seen.add(input.id);
     }
+    const kept = input.id === undefined ? undefined : known.get(input.id);
     return {
       id: input.id ?? randomUUID(),
       name: input.name,
-      displayOnInventoryList: input.display_on_inventory_list ?? false,
-      publishOnDocuments: input.publish_on_documents ?? false,
+      displayOnInventoryList: input.display_on_inventory_list ?? kept?.displayOnInventoryList ?? false,
+      publishOnDocuments: input.publish_on_documents ?? kept?.publishOnDocuments ?? false,
     };
   });
   if (details.length > 0) throw errors.validationFailed(details);
