@@ -14,7 +14,8 @@ export const variationInput = lazy(() =>
   z.strictObject({
     values: z
       .record(requiredText(100), requiredText(255))
-      .refine((values) => Object.keys(values).length > 0 && Object.keys(values).length <= 5, 'must name 1 to 5 attributes, e.g. {"Size": "M"}'),
+      .refine((values) => Object.keys(values).length > 0 && Object.keys(values).length <= 5, 'must name 1 to 5 attributes, e.g. {"Size": "M"}')
+      .meta({ minProperties: 1, maxProperties: 5 }),
     sku: text255(),
     barcode: text255(),
     unit_price_override: moneyInput().nullish(),
