@@ -18,7 +18,7 @@ describe("offline: nameSortKey", () => {
   });
 });
 
-describe("nameSortKey", () => {
+describe("offline: nameSortKey ordering", () => {
   it("orders index keys like compareByName, a name before the longer names it prefixes", async () => {
     const names = ["apple pie", "Apple", "apple-pie", "apple!", "Banana", 'apple"s'];
     // What the index compares: the key followed by ElectroDB's "#" separator.
