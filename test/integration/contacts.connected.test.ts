@@ -470,6 +470,23 @@ describe("GET /contacts", () => {
 });
 
 describe("visibility (spec 4.3 rules; architecture section 4)", () => {
+  it("a user who sees some of a contact's links and sends them back changes nothing: each hidden link keeps its place", async () => {
+    const { account, owner } = await setup();
+    const u1 = api().withKey((await newUser(account, { permissions: ["accounts.manage"] })).key);
+    const c1 = await createParty(u1, "customer", "Mine");
+    const c0 = await createParty(owner, "customer", "Hidden first");
+    const c2 = await createParty(owner, "customer", "Hidden last");
+    const contact = await createContact(owner, { first_name: "Walter", account_record_ids: [c0.id, c1.id, c2.id] });
+    const before = await getContact(owner, contact.id);
+    const same = await u1.patch(`/contacts/${contact.id}`, { account_record_ids: [c1.id] });
+    expect(same.status, same.text).toBe(200);
+    expect(await getContact(owner, contact.id)).toEqual(before);
+    const c3 = await createParty(u1, "customer", "Also mine");
+    const swapped = await u1.patch(`/contacts/${contact.id}`, { account_record_ids: [c3.id, c1.id] });
+    expect(swapped.status, swapped.text).toBe(200);
+    expect(ids((await getContact(owner, contact.id)).account_records)).toEqual(ids([c0, c3, c2, c1]));
+  });
+
   it("users without records.view_all see only contacts linked to records they own, and only those links", async () => {
     const { account, owner } = await setup();
     const u1 = api().withKey((await newUser(account, { permissions: ["accounts.manage"] })).key);

@@ -207,6 +207,21 @@ export async function getContact(principal: Principal, contactId: string): Promi
 }
 
 /**
+ * The links after a caller who sees only some of them replaces those (`requested`, in order):
+ * each hidden link keeps its place, the visible places take the requested links in turn, and
+ * what is left is appended. The same visible links sent back in their order give the stored list.
+ */
+function mergeVisibleLinks<L>(stored: readonly L[], requested: readonly L[], visible: (link: L) => boolean): L[] {
+  const queue = [...requested];
+  const merged: L[] = [];
+  for (const link of stored) {
+    if (!visible(link)) merged.push(link);
+    else if (queue.length > 0) merged.push(queue.shift()!);
+  }
+  return [...merged, ...queue];
+}
+
+/**
  * Updates a contact. `account_record_ids` omitted keeps the links; an array replaces the
  * links the caller can see (links to records the caller cannot see are kept); [] removes them.
  */
@@ -223,10 +238,7 @@ export async function updateContact(
     async () => {
       const previous = await visibleContact(principal, contactId);
       let next = applyFields(previous, input);
-      if (requested !== undefined) {
-        const hidden = (previous.links ?? []).filter((l) => !canSeeParty(principal, l));
-        next = { ...next, links: [...requested.links, ...hidden] };
-      }
+      if (requested !== undefined) next = { ...next, links: mergeVisibleLinks(previous.links ?? [], requested.links, (l) => canSeeParty(principal, l)) };
       if (sameRecord(previous, next, UPDATED_AT)) return (await present(principal, [previous], requested?.parties))[0]!; // sent back as read: nothing to write
       next.updatedAt = laterUpdatedAt(previous.updatedAt);
       const [resource] = await present(principal, [next], requested?.parties);
