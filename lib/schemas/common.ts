@@ -59,7 +59,8 @@ export function isCalendarDate(value: string): boolean {
 export const isoDate = lazy(() =>
   z
     .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
+    // A malformed date gets one detail, not also "not a real calendar date".
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD", abort: true })
     .refine(isCalendarDate, "must be a real calendar date from 0001-01-01")
     .meta({ format: "date", example: "2026-11-23" }),
 );
