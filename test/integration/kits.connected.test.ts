@@ -769,6 +769,14 @@ describe("DELETE /kits/{kit_id}/builds/{build_id}", () => {
 
     expectError(await disassemble(s.client, kitId, first.id), 404, "resource_missing");
     expect(await onHandAt(s.client, ids, s.location)).toEqual({ [box.id]: 1, [cable.id]: 8, [plug.id]: 9 });
+
+    // last_built_at is the newest build left: a third build, disassembled, hands it back to the second; none left, null.
+    const third = await buildOk(s.client, kitId, { location_id: s.location, quantity: 1 });
+    expect(await getKit(s.client, kitId)).toMatchObject({ build_count: 2, last_built_at: third.created_at });
+    expect((await disassemble(s.client, kitId, third.id)).status).toBe(200);
+    expect(await getKit(s.client, kitId)).toMatchObject({ build_count: 1, last_built_at: second.created_at });
+    expect((await disassemble(s.client, kitId, second.id)).status).toBe(200);
+    expect(await getKit(s.client, kitId)).toMatchObject({ build_count: 0, last_built_at: null });
   });
 
   it("a build after a disassembly costs the components at their current cost (a cost changed since counts; none takes a moving average from the reversal)", async () => {

@@ -18,6 +18,7 @@ import {
   readBuild,
   readBuildSequence,
   readKit,
+  queryBuilds,
   readKitLinks,
   readKits,
 } from "../../db/kits.js";
@@ -28,7 +29,17 @@ import type { KitBuildItem, KitItem } from "../../db/service.js";
 import { errors } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import type { KitBuildBody } from "../../schemas/kits.js";
-import { DisassemblyRefusal, KitBuildRefusal, planAssembly, planDisassembly, rowOf, statsAfter, type BuildChange, type KitDefinition } from "./planning.js";
+import {
+  DisassemblyRefusal,
+  KitBuildRefusal,
+  planAssembly,
+  planDisassembly,
+  rowOf,
+  statsAfter,
+  statsAfterDisassembly,
+  type BuildChange,
+  type KitDefinition,
+} from "./planning.js";
 import { commitBuildStock, fitWrite, planItemOf } from "./build-writes.js";
 import { definitionOf, isActive, presentBuild, requireModify, statsOf } from "./service.js";
 
@@ -317,6 +328,9 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
         return 2 + [...plan.averageCosts.keys()].filter((id) => !atomicItems.has(id)).length + (journal ? 1 : 0);
       });
       if (!fit) throw errors.kitDisassemblyNotAllowed("This build is too large to reverse atomically.");
+      // The location's newest build left once this one goes (read after the kit: a build since moves
+      // the kit's buildVersion, and the stats' condition retries).
+      const newestLeft = (await queryBuilds(accountId, kitId, build.locationId, 0, 2)).find((other) => other.buildId !== build.buildId)?.createdAt;
       const at = nowIso();
       const source: LedgerSource = {
         sourceType: "kit_disassembly",
@@ -334,7 +348,7 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
         turns,
         extra: (tx) => {
           addBuildRemoval(tx, build);
-          addKitStats(tx, kit, statsAfter(statsOf(kit), build.locationId, -1) as Record<string, unknown>, at);
+          addKitStats(tx, kit, statsAfterDisassembly(statsOf(kit), build.locationId, newestLeft) as Record<string, unknown>, at);
         },
         explain: async (error) => {
           if (error instanceof StockRuleError) {

@@ -8,6 +8,7 @@ import {
   rowOf,
   splitForJournal,
   statsAfter,
+  statsAfterDisassembly,
   visibleStats,
   type AssemblyRequest,
   type KitDefinition,
@@ -356,10 +357,12 @@ describe("offline: splitForJournal, build figures", () => {
     let stats = statsAfter({}, "l1", 1, "2026-01-01T00:00:00.000Z");
     stats = statsAfter(stats, "l1", 2, "2026-01-02T00:00:00.000Z");
     stats = statsAfter(stats, "l2", 1, "2026-01-03T00:00:00.000Z");
-    stats = statsAfter(stats, "l1", -1);
-    expect(stats).toEqual({ l1: { count: 2, lastBuiltAt: "2026-01-02T00:00:00.000Z" }, l2: { count: 1, lastBuiltAt: "2026-01-03T00:00:00.000Z" } });
+    stats = statsAfterDisassembly(stats, "l1", "2026-01-01T00:00:00.000Z");
+    // The newest build left at l1 sets its time; a location with none left has no time.
+    expect(statsAfterDisassembly(stats, "l2", undefined).l2).toEqual({ count: 0 });
+    expect(stats).toEqual({ l1: { count: 2, lastBuiltAt: "2026-01-01T00:00:00.000Z" }, l2: { count: 1, lastBuiltAt: "2026-01-03T00:00:00.000Z" } });
     expect(visibleStats(stats, null)).toEqual({ count: 3, lastBuiltAt: "2026-01-03T00:00:00.000Z" });
-    expect(visibleStats(stats, "l1")).toEqual({ count: 2, lastBuiltAt: "2026-01-02T00:00:00.000Z" });
+    expect(visibleStats(stats, "l1")).toEqual({ count: 2, lastBuiltAt: "2026-01-01T00:00:00.000Z" });
     expect(visibleStats(stats, "l3")).toEqual({ count: 0, lastBuiltAt: null });
   });
 });

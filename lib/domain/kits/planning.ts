@@ -348,12 +348,27 @@ export interface LocationStats {
   lastBuiltAt?: string;
 }
 
-/** A kit's per-location build figures after builds (+) or a disassembly (-) at one location. */
+/** A kit's per-location build figures after `delta` builds at one location, the last at `builtAt`. */
 export function statsAfter(stats: Readonly<Record<string, LocationStats>>, locationId: string, delta: number, builtAt?: string): Record<string, LocationStats> {
   const current = stats[locationId] ?? { count: 0 };
   const next: LocationStats = { count: Math.max(0, current.count + delta) };
   const last = builtAt !== undefined && (current.lastBuiltAt === undefined || builtAt > current.lastBuiltAt) ? builtAt : current.lastBuiltAt;
   if (last !== undefined) next.lastBuiltAt = last;
+  return { ...stats, [locationId]: next };
+}
+
+/**
+ * A kit's per-location build figures after one build at `locationId` is disassembled: one
+ * fewer, and the last build time that of the newest build left there (`newestLeft`; none: no
+ * time), since a disassembled build leaves the history (spec part 2, 4.7).
+ */
+export function statsAfterDisassembly(
+  stats: Readonly<Record<string, LocationStats>>,
+  locationId: string,
+  newestLeft: string | undefined,
+): Record<string, LocationStats> {
+  const next: LocationStats = { count: Math.max(0, (stats[locationId]?.count ?? 0) - 1) };
+  if (newestLeft !== undefined) next.lastBuiltAt = newestLeft;
   return { ...stats, [locationId]: next };
 }
 
