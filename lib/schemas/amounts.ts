@@ -42,7 +42,7 @@ export function decimalInput(options: { min?: number; max?: number; description:
       z
         .string()
         .max(DECIMAL_INTEGER_DIGITS + DECIMAL_PLACES + 2)
-        .regex(textPattern, "must be a decimal number"),
+        .regex(textPattern, min >= 0 ? "must be a decimal number, not negative" : "must be a decimal number"),
     ])
     .refine(
       (value) => {

@@ -29,6 +29,10 @@ describe("connected: bounded input", () => {
       expectValidation(refused, "price");
       expect(refused.text.length).toBeLessThan(4000);
     }
+    // A negative amount as text says what is wrong with it.
+    const negative = await client.post("/items", { name: "Bad", price: "-1.0000" });
+    expectValidation(negative, "price");
+    expect(negative.body.error.details[0].message).toContain("not negative");
     const list = await client.get("/items", { limit: 1 });
     expect(list.body.pagination.total_records).toBe(1);
   });
