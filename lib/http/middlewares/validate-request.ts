@@ -35,6 +35,21 @@ function unknownFieldsOf(error: ZodError): string[] {
   return error.issues.flatMap((issue) => (issue.code === "unrecognized_keys" ? issue.keys.map((key) => jsonPath([...issue.path, key])) : []));
 }
 
+/**
+ * The JSON paths of the fields a body schema refused in entries of a list that name an existing
+ * entry by `id` (`lines[3].unit_price`): a generated line sent back as read (the discount line,
+ * its negative price) is the record's own, which the write-back comparison may drop.
+ */
+function refusedFieldsOfKeptEntries(error: ZodError, body: unknown): string[] {
+  return error.issues.flatMap((issue) => {
+    const [list, index, field] = issue.path;
+    if (typeof list !== "string" || typeof index !== "number" || typeof field !== "string" || issue.path.length !== 3) return [];
+    const entries = (body as Record<string, unknown> | null)?.[list];
+    const entry = Array.isArray(entries) ? (entries[index] as Record<string, unknown> | null) : undefined;
+    return typeof entry?.id === "string" ? [jsonPath(issue.path)] : [];
+  });
+}
+
 function refuseProtectedFields(route: RouteDefinition, body: unknown): void {
   if (!route.protectedFields) return;
   const found = protectedFieldsIn(body, route.protectedFields.fields);
@@ -97,7 +112,7 @@ async function withoutReadBackFields(
   const parsed = route.request.body!.safeParse(raw);
   const extra = [
     ...(route.protectedFields ? protectedFieldsIn(raw, route.protectedFields.fields) : []),
-    ...(parsed.success ? [] : unknownFieldsOf(parsed.error)),
+    ...(parsed.success ? [] : [...unknownFieldsOf(parsed.error), ...refusedFieldsOfKeptEntries(parsed.error, raw)]),
   ];
   // Nothing to compare: the body's own parse stands (no second parse, no read).
   if (extra.length === 0) return { sent: raw, parsed };
