@@ -59,6 +59,12 @@ export class DocumentTooLargeError extends Error {
     super(`The lines take ${bytes} bytes (${measure}); a document holds at most ${limit}.`);
     this.name = "DocumentTooLargeError";
   }
+
+  /** The 422 detail's message (on `lines`): what the lines take, and what `holder` holds at most. */
+  detailMessage(holder = "a document"): string {
+    const measure = this.measure === "stored" ? "compressed" : "of JSON";
+    return `take ${Math.ceil(this.bytes / 1024)} KB ${measure}; ${holder} holds at most ${this.limit / 1024} KB (shorten descriptions).`;
+  }
 }
 
 /** A sequence's record count reached the account's record limit (nothing was written). */

@@ -44,12 +44,7 @@ export function apiErrorOf(error: unknown): ApiError | undefined {
   }
   if (error instanceof RecordLimitError) return errors.recordLimitReached(`${error.sequence.replaceAll("_", " ")}s`, error.limit);
   // Lines over a document's storage limits (long item descriptions copied onto many lines), on any kind.
-  if (error instanceof DocumentTooLargeError) {
-    const size = `${Math.ceil(error.bytes / 1024)} KB ${error.measure === "stored" ? "compressed" : "of JSON"}`;
-    return errors.validationFailed([
-      { param: "lines", code: "too_large", message: `take ${size}; a document holds at most ${error.limit / 1024} KB (shorten descriptions).` },
-    ]);
-  }
+  if (error instanceof DocumentTooLargeError) return errors.validationFailed([{ param: "lines", code: "too_large", message: error.detailMessage() }]);
   return undefined;
 }
 

@@ -144,9 +144,6 @@ export function tooLargeProblem(error: DocumentTooLargeError): Problem {
     status: 422,
     param: "lines",
     code: "too_large",
-    message:
-      error.measure === "stored"
-        ? `take ${Math.ceil(error.bytes / 1024)} KB compressed; an estimate holds at most ${error.limit / 1024} KB (shorten descriptions).`
-        : `take ${Math.ceil(error.bytes / 1024)} KB of JSON; an estimate holds at most ${error.limit / 1024} KB (shorten descriptions).`,
+    message: error.detailMessage("an estimate"),
   };
 }
