@@ -311,7 +311,7 @@ describe("connected: invoices", () => {
     expect((await w.client.get("/items")).body.pagination.total_records).toBe(activeBefore);
   });
 
-  it("a unique item is counted in whole units, and a sold one brought back on hand otherwise is not sold any more", async () => {
+  it("a unique item is counted in whole units, and a sold one brought back on hand otherwise is not sold any more (its invoice cancels without giving it back twice)", async () => {
     const w = await world();
     const unique = await newItem(w.client, w.location, { stock: 0, body: { inventory_type: "unique", serial_number: `SN-${randomUUID().slice(0, 6)}` } });
     const half = await w.client.post(`/items/${unique.id}/adjustments`, { location_id: w.location, quantity: 0.5 });
@@ -326,10 +326,18 @@ describe("connected: invoices", () => {
     expect((await w.client.post(`/items/${unique.id}/adjustments`, { location_id: w.location, quantity: 1 })).status).toBe(201);
     expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 1, sold: false, status_id: 1 });
     expect((await w.client.get("/items")).body.pagination.total_records).toBe(activeBefore + 1);
-    // The invoice cannot give it back a second time.
+    // The invoice still cancels (and deletes), without giving the unit back a second time.
     const cancelled = await w.client.post(`/invoices/${invoice.body.id}/cancel`, {});
-    expect(cancelled.status).toBe(422);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body.status_id).toBe(12);
     expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 1, sold: false, status_id: 1 });
+    const second = await createInvoice(w, { lines: [{ item_id: unique.id, quantity: 1 }] });
+    expect(second.status, second.text).toBe(201);
+    expect((await w.client.post(`/items/${unique.id}/adjustments`, { location_id: w.location, quantity: 1 })).status).toBe(201);
+    const deleted = await w.client.request("DELETE", `/invoices/${second.body.id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 1, sold: false, status_id: 1 });
+    expect((await w.client.get("/items")).body.pagination.total_records).toBe(activeBefore + 1);
   });
 
   it("updates unpaid invoices: line replacement with the stock difference, customer change moving figures, If-Match", async () => {

@@ -346,6 +346,26 @@ describe("planLedgerWrite: rules", () => {
     expect(back.items[0]!.statusMove).toMatchObject({ to: "items_00" });
   });
 
+  it("a sale's reversal of a unique item whose unit is back on hand already gives nothing back on hand (a linked invoice's reservation still returns)", () => {
+    const id = randomUUID();
+    const existing = row(id, "v", L1, 1, { onHand: 1 });
+    const back = itemWithRows(id, [existing], { inventoryType: "unique", sold: false });
+    // A standalone invoice's cancel: nothing at all to write for the unit.
+    const cancelled = plan({ items: [back], rows: [existing], changes: [{ ...change(id, "v", L1, { onHand: 1 }), sold: false }] });
+    expect(cancelled.rows).toEqual([]);
+    expect(cancelled.history).toEqual([]);
+    // A linked invoice's cancel: the order's reservation comes back, the unit stays one.
+    const linked = plan({ items: [back], rows: [existing], changes: [{ ...change(id, "v", L1, { onHand: 1, reserved: 1 }), sold: false }] });
+    expect(linked.rows[0]!.row).toMatchObject({ onHand: 1, reserved: 1 });
+    // A sold unit still comes back as before.
+    const sold = plan({
+      items: [itemWithRows(id, [], { inventoryType: "unique", sold: true })],
+      changes: [{ ...change(id, "v", L1, { onHand: 1 }), sold: false }],
+    });
+    expect(sold.rows[0]!.row.onHand).toBe(1);
+    expect(sold.items[0]!.set).toMatchObject({ sold: false });
+  });
+
   it("values a receipt over the stock on hand at the item's cost until it has a moving average", () => {
     const id = randomUUID();
     const existing = row(id, "v", L1, 1, { onHand: 10 });

@@ -69,6 +69,24 @@ function belowZero(index: number, field: string, to: number, reserved: number): 
   return new StockRuleError(index, "negative_balance", `The change would take ${field} at this location below zero (to ${to})${held}.`);
 }
 
+/** A change left out: a sale's reversal that would give back a unit already back on hand. */
+const UNIT_ALREADY_BACK: StockChange = { itemId: "", variationId: "", locationId: "", deltas: {} };
+
+/**
+ * A sale's reversal (`sold: false`) of a unique item that is not sold any more (its unit came
+ * back on hand otherwise: an adjustment, a receipt) gives back nothing on hand: the unit is
+ * there already, and the cancelled or deleted invoice must not count it twice (or be refused
+ * for it). Its other deltas (a linked invoice's reservation) still apply; with none, the change
+ * is left out.
+ */
+function withoutUnitAlreadyBack(change: StockChange, items: ReadonlyMap<string, ItemRecord>): StockChange {
+  const item = items.get(change.itemId);
+  if (change.sold !== false || item?.inventoryType !== "unique" || item.sold || (change.deltas.onHand ?? 0) <= 0) return change;
+  const { onHand: _returned, ...others } = change.deltas;
+  const { sold: _sold, ...rest } = change;
+  return Object.values(others).some((delta) => (delta ?? 0) !== 0) ? { ...rest, deltas: others } : UNIT_ALREADY_BACK;
+}
+
 /** Refuses a change that moves nothing (or finer than the stored precision) or names no known item. */
 function checkedItem(change: StockChange, index: number, items: ReadonlyMap<string, ItemRecord>): ItemRecord {
   // A change below the stored precision would record history without moving any balance.
@@ -105,13 +123,16 @@ function newRow(input: Pick<PlanInput, "accountId" | "at">, change: StockChange,
  * balance below zero and any unique item with more than one unit on hand, creates missing
  * rows with the next sequence numbers, and produces one history entry per change.
  */
-export function planLedgerWrite(input: PlanInput): LedgerWrite {
+export function planLedgerWrite(given: PlanInput): LedgerWrite {
+  // A fold applies a hold's changes as they were judged: they are not looked at again.
+  const input = given.fold ? given : { ...given, changes: given.changes.map((change) => withoutUnitAlreadyBack(change, given.items)) };
   const rows = new Map<string, LedgerWrite["rows"][number]>();
   const history: StockHistoryItem[] = [];
   let sequence = input.sequence;
   const touchedItems = new Set<string>();
 
   input.changes.forEach((change, index) => {
+    if (change === UNIT_ALREADY_BACK) return;
     checkedItem(change, index, input.items);
     touchedItems.add(change.itemId);
     const key = rowKeyOf(change);
