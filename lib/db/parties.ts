@@ -190,8 +190,8 @@ export async function removeParty(previous: PartyItem, linkedContacts: readonly 
  * The document write path's effect on its party: adds the item that moves `document_count`
  * and `lifetime_revenue_total` by exact amounts and sets `last_invoice_date` (the caller passes
  * the later of the stored and the new date), on condition that the party exists (label
- * `party:<id>`: its failure means the party was deleted, or with `requireActive` archived,
- * meanwhile). With `invoiceDateWas` (the stored date as read, null when none), the date is set
+ * `party:<id>`: its failure means the party was deleted, or with `requireActive` archived, or
+ * with `requireKind` of another kind (a prospect converted), meanwhile). With `invoiceDateWas` (the stored date as read, null when none), the date is set
  * only on condition that it is still that one, so a concurrent later date is never overwritten
  * by an earlier one (the label's failure then means: read the party again).
  */
@@ -199,7 +199,7 @@ export function addDocumentActivity(
   tx: TransactionBuilder,
   party: { accountId: string; partyId: string },
   activity: DocumentActivity,
-  options: { requireActive?: boolean; convertProspect?: { ownerUserId: string; now: string } } = {},
+  options: { requireActive?: boolean; requireKind?: PartyKind; convertProspect?: { ownerUserId: string; now: string } } = {},
 ): void {
   let update = tx.entities.party.patch(party).add({ documentCount: activity.documents, lifetimeRevenueMinor: activity.revenueMinor ?? 0 });
   if (activity.invoiceDate) update = update.set({ lastInvoiceDate: activity.invoiceDate });
@@ -216,10 +216,12 @@ export function addDocumentActivity(
   // `requireActive`: the party must still be unarchived when the document commits (a document
   // for a party archived meanwhile fails with the same label); a conversion also needs it to be
   // still a prospect.
-  if (guardDate || options.requireActive || convert) {
+  if (guardDate || options.requireActive || options.requireKind || convert) {
     update = update.where(({ lastInvoiceDate, archived, kind }, { eq, notExists }) => {
       const conditions: string[] = [];
       if (convert) conditions.push(eq(kind, "prospect"));
+      // The kind the document shows (`customer_kind`): a prospect converted meanwhile fails the label.
+      else if (options.requireKind) conditions.push(eq(kind, options.requireKind));
       if (guardDate) conditions.push(was === null ? notExists(lastInvoiceDate) : eq(lastInvoiceDate, was));
       if (options.requireActive || convert) conditions.push(eq(archived, false));
       return conditions.join(" AND ");

@@ -221,6 +221,27 @@ describe("connected: estimate conversions", () => {
     expect(order.status, order.text).toBe(201);
   });
 
+  it("estimates created while their prospect converts all end as a customer's (a create that read the prospect plans again)", async () => {
+    const w = await world();
+    for (let round = 0; round < 2; round++) {
+      const prospect = (await w.client.post("/prospects", { name: `Racing Prospect ${round}` })).body;
+      const converting = await estimateFor(w, prospect.id);
+      const [converted, ...created] = await Promise.all([
+        w.client.post(`/estimates/${converting.id}/convert-to-invoice`, {}),
+        ...Array.from({ length: 10 }, () => w.client.post("/estimates", { customer_id: prospect.id, lines: [{ name: "Study", unit_price: "1" }] })),
+      ]);
+      expect(converted!.status, converted!.text).toBe(201);
+      for (const response of created) expect(response.status, response.text).toBe(201);
+      let kinds: string[] = [];
+      for (let attempt = 0; attempt < 10; attempt++) {
+        await poller.drain();
+        kinds = await Promise.all(created.map(async (response) => (await w.client.get(`/estimates/${response.body.id}`)).body.customer_kind));
+        if (kinds.every((kind) => kind === "customer")) break;
+      }
+      expect(kinds).toEqual(created.map(() => "customer"));
+    }
+  });
+
   it("a prospect's estimate converts into a sales order and the prospect becomes a customer; a staff salesperson's owner counts merge", async () => {
     const w = await world();
     const staff = await newUser(w.account, {

@@ -7,7 +7,7 @@ import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
-import { addDocumentActivity } from "../../../db/parties.js";
+import { addDocumentActivity, readParty } from "../../../db/parties.js";
 import { checkReferences, referenceDetails } from "../../../db/references.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
@@ -125,23 +125,31 @@ const stillOpen = (now: string) => (a: Record<string, unknown>, op: Record<strin
  */
 export async function createEstimate(principal: Principal, input: EstimateCreateBody, completion: IdempotencyCompletion | undefined): Promise<EstimateResult> {
   requireDocumentPermission(principal, "estimates.modify", "creating estimates");
-  const now = nowIso();
-  const { plan, problems } = await planEstimate(principal, { mode: "create", input }, now, false);
-  throwProblems(problems);
-  const { header: base, lines, encoded, customer, references } = plan!;
-  const { header, cancellation } = await createNumbered({
-    sequence: "estimate",
-    base,
-    lines: encoded!,
-    completion: withEtag(completion, base.revision),
-    present: (numbered) => presentEstimate(principal, numbered, lines, { now }),
-    add: (tx) => {
-      addDocumentActivity(tx, { accountId: principal.accountId, partyId: customer.partyId }, { documents: 1 }, { requireActive: true });
-      checkReferences(tx, principal.accountId, references);
-    },
+  return retrying("create estimate", async () => {
+    const now = nowIso();
+    const { plan, problems } = await planEstimate(principal, { mode: "create", input }, now, false);
+    throwProblems(problems);
+    const { header: base, lines, encoded, customer, references } = plan!;
+    const { header, cancellation } = await createNumbered({
+      sequence: "estimate",
+      base,
+      lines: encoded!,
+      completion: withEtag(completion, base.revision),
+      present: (numbered) => presentEstimate(principal, numbered, lines, { now }),
+      add: (tx) => {
+        // The kind read is the kind shown (`customer_kind`): a prospect converted meanwhile plans again.
+        const party = { accountId: principal.accountId, partyId: customer.partyId };
+        addDocumentActivity(tx, party, { documents: 1 }, { requireActive: true, requireKind: customer.kind });
+        checkReferences(tx, principal.accountId, references);
+      },
+    });
+    if (cancellation) {
+      const current = cancellation.failed(`party:${customer.partyId}`) ? await readParty(principal.accountId, customer.partyId) : undefined;
+      if (current && !current.archived && current.kind !== customer.kind) return RETRY;
+      mapWriteFailures(cancellation, customer.partyId);
+    }
+    return result(principal, header!, lines, now);
   });
-  if (cancellation) mapWriteFailures(cancellation, customer.partyId);
-  return result(principal, header, lines, now);
 }
 
 /**
