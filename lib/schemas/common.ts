@@ -45,8 +45,12 @@ export const optionalText = (max: number) =>
     .transform((value) => (value === "" ? null : value))
     .optional();
 
-/** An optional field of another format (an email, a URL, a date...): `null` or blank text clears it. */
-export const blankAsNull = <T extends z.ZodType>(schema: T) => z.union([schema.nullish(), BLANK()]).optional();
+/**
+ * An optional field of another format (an email, a URL, a date...): `null` or blank text clears
+ * it. Blank is tried first, so a format that takes any text (a timestamp parsed later) never
+ * sees one.
+ */
+export const blankAsNull = <T extends z.ZodType>(schema: T) => z.union([BLANK(), schema.nullish()]).optional();
 
 /** Whether `YYYY-MM-DD` is a real calendar date from 0001-01-01 (architecture section 8, "Dates"). */
 export function isCalendarDate(value: string): boolean {

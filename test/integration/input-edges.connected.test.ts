@@ -95,6 +95,21 @@ describe("connected: input edges", () => {
     expect(described.body.description).toBe("Call back");
     const blanked = await client.patch(`/tasks/${task.id}`, { version: described.body.version, description: " " }, { idempotencyKey: idempotencyKey() });
     expect(blanked.body.description).toBeNull();
+    // A blank reminder_at removes the reminder, on update too (it never schedules one at "").
+    const reminded = await client.patch(
+      `/tasks/${task.id}`,
+      { version: blanked.body.version, reminder_at: "2030-01-01T09:00:00Z" },
+      { idempotencyKey: idempotencyKey() },
+    );
+    expect(reminded.body.reminder).toMatchObject({ status: "scheduled", scheduled_at: "2030-01-01T09:00:00.000Z" });
+    let version = reminded.body.version;
+    for (const blank of ["", "   "]) {
+      const cleared = await client.patch(`/tasks/${task.id}`, { version, reminder_at: blank }, { idempotencyKey: idempotencyKey() });
+      expect(cleared.status, cleared.text).toBe(200);
+      expect(cleared.body.reminder).toBeNull();
+      version = cleared.body.version;
+    }
+    expect((await client.post("/tasks", { title: "Blank reminder", reminder_at: " \t" }, { idempotencyKey: idempotencyKey() })).status).toBe(201);
     expectValidation(await client.post("/tasks", { title: "  " }, { idempotencyKey: idempotencyKey() }), "title");
 
     const supplier = await created(client.post("/suppliers", { name: "Supply Co" }));
