@@ -174,7 +174,7 @@ export const taskRoutes: RouteDefinition[] = [
     path: `${TASKS}/reminders/{id}/{operation}`,
     summary: "Read, dismiss, snooze or complete a reminder",
     description:
-      "Only the reminder's recipient (the assignee it is addressed to) can act; for anyone else it is 404. read and dismiss: body {}; they change the reminder, not the task (its version stays). snooze: {version, minutes} with minutes 5, 15, 60 or 1440: a new generation scheduled that many minutes from now, in any task state, even once the reminder ended; due date and task status kept. complete: {version}: completes the open task (whatever the reminder's state) and the reminder. read/dismiss of an undue or ended reminder: 409 reminder_not_actionable. A stale version is 409 task_conflict. Refresh the task and the inbox afterwards.",
+      "Only the reminder's recipient (the assignee it is addressed to) can act; for anyone else it is 404. read and dismiss: body {}; they change the reminder, not the task (its version stays). snooze: {version, minutes} with minutes 5, 15, 60 or 1440: a new generation scheduled that many minutes from now, in any task state, even once the reminder ended; due date and task status kept. complete: {version}: completes the open task (whatever the reminder's state) and the reminder. read of an undue reminder, read/dismiss of an ended one: 409 reminder_not_actionable. A stale version is 409 task_conflict. Refresh the task and the inbox afterwards.",
     scopes: ["tasks:write"],
     idempotency: "required",
     request: { path: reminderActionPath, body: reminderActionBody },
