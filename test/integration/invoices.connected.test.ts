@@ -61,6 +61,25 @@ describe("connected: invoices", () => {
     expect(detail.customer_name).toBe(created.body.customer_name);
   });
 
+  it("payment_terms: the account's when omitted; null or blank sent means none (invoices, sales orders and estimates alike)", async () => {
+    const w = await world();
+    await updateAccount(w.account.accountId, { paymentTerms: "Net 30" });
+    const lines = [{ name: "Setup", unit_price: "1" }];
+    for (const path of ["/invoices", "/sales-orders", "/estimates"]) {
+      expect((await w.client.post(path, { customer_id: w.customer.id, lines })).body.payment_terms, path).toBe("Net 30");
+      for (const none of [null, "", "  "]) {
+        const created = await w.client.post(path, { customer_id: w.customer.id, lines, payment_terms: none });
+        expect(created.status, created.text).toBe(201);
+        expect(created.body.payment_terms, `${path} ${JSON.stringify(none)}`).toBeNull();
+      }
+    }
+    // A blank account setting is no terms at all.
+    await updateAccount(w.account.accountId, { paymentTerms: "" });
+    for (const path of ["/invoices", "/sales-orders", "/estimates"]) {
+      expect((await w.client.post(path, { customer_id: w.customer.id, lines })).body.payment_terms, path).toBeNull();
+    }
+  });
+
   it("creates an unpaid invoice with every detail field; stock leaves on hand; the customer's figures move in the same write", async () => {
     const w = await world();
     await updateAccount(w.account.accountId, { taxLabel: "GST", tax2Label: "PST", paymentTerms: "Net 30" });

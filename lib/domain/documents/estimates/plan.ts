@@ -324,7 +324,8 @@ function nextHeader(options: {
           now: options.now,
         }),
         ...set,
-        paymentTerms: set.paymentTerms ?? account.paymentTerms,
+        // The account's terms when omitted (a blank account setting is none).
+        paymentTerms: set.paymentTerms ?? (account.paymentTerms || undefined),
         shippingCost: set.shippingCost ?? "0.0000",
       } as DocumentItem);
   for (const attribute of options.cleared) delete (base as Record<string, unknown>)[attribute];

@@ -79,7 +79,7 @@ export function newSalesHeader(
   documentId: string,
 ): { header: DocumentItem; references: Reference[] | undefined } {
   const { principal, account } = context;
-  const { cleared: _cleared, ...set } = salesHeaderFields(request.fields, rules.map);
+  const { cleared, ...set } = salesHeaderFields(request.fields, rules.map);
   const customFields = request.fields.custom_field_values === undefined ? undefined : customFieldWrite(request.fields.custom_field_values as never, kind.kind);
   const header: DocumentItem = {
     ...blankHeader({
@@ -92,7 +92,8 @@ export function newSalesHeader(
     }),
     issueDate: set.issueDate ?? localToday(principal, account),
     ...set,
-    paymentTerms: set.paymentTerms ?? account.paymentTerms,
+    // The account's terms when omitted (spec 4.4, 4.5); null or blank sent means none.
+    paymentTerms: cleared.includes("paymentTerms") ? undefined : (set.paymentTerms ?? account.paymentTerms),
     customFieldValues: customFields?.values,
     ...rules.initial,
     ...(request.sourceEstimate ? { sourceEstimateId: request.sourceEstimate.id, sourceEstimateNumber: request.sourceEstimate.number } : {}),
