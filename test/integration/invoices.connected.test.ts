@@ -73,6 +73,11 @@ describe("connected: invoices", () => {
         expect(created.body.payment_terms, `${path} ${JSON.stringify(none)}`).toBeNull();
       }
     }
+    // A conversion copies the estimate's terms, none included.
+    await updateAccount(w.account.accountId, { paymentTerms: "Net 45" });
+    const estimate = (await w.client.post("/estimates", { customer_id: w.customer.id, lines, payment_terms: null })).body;
+    expect(estimate.payment_terms).toBeNull();
+    expect((await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {})).body.payment_terms).toBeNull();
     // A blank account setting is no terms at all.
     await updateAccount(w.account.accountId, { paymentTerms: "" });
     for (const path of ["/invoices", "/sales-orders", "/estimates"]) {

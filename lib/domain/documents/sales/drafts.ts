@@ -108,7 +108,8 @@ export const draftRequestFields = (draft: SalesDraft): Record<string, unknown> =
   attention: draft.attention,
   shipping_address: draft.shippingAddress,
   public_note: draft.publicNote,
-  payment_terms: draft.paymentTerms,
+  // Copied as the estimate has them: none stays none (not the account's default).
+  payment_terms: draft.paymentTerms ?? null,
   shipping_fee: draft.shippingFee,
   shipping_cost: draft.shippingCost,
   discount_percent: draft.discountPercent,
