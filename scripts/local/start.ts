@@ -186,7 +186,9 @@ async function main(): Promise<void> {
       saveKeys(path, demo);
       console.log(`Keys saved to ${relative(process.cwd(), path) || path} (mode 600); lost one? npm run -s admin -- key create --user ${demo.user_id} --json`);
     } else {
-      console.log(`Keys not saved (DATA_DIR=memory); create one with: npm run -s admin -- key create --user ${demo.user_id} --json`);
+      // Nothing on disk tells the admin CLI where this stack's DynamoDB is: the command says it.
+      const reach = external ? `DYNAMODB_ENDPOINT=${external}` : `DYNAMODB_PORT=${dynamoPort}`;
+      console.log(`Keys not saved (DATA_DIR=memory); create one with: ${reach} npm run -s admin -- key create --user ${demo.user_id} --json`);
     }
   }
 
