@@ -77,20 +77,23 @@ export async function readDocumentHeaders(accountId: string, documentIds: readon
  * reaches the feed). Returns how many it updated.
  */
 export async function showEstimatesAsCustomers(accountId: string, partyId: string): Promise<number> {
-  let updated = 0;
-  for (const documentId of await partyDocumentIds(accountId, "estimate", partyId)) {
-    try {
-      await db()
-        .entities.document.patch({ accountId, documentId })
-        .set({ partyKind: "customer" })
-        .where((attributes, operations) => `${operations.eq(attributes.partyId, partyId)} AND ${operations.eq(attributes.partyKind, "prospect")}`)
-        .go({ response: "none" });
-      updated++;
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-    }
-  }
-  return updated;
+  // The updates are independent: all at once.
+  const updated = await Promise.all(
+    (await partyDocumentIds(accountId, "estimate", partyId)).map(async (documentId) => {
+      try {
+        await db()
+          .entities.document.patch({ accountId, documentId })
+          .set({ partyKind: "customer" })
+          .where((attributes, operations) => `${operations.eq(attributes.partyId, partyId)} AND ${operations.eq(attributes.partyKind, "prospect")}`)
+          .go({ response: "none" });
+        return 1;
+      } catch (error) {
+        if (!isConditionalFailure(error)) throw error;
+        return 0;
+      }
+    }),
+  );
+  return updated.reduce<number>((sum, count) => sum + count, 0);
 }
 
 /** The label of a document's header in a transaction (its condition: unchanged since read). */

@@ -191,7 +191,8 @@ export async function removeParty(previous: PartyItem, linkedContacts: readonly 
  * and `lifetime_revenue_total` by exact amounts and sets `last_invoice_date` (the caller passes
  * the later of the stored and the new date), on condition that the party exists (label
  * `party:<id>`: its failure means the party was deleted, or with `requireActive` archived, or
- * with `requireKind` of another kind (a prospect converted), meanwhile). With `invoiceDateWas` (the stored date as read, null when none), the date is set
+ * with `requireKind` of another kind (a prospect converted), meanwhile). With `invoiceDateWas`
+ * (the stored date as read, null when none), the date is set
  * only on condition that it is still that one, so a concurrent later date is never overwritten
  * by an earlier one (the label's failure then means: read the party again).
  */

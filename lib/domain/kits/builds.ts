@@ -328,9 +328,14 @@ export async function disassembleKit(principal: Principal, kitId: string, buildI
         return 2 + [...plan.averageCosts.keys()].filter((id) => !atomicItems.has(id)).length + (journal ? 1 : 0);
       });
       if (!fit) throw errors.kitDisassemblyNotAllowed("This build is too large to reverse atomically.");
-      // The location's newest build left once this one goes (read after the kit: a build since moves
-      // the kit's buildVersion, and the stats' condition retries).
-      const newestLeft = (await queryBuilds(accountId, kitId, build.locationId, 0, 2)).find((other) => other.buildId !== build.buildId)?.createdAt;
+      // The location's newest build left once this one goes: its last build time stays unless this
+      // build was that last one; only then one Query finds the next (read after the kit: a build
+      // since moves the kit's buildVersion, and the stats' condition retries).
+      const lastThere = statsOf(kit)[build.locationId]?.lastBuiltAt;
+      const newestLeft =
+        lastThere !== undefined && build.createdAt < lastThere
+          ? lastThere
+          : (await queryBuilds(accountId, kitId, build.locationId, 0, 2)).find((other) => other.buildId !== build.buildId)?.createdAt;
       const at = nowIso();
       const source: LedgerSource = {
         sourceType: "kit_disassembly",
