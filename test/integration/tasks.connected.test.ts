@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../../lib/domain/admin/service.js";
+import { createAccount, createKit } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, updateUser, type TestAccount } from "../support/fixtures.js";
@@ -433,7 +433,7 @@ describe("linked records", () => {
     expect(reconciled.body.data[0].record).toEqual({ available: false });
   });
 
-  it("links documents and kits: previews follow the kind's permission and assignee boundary; unknown ids are 422", async () => {
+  it("links documents and kits: previews follow the kind's permission and assignee boundary; unknown ids and kits of archived items are 422", async () => {
     const location = (await owner.post("/locations", { name: "Linked Location", short_name: "LL" }, { idempotencyKey: idempotencyKey() })).body.id;
     const other = (await owner.post("/locations", { name: "Other Location", short_name: "OL" }, { idempotencyKey: idempotencyKey() })).body.id;
     await owner.post(`/items/${item}/adjustments`, { location_id: location, quantity: 5 });
@@ -457,6 +457,15 @@ describe("linked records", () => {
     for (const type of ["invoice", "estimate", "purchase_order", "sales_order", "stock_transfer", "kit"]) {
       expectValidation(await createTask(owner, { title: `about a ${type}`, record: { type, id: randomUUID() } }), "record.id");
     }
+    // A kit is linkable while GET /kits/{id} serves it: not once its assembled item is archived.
+    const kitItem = (await owner.post("/items", { name: "Linked kit" })).body.id;
+    const { kit_id: kitId } = await createKit({ accountId: account.accountId, itemId: kitItem, method: "manual", components: [{ itemId: item, quantity: 2 }] });
+    const onKit = await newTask(owner, { title: "about a kit", record: { type: "kit", id: kitId } });
+    expect(onKit.record).toEqual({ type: "kit", id: kitId, name: "Linked kit", number: expect.any(Number) });
+    expect((await owner.patch(`/items/${kitItem}`, { archived: true })).status).toBe(200);
+    expect((await owner.get(`/kits/${kitId}`)).status).toBe(404);
+    expectValidation(await createTask(owner, { title: "about an archived kit", record: { type: "kit", id: kitId } }), "record.id");
+    expect((await owner.get(`/tasks/${onKit.id}`)).body.record).toEqual({ available: false });
   });
 
   it("unlinking with null, relinking to another record", async () => {

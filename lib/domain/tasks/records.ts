@@ -250,7 +250,7 @@ for (const kind of Object.keys(DOCUMENT_TYPES) as DocumentKind[]) {
 }
 
 // Kits: the assembled item's name and the kit number (refreshed on the task's next write when
-// the item is renamed); readable with the inventory-list permission.
+// the item is renamed); readable with the inventory-list permission while the item is active.
 registerTaskRecordResolver("kit", {
   async read(accountId, ids) {
     const kits = await readKits(accountId, ids);
@@ -265,7 +265,8 @@ registerTaskRecordResolver("kit", {
     return new Map(
       kits.flatMap((kit) => {
         const item = items.get(kit.itemId);
-        return item ? [[kit.kitId, { name: item.name, number: kit.number }] as const] : [];
+        // As GET /kits/{id}: a kit whose assembled item is archived is not served, so it is not linkable either.
+        return item && !item.archived ? [[kit.kitId, { name: item.name, number: kit.number }] as const] : [];
       }),
     );
   },
