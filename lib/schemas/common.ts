@@ -79,17 +79,19 @@ export const nullMeansAbsent = <T extends z.ZodType>(schema: T) =>
     .transform((value): z.output<T> | undefined => value ?? undefined)
     .optional();
 
-const integerText = lazy(() => z.string().regex(/^[-+]?\d{1,9}$/, "must be an integer"));
+// Fifteen digits: every such integer is exact as a JS number, and any larger page or limit
+// means the same as 999999999 (an empty page, a limit of 100).
+const integerText = lazy(() => z.string().regex(/^[-+]?\d{1,15}$/, "must be an integer of at most 15 digits"));
 
-/** A query integer as the text pattern accepts it (at most 9 digits, optional sign). */
+/** A query integer's documented range (9 digits, optional sign; the text may have up to 15). */
 const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999_999_999, maximum: 999_999_999, default: defaultValue });
 
 /**
  * `page` and `limit` of page-based lists (spec part 1, section 8): normalised, never rejected
  * for range (`page` below 1 is 1; `limit` above 100 is 100, below 1 is 1). Documented as
- * integers with their defaults and the accepted range of the text (9 digits), not with the
- * effective range as minimum/maximum: a generated client would then refuse values the API
- * accepts. Anything that is not an integer is 422 invalid_query_parameter.
+ * integers with their defaults and a wide range (9 digits), not with the effective range as
+ * minimum/maximum: a generated client would then refuse values the API accepts. Anything that
+ * is not an integer (of at most 15 digits) is 422 invalid_query_parameter.
  */
 export const pageQuery = lazy(() =>
   z.object({

@@ -715,6 +715,12 @@ describe("GET /items", () => {
     expect(past.body).toMatchObject({ url: LIST_URL, has_more: false, pagination: { page: 4, per_page: 2, total_records: 5 } });
     const capped = await listItems(client, { limit: 1000 });
     expect(capped.body.pagination.per_page).toBe(100);
+    // Any integer is normalised, however large (spec part 1, section 8); more than 15 digits is 422.
+    const huge = await listItems(client, { limit: "9999999999", page: "99999999999999" });
+    expect(huge.status).toBe(200);
+    expect(huge.body).toMatchObject({ data: [], has_more: false, pagination: { page: 99999999999999, per_page: 100, total_records: 5 } });
+    expect((await listItems(client, { limit: "-9999999999" })).body.pagination.per_page).toBe(1);
+    expectError(await client.get("/items", { limit: "1".repeat(16) }), 422, "invalid_query_parameter", "limit");
   });
 
   it('orders a name before a longer name it is a prefix of ("Apple" before "apple pie")', async () => {
