@@ -765,7 +765,8 @@ describe("GET /items", () => {
     expect(names(narrowed)).toEqual(["Drill", "Saw"]);
     expect(narrowed.body.pagination.total_records).toBe(2);
     expect(names(await listItems(client, { category_id: tools.id, q: "saw" }))).toEqual(["Saw"]);
-    expect((await listItems(client, { category_id: randomUUID() })).body.data).toEqual([]);
+    // An id that names no category of the account is refused (spec part 1, section 2.1), not an empty list.
+    expectError(await client.get("/items", { category_id: randomUUID() }), 422, "invalid_query_parameter", "category_id");
     expectError(await client.get("/items", { category_id: "tools" }), 422, "invalid_query_parameter", "category_id");
   });
 
@@ -794,6 +795,12 @@ describe("GET /items", () => {
     for (const item of plain.body.data) expect(item.location_inventory).toBeNull();
     const byIds = await listItems(client, { ids: elsewhere.id, location_id: l2 });
     expect(byIds.body.data[0].location_inventory).toMatchObject({ location_id: l2, quantity: 9 });
+    // A location of no account, or of another one, is refused (spec part 1, section 2.1).
+    const { client: stranger } = await setup();
+    const theirs = await createLocation(stranger, "Theirs");
+    for (const location_id of [randomUUID(), theirs]) {
+      expectError(await client.get("/items", { location_id }), 422, "invalid_query_parameter", "location_id");
+    }
   });
 
   it("without location_id, location_inventory is the stock at the item's own location_id (architecture 4), when the caller may see it", async () => {

@@ -10,6 +10,7 @@ import { locationRestriction, requirePermission, type Principal } from "../../au
 import { mayReachLocation, requireReachableLocation } from "../common/location-access.js";
 import { queryItemCategories, readItemCategory } from "../../db/item-categories.js";
 import { queryHistory, readItemTree } from "../../db/inventory.js";
+import { readLocation } from "../../db/locations.js";
 import {
   insertItem,
   queryItemPage,
@@ -259,7 +260,28 @@ export async function deleteItem(principal: Principal, itemId: string, completio
  */
 export async function listItems(principal: Principal, url: string, page: PageRequest, query: ItemListQuery): Promise<ListEnvelope<Record<string, unknown>>> {
   requireList(principal);
-  const { filter, ids, categoryId, locationId, needle } = parseListQuery(principal, query);
+  const parsed = parseListQuery(principal, query);
+  // The filters' ids must name records of the account (spec part 1, section 2.1), checked beside the list's reads.
+  const [, list] = await Promise.all([requireFilterRecords(principal.accountId, parsed), listParsedItems(principal, url, page, parsed)]);
+  return list;
+}
+
+/** 422 `invalid_query_parameter` when `category_id` or `location_id` names no category or location of the account. */
+async function requireFilterRecords(accountId: string, { categoryId, locationId }: { categoryId?: string; locationId?: string }): Promise<void> {
+  const [category, location] = await Promise.all([
+    categoryId === undefined ? undefined : readItemCategory(accountId, categoryId),
+    locationId === undefined ? undefined : readLocation(accountId, locationId),
+  ]);
+  if (categoryId !== undefined && !category) throw errors.invalidQueryParameter("category_id", "category_id must name an item category of this account.");
+  if (locationId !== undefined && !location) throw errors.invalidQueryParameter("location_id", "location_id must name a location of this account.");
+}
+
+async function listParsedItems(
+  principal: Principal,
+  url: string,
+  page: PageRequest,
+  { filter, ids, categoryId, locationId, needle }: ReturnType<typeof parseListQuery>,
+): Promise<ListEnvelope<Record<string, unknown>>> {
   const present = async (items: ItemRecord[]) => {
     const names = await categoryNames(principal.accountId, items);
     return items.map((item) => presentItem(item, { principal, categoryNames: names, locationId }));
