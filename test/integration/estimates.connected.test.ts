@@ -405,6 +405,14 @@ describe("connected: estimates", () => {
     const again = await w.client.post(`/estimates/${estimate.id}/decline`);
     expect(again.status, again.text).toBe(200);
     expect(again.body).toEqual(declined.body);
+    // A repeat is checked against If-Match first, as every write is: the revision before the decline is stale.
+    expectError(await w.client.post(`/estimates/${estimate.id}/decline`, {}, { headers: { "if-match": estimate.revision } }), 409, "mobile_mutation_conflict");
+    const listed = await w.client.post(
+      `/estimates/${estimate.id}/decline`,
+      {},
+      { headers: { "if-match": `"${estimate.revision}", "${declined.body.revision}"` } },
+    );
+    expect(listed.status, listed.text).toBe(200);
     expectError(await w.client.patch(`/estimates/${estimate.id}`, { name: "x" }), 409, "estimate_update_not_allowed");
     expectError(await w.client.request("DELETE", `/estimates/${estimate.id}`), 409, "estimate_delete_not_allowed");
     expect((await w.client.get(`/estimates/${estimate.id}`)).body).toEqual(declined.body);

@@ -11,21 +11,25 @@ describe("offline: revisions", () => {
     expect(newRevision("so", 5)).not.toBe(newRevision("so", 5));
   });
 
-  it("quotes the ETag and reads If-Match quoted, bare, weak, blank or *", () => {
+  it("quotes the ETag and reads If-Match quoted, bare, weak, as a list, blank or *", () => {
     expect(etagOf("inv_1")).toBe('"inv_1"');
-    expect(parseIfMatch('"inv_1"')).toBe("inv_1");
-    expect(parseIfMatch("inv_1")).toBe("inv_1");
-    expect(parseIfMatch(' W/"inv_1" ')).toBe("inv_1");
+    expect(parseIfMatch('"inv_1"')).toEqual(["inv_1"]);
+    expect(parseIfMatch("inv_1")).toEqual(["inv_1"]);
+    expect(parseIfMatch(' W/"inv_1" ')).toEqual(["inv_1"]);
+    expect(parseIfMatch('"inv_1", W/"inv_2",inv_3')).toEqual(["inv_1", "inv_2", "inv_3"]);
     expect(parseIfMatch("")).toBeUndefined();
+    expect(parseIfMatch(" , ")).toBeUndefined();
     expect(parseIfMatch("*")).toBeUndefined();
+    expect(parseIfMatch('"inv_1", *')).toBeUndefined();
     expect(parseIfMatch(undefined)).toBeUndefined();
   });
 
-  it("accepts the current revision or none, and refuses a stale one with 409 mobile_mutation_conflict", () => {
+  it("accepts the current revision (among others) or none, and refuses stale ones with 409 mobile_mutation_conflict", () => {
     expect(() => assertRevision(undefined, "est_2")).not.toThrow();
-    expect(() => assertRevision("est_2", "est_2")).not.toThrow();
+    expect(() => assertRevision(["est_2"], "est_2")).not.toThrow();
+    expect(() => assertRevision(["est_1", "est_2"], "est_2")).not.toThrow();
     try {
-      assertRevision("est_1", "est_2");
+      assertRevision(["est_1", "est_3"], "est_2");
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ApiError);

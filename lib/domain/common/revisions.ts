@@ -20,19 +20,25 @@ export function newRevision(prefix: RevisionPrefix, now: number = Date.now()): s
 export const etagOf = (revision: string): string => `"${revision}"`;
 
 /**
- * The revision an `If-Match` header names: undefined when the header is absent, blank or `*`
- * (any revision); otherwise the value without `W/` and surrounding quotes.
+ * The revisions an `If-Match` header names: undefined when the header is absent, blank or
+ * contains `*` (any revision); otherwise each comma-separated entry without `W/` and
+ * surrounding quotes (HTTP's list form: the condition holds when any of them is current).
  */
-export function parseIfMatch(header: string | undefined): string | undefined {
+export function parseIfMatch(header: string | undefined): readonly string[] | undefined {
   if (header === undefined) return undefined;
-  let value = header.trim();
-  if (value === "" || value === "*") return undefined;
-  if (value.startsWith("W/")) value = value.slice(2);
-  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-  return value;
+  const entries = header
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  if (entries.length === 0 || entries.includes("*")) return undefined;
+  return entries.map((entry) => {
+    let value = entry.startsWith("W/") ? entry.slice(2) : entry;
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    return value;
+  });
 }
 
-/** Throws 409 `mobile_mutation_conflict` when `expected` (from If-Match) is not the current revision. */
-export function assertRevision(expected: string | undefined, current: string): void {
-  if (expected !== undefined && expected !== current) throw errors.mobileMutationConflict();
+/** Throws 409 `mobile_mutation_conflict` when none of `expected` (from If-Match) is the current revision. */
+export function assertRevision(expected: readonly string[] | undefined, current: string): void {
+  if (expected !== undefined && !expected.includes(current)) throw errors.mobileMutationConflict();
 }

@@ -275,8 +275,9 @@ export async function declineEstimate(
       const previous = tree.header;
       const now = nowIso();
       const status = effectiveStatus(previous, now);
-      if (status === "declined") return result(principal, previous, tree.lines, now);
+      // The precondition first, as on every other write: a repeat is safe only with the current revision (or none).
       assertRevision(ifMatch, previous.revision);
+      if (status === "declined") return result(principal, previous, tree.lines, now);
       if (status !== "open") {
         throw errors.stateConflict("estimate_decline_not_allowed", `Only Open estimates can be declined; this one is ${stateLabel(previous, status)}.`);
       }
