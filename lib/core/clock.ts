@@ -11,6 +11,12 @@ export const currentTime = (): Date => new Date(Date.now() + offsetMs);
 /** Now, as the ISO-8601 UTC timestamp records store (`createdAt`, `updatedAt`, ...). */
 export const nowIso = (): string => currentTime().toISOString();
 
+/** A later `updatedAt` than the stored one: now, or just after it (within one millisecond). */
+export function laterUpdatedAt(previous: string): string {
+  const now = nowIso();
+  return now > previous ? now : new Date(Date.parse(previous) + 1).toISOString();
+}
+
 /** Now, in whole epoch seconds (DynamoDB TTL attributes). */
 export const epochSeconds = (): number => Math.floor((Date.now() + offsetMs) / 1000);
 

@@ -1,5 +1,6 @@
+import { laterUpdatedAt } from "../../core/clock.js";
 import { amountDue, amountPaid, withAmountPaid } from "./amounts.js";
-import { localToday, nextTimestamp, requireDocumentPermission } from "./rules.js";
+import { localToday, requireDocumentPermission } from "./rules.js";
 import { randomUUID } from "node:crypto";
 import type { Permission, Principal } from "../../auth/permissions.js";
 import { errors, type ErrorCode } from "../../core/errors.js";
@@ -75,7 +76,7 @@ async function writePaymentChange(
   outcome: { completion: IdempotencyCompletion | undefined; body: unknown },
 ) {
   let next = withAmountPaid(header, header.amountPaidMinor + change.deltaMinor, change.paymentDate);
-  next = { ...next, paymentCount: change.paymentCount, revision: newRevision(policy.revisionPrefix), updatedAt: nextTimestamp(header.updatedAt) };
+  next = { ...next, paymentCount: change.paymentCount, revision: newRevision(policy.revisionPrefix), updatedAt: laterUpdatedAt(header.updatedAt) };
   next = { ...next, ...policy.afterPayment?.(next) };
   const cancellation = await writeTransaction((tx) => {
     addDocumentWrite(tx, { header: next, previous: header });

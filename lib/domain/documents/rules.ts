@@ -80,12 +80,6 @@ export function documentTextFields<I extends Record<string, unknown>>(
   return { set: set as Partial<DocumentItem>, cleared };
 }
 
-/** A later `updatedAt` than the stored one, even within one millisecond. */
-export function nextTimestamp(previous: string): string {
-  const now = new Date().toISOString();
-  return now > previous ? now : new Date(Date.parse(previous) + 1).toISOString();
-}
-
 /**
  * Complete line replacement (spec part 2: purchase orders, estimates, invoices, transfers): the
  * request's lines are the complete desired list; an `id` keeps that stored line's identity, no

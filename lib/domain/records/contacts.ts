@@ -1,6 +1,5 @@
-import { laterUpdatedAt } from "./record-fields.js";
 import { referenceDetail } from "../../core/errors.js";
-import { nowIso } from "../../core/clock.js";
+import { nowIso, laterUpdatedAt } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, requirePermission, type Principal } from "../../auth/permissions.js";
 import {

@@ -1,9 +1,8 @@
 import { readSettledItemTree, readSettledItems } from "../inventory/reads.js";
 import { itemLockName } from "../inventory/settling.js";
-import { laterUpdatedAt } from "./record-fields.js";
 import { referenceDetail } from "../../core/errors.js";
 import { rowKeyOf } from "../../core/records.js";
-import { nowIso } from "../../core/clock.js";
+import { nowIso, laterUpdatedAt } from "../../core/clock.js";
 import { StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { locationRestriction, requirePermission, type Principal } from "../../auth/permissions.js";

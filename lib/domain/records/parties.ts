@@ -1,5 +1,5 @@
-import { collectFields, laterUpdatedAt } from "./record-fields.js";
-import { nowIso } from "../../core/clock.js";
+import { collectFields } from "./record-fields.js";
+import { nowIso, laterUpdatedAt } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
 import { moneyFromMinor, rate } from "../common/money.js";
 import { hasPermission, type Principal } from "../../auth/permissions.js";

@@ -1,5 +1,4 @@
-/** What the record writes of items, parties and contacts share: field copying and timestamps (pure). */
-import { nowIso } from "../../core/clock.js";
+/** What the record writes of items, parties and contacts share: field copying (pure). */
 
 /**
  * Copies each field sent to its attribute: `null` clears it (and so does "" for a field
@@ -19,10 +18,4 @@ export function collectFields<A extends PropertyKey>(
     if (value === null || (convert === undefined && value === "")) remove.push(attribute);
     else set[attribute] = convert ? convert(value as never) : value;
   }
-}
-
-/** The `updatedAt` of a replacement: now, or just after the stored one (within one millisecond). */
-export function laterUpdatedAt(previous: string): string {
-  const now = nowIso();
-  return now <= previous ? new Date(Date.parse(previous) + 1).toISOString() : now;
 }

@@ -1,4 +1,5 @@
-import { collectFields, laterUpdatedAt } from "./record-fields.js";
+import { laterUpdatedAt } from "../../core/clock.js";
+import { collectFields } from "./record-fields.js";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../core/errors.js";
 import { RETRY } from "../../db/retry.js";

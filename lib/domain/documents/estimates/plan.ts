@@ -1,6 +1,7 @@
+import { laterUpdatedAt } from "../../../core/clock.js";
 import { encodeDocumentLines, type EncodedLines } from "../../../db/document-lines.js";
 import { inventoryLineIds, inventoryLineName, itemSnapshot, keepsItem, keptUnitCost, defaultUnitCost, defaultUnitPrice } from "../line-values.js";
-import { accountToday, documentTextFields, localToday, matchReplacementLines, nextTimestamp } from "../rules.js";
+import { accountToday, documentTextFields, localToday, matchReplacementLines } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
@@ -311,7 +312,7 @@ function nextHeader(options: {
 }): DocumentItem {
   const { principal, account, previous, set, customer } = options;
   const base: DocumentItem = previous
-    ? { ...previous, ...set, revision: newRevision("est"), updatedAt: nextTimestamp(previous.updatedAt) }
+    ? { ...previous, ...set, revision: newRevision("est"), updatedAt: laterUpdatedAt(previous.updatedAt) }
     : ({
         ...freshHeader({
           accountId: principal.accountId,

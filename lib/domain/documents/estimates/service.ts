@@ -1,7 +1,7 @@
 import { documentListing } from "../../../db/document-lists.js";
-import { nextTimestamp, requireDocumentPermission, withEtag, changesNothing } from "../rules.js";
+import { requireDocumentPermission, withEtag, changesNothing } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
-import { nowIso } from "../../../core/clock.js";
+import { nowIso, laterUpdatedAt } from "../../../core/clock.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
@@ -286,7 +286,7 @@ export async function declineEstimate(
         status: "declined",
         statusId: ESTIMATE_STATUS.declined.id,
         revision: newRevision("est"),
-        updatedAt: nextTimestamp(previous.updatedAt),
+        updatedAt: laterUpdatedAt(previous.updatedAt),
       };
       const response = result(principal, next, tree.lines, now);
       const cancellation = await writeTransaction((tx) => addDocumentWrite(tx, { header: next, previous, condition: stillOpen(now) }), {
@@ -384,7 +384,7 @@ export function addEstimateConversion(tx: TransactionBuilder, estimate: Document
     // A prospect's estimate converted: its customer is a customer from this write on.
     partyKind: estimate.partyKind === "prospect" ? "customer" : estimate.partyKind,
     revision: newRevision("est"),
-    updatedAt: nextTimestamp(estimate.updatedAt),
+    updatedAt: laterUpdatedAt(estimate.updatedAt),
   };
   const listing = documentListing(closed);
   tx.add(

@@ -1,5 +1,6 @@
+import { laterUpdatedAt } from "../../../core/clock.js";
 import { mergeStockChanges } from "../../inventory/stock-changes.js";
-import { accountToday, changesNothing, nextTimestamp, statusIdFilter, withEtag } from "../rules.js";
+import { accountToday, changesNothing, statusIdFilter, withEtag } from "../rules.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { Decimal } from "../../../core/decimal.js";
 import { errors } from "../../../core/errors.js";
@@ -282,7 +283,7 @@ async function orderAfterCancel(principal: Principal, invoice: DocumentItem, lin
       status: "open",
       statusId: SO_STATUS.open.id,
       revision: newRevision("so"),
-      updatedAt: nextTimestamp(previous.updatedAt),
+      updatedAt: laterUpdatedAt(previous.updatedAt),
     },
     { invoicedPercent: progressOf(orderLines, previous.packingServiceItems ?? false).invoicedPercent },
   );
@@ -309,7 +310,7 @@ export async function cancelInvoice(principal: Principal, id: string, completion
         status: "cancelled",
         statusId: INVOICE_STATUS.cancelled.id,
         revision: newRevision("inv"),
-        updatedAt: nextTimestamp(previous.updatedAt),
+        updatedAt: laterUpdatedAt(previous.updatedAt),
       };
       const changes = mergeStockChanges(invoiceStock(previous, tree.lines, -1));
       const written = invoiceResult(principal, next, tree.lines);
@@ -386,7 +387,7 @@ export async function sendInvoice(
       if (previous.dateSent) return invoiceResult(principal, previous, tree.lines);
       const account = await accountSettings(principal.accountId);
       const next: DocumentItem = withAccountSnapshot(
-        { ...previous, dateSent: input.date_sent ?? accountToday(account), revision: newRevision("inv"), updatedAt: nextTimestamp(previous.updatedAt) },
+        { ...previous, dateSent: input.date_sent ?? accountToday(account), revision: newRevision("inv"), updatedAt: laterUpdatedAt(previous.updatedAt) },
         account,
       );
       const written = invoiceResult(principal, next, tree.lines);

@@ -1,4 +1,5 @@
-import { accountToday, localToday, nextTimestamp, requireDocumentPermission, withEtag } from "../rules.js";
+import { laterUpdatedAt } from "../../../core/clock.js";
+import { accountToday, localToday, requireDocumentPermission, withEtag } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { Decimal } from "../../../core/decimal.js";
 import type { Principal } from "../../../auth/permissions.js";
@@ -54,7 +55,7 @@ export async function sendPurchaseOrder(
         statusId: PO_STATUS.sent.id,
         dateSent: input.date_sent ?? accountToday(account),
         revision: newRevision("po"),
-        updatedAt: nextTimestamp(previous.updatedAt),
+        updatedAt: laterUpdatedAt(previous.updatedAt),
       };
       const changes = stockChanges(
         previous,
@@ -147,7 +148,7 @@ export async function receivePurchaseOrder(
         status: complete ? "received" : "partially_received",
         statusId: complete ? PO_STATUS.received.id : PO_STATUS.partially_received.id,
         revision: newRevision("po"),
-        updatedAt: nextTimestamp(previous.updatedAt),
+        updatedAt: laterUpdatedAt(previous.updatedAt),
       };
       if (complete) base.dateReceived = input.received_date ?? localToday(principal, account);
       const changes = stockChanges(

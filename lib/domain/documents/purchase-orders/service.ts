@@ -1,9 +1,9 @@
+import { laterUpdatedAt } from "../../../core/clock.js";
 import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem } from "../line-values.js";
 import {
   accountToday,
   localToday,
   matchReplacementLines,
-  nextTimestamp,
   requireDocumentPermission,
   statusIdFilter,
   withEtag,
@@ -332,7 +332,7 @@ export async function updatePurchaseOrder(
           ...priced.totals,
           customFieldValues: customFields ? customFields.values : previous.customFieldValues,
           revision: newRevision("po"),
-          updatedAt: nextTimestamp(previous.updatedAt),
+          updatedAt: laterUpdatedAt(previous.updatedAt),
         },
         context,
         priced.lines,

@@ -1,5 +1,6 @@
+import { laterUpdatedAt } from "../../../core/clock.js";
 import { amountPaid, headerMoney } from "../amounts.js";
-import { nextTimestamp, orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
+import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
 import { Decimal } from "../../../core/decimal.js";
 import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -310,7 +311,7 @@ export function orderAfterInvoice(previous: DocumentItem, lines: readonly SalesL
       shippingInvoiced: true,
       linkedInvoiceIds: [...(previous.linkedInvoiceIds ?? []), invoiceId],
       revision: newRevision("so"),
-      updatedAt: nextTimestamp(previous.updatedAt),
+      updatedAt: laterUpdatedAt(previous.updatedAt),
     },
     { invoicedPercent: progressOf(orderLines, previous.packingServiceItems ?? false).invoicedPercent },
   );

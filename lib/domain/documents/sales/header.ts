@@ -1,4 +1,5 @@
-import { NO_MONEY, localToday, nextTimestamp, noCounters } from "../rules.js";
+import { laterUpdatedAt } from "../../../core/clock.js";
+import { NO_MONEY, localToday, noCounters } from "../rules.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { Reference } from "../../../db/references.js";
@@ -52,7 +53,7 @@ export function mergeSalesHeader(
   const customFields = input.custom_field_values === undefined ? undefined : customFieldWrite(input.custom_field_values as never, kind.kind);
   merged.customFieldValues = customFields ? customFields.values : previous.customFieldValues;
   merged.revision = newRevision(kind.revisionPrefix);
-  merged.updatedAt = nextTimestamp(previous.updatedAt);
+  merged.updatedAt = laterUpdatedAt(previous.updatedAt);
   return { merged, references: customFields?.references };
 }
 

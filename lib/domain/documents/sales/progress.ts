@@ -1,5 +1,5 @@
+import { laterUpdatedAt } from "../../../core/clock.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
-import { nextTimestamp } from "../rules.js";
 import { Decimal } from "../../../core/decimal.js";
 import { errors } from "../../../core/errors.js";
 import type { StockRuleError } from "../../../core/failures.js";
@@ -68,7 +68,7 @@ export const remainingToPack = (line: SalesLine, serviceItems: boolean): number 
 export function afterFulfilment(kind: SalesDocumentKind, previous: DocumentItem, lines: readonly SalesLine[], account: AccountItem | undefined): DocumentItem {
   const serviceItems = account?.packingServiceItems ?? previous.packingServiceItems ?? false;
   const { packedPercent, shippedPercent, invoicedPercent } = progressOf(lines, serviceItems);
-  const touched = { ...previous, revision: newRevision(kind === "sales_order" ? "so" : "inv"), updatedAt: nextTimestamp(previous.updatedAt) };
+  const touched = { ...previous, revision: newRevision(kind === "sales_order" ? "so" : "inv"), updatedAt: laterUpdatedAt(previous.updatedAt) };
   const next = withPercents(touched, kind === "sales_order" ? { packedPercent, shippedPercent, invoicedPercent } : { packedPercent, shippedPercent });
   return account ? withAccountSnapshot(next, account) : next;
 }

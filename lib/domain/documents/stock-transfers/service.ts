@@ -1,5 +1,6 @@
+import { laterUpdatedAt } from "../../../core/clock.js";
 import { mergeStockChanges, type StockChange } from "../../inventory/stock-changes.js";
-import { localToday, matchReplacementLines, nextTimestamp, requireDocumentPermission, statusIdFilter, changesNothing, NO_MONEY } from "../rules.js";
+import { localToday, matchReplacementLines, requireDocumentPermission, statusIdFilter, changesNothing, NO_MONEY } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import { keepsItem } from "../line-values.js";
 import type { Principal } from "../../../auth/permissions.js";
@@ -234,7 +235,7 @@ export async function updateStockTransfer(
         const kept = matchReplacementLines(tree.lines, input.lines, MAX_TRANSFER_LINES);
         lines = await buildLines(principal, previous.originLocationId!, input.lines, kept);
       }
-      let next = shippingChanges({ ...previous, revision: newRevision("st"), updatedAt: nextTimestamp(previous.updatedAt) }, input);
+      let next = shippingChanges({ ...previous, revision: newRevision("st"), updatedAt: laterUpdatedAt(previous.updatedAt) }, input);
       if (input.issue_date !== undefined) next.issueDate = input.issue_date;
       next = derive(next, lines);
       // Sent back as read: nothing to write (updated_at stays).
@@ -297,7 +298,7 @@ async function step(
           statusId: TRANSFER_STATUS[move.to].id,
           [move.date]: date ?? localToday(principal, account),
           revision: newRevision("st"),
-          updatedAt: nextTimestamp(previous.updatedAt),
+          updatedAt: laterUpdatedAt(previous.updatedAt),
         },
         input,
       );
