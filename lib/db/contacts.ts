@@ -3,6 +3,7 @@ import { readToOffset } from "./offset-page.js";
 import { db, type ContactItem, type PartyItem } from "./service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "./transactions.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { laterUpdatedAt } from "../core/clock.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 export type ContactLinkRef = NonNullable<ContactItem["links"]>[number];
@@ -242,7 +243,8 @@ export function addUnlinks(
       "linked contact",
       tx.entities.contact
         .patch({ accountId: contact.accountId, contactId: contact.contactId })
-        .set({ links: after })
+        // Its account_records change: a write of the contact (updated_at moves, as sync clients compare it).
+        .set({ links: after, updatedAt: laterUpdatedAt(contact.updatedAt) })
         .where(({ updatedAt }, { eq }) => eq(updatedAt, contact.updatedAt))
         .commit(),
     );

@@ -579,7 +579,7 @@ describe("deleting a linked record (DELETE /customers/{id})", () => {
     expect(await total(owner)).toBe(2);
   });
 
-  it("unlinks every contact when several contacts link the deleted record", async () => {
+  it("unlinks every contact when several contacts link the deleted record (a write of each: updated_at moves)", async () => {
     const { account, owner } = await setup();
     const u1 = api().withKey((await newUser(account, { permissions: ["accounts.manage"] })).key);
     const c1 = await createParty(u1, "customer", "C1 to delete");
@@ -598,9 +598,13 @@ describe("deleting a linked record (DELETE /customers/{id})", () => {
     expect(deleted.body).toEqual({ id: c1.id, object: "customer", deleted: true });
     expectError(await owner.get(`/customers/${c1.id}`), 404, "resource_missing");
 
-    expect((await getContact(owner, onlyC1.id)).account_records).toEqual([ref(c0)]);
+    const onlyC1After = await getContact(owner, onlyC1.id);
+    expect(onlyC1After.account_records).toEqual([ref(c0)]);
+    expect(onlyC1After.updated_at > onlyC1.updated_at, "an unlinked contact's updated_at moves").toBe(true);
     expect((await getContact(owner, c1AndC2.id)).account_records).toEqual([ref(c2)]);
-    expect((await getContact(owner, unrelated.id)).account_records).toEqual([ref(c2)]);
+    const unrelatedAfter = await getContact(owner, unrelated.id);
+    expect(unrelatedAfter.account_records).toEqual([ref(c2)]);
+    expect(unrelatedAfter.updated_at).toBe(unrelated.updated_at);
     expectError(await owner.get("/contacts", { account_record_id: c1.id }), 422, "invalid_query_parameter", "account_record_id");
 
     expectError(await u1.get(`/contacts/${onlyC1.id}`), 404, "resource_missing");
