@@ -30,6 +30,9 @@ describe("offline: task deadlines", () => {
     expect(scheduleOf("2025-11-02", null, "America/New_York").overdueAt).toBe("2025-11-03T05:00:00.000Z");
     // Santiago skips midnight (00:00 -> 01:00) on 2025-09-07: the day starts at 01:00 local.
     expect(scheduleOf("2025-09-06", null, "America/Santiago").overdueAt).toBe("2025-09-07T04:00:00.000Z");
+    // Havana goes back from 01:00 to 00:00 on 2026-11-01: midnight happens twice, the day starts at the first (04:00Z).
+    expect(scheduleOf("2026-10-31", null, "America/Havana").overdueAt).toBe("2026-11-01T04:00:00.000Z");
+    expect(scheduleOf("2026-10-31", "00:00", "America/Havana").dueAt).toBe("2026-10-31T04:00:00.000Z");
   });
 
   it("a timed deadline is the exact UTC instant of the local time, on either side of the changes", () => {
@@ -133,5 +136,8 @@ describe("offline: task deadlines", () => {
     expect(parseReminderAt("2025-02-30T09:00:00Z", now)).toEqual({ ok: false, reason: "format" });
     expect(parseReminderAt("2025-01-01T00:00:00Z", now)).toEqual({ ok: false, reason: "past" });
     expect(parseReminderAt("2024-12-31T23:59:59+00:00", now)).toEqual({ ok: false, reason: "past" });
+    // The UTC instant must keep a four-digit year.
+    expect(parseReminderAt("9999-12-31T23:59:59Z", now)).toEqual({ ok: true, at: "9999-12-31T23:59:59.000Z" });
+    expect(parseReminderAt("9999-12-31T23:59:59-01:00", now)).toEqual({ ok: false, reason: "late" });
   });
 });

@@ -1,7 +1,8 @@
-import { DateTime, IANAZone } from "luxon";
+import { DateTime } from "luxon";
+import { localInstant, startOfLocalDay } from "../common/local-time.js";
 import { canonicalTimeZone, dateInZone, DUE_TIME } from "../../core/time-zones.js";
 
-export { canonicalTimeZone, DUE_TIME };
+export { canonicalTimeZone, DUE_TIME, localInstant, startOfLocalDay };
 
 /**
  * Task schedules (spec part 2, sections 2.6 and 4.6): pure time arithmetic with real IANA
@@ -26,31 +27,6 @@ export { canonicalTimeZone, DUE_TIME };
 export const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 const iso = (time: DateTime): string => time.toUTC().toISO()!;
-
-const WALL = "yyyy-MM-dd'T'HH:mm";
-
-/**
- * The instant of a local wall-clock time in a zone: a nonexistent time moves forward by the
- * gap, an ambiguous one is its first (earlier) occurrence.
- */
-export function localInstant(date: string, time: string, zone: string): DateTime {
-  const wall = `${date}T${time}`;
-  const wallAsUtc = DateTime.fromISO(wall, { zone: "UTC" }).toMillis();
-  const ianaZone = IANAZone.create(zone);
-  const offsets = new Set([-1, 0, 1].map((days) => ianaZone.offset(wallAsUtc + days * 86_400_000)));
-  const candidates = [...offsets]
-    .map((offset) => wallAsUtc - offset * 60_000)
-    .filter((millis) => DateTime.fromMillis(millis, { zone }).toFormat(WALL) === wall)
-    .sort((a, b) => a - b);
-  if (candidates.length > 0) return DateTime.fromMillis(candidates[0]!, { zone });
-  // In a gap: luxon keeps the wall-clock offset from before the change, i.e. moves forward.
-  return DateTime.fromISO(wall, { zone });
-}
-
-/** The start of a local day in a zone (midnight, or the first instant of the day if midnight does not exist). */
-export function startOfLocalDay(date: string, zone: string): DateTime {
-  return DateTime.fromISO(date, { zone }).startOf("day");
-}
 
 export interface Schedule {
   dueAt: string | null;
@@ -122,13 +98,17 @@ export function statsWindowEnd(now: Date): string {
   return new Date(now.getTime() + 9 * 86_400_000).toISOString();
 }
 
-export type ReminderInstant = { ok: true; at: string } | { ok: false; reason: "format" | "past" };
+export type ReminderInstant = { ok: true; at: string } | { ok: false; reason: "format" | "past" | "late" };
 
-/** `reminder_at`: an ISO 8601 timestamp with an explicit offset, strictly in the future (UTC ISO out). */
+/** The latest reminder instant: its UTC timestamp must keep a four-digit year. */
+export const LAST_REMINDER_AT = "9999-12-31T23:59:59.999Z";
+
+/** `reminder_at`: an ISO 8601 timestamp with an explicit offset, strictly in the future, at most `LAST_REMINDER_AT` (UTC ISO out). */
 export function parseReminderAt(value: string, now: Date): ReminderInstant {
   if (!OFFSET_TIMESTAMP.test(value)) return { ok: false, reason: "format" };
   const parsed = DateTime.fromISO(value, { setZone: true });
   if (!parsed.isValid) return { ok: false, reason: "format" };
   if (parsed.toMillis() <= now.getTime()) return { ok: false, reason: "past" };
+  if (parsed.toMillis() > Date.parse(LAST_REMINDER_AT)) return { ok: false, reason: "late" };
   return { ok: true, at: iso(parsed) };
 }

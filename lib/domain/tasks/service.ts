@@ -9,7 +9,7 @@ import type { UserItem } from "../../db/service.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import type { TaskCreateBody, TaskUpdateBody } from "../../schemas/tasks.js";
-import { canonicalTimeZone, listKeyOf, parseReminderAt, scheduleOf } from "./deadlines.js";
+import { canonicalTimeZone, listKeyOf, LAST_REMINDER_AT, parseReminderAt, scheduleOf } from "./deadlines.js";
 import { RECORD_READ_SCOPES, resolveRecords, resolverOf, storedLink, withLiveRecords, type StoredRecordLink, type TaskRecordType } from "./records.js";
 import { canTransition, isLiveReminder, type TaskStatus } from "./rules.js";
 import { presentTask, visibleTask, type TaskRecord, type TaskResource } from "./views.js";
@@ -47,16 +47,15 @@ async function zoneOfMode(principal: Principal, mode: "mine" | "assignee", assig
 function reminderInstant(value: string, now: Date): string {
   const parsed = parseReminderAt(value, now);
   if (parsed.ok) return parsed.at;
-  throw errors.validationFailed([
-    {
-      param: "reminder_at",
-      code: parsed.reason === "past" ? "not_in_future" : "invalid_format",
-      message:
-        parsed.reason === "past"
-          ? "must be in the future."
-          : "must be an ISO 8601 timestamp with an explicit offset, e.g. 2026-11-23T09:00:00+01:00 or 2026-11-23T08:00:00Z.",
+  const problems = {
+    past: { code: "not_in_future", message: "must be in the future." },
+    late: { code: "too_large", message: `must be at most ${LAST_REMINDER_AT} (UTC).` },
+    format: {
+      code: "invalid_format",
+      message: "must be an ISO 8601 timestamp with an explicit offset, e.g. 2026-11-23T09:00:00+01:00 or 2026-11-23T08:00:00Z.",
     },
-  ]);
+  } as const;
+  throw errors.validationFailed([{ param: "reminder_at", ...problems[parsed.reason] }]);
 }
 
 /** A record link from a request: read scope, then existence and access (else 422 on `record.id`). */
