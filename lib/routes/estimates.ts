@@ -108,7 +108,7 @@ export const estimateRoutes: RouteDefinition[] = [
     path: one,
     group: "estimates",
     summary: "Update an Open estimate",
-    description: `Partial: omitted fields keep their values. lines, when sent, is the complete set of active non-discount lines (an existing id keeps that line, no id adds one, omitted lines are removed; never the generated discount line); the lines take the create rules. Changing customer_id requires lines. expiry_date must be today or later in the account's time zone and not before issue_date. Optional If-Match (revision or ETag): stale is 409 mobile_mutation_conflict and nothing changes. Declined, expired and closed (converted) estimates are 409 estimate_update_not_allowed (edit_block_reason estimate_not_open). ${permissions} ${protectedNote}`,
+    description: `Partial: omitted fields keep their values. lines, when sent, is the complete set of active non-discount lines (an existing id keeps that line, no id adds one, omitted lines are removed; never the generated discount line); the lines take the create rules. Changing customer_id requires lines. expiry_date must be after today in the account's time zone and not before issue_date. Optional If-Match (revision or ETag): stale is 409 mobile_mutation_conflict and nothing changes. Declined, expired and closed (converted) estimates are 409 estimate_update_not_allowed (edit_block_reason estimate_not_open). ${permissions} ${protectedNote}`,
     scopes: ["estimates:write"],
     permissions: ["estimates.modify"],
     ifMatch: "optional",

@@ -94,7 +94,7 @@ export const estimateUpdateBody = lazy(() =>
           "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line.",
       }),
       ...headerFields(),
-      expiry_date: isoDate().optional().meta({ description: "Today or later in the account's time zone, and not before issue_date" }),
+      expiry_date: isoDate().optional().meta({ description: "After today in the account's time zone, and not before issue_date" }),
     })
     .meta({ id: "EstimateUpdate" }),
 );

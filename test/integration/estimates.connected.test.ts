@@ -203,6 +203,10 @@ describe("connected: estimates", () => {
     expect(estimate.expiry_date).toBe(plusDays(kiritimati, 7));
     const given = (await createEstimate(w, { issue_date: "2030-01-10" })).body;
     expect(given.expiry_date).toBe("2030-01-17");
+    // The default never runs past the last date (9999-12-31), and such an estimate is Open and never expires.
+    const last = await createEstimate(w, { issue_date: "9999-12-28" });
+    expect(last.status, last.text).toBe(201);
+    expect(last.body).toMatchObject({ expiry_date: "9999-12-31", status: "Open" });
     await updateAccount(w.account.accountId, { paymentTerms: "Net 30" });
     expect((await createEstimate(w)).body.payment_terms).toBe("Net 30");
     expect((await createEstimate(w, { payment_terms: "Due on receipt" })).body.payment_terms).toBe("Due on receipt");

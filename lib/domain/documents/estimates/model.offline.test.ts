@@ -98,12 +98,26 @@ describe("offline: estimate expiry and statuses", () => {
     expect(expiryInstantAt("2026-03-31", "UTC", "2026-04-01T00:00:00.000Z")).toBe(NEVER_EXPIRES);
     expect(expiryInstantAt("2024-02-14", "Pacific/Kiritimati", "2026-11-27T12:00:00.000Z")).toBe(NEVER_EXPIRES);
     expect(effectiveStatus(header({ expiryInstant: NEVER_EXPIRES }), "9999-01-01T00:00:00.000Z")).toBe("open");
+    // Later writes keep a never-expiring estimate so while its expiry date stays.
+    const late = { expiryDate: "2024-02-14", expiryInstant: NEVER_EXPIRES };
+    expect(expiryInstantAt("2024-02-14", "UTC", "2026-11-27T12:00:00.000Z", late)).toBe(NEVER_EXPIRES);
+    // An update in a zone where the expiry date has passed (the account's zone changed) expires it from that write.
+    const current = { expiryDate: "2026-11-27", expiryInstant: "2026-11-28T11:00:00.000Z" };
+    expect(expiryInstantAt("2026-11-27", "Pacific/Kiritimati", "2026-11-28T01:30:00.000Z", current)).toBe("2026-11-27T10:00:00.000Z");
+  });
+
+  it("the last date never expires, and midnight that happens twice starts the day at its first occurrence", () => {
+    expect(expiryInstantOf("9999-12-31", "UTC")).toBe(NEVER_EXPIRES);
+    expect(expiryInstantOf("9999-12-30", "UTC")).toBe("9999-12-31T00:00:00.000Z");
+    expect(expiryInstantOf("2026-10-31", "America/Havana")).toBe("2026-11-01T04:00:00.000Z");
   });
 
   it("adds calendar days across months and leap days", () => {
     expect(addDays("2028-02-15", 30)).toBe("2028-03-16");
     expect(addDays("2026-12-15", 30)).toBe("2027-01-14");
     expect(addDays("2026-01-31", 0)).toBe("2026-01-31");
+    // A default expiry never runs past the last date.
+    expect(addDays("9999-12-15", 30)).toBe("9999-12-31");
   });
 
   it("filters Open and Expired by the expiry instant, Closed and Declined by the stored status, unknown ids to nothing", () => {

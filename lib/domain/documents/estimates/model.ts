@@ -3,6 +3,7 @@ import { orNull, presentEditable, presentStatus } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "../../../core/decimal.js";
 import { DateTime } from "luxon";
+import { startOfLocalDay } from "../../common/local-time.js";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import { isValidZone } from "../../../core/time-zones.js";
 import { nowIso } from "../../../core/clock.js";
@@ -39,32 +40,43 @@ export function effectiveStatus(header: Pick<DocumentItem, "status" | "expiryIns
 
 const zoneOf = (zone: string | undefined) => (isValidZone(zone) ? zone : "UTC");
 
-/** The instant an estimate expiring on `expiryDate` becomes Expired: the next day's start in `zone`. */
-export function expiryInstantOf(expiryDate: string, zone: string | undefined): string {
-  return DateTime.fromISO(expiryDate, { zone: zoneOf(zone) })
-    .plus({ days: 1 })
-    .startOf("day")
-    .toUTC()
-    .toISO()!;
-}
-
 /** The `expiryInstant` of an estimate that never expires (later than any real date: it sorts after every instant). */
 export const NEVER_EXPIRES = "9999-12-31T23:59:59.999Z";
 
 /**
- * The `expiryInstant` stored by a write at `now`. An estimate written when its expiry date has
- * already passed (one recorded after the fact, with past dates) is Open when created, as the
- * spec's create row says, and stays Open: it never expires. Every other estimate expires at
- * `expiryInstantOf` (an update cannot set a past expiry date, and an expired one is not written).
+ * The instant an estimate expiring on `expiryDate` becomes Expired: the start of the next day in
+ * `zone` (its first instant when midnight happens twice), or never after 9999-12-31.
  */
-export function expiryInstantAt(expiryDate: string, zone: string | undefined, now: string): string {
-  const instant = expiryInstantOf(expiryDate, zone);
-  return instant > now ? instant : NEVER_EXPIRES;
+export function expiryInstantOf(expiryDate: string, zone: string | undefined): string {
+  if (expiryDate >= LAST_DATE) return NEVER_EXPIRES;
+  return startOfLocalDay(addDays(expiryDate, 1), zoneOf(zone)).toUTC().toISO()!;
 }
+
+/**
+ * The `expiryInstant` stored by a write at `now`. An estimate created when its expiry date has
+ * already passed (one recorded after the fact, with past dates) is Open when created, as the
+ * spec's create row says, and stays Open: it never expires, also through later writes that keep
+ * its expiry date. An update fixes the instant in the account's zone as it is now: when a change
+ * of zone has put that instant in the past, the estimate is Expired from this write on.
+ */
+export function expiryInstantAt(
+  expiryDate: string,
+  zone: string | undefined,
+  now: string,
+  previous?: Pick<DocumentItem, "expiryDate" | "expiryInstant">,
+): string {
+  if (previous?.expiryInstant === NEVER_EXPIRES && previous.expiryDate === expiryDate) return NEVER_EXPIRES;
+  const instant = expiryInstantOf(expiryDate, zone);
+  return instant > now || previous !== undefined ? instant : NEVER_EXPIRES;
+}
+
+/** The last calendar date the API writes (architecture section 8: dates run to 9999-12-31). */
+export const LAST_DATE = "9999-12-31";
 
 /** `date` (YYYY-MM-DD) plus `days` calendar days. */
 export function addDays(date: string, days: number): string {
-  return DateTime.fromISO(date, { zone: "UTC" }).plus({ days }).toISODate()!;
+  const later = DateTime.fromISO(date, { zone: "UTC" }).plus({ days });
+  return later.year > 9999 ? LAST_DATE : later.toISODate()!;
 }
 
 /**

@@ -337,7 +337,7 @@ function nextHeader(options: {
     partyKind: customer.kind,
     issueDate: options.issueDate,
     expiryDate: options.expiryDate,
-    expiryInstant: expiryInstantAt(options.expiryDate, account.timeZone, options.now),
+    expiryInstant: expiryInstantAt(options.expiryDate, account.timeZone, options.now, previous),
     discountPercent: options.discountPercent,
     ...options.totals,
   };
