@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Principal } from "../auth/permissions.js";
+import { accessText, hasScope, SCOPES, type Principal } from "../auth/permissions.js";
 import { cursorSecretSource } from "../core/config.js";
 
 /**
@@ -123,13 +123,13 @@ export function decodeCursor(cursor: string): CursorPayload | undefined {
   }
 }
 
-/** A fingerprint of everything that decides what the caller may see (scopes and permissions). */
+/**
+ * A fingerprint of everything that decides what the caller may see: the effective permissions,
+ * location and scopes, not the stored lists (an owner holds every permission whatever its stored
+ * list says; a key listing every scope is a key of all scopes), so an edit that changes nothing
+ * the caller may do leaves its cursors valid (architecture section 4).
+ */
 export function accessFingerprint(principal: Principal): string {
-  const material = JSON.stringify({
-    role: principal.role,
-    permissions: [...principal.permissions].sort(),
-    location: principal.assignedLocationId,
-    scopes: principal.scopes === null ? "all" : [...principal.scopes].sort(),
-  });
+  const material = JSON.stringify({ access: accessText(principal), scopes: SCOPES.filter((scope) => hasScope(principal, scope)) });
   return createHash("sha256").update(material).digest("base64url").slice(0, 22);
 }

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { Permission, Principal } from "../auth/permissions.js";
+import { PERMISSIONS, SCOPES, type Permission, type Principal } from "../auth/permissions.js";
 import { parseSince, parseSyncQuery } from "../domain/sync/feed.js";
 import { ApiError } from "../core/errors.js";
 import { changeOf, compactChanges, onlyItemBookkeeping, type RecordChange } from "./changes.js";
@@ -346,6 +346,16 @@ describe("accessFingerprint", () => {
 
   it("changes with the role", () => {
     expect(accessFingerprint(principal({ role: "owner" }))).not.toBe(base);
+  });
+
+  it("follows the effective access, not the stored lists: an owner's stored permissions, a key listing every scope", () => {
+    const owner = accessFingerprint(principal({ role: "owner", scopes: null }));
+    expect(accessFingerprint(principal({ role: "owner", scopes: null, permissions: new Set<Permission>(["inventory.list"]) }))).toBe(owner);
+    expect(accessFingerprint(principal({ role: "owner", scopes: null, permissions: new Set<Permission>(PERMISSIONS) }))).toBe(owner);
+    expect(accessFingerprint(principal({ role: "owner", scopes: new Set(SCOPES) }))).toBe(owner);
+    expect(accessFingerprint(principal({ role: "staff", scopes: null, permissions: new Set<Permission>(PERMISSIONS) }))).toBe(owner);
+    // A stored location does not restrict an owner.
+    expect(accessFingerprint(principal({ role: "owner", scopes: null, assignedLocationId: "loc-1" }))).toBe(owner);
   });
 
   it("changes with the location restriction", () => {

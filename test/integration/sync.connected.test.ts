@@ -353,6 +353,13 @@ describe("errors", () => {
     expect((await userClient.get("/sync", { cursor: fresh })).status).toBe(200);
   });
 
+  it("an edit that changes nothing the user may do keeps its cursors: an owner's stored permissions", async () => {
+    const ownerClient = api().withKey(account.ownerKey);
+    const cursor = await startCursor(ownerClient);
+    await updateUser(account.ownerUserId, { permissions: ["inventory.list"] });
+    expect((await ownerClient.get("/sync", { cursor })).status).toBe(200);
+  });
+
   it("another key of the same user with other scopes gets 409 sync_scope_changed for the old cursor", async () => {
     const narrow = await newKey(account.ownerUserId, { scopes: ["items:read"] });
     expectError(await api().withKey(narrow.key).get("/sync", { cursor }), 409, "sync_scope_changed");
