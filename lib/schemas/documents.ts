@@ -183,7 +183,8 @@ export const paymentOut = (id: string, parent: "invoice_id" | "purchase_order_id
       [parent]: uuid(),
       amount: moneyOut().meta({ description: "Signed: payments positive, refunds negative" }),
       type: z.enum(["payment", "refund"]),
-      reference: z.string().nullable(),
+      // Spec part 2: a purchase-order payment's reference is a string ("" when none), an invoice payment's a string or null.
+      reference: parent === "purchase_order_id" ? z.string() : z.string().nullable(),
       payment_date: dateOut(),
       card,
     })
