@@ -79,8 +79,8 @@ export const nullMeansAbsent = <T extends z.ZodType>(schema: T) =>
     .transform((value): z.output<T> | undefined => value ?? undefined)
     .optional();
 
-// Fifteen digits: every such integer is exact as a JS number, and any larger page or limit
-// means the same as 999999999 (an empty page, a limit of 100).
+// Fifteen digits: every such integer is exact as a JS number; a longer one is refused (a page
+// that large would be empty anyway, a limit that large 100).
 const integerText = lazy(() => z.string().regex(/^[-+]?\d{1,15}$/, "must be an integer of at most 15 digits"));
 
 /** A query integer's documented range (9 digits, optional sign; the text may have up to 15). */
