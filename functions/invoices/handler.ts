@@ -33,10 +33,12 @@ export const handler = createApiHandler(invoiceRoutes, {
   getInvoice: async (req: ApiRequest<InvoiceParams>) => withEtag(await getInvoice(req.principal, req.params.invoice_id)),
   updateInvoice: async (req: ApiRequest<InvoiceParams, {}, InvoiceUpdateBody>) =>
     withEtag(await updateInvoice(req.principal, req.params.invoice_id, req.body, req.headers["if-match"], req.completion(200))),
-  deleteInvoice: async (req: ApiRequest<InvoiceParams>) => ok(await deleteInvoice(req.principal, req.params.invoice_id, req.completion(200))),
+  deleteInvoice: async (req: ApiRequest<InvoiceParams>) =>
+    ok(await deleteInvoice(req.principal, req.params.invoice_id, req.headers["if-match"], req.completion(200))),
   sendInvoice: async (req: ApiRequest<InvoiceParams, {}, { date_sent?: string }>) =>
     withEtag(await sendInvoice(req.principal, req.params.invoice_id, req.body, req.completion(200))),
-  cancelInvoice: async (req: ApiRequest<InvoiceParams>) => withEtag(await cancelInvoice(req.principal, req.params.invoice_id, req.completion(200))),
+  cancelInvoice: async (req: ApiRequest<InvoiceParams>) =>
+    withEtag(await cancelInvoice(req.principal, req.params.invoice_id, req.headers["if-match"], req.completion(200))),
   listInvoicePayments: async (req: ApiRequest<InvoiceParams, PageParams>) =>
     ok(await listInvoicePayments(req.principal, req.params.invoice_id, req.path, normalizePage(req.query))),
   createInvoicePayment: async (req: ApiRequest<InvoiceParams, {}, InvoicePaymentBody>) =>

@@ -28,7 +28,8 @@ export const handler = createApiHandler(salesOrderRoutes, {
   getSalesOrder: async (req: ApiRequest<OrderParams>) => withEtag(await getSalesOrder(req.principal, req.params.sales_order_id)),
   updateSalesOrder: async (req: ApiRequest<OrderParams, {}, SalesOrderUpdateBody>) =>
     withEtag(await updateSalesOrder(req.principal, req.params.sales_order_id, req.body, req.headers["if-match"], req.completion(200))),
-  deleteSalesOrder: async (req: ApiRequest<OrderParams>) => ok(await deleteSalesOrder(req.principal, req.params.sales_order_id, req.completion(200))),
+  deleteSalesOrder: async (req: ApiRequest<OrderParams>) =>
+    ok(await deleteSalesOrder(req.principal, req.params.sales_order_id, req.headers["if-match"], req.completion(200))),
   listSalesOrderFulfillments: async (req: ApiRequest<OrderParams, PageParams>) =>
     ok(await listSalesOrderFulfillments(req.principal, req.params.sales_order_id, req.path, normalizePage(req.query))),
   packSalesOrder: async (req: ApiRequest<OrderParams, {}, PackBody>) =>

@@ -110,6 +110,7 @@ export const salesOrderRoutes: RouteDefinition[] = [
       'Same rule as update (open, nothing invoiced, packed or shipped; else 409 sales_order_update_not_allowed). Its reservations are released in the same write. Returns {id, object: "sales_order", deleted: true}.',
     scopes: ["sales_orders:write"],
     permissions: ["sales_orders.modify"],
+    ifMatch: "optional",
     idempotency: "optional",
     request: { path: salesOrderPath },
     responses: { 200: deletedSalesOrder },

@@ -48,7 +48,7 @@ describe("list cost by account size", () => {
       ids.push((created.body as { id: string }).id);
     }
     // Delete numbers 9 (the newest), 5 and 2.
-    for (const index of [8, 4, 1]) await deleteInvoice(owner, ids[index]!, undefined);
+    for (const index of [8, 4, 1]) await deleteInvoice(owner, ids[index]!, undefined, undefined);
     for (const principal of [owner, staff]) {
       const full = await listInvoices(principal, "/api/v3/invoices", { page: 1, limit: 100 }, {} as never);
       expect(full.data.map((d) => d.invoice_number)).toEqual([8, 7, 6, 4, 3, 1]);

@@ -519,7 +519,7 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
         if (current && line.includes('headers["if-match"]')) reading.add(current);
       }
     }
-    expect(reading.size).toBe(7);
+    expect(reading.size).toBe(10);
     expect(
       ROUTES.filter((r) => r.ifMatch)
         .map((r) => r.operationId)

@@ -15,7 +15,7 @@ import { writeTransaction, type Cancellation, type TransactionBuilder } from "..
 import type { InvoiceCreateBody, InvoiceListQuery, InvoiceUpdateBody } from "../../../schemas/invoices.js";
 import { addQuantities } from "../../inventory/math.js";
 import { minorOf } from "../../common/money.js";
-import { newRevision } from "../../common/revisions.js";
+import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { accountSettings, documentLock } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
 import { laterDate, mergeSalesHeader, requireShippingCostPermission, withAccountSnapshot } from "../sales/header.js";
@@ -296,13 +296,20 @@ async function orderAfterCancel(principal: Principal, invoice: DocumentItem, lin
  * its sales order (reserved again, the order reopened); the customer's revenue drops by its
  * total. 409 `invoice_cancel_not_allowed` for cancelled invoices and invoices with payments.
  */
-export async function cancelInvoice(principal: Principal, id: string, completion: IdempotencyCompletion | undefined): Promise<InvoiceResult> {
+export async function cancelInvoice(
+  principal: Principal,
+  id: string,
+  ifMatchHeader: string | undefined,
+  completion: IdempotencyCompletion | undefined,
+): Promise<InvoiceResult> {
   requireSalesModify(principal, INVOICE_KIND);
+  const ifMatch = parseIfMatch(ifMatchHeader);
   return retrying(
     "cancel invoice",
     async () => {
       const tree = await visibleInvoice(principal, id);
       const previous = tree.header;
+      assertRevision(ifMatch, previous.revision);
       assertCancellable(previous);
       const order = isLinked(previous) ? await orderAfterCancel(principal, previous, tree.lines) : undefined;
       const next: DocumentItem = {
@@ -349,8 +356,8 @@ export async function cancelInvoice(principal: Principal, id: string, completion
  * records or packing lists; an unpaid invoice's stock comes back and its total leaves the
  * customer's revenue; counts move in the same write. Else 409 `invoice_delete_not_allowed`.
  */
-export const deleteInvoice = (principal: Principal, id: string, completion: IdempotencyCompletion | undefined) =>
-  deleteSalesDocument(principal, INVOICE_KIND, id, completion, async (tree) => {
+export const deleteInvoice = (principal: Principal, id: string, ifMatchHeader: string | undefined, completion: IdempotencyCompletion | undefined) =>
+  deleteSalesDocument(principal, INVOICE_KIND, id, ifMatchHeader, completion, async (tree) => {
     assertDeletable(tree);
     const header = tree.header;
     const live = header.status === "sent";

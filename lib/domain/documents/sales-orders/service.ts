@@ -211,8 +211,8 @@ export async function updateSalesOrder(
  * Deletes an open order with no activity (architecture section 8): its reservations are
  * released, the counts and the customer's document count move, in one write.
  */
-export const deleteSalesOrder = (principal: Principal, id: string, completion: IdempotencyCompletion | undefined) =>
-  deleteSalesDocument(principal, SALES_ORDER_KIND, id, completion, (tree) => {
+export const deleteSalesOrder = (principal: Principal, id: string, ifMatchHeader: string | undefined, completion: IdempotencyCompletion | undefined) =>
+  deleteSalesDocument(principal, SALES_ORDER_KIND, id, ifMatchHeader, completion, (tree) => {
     assertEditable(tree, "deleted");
     return { changes: mergeStockChanges(reservations(tree.lines, -1)), customer: { documents: -1 } };
   });

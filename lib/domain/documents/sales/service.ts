@@ -241,15 +241,18 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
   principal: Principal,
   kind: SalesKind<K>,
   id: string,
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
   plan: (tree: SalesTree) => SalesDeletePlan | Promise<SalesDeletePlan>,
 ): Promise<{ id: string; object: K; deleted: true }> {
   requireSalesModify(principal, kind);
+  const ifMatch = parseIfMatch(ifMatchHeader);
   const resource = { id, object: kind.kind, deleted: true as const };
   return retrying(
     `delete ${kind.what}`,
     async () => {
       const tree = await visibleSales(principal, kind, id);
+      assertRevision(ifMatch, tree.header.revision);
       const { changes, customer, stockLines } = await plan(tree);
       const header = tree.header;
       const { cancellation } = await commitSalesStock(
