@@ -6,11 +6,11 @@ import {
   isDueThisWeek,
   isOverdue,
   listKeyOf,
-  localInstant,
   parseReminderAt,
   scheduleOf,
   statsWindowEnd,
 } from "./deadlines.js";
+import { localInstant } from "../common/local-time.js";
 
 describe("offline: task deadlines", () => {
   it("a date-only deadline has no due_at and is overdue from the start of the next local day (UTC out)", () => {

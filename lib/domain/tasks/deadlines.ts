@@ -2,7 +2,7 @@ import { DateTime } from "luxon";
 import { localInstant, startOfLocalDay } from "../common/local-time.js";
 import { canonicalTimeZone, dateInZone, DUE_TIME } from "../../core/time-zones.js";
 
-export { canonicalTimeZone, DUE_TIME, localInstant, startOfLocalDay };
+export { canonicalTimeZone, DUE_TIME };
 
 /**
  * Task schedules (spec part 2, sections 2.6 and 4.6): pure time arithmetic with real IANA
