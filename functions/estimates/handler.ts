@@ -32,7 +32,7 @@ export const handler = createApiHandler(estimateRoutes, {
   deleteEstimate: async (req: ApiRequest<EstimateParams>) =>
     ok(await deleteEstimate(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(200))),
   convertEstimateToInvoice: async (req: ApiRequest<EstimateParams, {}, { issue_date?: string }>) =>
-    withEtag(await convertEstimateToInvoice(req.principal, req.params.estimate_id, req.body, req.completion(201)), 201),
+    withEtag(await convertEstimateToInvoice(req.principal, req.params.estimate_id, req.body, req.headers["if-match"], req.completion(201)), 201),
   convertEstimateToSalesOrder: async (req: ApiRequest<EstimateParams>) =>
-    withEtag(await convertEstimateToSalesOrder(req.principal, req.params.estimate_id, req.completion(201)), 201),
+    withEtag(await convertEstimateToSalesOrder(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(201)), 201),
 });

@@ -36,19 +36,19 @@ export const handler = createApiHandler(invoiceRoutes, {
   deleteInvoice: async (req: ApiRequest<InvoiceParams>) =>
     ok(await deleteInvoice(req.principal, req.params.invoice_id, req.headers["if-match"], req.completion(200))),
   sendInvoice: async (req: ApiRequest<InvoiceParams, {}, { date_sent?: string }>) =>
-    withEtag(await sendInvoice(req.principal, req.params.invoice_id, req.body, req.completion(200))),
+    withEtag(await sendInvoice(req.principal, req.params.invoice_id, req.body, req.headers["if-match"], req.completion(200))),
   cancelInvoice: async (req: ApiRequest<InvoiceParams>) =>
     withEtag(await cancelInvoice(req.principal, req.params.invoice_id, req.headers["if-match"], req.completion(200))),
   listInvoicePayments: async (req: ApiRequest<InvoiceParams, PageParams>) =>
     ok(await listInvoicePayments(req.principal, req.params.invoice_id, req.path, normalizePage(req.query))),
   createInvoicePayment: async (req: ApiRequest<InvoiceParams, {}, InvoicePaymentBody>) =>
-    created(await createInvoicePayment(req.principal, req.params.invoice_id, req.body, req.completion(201))),
+    created(await createInvoicePayment(req.principal, req.params.invoice_id, req.body, req.headers["if-match"], req.completion(201))),
   deleteInvoicePayment: async (req: ApiRequest<InvoiceParams & { payment_id: string }>) =>
-    ok(await deleteInvoicePayment(req.principal, req.params.invoice_id, req.params.payment_id, req.completion(200))),
+    ok(await deleteInvoicePayment(req.principal, req.params.invoice_id, req.params.payment_id, req.headers["if-match"], req.completion(200))),
   listInvoiceFulfillments: async (req: ApiRequest<InvoiceParams, PageParams>) =>
     ok(await listInvoiceFulfillments(req.principal, req.params.invoice_id, req.path, normalizePage(req.query))),
   packInvoice: async (req: ApiRequest<InvoiceParams, {}, PackBody>) =>
-    created(await packInvoice(req.principal, req.params.invoice_id, req.body, req.completion(201))),
+    created(await packInvoice(req.principal, req.params.invoice_id, req.body, req.headers["if-match"], req.completion(201))),
   shipInvoiceFulfillment: async (req: ApiRequest<InvoiceParams & { fulfillment_id: string }, {}, ShipBody>) =>
-    ok(await shipInvoiceFulfillment(req.principal, req.params.invoice_id, req.params.fulfillment_id, req.body, req.completion(200))),
+    ok(await shipInvoiceFulfillment(req.principal, req.params.invoice_id, req.params.fulfillment_id, req.body, req.headers["if-match"], req.completion(200))),
 });

@@ -28,13 +28,13 @@ export const handler = createApiHandler(purchaseOrderRoutes, {
   updatePurchaseOrder: async (req: ApiRequest<OrderParams, {}, PurchaseOrderUpdateBody>) =>
     withEtag(await updatePurchaseOrder(req.principal, req.params.purchase_order_id, req.body, req.headers["if-match"], req.completion(200))),
   sendPurchaseOrder: async (req: ApiRequest<OrderParams, {}, { date_sent?: string }>) =>
-    withEtag(await sendPurchaseOrder(req.principal, req.params.purchase_order_id, req.body, req.completion(200))),
+    withEtag(await sendPurchaseOrder(req.principal, req.params.purchase_order_id, req.body, req.headers["if-match"], req.completion(200))),
   receivePurchaseOrder: async (req: ApiRequest<OrderParams, {}, PurchaseOrderReceiveBody>) =>
-    withEtag(await receivePurchaseOrder(req.principal, req.params.purchase_order_id, req.body, req.completion(200))),
+    withEtag(await receivePurchaseOrder(req.principal, req.params.purchase_order_id, req.body, req.headers["if-match"], req.completion(200))),
   listPurchaseOrderPayments: async (req: ApiRequest<OrderParams, { page?: string; limit?: string }>) =>
     ok(await listPurchaseOrderPayments(req.principal, req.params.purchase_order_id, req.path, normalizePage(req.query))),
   createPurchaseOrderPayment: async (req: ApiRequest<OrderParams, {}, PaymentBody>) =>
-    created(await createPurchaseOrderPayment(req.principal, req.params.purchase_order_id, req.body, req.completion(201))),
+    created(await createPurchaseOrderPayment(req.principal, req.params.purchase_order_id, req.body, req.headers["if-match"], req.completion(201))),
   deletePurchaseOrderPayment: async (req: ApiRequest<OrderParams & { payment_id: string }>) =>
-    ok(await deletePurchaseOrderPayment(req.principal, req.params.purchase_order_id, req.params.payment_id, req.completion(200))),
+    ok(await deletePurchaseOrderPayment(req.principal, req.params.purchase_order_id, req.params.payment_id, req.headers["if-match"], req.completion(200))),
 });

@@ -33,11 +33,20 @@ export const handler = createApiHandler(salesOrderRoutes, {
   listSalesOrderFulfillments: async (req: ApiRequest<OrderParams, PageParams>) =>
     ok(await listSalesOrderFulfillments(req.principal, req.params.sales_order_id, req.path, normalizePage(req.query))),
   packSalesOrder: async (req: ApiRequest<OrderParams, {}, PackBody>) =>
-    created(await packSalesOrder(req.principal, req.params.sales_order_id, req.body, req.completion(201))),
+    created(await packSalesOrder(req.principal, req.params.sales_order_id, req.body, req.headers["if-match"], req.completion(201))),
   shipSalesOrderFulfillment: async (req: ApiRequest<OrderParams & { fulfillment_id: string }, {}, ShipBody>) =>
-    ok(await shipSalesOrderFulfillment(req.principal, req.params.sales_order_id, req.params.fulfillment_id, req.body, req.completion(200))),
+    ok(
+      await shipSalesOrderFulfillment(
+        req.principal,
+        req.params.sales_order_id,
+        req.params.fulfillment_id,
+        req.body,
+        req.headers["if-match"],
+        req.completion(200),
+      ),
+    ),
   listSalesOrderInvoices: async (req: ApiRequest<OrderParams, PageParams>) =>
     ok(await listSalesOrderInvoices(req.principal, req.params.sales_order_id, req.path, normalizePage(req.query))),
   invoiceSalesOrder: async (req: ApiRequest<OrderParams, {}, SalesOrderInvoiceBody>) =>
-    withEtag(await invoiceSalesOrder(req.principal, req.params.sales_order_id, req.body, req.completion(201)), 201),
+    withEtag(await invoiceSalesOrder(req.principal, req.params.sales_order_id, req.body, req.headers["if-match"], req.completion(201)), 201),
 });

@@ -103,7 +103,7 @@ const HEADER_PARAMETERS: Record<string, JsonSchema> = {
     in: "header",
     required: false,
     description:
-      "1 to 255 visible ASCII characters. A retry with the same key and body within 300 s replays the original response with `Idempotent-Replayed: true`; the same key with other data is 409 `idempotency_key_reused`.",
+      "1 to 255 visible ASCII characters (else 400 `invalid_idempotency_key`). A retry with the same key and body within 300 s replays the original response with `Idempotent-Replayed: true`; the same key with other data is 409 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_in_progress` (retry shortly with the same key).",
     schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
     example: "order-7781-create-1",
   },

@@ -123,8 +123,25 @@ const TITLES: Record<number, string> = {
   503: "Busy",
 };
 
+/**
+ * Codes a request header answers for: its parameter (a shared component) explains them once, so
+ * an error response names them and points there instead of repeating the explanation.
+ */
+const HEADER_CODES: Partial<Record<ErrorCode, string>> = {
+  idempotency_key_required: "Idempotency-Key",
+  invalid_idempotency_key: "Idempotency-Key",
+  idempotency_key_reused: "Idempotency-Key",
+  idempotency_in_progress: "Idempotency-Key",
+  mobile_mutation_conflict: "If-Match",
+};
+
 /** The description of one error response of one route: what makes THIS route answer it. */
 export function describeErrorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): string {
-  const lines = codes.map((code) => `- \`${code}\`${meaningOf(status, code) ? `: ${meaningOf(status, code)}` : ""}.`);
+  const explain = (code: ErrorCode) => {
+    if (HEADER_CODES[code]) return ` (see the \`${HEADER_CODES[code]}\` header)`;
+    const meaning = meaningOf(status, code);
+    return meaning ? `: ${meaning}` : "";
+  };
+  const lines = codes.map((code) => `- \`${code}\`${explain(code)}.`);
   return `${TITLES[status] ?? `HTTP ${status}`}. \`error.code\` is one of:\n${lines.join("\n")}`;
 }

@@ -317,6 +317,32 @@ describe("connected: estimate conversions", () => {
     expectError(await w.client.post(`/estimates/${large.id}/convert-to-invoice`, { issue_date: "2026-02-30" }), 422, "validation_failed");
   });
 
+  it("If-Match on both conversions: a stale revision is 409 mobile_mutation_conflict (before the state check) and changes nothing; the current one converts", async () => {
+    const w = await world();
+    const estimate = await estimateFor(w);
+    const before = await onHand(w);
+    const renamed = await w.client.patch(`/estimates/${estimate.id}`, { name: "Renamed" });
+    expect(renamed.status, renamed.text).toBe(200);
+    const stale = { headers: { "if-match": `"${estimate.revision}"` } };
+    expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, stale), 409, "mobile_mutation_conflict");
+    expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}, stale), 409, "mobile_mutation_conflict");
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toMatchObject({ status_id: estimate.status_id, revision: renamed.body.revision });
+    expect(await totalOf(w.client, "/invoices")).toBe(0);
+    expect(await totalOf(w.client, "/sales-orders")).toBe(0);
+    expect(await onHand(w)).toEqual(before);
+
+    const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`, {}, { headers: { "if-match": renamed.headers.get("etag")! } });
+    expect(converted.status, converted.text).toBe(201);
+    // Closed now, and its revision moved: a stale If-Match still answers 409 mobile_mutation_conflict first.
+    expectError(await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, stale), 409, "mobile_mutation_conflict");
+    const closed = await w.client.get(`/estimates/${estimate.id}`);
+    expectError(
+      await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {}, { headers: { "if-match": closed.headers.get("etag")! } }),
+      409,
+      "estimate_conversion_not_allowed",
+    );
+  });
+
   it("parallel conversions of one estimate create exactly one document; the others are 409, none 5xx", async () => {
     const w = await world();
     const estimate = await estimateFor(w);

@@ -222,6 +222,44 @@ describe("connected: invoice payments, packing and large invoices", () => {
     ]);
   });
 
+  it("If-Match on send, payments, packs and ships: a stale revision is 409 mobile_mutation_conflict and changes nothing; the current one writes", async () => {
+    const w = await world();
+    const invoice = (await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 2 }] })).body;
+    const url = `/invoices/${invoice.id}`;
+    const stale = { headers: { "if-match": '"inv_stale"' } };
+    const current = async () => ({ headers: { "if-match": (await w.client.get(url)).headers.get("etag")! } });
+
+    expectError(await w.client.post(`${url}/send`, {}, stale), 409, "mobile_mutation_conflict");
+    expect((await invoiceOf(w, invoice.id)).date_sent).toBeNull();
+    const sent = await w.client.post(`${url}/send`, {}, await current());
+    expect(sent.status, sent.text).toBe(200);
+
+    expectError(await w.client.post(`${url}/payments`, { amount: "1" }, stale), 409, "mobile_mutation_conflict");
+    expect(await invoiceOf(w, invoice.id)).toMatchObject({ amount_paid: "0.0000", revision: sent.body.revision });
+    const paid = await w.client.post(`${url}/payments`, { amount: "1" }, await current());
+    expect(paid.status, paid.text).toBe(201);
+    // The payment moved the revision: the send's ETag is stale now.
+    expectError(
+      await w.client.request("DELETE", `${url}/payments/${paid.body.id}`, undefined, { headers: { "if-match": sent.headers.get("etag")! } }),
+      409,
+      "mobile_mutation_conflict",
+    );
+    expect((await w.client.get(`${url}/payments`)).body.pagination.total_records).toBe(1);
+
+    const lines = [{ id: invoice.lines[0].id, quantity: 1 }];
+    expectError(await w.client.post(`${url}/fulfillments`, { lines }, stale), 409, "mobile_mutation_conflict");
+    expect((await w.client.get(`${url}/fulfillments`)).body.pagination.total_records).toBe(0);
+    const packed = await w.client.post(`${url}/fulfillments`, { lines }, await current());
+    expect(packed.status, packed.text).toBe(201);
+    expectError(await w.client.post(`${url}/fulfillments/${packed.body.id}/ship`, {}, stale), 409, "mobile_mutation_conflict");
+    expect((await w.client.get(`${url}/fulfillments`)).body.data[0].status).toBe("packed");
+    const shipped = await w.client.post(`${url}/fulfillments/${packed.body.id}/ship`, {}, await current());
+    expect(shipped.status, shipped.text).toBe(200);
+    const deleted = await w.client.request("DELETE", `${url}/payments/${paid.body.id}`, undefined, await current());
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(await invoiceOf(w, invoice.id)).toMatchObject({ amount_paid: "0.0000", shipped_percent: 50 });
+  });
+
   it("parallel packs of a standalone invoice never overpack", async () => {
     const w = await world();
     const invoice = (await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;

@@ -142,6 +142,37 @@ describe("connected: purchase-order stock", () => {
     expect(history.body.data[0].locations[0]).toMatchObject({ location_id: w.location, quantity: 10, quantity_incoming: 0 });
   });
 
+  it("If-Match on send, receive and payments: a stale revision is 409 mobile_mutation_conflict and changes nothing; the current one writes", async () => {
+    const w = await world();
+    const a = await item(w.client);
+    const order = (
+      await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines: [{ item_id: a.id, quantity: 4, unit_cost: "5" }] })
+    ).body;
+    const url = `/purchase-orders/${order.id}`;
+    const stale = { headers: { "if-match": '"po_stale"' } };
+    const current = async () => ({ headers: { "if-match": (await w.client.get(url)).headers.get("etag")! } });
+    const lines = [{ line_id: order.lines[0].id, quantity: 1 }];
+
+    expectError(await w.client.post(`${url}/send`, {}, stale), 409, "mobile_mutation_conflict");
+    expect((await w.client.get(url)).body).toMatchObject({ status_id: order.status_id, revision: order.revision });
+    expect(await stock(w.client, a.id)).toEqual({ quantity: 0, incoming: 0 });
+    expect((await w.client.post(`${url}/send`, {}, await current())).status).toBe(200);
+
+    expectError(await w.client.post(`${url}/receive`, { lines }, stale), 409, "mobile_mutation_conflict");
+    expect(await stock(w.client, a.id)).toEqual({ quantity: 0, incoming: 4 });
+    const received = await w.client.post(`${url}/receive`, { lines }, await current());
+    expect(received.status, received.text).toBe(200);
+    expect(await stock(w.client, a.id)).toEqual({ quantity: 1, incoming: 3 });
+
+    expectError(await w.client.post(`${url}/payments`, { amount: "5" }, stale), 409, "mobile_mutation_conflict");
+    const paid = await w.client.post(`${url}/payments`, { amount: "5" }, await current());
+    expect(paid.status, paid.text).toBe(201);
+    expectError(await w.client.request("DELETE", `${url}/payments/${paid.body.id}`, undefined, stale), 409, "mobile_mutation_conflict");
+    expect((await w.client.get(url)).body.amount_paid).toBe("5.0000");
+    expect((await w.client.request("DELETE", `${url}/payments/${paid.body.id}`, undefined, await current())).status).toBe(200);
+    expect((await w.client.get(url)).body.amount_paid).toBe("0.0000");
+  });
+
   it("the moving average cost weighs stock on hand and the received cost", async () => {
     const w = await world();
     const a = await item(w.client);

@@ -377,6 +377,31 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 2 });
   });
 
+  it("If-Match on packs, ships and invoicing: a stale revision is 409 mobile_mutation_conflict and changes nothing; the current one writes", async () => {
+    const w = await world();
+    const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;
+    const url = `/sales-orders/${order.id}`;
+    const stale = { headers: { "if-match": `"${order.revision}", "so_other"` } };
+    const current = async () => ({ headers: { "if-match": (await w.client.get(url)).headers.get("etag")! } });
+    const lines = [{ id: order.lines[0].id, quantity: 2 }];
+
+    const packed = await w.client.post(`${url}/fulfillments`, { lines }, await current());
+    expect(packed.status, packed.text).toBe(201);
+    // The pack moved the order's revision: the creation's is stale now.
+    expectError(await w.client.post(`${url}/fulfillments`, { lines }, stale), 409, "mobile_mutation_conflict");
+    expectError(await w.client.post(`${url}/fulfillments/${packed.body.id}/ship`, {}, stale), 409, "mobile_mutation_conflict");
+    expectError(await w.client.post(`${url}/invoices`, {}, stale), 409, "mobile_mutation_conflict");
+    expect((await detail(w.client, order.id)).lines[0]).toMatchObject({ quantity_packed: 2, quantity_shipped: 0, quantity_invoiced: 0 });
+    expect((await w.client.get(`${url}/fulfillments`)).body.pagination.total_records).toBe(1);
+    expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(0);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50, reserved: 4 });
+
+    expect((await w.client.post(`${url}/fulfillments/${packed.body.id}/ship`, {}, await current())).status).toBe(200);
+    const invoiced = await w.client.post(`${url}/invoices`, {}, { headers: { "if-match": `W/${(await w.client.get(url)).headers.get("etag")}` } });
+    expect(invoiced.status, invoiced.text).toBe(201);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 46, reserved: 0 });
+  });
+
   it("parallel invoicing of the same remaining quantity never over-invoices", async () => {
     const w = await world();
     const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;

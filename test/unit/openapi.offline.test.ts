@@ -519,7 +519,7 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
         if (current && line.includes('headers["if-match"]')) reading.add(current);
       }
     }
-    expect(reading.size).toBe(10);
+    expect(reading.size).toBe(24);
     expect(
       ROUTES.filter((r) => r.ifMatch)
         .map((r) => r.operationId)
@@ -532,6 +532,13 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
       if (route.ifMatch) expect(errorCodesOf(route).get(409), route.operationId).toContain("mobile_mutation_conflict");
     }
     expect(byId("previewEstimateChanges").ifMatch).toBe("required");
+  });
+
+  it("every write of an existing revisioned document honours If-Match (spec part 2, common rules)", () => {
+    const revisioned = ["estimates", "invoices", "sales-orders", "purchase-orders"];
+    const ofExisting = ROUTES.filter((r) => r.method !== "GET" && revisioned.includes(r.group) && r.path.includes("{"));
+    expect(ofExisting.length).toBe(24);
+    for (const route of ofExisting) expect(route.ifMatch, route.operationId).toBeDefined();
   });
 
   it("money that may not be negative refuses a sign in the document as on the server; signed money accepts one", () => {

@@ -14,7 +14,7 @@ import { writeTransaction, type TransactionBuilder } from "../../db/transactions
 import type { PaymentBody } from "../../schemas/documents.js";
 import { accountSettings, documentLock, visibleDocument, visibleDocumentHeader } from "./documents.js";
 import { minorOf, money } from "../common/money.js";
-import { newRevision, type RevisionPrefix } from "../common/revisions.js";
+import { assertRevision, newRevision, parseIfMatch, type RevisionPrefix } from "../common/revisions.js";
 
 /**
  * Manual payments and refunds of purchase orders and invoices (architecture section 8): a signed
@@ -113,9 +113,11 @@ export async function recordPayment(
   policy: PaymentPolicy,
   documentId: string,
   body: PaymentBody & { card?: { brand?: string | null; last4?: string | null } | null },
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.writePermission, `recording ${policy.what} payments`);
+  const ifMatch = parseIfMatch(ifMatchHeader);
   const account = await accountSettings(principal.accountId);
   const amount = money(body.amount);
   const amountMinor = minorOf(amount);
@@ -138,6 +140,7 @@ export async function recordPayment(
     async (_attempt, turns) => {
       // The header alone (one GetItem): a document's payments and lines can be many.
       const header = await visibleDocumentHeader(principal, policy.kind, documentId, policy.what);
+      assertRevision(ifMatch, header.revision);
       policy.assertPayable?.(header);
       assertWithinBounds(policy, header, amountMinor, "record");
       const cancellation = await writePaymentChange(
@@ -167,9 +170,11 @@ export async function deletePayment(
   policy: PaymentPolicy,
   documentId: string,
   paymentId: string,
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<{ id: string; object: "payment"; deleted: true }> {
   requireDocumentPermission(principal, policy.writePermission, `deleting ${policy.what} payments`);
+  const ifMatch = parseIfMatch(ifMatchHeader);
   const resource = { id: paymentId, object: "payment" as const, deleted: true as const };
   return retrying(
     `delete ${policy.what} payment`,
@@ -179,6 +184,7 @@ export async function deletePayment(
         readDocumentPayment(principal.accountId, documentId, paymentId),
       ]);
       if (!payment) throw errors.resourceMissing("payment", paymentId);
+      assertRevision(ifMatch, header.revision);
       assertWithinBounds(policy, header, -payment.amountMinor, "delete");
       const cancellation = await writePaymentChange(
         policy,

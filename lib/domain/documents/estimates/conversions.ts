@@ -8,6 +8,7 @@ import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../../../db/transactions.js";
 import { errors } from "../../../core/errors.js";
 import { documentLock } from "../documents.js";
+import { parseIfMatch } from "../../common/revisions.js";
 import { addEstimateConversion, ESTIMATE_CONVERSION_LABEL, readEstimateForConversion } from "./service.js";
 import { estimateDetails, type ConversionKind, type EstimateConversionSource } from "./model.js";
 import { createInvoiceFromDraft } from "../invoices/service.js";
@@ -35,11 +36,12 @@ export async function convertEstimateToInvoice(
   principal: Principal,
   estimateId: string,
   input: { issue_date?: string },
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<ConversionResult> {
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   requireDocumentPermission(principal, "invoices.modify", "converting estimates into invoices");
-  return convert(principal, estimateId, "invoice", (source) =>
+  return convert(principal, estimateId, "invoice", ifMatchHeader, (source) =>
     createInvoiceFromDraft(principal, { ...draftOf(source), issueDate: input.issue_date }, optionsFor(source, "invoice", completion)),
   );
 }
@@ -56,12 +58,13 @@ export async function convertEstimateToInvoice(
 export async function convertEstimateToSalesOrder(
   principal: Principal,
   estimateId: string,
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<ConversionResult> {
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   requireDocumentPermission(principal, "sales_orders.list", "converting estimates into sales orders");
   requireDocumentPermission(principal, "sales_orders.modify", "converting estimates into sales orders");
-  return convert(principal, estimateId, "sales_order", (source) =>
+  return convert(principal, estimateId, "sales_order", ifMatchHeader, (source) =>
     createSalesOrderFromDraft(principal, draftOf(source), optionsFor(source, "sales_order", completion)),
   );
 }
@@ -78,12 +81,14 @@ async function convert(
   principal: Principal,
   estimateId: string,
   kind: ConversionKind,
+  ifMatchHeader: string | undefined,
   write: (source: EstimateConversionSource) => Promise<Written>,
 ): Promise<ConversionResult> {
+  const ifMatch = parseIfMatch(ifMatchHeader);
   return retrying(
     `convert estimate to ${kind}`,
     async () => {
-      const source = await readEstimateForConversion(principal, estimateId, kind, nowIso());
+      const source = await readEstimateForConversion(principal, estimateId, kind, ifMatch, nowIso());
       const written = await write(source);
       if (written.ok) return written.result;
       if (written.cancellation.failed(ESTIMATE_CONVERSION_LABEL)) return RETRY;

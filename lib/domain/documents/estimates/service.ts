@@ -359,10 +359,12 @@ export async function readEstimateForConversion(
   principal: Principal,
   estimateId: string,
   kind: ConversionKind,
+  ifMatch: readonly string[] | undefined = undefined,
   now: string = nowIso(),
 ): Promise<EstimateConversionSource> {
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   const tree = await visibleEstimate(principal, estimateId);
+  assertRevision(ifMatch, tree.header.revision);
   return conversionSource(tree.header, tree.lines, kind, now);
 }
 

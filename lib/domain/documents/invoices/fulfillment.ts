@@ -49,10 +49,20 @@ export const INVOICE_PAYMENTS: PaymentPolicy = {
 
 export const listInvoicePayments = (principal: Principal, id: string, url: string, page: PageRequest) =>
   listPayments(principal, INVOICE_PAYMENTS, id, url, page);
-export const createInvoicePayment = (principal: Principal, id: string, body: InvoicePaymentBody, completion: IdempotencyCompletion | undefined) =>
-  recordPayment(principal, INVOICE_PAYMENTS, id, body, completion);
-export const deleteInvoicePayment = (principal: Principal, id: string, paymentId: string, completion: IdempotencyCompletion | undefined) =>
-  deletePayment(principal, INVOICE_PAYMENTS, id, paymentId, completion);
+export const createInvoicePayment = (
+  principal: Principal,
+  id: string,
+  body: InvoicePaymentBody,
+  ifMatchHeader: string | undefined,
+  completion: IdempotencyCompletion | undefined,
+) => recordPayment(principal, INVOICE_PAYMENTS, id, body, ifMatchHeader, completion);
+export const deleteInvoicePayment = (
+  principal: Principal,
+  id: string,
+  paymentId: string,
+  ifMatchHeader: string | undefined,
+  completion: IdempotencyCompletion | undefined,
+) => deletePayment(principal, INVOICE_PAYMENTS, id, paymentId, ifMatchHeader, completion);
 
 // ---------------------------------------------------------------------------------------------
 // Packing and shipping of standalone invoices (lib/domain/documents/sales/fulfillments.ts)

@@ -382,14 +382,17 @@ export async function sendInvoice(
   principal: Principal,
   id: string,
   input: { date_sent?: string },
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<InvoiceResult> {
   requireSalesModify(principal, INVOICE_KIND);
+  const ifMatch = parseIfMatch(ifMatchHeader);
   return retrying(
     "send invoice",
     async () => {
       const tree = await visibleInvoice(principal, id);
       const previous = tree.header;
+      assertRevision(ifMatch, previous.revision);
       if (previous.status === "cancelled") throw errors.stateConflict("invoice_send_not_allowed", "A cancelled invoice cannot be sent.");
       if (previous.dateSent) return invoiceResult(principal, previous, tree.lines);
       const account = await accountSettings(principal.accountId);

@@ -11,7 +11,7 @@ import { readLocation } from "../../../db/locations.js";
 import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import type { PurchaseOrderReceiveBody } from "../../../schemas/purchase-orders.js";
-import { newRevision } from "../../common/revisions.js";
+import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { addQuantities } from "../../inventory/math.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
 import { accountSettings, documentLock } from "../documents.js";
@@ -36,14 +36,17 @@ export async function sendPurchaseOrder(
   principal: Principal,
   id: string,
   input: { date_sent?: string },
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "sending purchase orders");
+  const ifMatch = parseIfMatch(ifMatchHeader);
   return retrying(
     "send purchase order",
     async () => {
       const tree = await visibleOrder(principal, id);
       const previous = tree.header;
+      assertRevision(ifMatch, previous.revision);
       if (previous.status === "sent") return result(principal, previous, tree.lines);
       if (previous.status !== "not_sent") {
         throw errors.stateConflict("purchase_order_send_not_allowed", `A ${PO_STATUS[previous.status as PoStatus].label} purchase order cannot be sent.`);
@@ -92,9 +95,11 @@ export async function receivePurchaseOrder(
   principal: Principal,
   id: string,
   input: PurchaseOrderReceiveBody,
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "receiving purchase orders");
+  const ifMatch = parseIfMatch(ifMatchHeader);
   const duplicates: ValidationDetail[] = [];
   const seen = new Set<string>();
   input.lines.forEach((line, index) => {
@@ -107,6 +112,7 @@ export async function receivePurchaseOrder(
     async () => {
       const tree = await visibleOrder(principal, id);
       const previous = tree.header;
+      assertRevision(ifMatch, previous.revision);
       if (previous.status !== "sent" && previous.status !== "partially_received") {
         throw errors.stateConflict(
           "purchase_order_receive_not_allowed",

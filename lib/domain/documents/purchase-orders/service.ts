@@ -381,7 +381,17 @@ const PAYMENTS: PaymentPolicy = {
 };
 
 export const listPurchaseOrderPayments = (principal: Principal, id: string, url: string, page: PageRequest) => listPayments(principal, PAYMENTS, id, url, page);
-export const createPurchaseOrderPayment = (principal: Principal, id: string, body: PaymentBody, completion: IdempotencyCompletion | undefined) =>
-  recordPayment(principal, PAYMENTS, id, body, completion);
-export const deletePurchaseOrderPayment = (principal: Principal, id: string, paymentId: string, completion: IdempotencyCompletion | undefined) =>
-  deletePayment(principal, PAYMENTS, id, paymentId, completion);
+export const createPurchaseOrderPayment = (
+  principal: Principal,
+  id: string,
+  body: PaymentBody,
+  ifMatchHeader: string | undefined,
+  completion: IdempotencyCompletion | undefined,
+) => recordPayment(principal, PAYMENTS, id, body, ifMatchHeader, completion);
+export const deletePurchaseOrderPayment = (
+  principal: Principal,
+  id: string,
+  paymentId: string,
+  ifMatchHeader: string | undefined,
+  completion: IdempotencyCompletion | undefined,
+) => deletePayment(principal, PAYMENTS, id, paymentId, ifMatchHeader, completion);

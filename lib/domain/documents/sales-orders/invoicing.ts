@@ -13,7 +13,7 @@ import type { SalesOrderInvoiceBody } from "../../../schemas/sales-orders.js";
 import { accountSettings, documentLock } from "../documents.js";
 import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "../invoices/model.js";
 import { minorOf } from "../../common/money.js";
-import { etagOf, newRevision } from "../../common/revisions.js";
+import { assertRevision, etagOf, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { blankHeader } from "../sales/header.js";
 import { insertSalesDocument } from "../sales/insert.js";
 import { duplicateLineIds, type SalesLine } from "../sales/model.js";
@@ -40,10 +40,12 @@ export async function invoiceSalesOrder(
   principal: Principal,
   id: string,
   body: SalesOrderInvoiceBody,
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<InvoiceResult> {
   requireDocumentPermission(principal, "sales_orders.modify", "invoicing sales orders");
   requireDocumentPermission(principal, "invoices.modify", "creating invoices");
+  const ifMatch = parseIfMatch(ifMatchHeader);
   const duplicates = duplicateLineIds(body.lines);
   if (duplicates.length > 0) throw errors.validationFailed(duplicates);
   return retrying(
@@ -51,6 +53,7 @@ export async function invoiceSalesOrder(
     async () => {
       const order = await visibleSalesOrder(principal, id);
       const previous = order.header;
+      assertRevision(ifMatch, previous.revision);
       assertInvoiceable(previous);
       const quantities = quantitiesToInvoice(order.lines, body.lines);
 

@@ -18,6 +18,7 @@ import { addQuantities } from "../../inventory/math.js";
 import { duplicateLineIds, type SalesKind, type SalesLine, type SalesTree } from "./model.js";
 import { isPackable, remainingToPack } from "./progress.js";
 import { requireSalesRead } from "./service.js";
+import { assertRevision, parseIfMatch } from "../../common/revisions.js";
 import { withArticle } from "../../../core/text.js";
 
 /**
@@ -101,9 +102,11 @@ export async function packDocument(
   policy: FulfillmentPolicy,
   id: string,
   body: PackBody,
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.permission, `packing ${policy.what}s`);
+  const ifMatch = parseIfMatch(ifMatchHeader);
   const duplicates = duplicateLineIds(body.lines);
   if (duplicates.length > 0) throw policy.invalid(duplicates);
   const account = await accountSettings(principal.accountId);
@@ -111,6 +114,7 @@ export async function packDocument(
     `pack ${policy.what}`,
     async (attempt, turns) => {
       const tree = await policy.read(principal, id);
+      assertRevision(ifMatch, tree.header.revision);
       policy.assertPackable(principal, tree, account);
       const serviceItems = account.packingServiceItems;
       // Spec 4.4: a line already fully packed "at first validation" is the line's own 409; an order
@@ -191,16 +195,19 @@ export async function shipFulfillment(
   id: string,
   fulfillmentId: string,
   body: ShipBody,
+  ifMatchHeader: string | undefined,
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.permission, `shipping ${policy.what}s`);
+  const ifMatch = parseIfMatch(ifMatchHeader);
   const account = await accountSettings(principal.accountId);
   return retrying(
     `ship ${policy.what} fulfillment`,
     async () => {
       const [tree, fulfillment] = await Promise.all([policy.read(principal, id), readFulfillment(principal.accountId, id, fulfillmentId)]);
-      policy.assertShippable?.(tree);
       if (!fulfillment) throw errors.resourceMissing("fulfillment", fulfillmentId);
+      assertRevision(ifMatch, tree.header.revision);
+      policy.assertShippable?.(tree);
       if (fulfillment.status === "shipped") {
         throw errors.stateConflict("fulfillment_already_shipped", `Packing list ${fulfillment.number} is already shipped (on ${fulfillment.shippedDate}).`);
       }
@@ -250,13 +257,20 @@ export async function shipFulfillment(
 export function fulfillmentOperations(kind: SalesKind, policy: FulfillmentPolicy) {
   return {
     list: (principal: Principal, id: string, url: string, page: PageRequest) => listFulfillments(principal, policy, id, url, page, kind.listPermission),
-    pack: async (principal: Principal, id: string, body: PackBody, completion: IdempotencyCompletion | undefined) => {
+    pack: async (principal: Principal, id: string, body: PackBody, ifMatchHeader: string | undefined, completion: IdempotencyCompletion | undefined) => {
       requireSalesRead(principal, kind);
-      return packDocument(principal, policy, id, body, completion);
+      return packDocument(principal, policy, id, body, ifMatchHeader, completion);
     },
-    ship: async (principal: Principal, id: string, fulfillmentId: string, body: ShipBody, completion: IdempotencyCompletion | undefined) => {
+    ship: async (
+      principal: Principal,
+      id: string,
+      fulfillmentId: string,
+      body: ShipBody,
+      ifMatchHeader: string | undefined,
+      completion: IdempotencyCompletion | undefined,
+    ) => {
       requireSalesRead(principal, kind);
-      return shipFulfillment(principal, policy, id, fulfillmentId, body, completion);
+      return shipFulfillment(principal, policy, id, fulfillmentId, body, ifMatchHeader, completion);
     },
   };
 }
