@@ -63,7 +63,9 @@ const kitFields = lazy(() => ({
   last_built_at: z
     .string()
     .nullable()
-    .meta({ description: "Time of the latest assembly over the locations the caller sees (a disassembly does not change it)." }),
+    .meta({
+      description: "Time of the newest build in the kit's history, over the locations the caller sees; null when none (a disassembly takes its build out).",
+    }),
   created_at: z.string().nullable(),
   updated_at: z.string().nullable(),
 }));
