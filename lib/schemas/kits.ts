@@ -60,12 +60,9 @@ const kitFields = lazy(() => ({
     description: "`automatic`: when a build of another kit needs this kit's item and it is short at the location, the shortfall is assembled first.",
   }),
   build_count: z.number().meta({ description: "Builds in the kit's history (assembled and not disassembled), over the locations the caller sees." }),
-  last_built_at: z
-    .string()
-    .nullable()
-    .meta({
-      description: "Time of the newest build in the kit's history, over the locations the caller sees; null when none (a disassembly takes its build out).",
-    }),
+  last_built_at: z.string().nullable().meta({
+    description: "Time of the newest build in the kit's history, over the locations the caller sees; null when none (a disassembly takes its build out).",
+  }),
   created_at: z.string().nullable(),
   updated_at: z.string().nullable(),
 }));

@@ -4,6 +4,12 @@ import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newUser } from "../support/fixtures.js";
+import { principalOf } from "../support/tasks.js";
+import { StalePlanError, StockRuleError } from "../../lib/core/failures.js";
+import { commitSalesStock } from "../../lib/domain/documents/sales/service.js";
+import { reservations } from "../../lib/domain/documents/sales-orders/model.js";
+import { visibleSalesOrder } from "../../lib/domain/documents/sales-orders/service.js";
+import { mergeStockChanges } from "../../lib/domain/inventory/stock-changes.js";
 import { FULFILLMENT_TAIL_KEYS, INVOICE_KEYS, INVOICE_LIST_TAIL_KEYS, figuresOf, newItem, salesWorld, stockOf, type SalesWorld } from "../support/sales.js";
 
 /**
@@ -400,6 +406,34 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     const invoiced = await w.client.post(`${url}/invoices`, {}, { headers: { "if-match": `W/${(await w.client.get(url)).headers.get("etag")}` } });
     expect(invoiced.status, invoiced.text).toBe(201);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 46, reserved: 0 });
+  });
+
+  it("a release of reservations planned before a parallel invoice took them reads again (the loser's state answer), never a 500", async () => {
+    const w = await world();
+    const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 3 }] })).body;
+    const principal = principalOf(w.account);
+    const planned = await visibleSalesOrder(principal, order.id);
+    expect((await w.client.post(`/sales-orders/${order.id}/invoices`, {})).status).toBe(201);
+    const release = (revision: string) =>
+      commitSalesStock(
+        {
+          accountId: w.account.accountId,
+          source: { sourceType: "sales_order", sourceId: order.id, userId: w.account.ownerUserId, reason: "test: a delete planned before the invoice" },
+          changes: mergeStockChanges(reservations(planned.lines, -1)),
+          document: () => {},
+          outcome: () => ({ completion: undefined, body: {} }),
+        },
+        undefined,
+        { accountId: w.account.accountId, documentId: order.id, revision },
+      );
+    // Planned from the order before the invoice (as a delete or update racing it): read again.
+    await expect(release(planned.header.revision)).rejects.toBeInstanceOf(StalePlanError);
+    // Planned from the current order, the same release is a broken stock rule (internal, not retried).
+    const current = await visibleSalesOrder(principal, order.id);
+    await expect(release(current.header.revision)).rejects.toBeInstanceOf(StockRuleError);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 47, reserved: 0 });
+    // Over HTTP the loser of the race answers from the order's new state.
+    expectError(await w.client.request("DELETE", `/sales-orders/${order.id}`), 409, "sales_order_update_not_allowed");
   });
 
   it("parallel invoicing of the same remaining quantity never over-invoices", async () => {

@@ -13,7 +13,6 @@ import type { Cancellation, TransactionBuilder } from "../../../db/transactions.
 import type { SalesOrderCreateBody, SalesOrderListQuery, SalesOrderUpdateBody } from "../../../schemas/sales-orders.js";
 import { requireReachableLocation } from "../../common/location-access.js";
 import { newRevision } from "../../common/revisions.js";
-import { commitWithStock } from "../../inventory/stock-holds.js";
 import { accountSettings } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
 import { fulfillmentOperations, type FulfillmentPolicy } from "../sales/fulfillments.js";
@@ -28,6 +27,7 @@ import {
   draftResult,
   requireSalesModify,
   salesReadOperations,
+  commitSalesStock,
   updateCancellation,
   type SalesCreatePolicy,
   updateSalesDocument,
@@ -185,23 +185,28 @@ export async function updateSalesOrder(
     const changes = mergeStockChanges([...reservations(tree.lines, -1), ...reservations(priced, 1)]);
     const references: Reference[] = [...(fieldReferences ?? []), ...locationReference(context)];
     let written: SalesOrderResult | undefined;
-    const { cancellation } = await commitWithStock({
-      accountId: principal.accountId,
-      source: { sourceType: "sales_order", sourceId: id, userId: principal.userId, reason: `Sales order ${previous.number} updated` },
-      changes,
-      document: (tx, rowIdOf) => {
-        addDocumentWrite(tx, { header: next, lines: withRowIds(priced, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "open") });
-        if (customerChanges) {
-          addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.customer.partyId }, { documents: 1 });
-          tx.add("old customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ documentCount: -1 }).commit());
-        }
-        checkReferences(tx, principal.accountId, references);
+    // Planned from `previous`: a parallel invoice that took the reservations meanwhile makes this read again.
+    const { cancellation } = await commitSalesStock(
+      {
+        accountId: principal.accountId,
+        source: { sourceType: "sales_order", sourceId: id, userId: principal.userId, reason: `Sales order ${previous.number} updated` },
+        changes,
+        document: (tx, rowIdOf) => {
+          addDocumentWrite(tx, { header: next, lines: withRowIds(priced, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "open") });
+          if (customerChanges) {
+            addDocumentActivity(tx, { accountId: principal.accountId, partyId: context.customer.partyId }, { documents: 1 });
+            tx.add("old customer", tx.entities.party.patch({ accountId: principal.accountId, partyId: previous.partyId! }).add({ documentCount: -1 }).commit());
+          }
+          checkReferences(tx, principal.accountId, references);
+        },
+        outcome: (rowIdOf) => {
+          written = salesOrderResult(principal, next, withRowIds(priced, rowIdOf));
+          return { completion: withEtag(completion, next.revision), body: written.body };
+        },
       },
-      outcome: (rowIdOf) => {
-        written = salesOrderResult(principal, next, withRowIds(priced, rowIdOf));
-        return { completion: withEtag(completion, next.revision), body: written.body };
-      },
-    });
+      undefined,
+      { accountId: principal.accountId, documentId: id, revision: previous.revision },
+    );
     if (!cancellation) return written!;
     return updateCancellation(cancellation, SALES_ORDER_KIND);
   });

@@ -99,14 +99,18 @@ export function updateCancellation(cancellation: Cancellation, kind: SalesKind):
 }
 
 /**
- * `commitWithStock`; with `lines`, a stock rule the changes break is 422 naming the line
- * (`stockRuleError`), unless `basis` (the document the write was planned from) changed meanwhile.
+ * `commitWithStock`; a stock rule the changes break is read again when `basis` (the document the
+ * write was planned from) changed meanwhile (a sales order's delete planned before a parallel
+ * invoice took its reservations: the loser gets the order's new state, not a stock refusal);
+ * otherwise, with `lines`, it is 422 naming the line (`stockRuleError`).
  */
 export async function commitSalesStock(options: Parameters<typeof commitWithStock>[0], lines?: readonly SalesLine[], basis?: PlanBasis) {
   try {
     return await commitWithStock(options);
   } catch (error) {
-    if (lines && error instanceof StockRuleError) throw await stockRefusal(error, basis, (rule) => stockRuleError(rule, options.changes, lines));
+    if (error instanceof StockRuleError && (lines || basis)) {
+      throw await stockRefusal(error, basis, (rule) => (lines ? stockRuleError(rule, options.changes, lines) : rule));
+    }
     throw error;
   }
 }
