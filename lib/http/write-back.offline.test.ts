@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { sameJson, withoutRepeatedFields } from "./write-back.js";
+import type { RouteDefinition } from "../routes/define.js";
+import { sameJson, staleCopyConflict, withoutRepeatedFields } from "./write-back.js";
 
 describe("offline: write-back of fields the update does not take", () => {
   const current = {
@@ -65,5 +66,19 @@ describe("offline: write-back of fields the update does not take", () => {
     expect(sameJson({ a: [1, { b: null }] }, { a: [1, { b: null }] })).toBe(true);
     expect(sameJson({ a: 1 }, { a: 1, b: undefined })).toBe(false);
     expect(sameJson([1, 2], [2, 1])).toBe(false);
+  });
+
+  it("a copy older than the record is its conflict: a task's version, a document's revision named in the body or If-Match", () => {
+    const taskRoute = { errors: { 409: ["task_conflict"] } } as unknown as RouteDefinition;
+    const documentRoute = { ifMatch: "optional" } as unknown as RouteDefinition;
+    expect(staleCopyConflict(taskRoute, undefined, { version: 1, title: "x" }, { version: 2 })).toMatchObject({ statusCode: 409, code: "task_conflict" });
+    expect(staleCopyConflict(taskRoute, undefined, { version: 2 }, { version: 2 })).toBeUndefined();
+    expect(staleCopyConflict(taskRoute, undefined, { title: "x" }, { version: 2 })).toBeUndefined();
+    const current = { revision: "est_b" };
+    expect(staleCopyConflict(documentRoute, undefined, { revision: "est_a" }, current)).toMatchObject({ statusCode: 409, code: "mobile_mutation_conflict" });
+    expect(staleCopyConflict(documentRoute, '"est_a"', {}, current)).toMatchObject({ code: "mobile_mutation_conflict" });
+    expect(staleCopyConflict(documentRoute, '"est_a", "est_b"', { revision: "est_b" }, current)).toBeUndefined();
+    expect(staleCopyConflict(documentRoute, "*", {}, current)).toBeUndefined();
+    expect(staleCopyConflict({} as RouteDefinition, '"est_a"', { revision: "est_a" }, current)).toBeUndefined();
   });
 });

@@ -1,3 +1,7 @@
+import { errors, type ApiError } from "../core/errors.js";
+import { parseIfMatch } from "../domain/common/revisions.js";
+import type { RouteDefinition } from "../routes/define.js";
+
 /**
  * "What you read you can write back" (architecture section 8): the body of a GET, with the
  * read-only fields removed, is accepted by the resource's PATCH (or PUT) and changes nothing.
@@ -8,6 +12,23 @@
  * the route's own code such as `unsupported_invoice_field`): writing it would change something
  * the service controls.
  */
+
+/**
+ * A write-back from a copy older than the record: its `version` (a task's) or the revision it
+ * names (`If-Match`, or the `revision` it sends back) is no longer the record's. The answer is the
+ * route's concurrency conflict (409 `task_conflict` or `mobile_mutation_conflict`), as the update
+ * itself would give, rather than 422 on a read-only field whose value moved on with the record.
+ */
+export function staleCopyConflict(route: RouteDefinition, ifMatchHeader: string | undefined, body: unknown, current: unknown): ApiError | undefined {
+  if (!isObject(body) || !isObject(current)) return undefined;
+  if (route.errors?.[409]?.includes("task_conflict") && typeof current.version === "number") {
+    return typeof body.version === "number" && body.version !== current.version ? errors.taskConflict(current.version) : undefined;
+  }
+  if (!route.ifMatch || typeof current.revision !== "string") return undefined;
+  const named = parseIfMatch(ifMatchHeader);
+  const stale = (named !== undefined && !named.includes(current.revision)) || (typeof body.revision === "string" && body.revision !== current.revision);
+  return stale ? errors.mobileMutationConflict() : undefined;
+}
 
 /** Generated lines (a document-wide discount's line) the update does not take back: the discount settles them. */
 const GENERATED_LINE_TYPES = new Set(["discount"]);

@@ -13,7 +13,8 @@ import type { RouteDefinition } from "../routes/define.js";
  * - idempotency `required`: 400 `idempotency_key_required`; any idempotency: 400
  *   `invalid_idempotency_key`, 409 `idempotency_key_reused` and `idempotency_in_progress`;
  * - authenticated: 401 `authentication_required`, 429 `rate_limited` (public requests are not
- *   counted); with scopes: 403 `insufficient_scope`; with `permissions`: 403 `permission_denied`;
+ *   counted); with scopes: 403 `insufficient_scope`; with `permissions` or idempotency: 403
+ *   `permission_denied` (a replay after the user's access changed);
  * - `ifMatch`: 409 `mobile_mutation_conflict` (a stale `If-Match`);
  * - path parameters: 404 `resource_missing`;
  * - a query schema: 400 `invalid_query_parameter` (malformed percent-encoding); one that can
@@ -45,7 +46,8 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, ErrorCode
   if (route.idempotency !== "none") add(400, "invalid_idempotency_key");
   if (route.authenticated) add(401, "authentication_required");
   if (route.authenticated && route.scopes.length > 0) add(403, "insufficient_scope");
-  if (route.authenticated && (route.permissions ?? []).length > 0) add(403, "permission_denied");
+  // A replay after the user's access changed is refused with it too (lib/http/middlewares/idempotency.ts).
+  if (route.authenticated && ((route.permissions ?? []).length > 0 || route.idempotency !== "none")) add(403, "permission_denied");
   if (path && Object.keys(path.shape).length > 0) add(404, "resource_missing");
   if (route.idempotency !== "none") add(409, "idempotency_key_reused", "idempotency_in_progress");
   if (route.ifMatch) add(409, "mobile_mutation_conflict");
@@ -81,7 +83,7 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   invalid_idempotency_key: "`Idempotency-Key` is empty, longer than 255 characters or has a character that is not visible ASCII",
   authentication_required: "the API key is missing, malformed, invalid, revoked or expired, or its user is inactive, deleted or no longer in the key's account",
   insufficient_scope: "the API key lacks a scope this route requires (`param` names it)",
-  permission_denied: "the key's user lacks a permission this action requires",
+  permission_denied: "the key's user lacks a permission this action requires (or, replaying an `Idempotency-Key`, access it had then)",
   resource_missing: "the record in the path does not exist, is in another account or outside the caller's visibility (a malformed id too)",
   idempotency_key_reused: "this `Idempotency-Key` was used with different request data",
   idempotency_in_progress: "a request with this `Idempotency-Key` is still being processed: retry shortly with the same key",

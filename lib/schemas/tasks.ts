@@ -45,8 +45,8 @@ const LAST_DUE_DATE = "9999-12-30";
 const writableFields = lazy(() => ({
   title: requiredText(255).meta({ description: "1 to 255 characters." }),
   description: optionalText(MAX_DESCRIPTION).meta({ description: "Free text; null clears it." }),
-  assignee_user_id: uuid().meta({
-    description: "An active user of the account (default: the caller). Assigning another user needs the tasks.assign permission.",
+  assignee_user_id: uuid().nullable().meta({
+    description: "An active user of the account (default, or null: the caller). Assigning another user needs the tasks.assign permission.",
   }),
   due_date: blankAsNull(
     isoDate()
@@ -54,10 +54,10 @@ const writableFields = lazy(() => ({
       .refine((date) => date <= LAST_DUE_DATE, `must be on or before ${LAST_DUE_DATE}`),
   ).meta({ description: `YYYY-MM-DD in the task's zone, up to ${LAST_DUE_DATE}; null (or blank) removes the deadline (and its time).` }),
   due_time: blankAsNull(dueTime()).meta({ description: "HH:mm, requires due_date; null (or blank) makes the deadline date-only." }),
-  time_zone: timeZone(),
-  time_zone_mode: z.enum(["mine", "assignee"]).meta({
+  time_zone: timeZone().nullable(),
+  time_zone_mode: z.enum(["mine", "assignee"]).nullable().meta({
     description:
-      "Resolve the zone on the server: `mine` = the caller's zone, `assignee` = the assignee's; each falls back to the account's zone, then UTC. Cannot be combined with time_zone.",
+      "Resolve the zone on the server: `mine` (the default; also null) = the caller's zone, `assignee` = the assignee's; each falls back to the account's zone, then UTC. Cannot be combined with time_zone (null time_zone clears it: the mode's zone).",
   }),
   reminder_at: blankAsNull(z.string().max(64)).meta({
     description:
@@ -68,7 +68,7 @@ const writableFields = lazy(() => ({
 }));
 
 const noZoneConflict = <T extends { time_zone?: unknown; time_zone_mode?: unknown }>(body: T, ctx: z.RefinementCtx) => {
-  if (body.time_zone !== undefined && body.time_zone_mode !== undefined) {
+  if (body.time_zone != null && body.time_zone_mode != null) {
     ctx.addIssue({ code: "custom", path: ["time_zone_mode"], message: "cannot be combined with time_zone" });
   }
 };

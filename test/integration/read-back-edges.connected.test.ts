@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
+import { expectError } from "../support/assertions.js";
 import { idempotencyKey } from "../support/fixtures.js";
 import { createTask, newTask, patchTask } from "../support/tasks.js";
 import { naiveWriteBack } from "../support/write-back.js";
@@ -116,6 +117,31 @@ describe("connected: write-back at the edges", () => {
     expect(changed.status).toBe(422);
     expect(changed.body.error).toMatchObject({ code: "unsupported_estimate_field", param: "customer_name" });
     expect((await w.client.get(`/estimates/${estimate.id}`)).body).toEqual(read.body);
+  });
+
+  it("a write-back of a stale copy is the record's conflict (409 task_conflict, mobile_mutation_conflict), not 422 on a read-only field that moved on", async () => {
+    const w = await world();
+    const task = await newTask(w.client, { title: "Call back" });
+    const copy = (await w.client.get(`/tasks/${task.id}`)).body;
+    expect((await patchTask(w.client, task.id, { version: copy.version, title: "Renamed" })).status).toBe(200);
+    // The copy's `modified` is older than the task's: the copy is stale, whatever else it holds.
+    const { id: _id, created: _created, completed_at: _completed, status: _status, due_at: _due, overdue_at: _overdue, ...body } = copy;
+    expectError(await patchTask(w.client, task.id, body), 409, "task_conflict");
+    expect((await w.client.get(`/tasks/${task.id}`)).body).toMatchObject({ title: "Renamed", version: copy.version + 1 });
+
+    const estimate = await created(w.client.post("/estimates", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 2 }] }));
+    const read = await w.client.get(`/estimates/${estimate.id}`);
+    expect((await w.client.patch(`/estimates/${estimate.id}`, { name: "Renamed" })).status).toBe(200);
+    const after = (await w.client.get(`/estimates/${estimate.id}`)).body;
+    // The copy names its revision (in the body, or If-Match): both are stale now.
+    expectError(await w.client.patch(`/estimates/${estimate.id}`, naiveWriteBack(read.body)), 409, "mobile_mutation_conflict");
+    const { revision: _revision, ...unnamed } = naiveWriteBack(read.body);
+    expectError(
+      await w.client.patch(`/estimates/${estimate.id}`, unnamed, { headers: { "if-match": read.headers.get("etag")! } }),
+      409,
+      "mobile_mutation_conflict",
+    );
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toEqual(after);
   });
 
   it("a task whose linked record is gone takes back its GET body (record: {available: false}) and changes nothing", async () => {

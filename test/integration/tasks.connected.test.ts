@@ -151,6 +151,33 @@ describe("time zones", () => {
     expect((await newTask(api().withKey(plain.key), { title: "explicit", time_zone: "australia/sydney" })).time_zone).toBe("Australia/Sydney");
   });
 
+  it("null clears assignee_user_id, time_zone and time_zone_mode to their defaults: the caller, the caller's zone", async () => {
+    const client = api().withKey(paris.key);
+    const created = await newTask(client, {
+      title: "nulls",
+      assignee_user_id: null,
+      time_zone: null,
+      time_zone_mode: null,
+      due_date: "2030-01-10",
+      due_time: "09:00",
+    });
+    expect(created).toMatchObject({ time_zone: "Europe/Paris", due_at: "2030-01-10T08:00:00.000Z", assignee: { id: paris.userId } });
+    const moved = await patchTask(client, created.id, { version: created.version, assignee_user_id: tokyo.userId, time_zone: "Asia/Tokyo" });
+    expect(moved.body).toMatchObject({ time_zone: "Asia/Tokyo", due_at: "2030-01-10T00:00:00.000Z", assignee: { id: tokyo.userId } });
+    const cleared = await patchTask(client, created.id, { version: moved.body.version, assignee_user_id: null, time_zone: null });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body).toMatchObject({ time_zone: "Europe/Paris", due_at: "2030-01-10T08:00:00.000Z", assignee: { id: paris.userId } });
+    // null with a mode is the mode's zone; both set is still refused.
+    const assignee = await patchTask(client, created.id, {
+      version: cleared.body.version,
+      time_zone: null,
+      time_zone_mode: "assignee",
+      assignee_user_id: tokyo.userId,
+    });
+    expect(assignee.body).toMatchObject({ time_zone: "Asia/Tokyo" });
+    expectValidation(await patchTask(client, created.id, { version: assignee.body.version, time_zone: "UTC", time_zone_mode: "mine" }), "time_zone_mode");
+  });
+
   it("mode assignee: the assignee's zone, else the account's; UTC when the account has none set", async () => {
     const client = api().withKey(paris.key);
     const forTokyo = await newTask(client, {

@@ -174,7 +174,9 @@ export async function updateTask(
   input: TaskUpdateBody,
   completion: IdempotencyCompletion | undefined,
 ): Promise<TaskResource> {
-  const assignTo = input.assignee_user_id;
+  // null clears a field to its default: the caller as assignee, the zone of the mode (`mine` by default).
+  const assignTo = input.assignee_user_id === null ? principal.userId : input.assignee_user_id;
+  const zoneMode = input.time_zone_mode ?? (input.time_zone === null || input.time_zone_mode === null ? "mine" : undefined);
   return retrying(
     "update task",
     async () => {
@@ -204,7 +206,7 @@ export async function updateTask(
         reassigned ? activeUser(principal, assigneeId) : readUser(principal.accountId, assigneeId),
         input.record ? linkOf(principal, input.record) : input.record === null ? undefined : refreshedLink(principal.accountId, current.record),
       ]);
-      const timeZone = input.time_zone ?? (input.time_zone_mode ? await zoneOfMode(principal, input.time_zone_mode, assignee) : current.timeZone);
+      const timeZone = input.time_zone ?? (zoneMode ? await zoneOfMode(principal, zoneMode, assignee) : current.timeZone);
       const { dueAt, overdueAt } = scheduleOf(dueDate, dueTime, timeZone);
 
       const next: TaskRecord = {

@@ -3,7 +3,7 @@ import type { RouteDefinition } from "../../routes/define.js";
 import type { ZodError, ZodSafeParseResult } from "zod";
 import { countIssues, jsonPath, toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
-import { withoutRepeatedFields } from "../write-back.js";
+import { staleCopyConflict, withoutRepeatedFields } from "../write-back.js";
 
 /** The JSON paths of a body's fields that the route lists as protected (`lines[].x` in every element), in body order. */
 export function protectedFieldsIn(body: unknown, fields: readonly string[]): string[] {
@@ -116,7 +116,10 @@ async function withoutReadBackFields(
   ];
   // Nothing to compare: the body's own parse stands (no second parse, no read).
   if (extra.length === 0) return { sent: raw, parsed };
-  const sent = withoutRepeatedFields(raw, await readCurrent(request, path), extra);
+  const current = await readCurrent(request, path);
+  const conflict = staleCopyConflict(route, request.event.headers?.["if-match"], raw, current);
+  if (conflict) throw conflict;
+  const sent = withoutRepeatedFields(raw, current, extra);
   return sent === raw ? { sent, parsed } : { sent };
 }
 
