@@ -124,7 +124,7 @@ describe("connected: write-back at the edges", () => {
     const task = await newTask(w.client, { title: "Call back" });
     const copy = (await w.client.get(`/tasks/${task.id}`)).body;
     expect((await patchTask(w.client, task.id, { version: copy.version, title: "Renamed" })).status).toBe(200);
-    // The copy's `modified` is older than the task's: the copy is stale, whatever else it holds.
+    // The copy's version (and so its `modified`) is older than the task's: 409, not 422 on `modified`.
     const { id: _id, created: _created, completed_at: _completed, status: _status, due_at: _due, overdue_at: _overdue, ...body } = copy;
     expectError(await patchTask(w.client, task.id, body), 409, "task_conflict");
     expect((await w.client.get(`/tasks/${task.id}`)).body).toMatchObject({ title: "Renamed", version: copy.version + 1 });
