@@ -13,7 +13,6 @@ import type { DocumentItem } from "../../../db/service.js";
 import type { PurchaseOrderReceiveBody } from "../../../schemas/purchase-orders.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { addQuantities } from "../../inventory/math.js";
-import { commitWithStock } from "../../inventory/stock-holds.js";
 import { accountSettings, documentLock } from "../documents.js";
 import { commitStockWrite } from "../stock/writes.js";
 import { PO_STATUS, fullyReceived, purchaseOrderResult as result, stockChanges, withRowIds, type PoStatus, type PurchaseOrderResult } from "./model.js";
@@ -66,17 +65,22 @@ export async function sendPurchaseOrder(
         "incoming",
       );
       let written: PurchaseOrderResult | undefined;
-      const { cancellation } = await commitWithStock({
-        accountId: principal.accountId,
-        source: { sourceType: "purchase_order", sourceId: id, userId: principal.userId, reason: `Purchase order ${previous.number} sent` },
-        changes,
-        document: (tx, rowIdOf) =>
-          addDocumentWrite(tx, { header: base, lines: withRowIds(base, tree.lines, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "not_sent") }),
-        outcome: (rowIdOf) => {
-          written = result(principal, base, withRowIds(base, tree.lines, rowIdOf));
-          return { completion: withEtag(completion, base.revision), body: written.body };
+      const { cancellation } = await commitStockWrite(
+        {
+          accountId: principal.accountId,
+          source: { sourceType: "purchase_order", sourceId: id, userId: principal.userId, reason: `Purchase order ${previous.number} sent` },
+          changes,
+          document: (tx, rowIdOf) =>
+            addDocumentWrite(tx, { header: base, lines: withRowIds(base, tree.lines, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "not_sent") }),
+          outcome: (rowIdOf) => {
+            written = result(principal, base, withRowIds(base, tree.lines, rowIdOf));
+            return { completion: withEtag(completion, base.revision), body: written.body };
+          },
         },
-      });
+        // Incoming only grows here: a rule broken on a current plan is internal.
+        (rule) => rule,
+        { accountId: principal.accountId, documentId: id, revision: previous.revision },
+      );
       if (!cancellation) return written!;
       return RETRY;
     },
