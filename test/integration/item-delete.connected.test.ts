@@ -150,6 +150,29 @@ describe("connected: deleting an item that documents reference", () => {
     expect(outcomes.deleted + outcomes.referenced).toBe(12);
   });
 
+  it("an adjustment that loses to the item's deletion is 404 resource_missing (as if sent after it), never a stock refusal", async () => {
+    const w = await world();
+    const answers = new Map<string, number>();
+    for (let round = 0; round < 10; round++) {
+      const itemId = await newItem(w, `Adjusted ${round}`);
+      const [adjusted, deletion] = await Promise.all([
+        w.client.post(`/items/${itemId}/adjustments`, { location_id: w.location, quantity: 5 }),
+        w.client.request("DELETE", `/items/${itemId}`),
+      ]);
+      const answer = `${adjusted.status} ${adjusted.body.error?.code ?? ""} / ${deletion.status}`;
+      answers.set(answer, (answers.get(answer) ?? 0) + 1);
+      if (deletion.status === 200) {
+        if (adjusted.status !== 201) expectError(adjusted, 404, "resource_missing");
+        expectError(await w.client.get(`/items/${itemId}`), 404, "resource_missing");
+      } else {
+        // The adjustment came first: the item holds stock, so it stays.
+        expect(adjusted.status, adjusted.text).toBe(201);
+        expect((await w.client.get(`/items/${itemId}`)).body.quantity).toBe(5);
+      }
+    }
+    console.info(`adjustment vs deletion: ${JSON.stringify(Object.fromEntries(answers))}`);
+  });
+
   it("refuses a location-restricted user an item holding stock at another location (nothing deleted)", async () => {
     const w = await world();
     const branch = await w.client.post("/locations", { name: "Branch", short_name: "BR" }, { idempotencyKey: idempotencyKey() });

@@ -354,6 +354,8 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
     return presentAdjustment(result.write.history[0]!);
   } catch (error) {
     if (error instanceof StockRuleError) {
+      // Deleted since it was read (a parallel DELETE won): as if the adjustment came after it.
+      if (error.rule === "unknown_item") throw errors.resourceMissing("item", itemId);
       const [code, message]: [DetailCode, string] =
         error.rule === "unique_quantity"
           ? ["unique_item", "a unique item is counted in whole units: at most one unit on hand."]
