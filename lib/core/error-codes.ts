@@ -119,6 +119,7 @@ export const DETAIL_CODES = [
   "sold",
   "not_found",
   "has_documents",
+  "has_kits",
   "has_children",
   "not_allowed",
   // Dates.

@@ -37,16 +37,25 @@ export async function readKitLinks(accountId: string, itemIds: readonly string[]
 /** The label of the link item when a kit is created: it fails when the item backs a kit already. */
 export const KIT_LINK_LABEL = "kit link";
 
+/** The label prefix of the kit's items in its insert (`kit item:<id>`: failed, that item is gone). */
+export const KIT_ITEM_LABEL = "kit item:";
+
 /**
  * Inserts a kit numbered from the account's `kit` sequence (counted there), with its item
- * link (on condition that the item backs no kit yet), in ONE transaction.
+ * link (on condition that the item backs no kit yet), in ONE transaction. Each item it names
+ * (assembled and components) counts it in `kitCount` and moves its `referenceTick`, so an item
+ * deletion in flight and the insert cannot both commit.
  */
 export async function insertKit(kit: Omit<KitItem, "number">, link: KitLinkItem): Promise<{ number: number; cancellation: Cancellation | null }> {
+  const itemIds = [...new Set([kit.itemId, ...kit.components.map((component) => component.itemId)])];
   return allocateNumber(kit.accountId, "kit", (number, claim) =>
     writeTransaction((tx) => {
       claim(tx, { count: 1 });
       tx.add("kit", tx.entities.kit.create({ ...kit, number } as KitItem).commit());
       tx.add(KIT_LINK_LABEL, tx.entities.kitLink.create(link).commit());
+      for (const itemId of itemIds) {
+        tx.add(`${KIT_ITEM_LABEL}${itemId}`, tx.entities.item.patch({ accountId: kit.accountId, itemId }).add({ kitCount: 1, referenceTick: 1 }).commit());
+      }
     }),
   );
 }

@@ -79,7 +79,8 @@ export const itemRoutes: RouteDefinition[] = [
     path: `${API_PREFIX}/items/{id}`,
     group: "items",
     summary: "Delete an item that no document references",
-    description: "While a document references the item: 422 validation_failed with a detail on document_count.",
+    description:
+      "While a document references the item: 422 validation_failed with a detail on document_count; while a kit uses it (assembled item or component): on kits.",
     scopes: ["items:write"],
     permissions: ["inventory.modify"],
     idempotency: "none",

@@ -456,14 +456,20 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(await snapshot()).toEqual(before);
     expect((await s.client.patch(`/items/${plug.id}`, { archived: false })).status).toBe(200);
 
-    // A deleted component (no document references items yet).
+    // A deleted component: the API refuses to delete an item of a kit (422 has_kits, nothing
+    // changes); one deleted by an older version is gone from the table all the same.
     const gone = await createItem(s.client, { name: "Vanishing part" });
     const box2 = await createItem(s.client, { name: "Box 2" });
     const kit2 = await defineKit(s.account, box2.id, [
       [cable.id, 1],
       [gone.id, 1],
     ]);
-    expect((await s.client.request("DELETE", `/items/${gone.id}`)).status).toBe(200);
+    const refused = await s.client.request("DELETE", `/items/${gone.id}`);
+    expectValidation(refused, "kits");
+    expect(refused.body.error.details[0].code).toBe("has_kits");
+    expectValidation(await s.client.request("DELETE", `/items/${box2.id}`), "kits");
+    expect((await s.client.get(`/items/${gone.id}`)).status).toBe(200);
+    await db().entities.item.delete({ accountId: s.account.accountId, itemId: gone.id }).go();
     expectError(await build(s.client, kit2, { location_id: s.location, quantity: 1 }), 422, "invalid_kit_build", "kit_id");
 
     // Definitions the CLI refuses, as stored by an older version or a race: written directly.
@@ -496,6 +502,31 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(cycle.body.error.message).toContain("cycle");
     expect(await snapshot()).toEqual(before);
     expect(await onHandAt(s.client, [a.id, b.id], s.location)).toEqual({ [a.id]: 0, [b.id]: 0 });
+  });
+
+  it("a kit's definition and its item's deletion in flight together never both commit: the kit names live items, or the item is gone and no kit", async () => {
+    const s = await setup();
+    const outcomes = { kit: 0, deleted: 0 };
+    for (let round = 0; round < 6; round++) {
+      const part = await createItem(s.client, { name: `Part ${round}` });
+      const box = await createItem(s.client, { name: `Box ${round}` });
+      const [defined, deletion] = await Promise.allSettled([
+        defineKit(s.account, box.id, [[part.id, 1]]),
+        s.client.request("DELETE", `/items/${round % 2 === 0 ? part.id : box.id}`),
+      ]);
+      const deleted = deletion.status === "fulfilled" && deletion.value.status === 200;
+      if (deleted) {
+        expect(defined.status, "a kit was defined on a deleted item").toBe("rejected");
+        outcomes.deleted += 1;
+      } else {
+        expect(defined.status).toBe("fulfilled");
+        if (deletion.status === "fulfilled") expectValidation(deletion.value, "kits");
+        const kit = await getKit(s.client, (defined as PromiseFulfilledResult<string>).value);
+        expect(kit.components.map((c: { item_id: string; name: string | null }) => [c.item_id, c.name !== null])).toEqual([[part.id, true]]);
+        outcomes.kit += 1;
+      }
+    }
+    console.info(`kit definition vs item deletion: ${JSON.stringify(outcomes)}`);
   });
 
   it("nested automatic kit: the shortfall is assembled first as an automatic build with parent_kit, all in one write", async () => {

@@ -46,6 +46,11 @@ export const itemEntity = () =>
        * item deletion in flight and such a write cannot both commit.
        */
       referenceTick: { type: "number" },
+      /**
+       * Kits the item takes part in (as the assembled item or a component), counted when the admin
+       * CLI defines a kit: its deletion is refused while > 0 (a kit's builds must stay reversible).
+       */
+      kitCount: { type: "number" },
       variationCount: { type: "number", required: true, default: 1 },
       adjustmentCount: { type: "number", required: true, default: 0 },
       stockVersion: { type: "number", required: true, default: 0 },

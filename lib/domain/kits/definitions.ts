@@ -3,7 +3,7 @@ import { KitDefinitionError, TransactionCanceledError } from "../../core/failure
 import { randomUUID } from "node:crypto";
 import { Decimal } from "../../core/decimal.js";
 import { readItemTree } from "../../db/inventory.js";
-import { KIT_LINK_LABEL, insertKit, readKitLinks, readKits } from "../../db/kits.js";
+import { KIT_ITEM_LABEL, KIT_LINK_LABEL, insertKit, readKitLinks, readKits } from "../../db/kits.js";
 import type { KitItem } from "../../db/service.js";
 import { MAX_QUANTITY } from "../../schemas/amounts.js";
 import { QUANTITY_PLACES } from "../inventory/math.js";
@@ -105,6 +105,9 @@ export async function createKitDefinition(input: KitDefinitionInput): Promise<{ 
     const [link] = await readKitLinks(accountId, [input.itemId]);
     throw new KitDefinitionError(`Item ${input.itemId} already backs kit ${link?.kitId ?? "(another)"}: an item is the assembled item of one kit at most.`);
   }
+  const gone = cancellation?.failedUnder(KIT_ITEM_LABEL) ?? [];
+  if (gone.length > 0)
+    throw new KitDefinitionError(`No such item(s) in account ${accountId}: ${gone.map((r) => r.label.slice(KIT_ITEM_LABEL.length)).join(", ")}.`);
   if (cancellation) throw new TransactionCanceledError(cancellation.reasons);
   return { kitId, number };
 }

@@ -233,6 +233,16 @@ export async function deleteItem(principal: Principal, itemId: string, completio
         ]);
       }
       if (!tree?.item) throw errors.resourceMissing("item", itemId);
+      const kits = tree.item.kitCount ?? 0;
+      if (kits > 0) {
+        throw errors.validationFailed([
+          {
+            param: "kits",
+            code: "has_kits",
+            message: `the item is the assembled item or a component of ${kits} kit(s) and cannot be deleted (archive it instead).`,
+          },
+        ]);
+      }
       // Deleting the item deletes its stock: a restricted user may do that only at their location.
       const elsewhere = tree.rows.some((row) => !mayReachLocation(principal, row.locationId) && (row.onHand || row.reserved || row.incoming || row.inTransit));
       if (elsewhere) {
