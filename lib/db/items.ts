@@ -138,12 +138,24 @@ export async function replaceItem(
   changes: { set: Partial<ItemRecord>; remove: (keyof ItemRecord)[] },
   references: readonly Reference[],
   outcome: Outcome,
+  options: { stockRules?: boolean } = {},
 ): Promise<ItemWriteResult> {
   const next = { ...previous, ...changes.set };
+  // A change of the rules stock follows (`inventoryType`) is serialised with the stock changes:
+  // on the stock as read, and moving `stockVersion`, so a ledger write planned under the old
+  // rules fails its condition and plans again.
+  const set = options.stockRules ? { ...changes.set, stockVersion: previous.stockVersion + 1 } : changes.set;
   const cancellation = await writeTransaction((tx) => {
-    let update = tx.entities.item.patch({ accountId: previous.accountId, itemId: previous.itemId }).set(changes.set as never);
+    let update = tx.entities.item.patch({ accountId: previous.accountId, itemId: previous.itemId }).set(set as never);
     if (changes.remove.length > 0) update = update.remove(changes.remove as never);
-    tx.add("item", update.where(({ updatedAt }, { eq }) => eq(updatedAt, previous.updatedAt)).commit());
+    tx.add(
+      "item",
+      update
+        .where(({ updatedAt, stockVersion }, { eq }) =>
+          options.stockRules ? `${eq(updatedAt, previous.updatedAt)} AND ${eq(stockVersion, previous.stockVersion)}` : eq(updatedAt, previous.updatedAt),
+        )
+        .commit(),
+    );
     if (bucketOf(previous) !== bucketOf(next)) {
       tx.add(
         "status counts",

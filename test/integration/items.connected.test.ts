@@ -640,6 +640,26 @@ describe("PATCH and DELETE /items/{id}", () => {
     expectError(await client.patch(`/items/${randomUUID()}`, { name: "Ghost" }), 404, "resource_missing");
   });
 
+  it("a change to unique racing stock additions never leaves a unique item with more than one unit (the loser plans again)", async () => {
+    const { client } = await setup();
+    const location = await createLocation(client, "Depot");
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < 8; round++) {
+      const item = await createItem(client, { name: `Shifting ${round}` });
+      const [adjusted, patched] = await Promise.all([
+        client.post(`/items/${item.id}/adjustments`, { location_id: location, quantity: 5 }),
+        client.patch(`/items/${item.id}`, { inventory_type: "unique" }),
+      ]);
+      const outcome = `${adjusted.status}/${patched.status}`;
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      expect(adjusted.status === 201 && patched.status === 200, `both committed: ${adjusted.text} ${patched.text}`).toBe(false);
+      const now = await getItem(client, item.id);
+      if (now.inventory_type === "unique") expect(now.quantity).toBeLessThanOrEqual(1);
+      else expect(now.quantity).toBe(adjusted.status === 201 ? 5 : 0);
+    }
+    console.info(`unique vs stock: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  });
+
   it("archives with archived: true (status_id 3, left out of lists unless archived=all) and restores with false", async () => {
     const { client } = await setup();
     const kept = await createItem(client, { name: "Kept" });

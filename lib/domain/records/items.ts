@@ -196,10 +196,8 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
       if (sameRecord(previous, next, UPDATED_AT)) return presentItem(previous, { principal, categoryNames }); // sent back as read: nothing to write
       const resource = presentItem(next, { principal, categoryNames });
-      const result = await replaceItem(previous, { set, remove }, changes.references, {
-        completion,
-        body: resource,
-      });
+      const stockRules = changes.set.inventoryType !== undefined && changes.set.inventoryType !== previous.inventoryType;
+      const result = await replaceItem(previous, { set, remove }, changes.references, { completion, body: resource }, { stockRules });
       return replaceOutcome(result, resource);
     },
     undefined,
