@@ -77,3 +77,10 @@ describe("the webhook POST", () => {
     expect(await postWebhook(`http://localhost:${port}/ok`, {}, "{}", options)).toMatchObject({ status: 204 });
   });
 });
+
+describe("offline: a failed TLS handshake", () => {
+  it("is tls_error: https to a server that speaks plain HTTP", async () => {
+    const outcome = await postWebhook(base.replace("http:", "https:"), {}, "{}", options);
+    expect(outcome).toMatchObject({ status: null, error: "tls_error" });
+  });
+});

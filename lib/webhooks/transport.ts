@@ -103,9 +103,10 @@ const ERROR_NAMES: Record<string, string> = {
 };
 
 function errorName(error: unknown): string {
-  const code = (error as { code?: string }).code ?? "";
+  const { code = "", library = "" } = error as { code?: string; library?: string };
   if (code in ERROR_NAMES) return ERROR_NAMES[code]!;
-  if (code.startsWith("ERR_TLS") || /CERT|SSL/.test(code)) return "tls_error";
+  // EPROTO: the TLS handshake failed (e.g. the far end speaks plain HTTP); OpenSSL names its library.
+  if (code === "EPROTO" || code.startsWith("ERR_TLS") || /CERT|SSL/.test(code) || /SSL/i.test(library)) return "tls_error";
   return "network_error";
 }
 

@@ -392,14 +392,14 @@ describe("errors", () => {
     const restricted = await newUser(account, { permissions: ["inventory.list", "records.view_all", "invoices.list"], locationId: location });
     const restrictedClient = api().withKey(restricted.key);
     expect((await restrictedClient.get("/items")).status).toBe(200);
-    expectError(await restrictedClient.get("/sync", { start: "now", resources: "item" }), 403, "sync_permission_denied");
+    expectError(await restrictedClient.get("/sync", { start: "now", resources: "item" }), 403, "sync_permission_denied", "resources");
     expectError(await restrictedClient.get("/sync", { since: String(nowSeconds() - 60), resources: "item" }), 403, "sync_permission_denied");
   });
 
   it("a user without inventory.list, or without account-wide visibility of invoices, is 403 sync_permission_denied", async () => {
     const noInventory = await newUser(account, { permissions: ["records.view_all", "invoices.list", "inventory.modify"] });
     const noInventoryClient = api().withKey(noInventory.key);
-    expectError(await noInventoryClient.get("/sync", { start: "now", resources: "item" }), 403, "sync_permission_denied");
+    expectError(await noInventoryClient.get("/sync", { start: "now", resources: "item" }), 403, "sync_permission_denied", "resources");
     expect((await noInventoryClient.get("/sync", { start: "now", resources: "invoice" })).status).toBe(200);
 
     const ownInvoicesOnly = await newUser(account, { permissions: ["inventory.list", "invoices.list"] });

@@ -5,6 +5,7 @@ import { readHead } from "../../lib/db/sync.js";
 import { localWebhookQueue } from "../../lib/domain/webhooks/queue.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { inBatches } from "../support/batches.js";
+import { expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, newUser, updateUser, type TestAccount } from "../support/fixtures.js";
 import { waitFor } from "../support/local-stack.js";
 import { salesWorld } from "../support/sales.js";
@@ -334,6 +335,13 @@ describe("webhook delivery: permissions", () => {
     expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "disabled", disabled_reason: "permission_revoked" });
     await settle(account.accountId, seq);
     expect(inbox.about(item.id)).toEqual([]);
+    // It cannot be enabled again while its user may not sync all of it (422 on status); with the
+    // resources that user still may sync, it can.
+    expectValidation(await owner.patch(`/webhook-endpoints/${endpoint.id}`, { status: "enabled" }), "status");
+    expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "disabled", disabled_reason: "permission_revoked" });
+    const narrowed = await owner.patch(`/webhook-endpoints/${endpoint.id}`, { status: "enabled", resources: ["item"] });
+    expect(narrowed.status, narrowed.text).toBe(200);
+    expect(narrowed.body).toMatchObject({ status: "enabled", disabled_reason: null, resources: ["item"] });
   });
 
   it("a user bound to a location, or deactivated, after creating the endpoint: permission_revoked too; the owner's endpoint still receives", async () => {

@@ -8,7 +8,7 @@ import type { SyncResource } from "../../sync/classify.js";
  * checks access loads neither the cursor codec nor its secret.
  */
 
-/** 403 `sync_permission_denied`, naming the missing scope when it is one. */
+/** 403 `sync_permission_denied`, naming the missing scope (or `resources`, for missing visibility). */
 const denied = (message: string, param?: string) => new ApiError(403, "invalid_request_error", "sync_permission_denied", message, param ? { param } : {});
 
 /** What each resource needs: its scope, and the permissions of account-wide visibility. */
@@ -43,7 +43,7 @@ export function requireSyncAccess(principal: Principal, resources: readonly Sync
       throw denied(`Syncing ${resource} requires the ${access.scope} scope.`, access.scope);
     }
     if (!seesAccountWide(principal, resource)) {
-      throw denied(`Syncing ${resource} requires account-wide visibility of ${resource} records.`);
+      throw denied(`Syncing ${resource} requires account-wide visibility of ${resource} records.`, "resources");
     }
   }
 }

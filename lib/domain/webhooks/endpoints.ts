@@ -180,37 +180,47 @@ export async function updateWebhookEndpoint(
     principal,
     endpointId,
     "update webhook endpoint",
-    async (endpoint) => ({
-      url: input.url,
-      description: input.description,
-      resources: resources && (await syncedByEndpointUser(principal, endpoint, resources)),
-      ...(input.status === "enabled" ? { status: "enabled", disabledReason: null, failedMessages: 0 } : {}),
-      ...(input.status === "disabled" ? { status: "disabled", disabledReason: "manual" } : {}),
-    }),
+    async (endpoint) => {
+      const newResources = resources !== undefined && JSON.stringify(resources) !== JSON.stringify(endpoint.resources);
+      const reenabling = input.status === "enabled" && endpoint.status === "disabled";
+      if (newResources || reenabling)
+        await requireSyncedByEndpointUser(principal, endpoint, resources ?? (endpoint.resources as SyncResource[]), newResources ? "resources" : "status");
+      return {
+        url: input.url,
+        description: input.description,
+        resources,
+        ...(input.status === "enabled" ? { status: "enabled", disabledReason: null, failedMessages: 0 } : {}),
+        ...(input.status === "disabled" ? { status: "disabled", disabledReason: "manual" } : {}),
+      };
+    },
     completion,
   );
 }
 
 /**
- * New `resources` for another user's endpoint: its deliveries follow its own user's permissions
- * (`user_id`), so each must be one that user may sync too (else 422 on `resources`: the
- * endpoint would be disabled at its next change).
+ * New `resources` for another user's endpoint, or its re-enabling: its deliveries follow its own
+ * user's permissions (`user_id`), so each resource must be one that user may still sync (else
+ * 422 on `param`: the endpoint would be disabled again at its next change, delivering nothing).
  */
-async function syncedByEndpointUser(principal: Principal, endpoint: WebhookEndpointItem, resources: SyncResource[]): Promise<SyncResource[]> {
-  // Its own user's, or the same resources sent back: nothing to read.
-  if (endpoint.userId === principal.userId || JSON.stringify(resources) === JSON.stringify(endpoint.resources)) return resources;
+async function requireSyncedByEndpointUser(
+  principal: Principal,
+  endpoint: WebhookEndpointItem,
+  resources: SyncResource[],
+  param: "resources" | "status",
+): Promise<void> {
+  // The caller's own endpoint: the caller's access was checked already.
+  if (endpoint.userId === principal.userId) return;
   const viewer = viewerOf(await readUser(principal.accountId, endpoint.userId));
   const lacking = resources.filter((resource) => !viewer || !seesAccountWide(viewer, resource));
   if (lacking.length > 0) {
     throw errors.validationFailed([
       {
-        param: "resources",
+        param,
         code: "invalid",
-        message: `the endpoint's user (user_id) may not sync ${lacking.join(", ")}: deliveries follow that user's permissions.`,
+        message: `the endpoint's user (user_id) may not sync ${lacking.join(", ")}: deliveries follow that user's permissions${param === "status" ? ", so the endpoint cannot be enabled" : ""}.`,
       },
     ]);
   }
-  return resources;
 }
 
 /** `POST /webhook-endpoints/{id}/rotate-secret`: a new secret; the old one signs too for 24 hours. */

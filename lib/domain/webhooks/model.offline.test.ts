@@ -80,6 +80,17 @@ describe("webhook endpoint rules", () => {
       expect(urlError(url, false), url).toBe("invalid_format");
     }
     expect(urlError("http://10.0.0.1/hooks", true)).toBe("invalid_format");
+    // Other spellings that URL parsing maps to a loopback host are refused, as written.
+    for (const url of ["http://127.1:4000/x", "http://0x7f000001/x", "http://2130706433/x", "http://127.0.0.1.nip.io/x", "http://LOCALHOST./x"]) {
+      expect(urlError(url, true), url).toBe("invalid_format");
+    }
+    expect(urlError("HTTP://LocalHost:8080?x=1", true)).toBeUndefined();
+  });
+
+  it("refuses spaces and control characters anywhere (the URL is stored as sent)", () => {
+    for (const url of [" https://example.com/x", "https://example.com/x ", "https://example.com/a b", "https://example.com/\tx", " http://127.0.0.1:4717/d"]) {
+      expect(urlError(url, true), JSON.stringify(url)).toBe("invalid_format");
+    }
   });
 
   it("shows the secret only when asked, and a reason only when disabled", () => {

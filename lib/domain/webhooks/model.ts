@@ -74,7 +74,8 @@ export function byNewest(a: EndpointState, b: EndpointState): number {
   return b.createdAt.localeCompare(a.createdAt) || a.endpointId.localeCompare(b.endpointId);
 }
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+/** The local stack's `http://` hosts, as written (not other spellings URL parsing maps to them, such as `127.1`). */
+const LOOPBACK_URL = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?([/?#]|$)/i;
 
 /**
  * 422 `validation_failed` (`param: "url"`) unless the URL is one an endpoint may have: `https://`
@@ -84,11 +85,13 @@ const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 export function checkEndpointUrl(url: string, localStack: boolean): void {
   const invalid = (message: string, code: "invalid_format" | "too_long" = "invalid_format") => errors.validationFailed([{ param: "url", code, message }]);
   if (url.length > 2048) throw invalid("must be at most 2048 characters.", "too_long");
+  // Stored as sent: a space or control character (which URL parsing would trim or encode) is refused.
+  if (/[\s\u0000-\u001f\u007f]/.test(url)) throw invalid("must not contain spaces or control characters.");
   if (!URL.canParse(url)) throw invalid("must be an absolute URL.");
   const parsed = new URL(url);
   if (parsed.username !== "" || parsed.password !== "") throw invalid("must not carry user information.");
   if (parsed.protocol === "https:") return;
-  if (localStack && parsed.protocol === "http:" && LOOPBACK_HOSTS.has(parsed.hostname)) return;
+  if (localStack && parsed.protocol === "http:" && LOOPBACK_URL.test(url)) return;
   throw invalid(localStack ? "must use https:// (or, on the local stack, http:// to 127.0.0.1, localhost or [::1])." : "must use https://.");
 }
 
