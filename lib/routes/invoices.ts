@@ -244,14 +244,14 @@ export const invoiceRoutes: RouteDefinition[] = [
     group: "invoices",
     summary: "Mark a standalone invoice's packing list shipped",
     description:
-      "Records the shipped date (default today in the user's time zone) and the optional carrier, tracking number and tracking URL; the packing list becomes `shipped` and its quantities become the lines' shipped quantities. A shipped list is 409 fulfillment_already_shipped; a linked invoice 409 invoice_fulfillment_managed_by_sales_order.",
+      "Records the shipped date (default today in the user's time zone) and the optional carrier, tracking number and tracking URL; the packing list becomes `shipped` and its quantities become the lines' shipped quantities. A shipped list is 409 fulfillment_already_shipped; a cancelled invoice 409 invoice_pack_not_allowed; a linked invoice 409 invoice_fulfillment_managed_by_sales_order.",
     scopes: ["invoices:pack"],
     permissions: ["invoices.list", "invoices.modify"],
     ifMatch: "optional",
     idempotency: "optional",
     request: { path: invoiceFulfillmentPath, body: shipBody },
     responses: { 200: invoiceFulfillment },
-    errors: { 409: ["fulfillment_already_shipped", "invoice_fulfillment_managed_by_sales_order"] },
+    errors: { 409: ["fulfillment_already_shipped", "invoice_pack_not_allowed", "invoice_fulfillment_managed_by_sales_order"] },
     example: { body: { shipped_date: "2026-11-24", carrier: "FedEx", tracking_number: "449044304137821" } },
   }),
 ];

@@ -260,6 +260,17 @@ describe("connected: invoice payments, packing and large invoices", () => {
     expect(await invoiceOf(w, invoice.id)).toMatchObject({ amount_paid: "0.0000", shipped_percent: 50 });
   });
 
+  it("a cancelled invoice's packing list cannot be shipped (409 invoice_pack_not_allowed): its stock came back", async () => {
+    const w = await world();
+    const invoice = (await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1 }] })).body;
+    const packed = await w.client.post(`/invoices/${invoice.id}/fulfillments`, { lines: [{ id: invoice.lines[0].id, quantity: 1 }] });
+    expect(packed.status, packed.text).toBe(201);
+    expect((await w.client.post(`/invoices/${invoice.id}/cancel`, {})).status).toBe(200);
+    expectError(await w.client.post(`/invoices/${invoice.id}/fulfillments/${packed.body.id}/ship`, {}), 409, "invoice_pack_not_allowed");
+    expect((await w.client.get(`/invoices/${invoice.id}/fulfillments`)).body.data[0].status).toBe("packed");
+    expect((await invoiceOf(w, invoice.id)).lines[0].quantity_shipped).toBe(0);
+  });
+
   it("parallel packs of a standalone invoice never overpack", async () => {
     const w = await world();
     const invoice = (await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;

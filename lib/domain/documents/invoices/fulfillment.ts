@@ -79,6 +79,8 @@ export const INVOICE_FULFILLMENTS: FulfillmentPolicy = {
   },
   assertShippable(tree) {
     if (isLinked(tree.header)) throw managedBySalesOrder(tree.header);
+    // Its stock came back with the cancel: nothing of it leaves any more.
+    if (tree.header.status === "cancelled") throw errors.stateConflict("invoice_pack_not_allowed", "A cancelled invoice's packing lists cannot be shipped.");
   },
   invalid: (details) => errors.invalidBody("invalid_invoice_pack", details),
   alreadyPacked: (param) => errors.invalidBody("invalid_invoice_pack", [{ param, code: "already_packed", message: "is a line that is already fully packed." }]),
