@@ -160,6 +160,28 @@ export async function recordDeliveryAttempt(delivery: WebhookDeliveryItem, day: 
   if (failed) throw new TransactionCanceledError(failed.reasons);
 }
 
+/**
+ * Clears the planned next attempt of a message's attempts recorded since `since` (the retry was
+ * dropped: its endpoint was disabled). One Query of the endpoint's attempts since then, newest
+ * first (a disabled endpoint records test attempts only), and one update per attempt found.
+ */
+export async function clearPlannedAttempt(key: EndpointKey, messageId: string, since: string): Promise<number> {
+  const { data } = await db()
+    .entities.webhookDelivery.query.primary(key)
+    .gte({ createdAt: since })
+    .where(({ messageId: id, nextAttemptAt }, { eq, exists }) => `${eq(id, messageId)} AND ${exists(nextAttemptAt)}`)
+    .go({ pages: "all" });
+  await Promise.all(
+    data.map((delivery) =>
+      db()
+        .entities.webhookDelivery.patch({ ...key, createdAt: delivery.createdAt, deliveryId: delivery.deliveryId })
+        .remove(["nextAttemptAt"])
+        .go(),
+    ),
+  );
+  return data.length;
+}
+
 /** How many attempts the endpoint recorded on the days from `fromDay` on: ONE Query of at most ~30 day items. */
 export async function countDeliveries(key: EndpointKey, fromDay: string): Promise<number> {
   const { data } = await db().entities.webhookDeliveryDay.query.primary(key).gte({ day: fromDay }).go({ pages: "all" });

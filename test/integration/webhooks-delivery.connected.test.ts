@@ -576,6 +576,28 @@ describe("webhook delivery: deletion", () => {
     expect(inbox.about(item.id)).toHaveLength(1);
     expect(inbox.messages).toHaveLength(1);
   });
+
+  it("disabling an endpoint while a message waits for its retry drops the retry, and its attempt no longer shows a next_attempt_at", async () => {
+    const { account, owner } = await ownerOf();
+    const { endpoint, inbox } = await endpointOn(owner, { resources: ["item"] });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    inbox.respond = async (message) => {
+      if (message.attempt > 1) return 204;
+      await released;
+      return 500;
+    };
+    const item = await createItem(owner);
+    await waitFor("the first attempt", () => inbox.about(item.id).length > 0);
+    const disabled = await owner.patch(`/webhook-endpoints/${endpoint.id}`, { status: "disabled" });
+    expect(disabled.status, disabled.text).toBe(200);
+    release();
+    await settle(account.accountId, 0);
+    expect(inbox.about(item.id)).toHaveLength(1);
+    const deliveries = (await deliveriesOf(owner, endpoint.id)).body.data;
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({ attempt: 1, status: "failed", response_status: 500, next_attempt_at: null });
+  });
 });
 
 describe("webhook delivery: at least once, when a fan-out fails", () => {

@@ -1,8 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { currentTime, epochSeconds } from "../../core/clock.js";
 import { isLocalStack, webhookRetrySchedule } from "../../core/config.js";
-import { log } from "../../core/log.js";
-import { countFailedMessage, disableWebhookEndpoint, readWebhookEndpoint, recordDeliveryAttempt, resetFailedMessages } from "../../db/webhooks.js";
+import { errorFields, log } from "../../core/log.js";
+import {
+  clearPlannedAttempt,
+  countFailedMessage,
+  disableWebhookEndpoint,
+  readWebhookEndpoint,
+  recordDeliveryAttempt,
+  resetFailedMessages,
+} from "../../db/webhooks.js";
 import { webhookHeaders } from "../../webhooks/signing.js";
 import { postWebhook } from "../../webhooks/transport.js";
 import { DELIVERY_TIMEOUT_MS, FAILED_MESSAGES_TO_DISABLE, dayOf, expiryOfDay, isSuccess, planAfterAttempt, signingSecrets, type AttemptPlan } from "./model.js";
@@ -21,6 +28,9 @@ export interface WebhookMessage {
 
 const TEST_TYPE = "webhook.test";
 
+/** How late a retry may run after its planned time (queue delays) and still find the attempt that planned it. */
+const PLANNED_ATTEMPT_SLACK_SECONDS = 3_600;
+
 /**
  * Makes attempt `attempt` (1-based) of a message and records it (`GET .../deliveries`), then
  * says what comes next: nothing (`delivered`, or `dropped` when the endpoint was deleted or
@@ -34,6 +44,14 @@ export async function attemptDelivery(message: WebhookMessage, attempt: number):
   const endpoint = await readWebhookEndpoint(key);
   if (!endpoint || (endpoint.status !== "enabled" && message.type !== TEST_TYPE)) {
     log("INFO", "webhook message dropped", { ...key, messageId: message.messageId, reason: endpoint ? "endpoint disabled" : "endpoint deleted" });
+    // The attempt before this one planned it: its next_attempt_at no longer happens.
+    const plannedAfter = webhookRetrySchedule()[attempt - 2];
+    if (endpoint && plannedAfter !== undefined) {
+      const since = new Date(Date.now() - (plannedAfter + PLANNED_ATTEMPT_SLACK_SECONDS) * 1000).toISOString();
+      await clearPlannedAttempt(key, message.messageId, since).catch((error: unknown) =>
+        log("WARN", "a dropped retry's next_attempt_at could not be cleared", { ...key, messageId: message.messageId, ...errorFields(error) }),
+      );
+    }
     return { kind: "dropped" };
   }
   // The header's time is the real time of the attempt (receivers check it against theirs).
