@@ -71,14 +71,26 @@ describe("offline: write-back of fields the update does not take", () => {
   it("a copy older than the record is its conflict: a task's version, a document's revision named in the body or If-Match", () => {
     const taskRoute = { errors: { 409: ["task_conflict"] } } as unknown as RouteDefinition;
     const documentRoute = { ifMatch: "optional" } as unknown as RouteDefinition;
-    expect(staleCopyConflict(taskRoute, undefined, { version: 1, title: "x" }, { version: 2 })).toMatchObject({ statusCode: 409, code: "task_conflict" });
-    expect(staleCopyConflict(taskRoute, undefined, { version: 2 }, { version: 2 })).toBeUndefined();
-    expect(staleCopyConflict(taskRoute, undefined, { title: "x" }, { version: 2 })).toBeUndefined();
-    const current = { revision: "est_b" };
-    expect(staleCopyConflict(documentRoute, undefined, { revision: "est_a" }, current)).toMatchObject({ statusCode: 409, code: "mobile_mutation_conflict" });
-    expect(staleCopyConflict(documentRoute, '"est_a"', {}, current)).toMatchObject({ code: "mobile_mutation_conflict" });
-    expect(staleCopyConflict(documentRoute, '"est_a", "est_b"', { revision: "est_b" }, current)).toBeUndefined();
-    expect(staleCopyConflict(documentRoute, "*", {}, current)).toBeUndefined();
-    expect(staleCopyConflict({} as RouteDefinition, '"est_a"', { revision: "est_a" }, current)).toBeUndefined();
+    const task = { version: 2, modified: "2026-11-28T03:00:00.000Z" };
+    expect(staleCopyConflict(taskRoute, undefined, { version: 1, modified: "x" }, task, ["modified"])).toMatchObject({
+      statusCode: 409,
+      code: "task_conflict",
+    });
+    expect(staleCopyConflict(taskRoute, undefined, { version: 2, modified: "x" }, task, ["modified"])).toBeUndefined();
+    expect(staleCopyConflict(taskRoute, undefined, { modified: "x" }, task, ["modified"])).toBeUndefined();
+    // A field the record does not show is no copy of it: its own 422 stands.
+    expect(staleCopyConflict(taskRoute, undefined, { version: 1, nonsense: 1 }, task, ["nonsense"])).toBeUndefined();
+    const current = { revision: "est_b", customer_name: "Acme", lines: [] };
+    expect(staleCopyConflict(documentRoute, undefined, { revision: "est_a" }, current, ["revision"])).toMatchObject({
+      statusCode: 409,
+      code: "mobile_mutation_conflict",
+    });
+    expect(staleCopyConflict(documentRoute, '"est_a"', { customer_name: "Old" }, current, ["customer_name"])).toMatchObject({
+      code: "mobile_mutation_conflict",
+    });
+    expect(staleCopyConflict(documentRoute, '"est_a"', {}, current, ["lines[0].sku"])).toMatchObject({ code: "mobile_mutation_conflict" });
+    expect(staleCopyConflict(documentRoute, '"est_a", "est_b"', { revision: "est_b" }, current, ["revision"])).toBeUndefined();
+    expect(staleCopyConflict(documentRoute, "*", { customer_name: "Old" }, current, ["customer_name"])).toBeUndefined();
+    expect(staleCopyConflict({} as RouteDefinition, '"est_a"', { revision: "est_a" }, current, ["revision"])).toBeUndefined();
   });
 });

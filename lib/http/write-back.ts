@@ -14,13 +14,22 @@ import type { RouteDefinition } from "../routes/define.js";
  */
 
 /**
- * A write-back from a copy older than the record: its `version` (a task's) or the revision it
- * names (`If-Match`, or the `revision` it sends back) is no longer the record's. The answer is the
+ * A write-back from a copy older than the record: the body repeats fields the record shows but
+ * the update does not take (`paths`), and its `version` (a task's) or the revision it names
+ * (`If-Match`, or the `revision` it sends back) is no longer the record's. The answer is the
  * route's concurrency conflict (409 `task_conflict` or `mobile_mutation_conflict`), as the update
  * itself would give, rather than 422 on a read-only field whose value moved on with the record.
+ * A field the record does not show at all is not a copy of it: still 422.
  */
-export function staleCopyConflict(route: RouteDefinition, ifMatchHeader: string | undefined, body: unknown, current: unknown): ApiError | undefined {
+export function staleCopyConflict(
+  route: RouteDefinition,
+  ifMatchHeader: string | undefined,
+  body: unknown,
+  current: unknown,
+  paths: readonly string[],
+): ApiError | undefined {
   if (!isObject(body) || !isObject(current)) return undefined;
+  if (!paths.some((path) => Object.hasOwn(current, /^\w+/.exec(path)?.[0] ?? ""))) return undefined;
   if (route.errors?.[409]?.includes("task_conflict") && typeof current.version === "number") {
     return typeof body.version === "number" && body.version !== current.version ? errors.taskConflict(current.version) : undefined;
   }

@@ -117,7 +117,7 @@ async function withoutReadBackFields(
   // Nothing to compare: the body's own parse stands (no second parse, no read).
   if (extra.length === 0) return { sent: raw, parsed };
   const current = await readCurrent(request, path);
-  const conflict = staleCopyConflict(route, request.event.headers?.["if-match"], raw, current);
+  const conflict = staleCopyConflict(route, request.event.headers?.["if-match"], raw, current, extra);
   if (conflict) throw conflict;
   const sent = withoutRepeatedFields(raw, current, extra);
   return sent === raw ? { sent, parsed } : { sent };

@@ -205,9 +205,10 @@ export async function shipFulfillment(
     `ship ${policy.what} fulfillment`,
     async () => {
       const [tree, fulfillment] = await Promise.all([policy.read(principal, id), readFulfillment(principal.accountId, id, fulfillmentId)]);
-      if (!fulfillment) throw errors.resourceMissing("fulfillment", fulfillmentId);
       assertRevision(ifMatch, tree.header.revision);
+      // A linked invoice's packing lists are its sales order's: that answer first, whatever the id.
       policy.assertShippable?.(tree);
+      if (!fulfillment) throw errors.resourceMissing("fulfillment", fulfillmentId);
       if (fulfillment.status === "shipped") {
         throw errors.stateConflict("fulfillment_already_shipped", `Packing list ${fulfillment.number} is already shipped (on ${fulfillment.shippedDate}).`);
       }
