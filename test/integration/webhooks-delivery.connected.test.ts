@@ -556,10 +556,13 @@ describe("webhook delivery: deletion", () => {
     expect(webhooks.receiver.messages.filter((m) => m.path === gone.inbox.path)).toEqual([]);
   });
 
-  it("deleting an endpoint while a message waits for its retry drops the retry", async () => {
+  /**
+   * An item's first attempt, held open until `change` (an endpoint write) has answered, then
+   * answered 500: its retry waits. Returns the item, the endpoint and its inbox, the feed settled.
+   */
+  async function firstAttemptFailingAfter(change: (owner: ApiClient, endpointId: string) => Promise<TestResponse>) {
     const { account, owner } = await ownerOf();
     const { endpoint, inbox } = await endpointOn(owner, { resources: ["item"] });
-    // Attempt 1 is held open until the endpoint is deleted, then answered 500.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     inbox.respond = async (message) => {
@@ -569,30 +572,21 @@ describe("webhook delivery: deletion", () => {
     };
     const item = await createItem(owner);
     await waitFor("the first attempt", () => inbox.about(item.id).length > 0);
-    const deleted = await owner.request("DELETE", `/webhook-endpoints/${endpoint.id}`);
-    expect(deleted.status, deleted.text).toBe(200);
+    const changed = await change(owner, endpoint.id);
+    expect(changed.status, changed.text).toBe(200);
     release();
     await settle(account.accountId, 0);
+    return { owner, endpoint, inbox, item };
+  }
+
+  it("deleting an endpoint while a message waits for its retry drops the retry", async () => {
+    const { inbox, item } = await firstAttemptFailingAfter((owner, id) => owner.request("DELETE", `/webhook-endpoints/${id}`));
     expect(inbox.about(item.id)).toHaveLength(1);
     expect(inbox.messages).toHaveLength(1);
   });
 
   it("disabling an endpoint while a message waits for its retry drops the retry, and its attempt no longer shows a next_attempt_at", async () => {
-    const { account, owner } = await ownerOf();
-    const { endpoint, inbox } = await endpointOn(owner, { resources: ["item"] });
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    inbox.respond = async (message) => {
-      if (message.attempt > 1) return 204;
-      await released;
-      return 500;
-    };
-    const item = await createItem(owner);
-    await waitFor("the first attempt", () => inbox.about(item.id).length > 0);
-    const disabled = await owner.patch(`/webhook-endpoints/${endpoint.id}`, { status: "disabled" });
-    expect(disabled.status, disabled.text).toBe(200);
-    release();
-    await settle(account.accountId, 0);
+    const { owner, endpoint, inbox, item } = await firstAttemptFailingAfter((client, id) => client.patch(`/webhook-endpoints/${id}`, { status: "disabled" }));
     expect(inbox.about(item.id)).toHaveLength(1);
     const deliveries = (await deliveriesOf(owner, endpoint.id)).body.data;
     expect(deliveries).toHaveLength(1);
