@@ -3,7 +3,7 @@ import type { Context } from "aws-lambda";
 import { newDbUsage, withDbUsage } from "../db/metrics.js";
 import { pathPattern, routeKey, specificity, type RouteDefinition } from "../routes/define.js";
 import { errors, type ApiError } from "../core/errors.js";
-import { errorHandler } from "./middlewares/error-handler.js";
+import { apiErrorOf, errorHandler } from "./middlewares/error-handler.js";
 import { jsonBody } from "./middlewares/json-body.js";
 import { rateLimit } from "./middlewares/rate-limit.js";
 import { requestContext } from "./middlewares/request-context.js";
@@ -108,8 +108,10 @@ export function buildHandler(
         completion: () => undefined,
       });
       return response.statusCode === 200 && !response.raw ? response.body : undefined;
-    } catch {
-      // Not visible or gone: the write itself answers that.
+    } catch (error) {
+      // Gone (or never visible): 404, as the write itself would answer, before judging its body.
+      if (apiErrorOf(error)?.statusCode === 404) throw error;
+      // Not readable by this caller (a permission the write may not need): the write answers.
       return undefined;
     }
   };

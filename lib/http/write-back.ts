@@ -35,6 +35,8 @@ export function staleCopyConflict(
   }
   if (!route.ifMatch || typeof current.revision !== "string") return undefined;
   const named = parseIfMatch(ifMatchHeader);
+  // Where If-Match is required, its absence is the route's own answer (428), whatever the body holds.
+  if (route.ifMatch === "required" && named === undefined) return undefined;
   const stale = (named !== undefined && !named.includes(current.revision)) || (typeof body.revision === "string" && body.revision !== current.revision);
   return stale ? errors.mobileMutationConflict() : undefined;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
 import { expectError } from "../support/assertions.js";
-import { idempotencyKey } from "../support/fixtures.js";
+import { idempotencyKey, newUser } from "../support/fixtures.js";
 import { createTask, newTask, patchTask } from "../support/tasks.js";
 import { naiveWriteBack } from "../support/write-back.js";
 import { scaled } from "../support/timeouts.js";
@@ -142,6 +142,40 @@ describe("connected: write-back at the edges", () => {
       "mobile_mutation_conflict",
     );
     expect((await w.client.get(`/estimates/${estimate.id}`)).body).toEqual(after);
+  });
+
+  it("a copy's revision sent back without If-Match conditions the write: a parallel change is never lost (the copy is 409 or comes first)", async () => {
+    const w = await world();
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < 8; round++) {
+      const estimate = await created(w.client.post("/estimates", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1 }] }));
+      const copy = naiveWriteBack((await w.client.get(`/estimates/${estimate.id}`)).body);
+      const [fromCopy, other] = await Promise.all([
+        w.client.patch(`/estimates/${estimate.id}`, { ...copy, name: "From the copy" }),
+        w.client.patch(`/estimates/${estimate.id}`, { public_note: "From elsewhere" }),
+      ]);
+      expect(other.status, other.text).toBe(200);
+      const outcome = `${fromCopy.status}`;
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      const now = (await w.client.get(`/estimates/${estimate.id}`)).body;
+      expect(now.public_note, "the other write was lost").toBe("From elsewhere");
+      if (fromCopy.status === 200) expect(now.name).toBe("From the copy");
+      else expectError(fromCopy, 409, "mobile_mutation_conflict");
+    }
+    console.info(`copy vs parallel write: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  });
+
+  it("a copy written back: 404 once the record is deleted; 403 for a caller the write is refused; 428 on a preview without If-Match", async () => {
+    const w = await world();
+    const estimate = await created(w.client.post("/estimates", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1 }] }));
+    const copy = naiveWriteBack((await w.client.get(`/estimates/${estimate.id}`)).body);
+    expect((await w.client.patch(`/estimates/${estimate.id}`, { name: "Moved on" })).status).toBe(200);
+    // Stale, and no header: a preview still needs If-Match.
+    expectError(await w.client.post(`/estimates/${estimate.id}/preview`, copy), 428, "estimate_revision_required");
+    const reader = await newUser(w.account, { permissions: ["estimates.list", "records.view_all"] });
+    expectError(await api().withKey(reader.key).patch(`/estimates/${estimate.id}`, copy), 403, "permission_denied");
+    expect((await w.client.request("DELETE", `/estimates/${estimate.id}`)).status).toBe(200);
+    expectError(await w.client.patch(`/estimates/${estimate.id}`, copy), 404, "resource_missing");
   });
 
   it("a task whose linked record is gone takes back its GET body (record: {available: false}) and changes nothing", async () => {

@@ -1,4 +1,6 @@
+import { requirePermission } from "../../auth/permissions.js";
 import { errors } from "../../core/errors.js";
+import { parseIfMatch } from "../../domain/common/revisions.js";
 import type { RouteDefinition } from "../../routes/define.js";
 import type { ZodError, ZodSafeParseResult } from "zod";
 import { countIssues, jsonPath, toValidationDetails } from "../validation.js";
@@ -117,10 +119,33 @@ async function withoutReadBackFields(
   // Nothing to compare: the body's own parse stands (no second parse, no read).
   if (extra.length === 0) return { sent: raw, parsed };
   const current = await readCurrent(request, path);
-  const conflict = staleCopyConflict(route, request.event.headers?.["if-match"], raw, current, extra);
-  if (conflict) throw conflict;
+  const principal = request.internal.principal;
+  if (principal) {
+    // A caller the write is refused to gets that answer (403), as with a body holding no copy.
+    for (const permission of route.permissions ?? []) requirePermission(principal, permission);
+    // Where If-Match is required, its absence is answered before what the copy holds (as without one).
+    const required = route.errors?.[428]?.[0];
+    if (route.ifMatch === "required" && required === "estimate_revision_required" && parseIfMatch(request.event.headers?.["if-match"]) === undefined) {
+      throw errors.revisionRequired(required, "This operation requires If-Match with the record's current revision (ETag).");
+    }
+    const conflict = staleCopyConflict(route, request.event.headers?.["if-match"], raw, current, extra);
+    if (conflict) throw conflict;
+    adoptCopyRevision(request, route, raw);
+  }
   const sent = withoutRepeatedFields(raw, current, extra);
   return sent === raw ? { sent, parsed } : { sent };
+}
+
+/**
+ * A copy's `revision`, sent back in the body without an `If-Match` header, is the write's
+ * If-Match: the update commits only while the record is still at that revision (a copy that a
+ * parallel write made stale between the check above and the commit is 409 too, never a lost
+ * update). Not where If-Match is required: a missing header stays 428.
+ */
+function adoptCopyRevision(request: PipelineRequest, route: RouteDefinition, raw: unknown): void {
+  if (route.ifMatch !== "optional" || request.event.headers?.["if-match"] !== undefined) return;
+  const revision = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>).revision : undefined;
+  if (typeof revision === "string" && revision !== "") request.event.headers = { ...request.event.headers, "if-match": `"${revision}"` };
 }
 
 export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): PipelineMiddleware {
