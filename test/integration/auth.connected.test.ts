@@ -144,10 +144,17 @@ describe("authentication: the key owner's live record (spec 5.2, 5.3)", () => {
     expect((await api().withKey(user.key).get("/locations")).status).toBe(200);
 
     await updateUser(user.userId, { status: "inactive" });
-    expectUnauthenticated(await api().withKey(user.key).get("/locations"));
+    const refused = await api().withKey(user.key).get("/locations");
+    expectUnauthenticated(refused);
+    // The key's window counted the refused request too, and its RateLimit headers say so.
+    const remaining = (response: { headers: Headers }) => Number(response.headers.get("ratelimit-remaining"));
+    const limit = Number(refused.headers.get("ratelimit-limit"));
+    expect(remaining(refused)).toBeLessThanOrEqual(limit - 2);
 
     await updateUser(user.userId, { status: "active" });
-    expect((await api().withKey(user.key).get("/locations")).status).toBe(200);
+    const again = await api().withKey(user.key).get("/locations");
+    expect(again.status).toBe(200);
+    if (Number(again.headers.get("ratelimit-reset")) < Number(refused.headers.get("ratelimit-reset"))) expect(remaining(again)).toBe(remaining(refused) - 1);
   });
 
   it("a deleted user's key is 401", async () => {

@@ -36,6 +36,8 @@ export function authentication(): PipelineMiddleware {
     const window = Math.floor(nowMs / 1000 / RATE_WINDOW_SECONDS);
     const key = await touchApiKey(parsed.accountId, parsed.keyHash, window);
     if (!key) throw errors.authenticationRequired("The API key is invalid.");
+    // Counted against the key's window from here on, whatever follows: its RateLimit headers say so (a 401 too).
+    request.internal.rateCount = { window, count: key.rateWindow === window ? (key.rateCount ?? 1) : 1 };
     if (key.revokedAt) throw errors.authenticationRequired("The API key has been revoked.");
     if (key.expiresAt && Date.parse(key.expiresAt) <= nowMs) throw errors.authenticationRequired("The API key has expired.");
 
@@ -57,7 +59,6 @@ export function authentication(): PipelineMiddleware {
       scopes: scopes.has("all") ? null : scopes,
     };
     request.internal.principal = principal;
-    request.internal.rateCount = { window, count: key.rateWindow === window ? (key.rateCount ?? 1) : 1 };
   };
   return { before: authenticationBefore };
 }
