@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isUtf8 } from "node:buffer";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type ApiError, errors } from "../../lib/core/errors.js";
@@ -77,8 +78,9 @@ export function toHttpEvent(request: IncomingMessage, body: Buffer, requestId: s
     headers,
     queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
     pathParameters: matched && Object.keys(matched.pathParameters).length > 0 ? matched.pathParameters : undefined,
-    body: body.length > 0 ? body.toString("utf8") : undefined,
-    isBase64Encoded: false,
+    // Bytes that are not UTF-8 go on as API Gateway sends binary bodies (base64), for the pipeline to refuse.
+    body: body.length === 0 ? undefined : isUtf8(body) ? body.toString("utf8") : body.toString("base64"),
+    isBase64Encoded: body.length > 0 && !isUtf8(body),
     requestContext: {
       accountId: "000000000000",
       apiId: "local",

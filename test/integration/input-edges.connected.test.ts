@@ -24,6 +24,26 @@ async function created(response: Promise<{ status: number; text: string; body: a
 }
 
 describe("connected: input edges", () => {
+  it("a body that is not UTF-8 is 400 invalid_json and stores nothing (two such bodies never replay as one)", async () => {
+    const account = await newAccount();
+    const client = api().withKey(account.ownerKey);
+    const before = (await client.get("/customers", { limit: 1 })).body.pagination.total_records;
+    const raw = (bytes: number[]) =>
+      fetch(`${client.baseUrl}/api/v3/customers`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${account.ownerKey}`, "content-type": "application/json", "idempotency-key": "utf8-key" },
+        body: Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from(bytes), Buffer.from('"}')]),
+      });
+    for (const bytes of [[0xff, 0xfe], [0xfe]]) {
+      const response = await raw(bytes);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+    }
+    expect((await client.get("/customers", { limit: 1 })).body.pagination.total_records).toBe(before);
+    // Multi-byte UTF-8 is JSON as usual.
+    expect((await client.post("/customers", { name: "Café ☕" })).body.name).toBe("Café ☕");
+  });
+
   it("refuses a year-0000 date with 422 on the field, in bodies and queries, and stores nothing", async () => {
     const client = await owner();
     expectValidation(await client.post("/prospects", { name: "Year zero", prospect_date: "0000-01-01" }), "prospect_date");

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import httpJsonBodyParser from "@middy/http-json-body-parser";
 import { errors } from "../../core/errors.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
@@ -24,6 +25,10 @@ export function jsonBody(): PipelineMiddleware {
     if (raw === undefined || raw === null || raw === "") {
       (request.event as { body: unknown }).body = {};
       return;
+    }
+    // JSON is UTF-8 (RFC 8259): other bytes are refused, not replaced (two different bodies would read the same).
+    if (typeof raw === "string" && request.event.isBase64Encoded && !isUtf8(Buffer.from(raw, "base64"))) {
+      throw errors.invalidJson("The request body is not valid UTF-8.");
     }
     // Media types are case-insensitive (RFC 9110): `Application/JSON` is JSON too.
     const headers = request.event.headers;
