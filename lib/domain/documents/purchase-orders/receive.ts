@@ -13,6 +13,8 @@ import type { DocumentItem } from "../../../db/service.js";
 import type { PurchaseOrderReceiveBody } from "../../../schemas/purchase-orders.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { addQuantities } from "../../inventory/math.js";
+import type { StockChange } from "../../inventory/stock-changes.js";
+import type { StockRuleError } from "../../../core/failures.js";
 import { accountSettings, documentLock } from "../documents.js";
 import { commitStockWrite } from "../stock/writes.js";
 import { PO_STATUS, fullyReceived, purchaseOrderResult as result, stockChanges, withRowIds, type PoStatus, type PurchaseOrderResult } from "./model.js";
@@ -64,25 +66,8 @@ export async function sendPurchaseOrder(
         tree.lines.map((line) => ({ line, quantity: addQuantities(line.quantity, -line.quantityReceived) })),
         "incoming",
       );
-      let written: PurchaseOrderResult | undefined;
-      const { cancellation } = await commitStockWrite(
-        {
-          accountId: principal.accountId,
-          source: { sourceType: "purchase_order", sourceId: id, userId: principal.userId, reason: `Purchase order ${previous.number} sent` },
-          changes,
-          document: (tx, rowIdOf) =>
-            addDocumentWrite(tx, { header: base, lines: withRowIds(base, tree.lines, rowIdOf), previous, condition: (a, op) => op.eq!(a.status, "not_sent") }),
-          outcome: (rowIdOf) => {
-            written = result(principal, base, withRowIds(base, tree.lines, rowIdOf));
-            return { completion: withEtag(completion, base.revision), body: written.body };
-          },
-        },
-        // Incoming only grows here: a rule broken on a current plan is internal.
-        (rule) => rule,
-        { accountId: principal.accountId, documentId: id, revision: previous.revision },
-      );
-      if (!cancellation) return written!;
-      return RETRY;
+      // Incoming only grows here: a rule broken on a current plan is internal.
+      return commitOrderStock(principal, { previous, next: base, lines: tree.lines, changes, action: "sent", completion }, (rule) => rule, "not_sent");
     },
     undefined,
     [documentLock(principal.accountId, id)],
@@ -166,25 +151,55 @@ export async function receivePurchaseOrder(
         tree.lines.filter((line) => received.has(line.id)).map((line) => ({ line, quantity: received.get(line.id)! })),
         "receive",
       );
-      let written: PurchaseOrderResult | undefined;
-      const { cancellation } = await commitStockWrite(
-        {
-          accountId: principal.accountId,
-          source: { sourceType: "purchase_order", sourceId: id, userId: principal.userId, reason: `Purchase order ${previous.number} received` },
-          changes,
-          document: (tx, rowIdOf) => addDocumentWrite(tx, { header: base, lines: withRowIds(base, lines, rowIdOf), previous }),
-          outcome: (rowIdOf) => {
-            written = result(principal, base, withRowIds(base, lines, rowIdOf));
-            return { completion: withEtag(completion, base.revision), body: written.body };
-          },
-        },
-        // A unique item already on hand cannot be received again.
-        (error) => errors.validationFailed([{ param: "lines", code: error.rule, message: error.message }]),
-        { accountId: principal.accountId, documentId: id, revision: previous.revision },
+      // A unique item already on hand cannot be received again.
+      return commitOrderStock(principal, { previous, next: base, lines, changes, action: "received", completion }, (error) =>
+        errors.validationFailed([{ param: "lines", code: error.rule, message: error.message }]),
       );
-      return cancellation ? RETRY : written!;
     },
     undefined,
     [documentLock(principal.accountId, id)],
   );
+}
+
+/**
+ * Writes an order's step (send, receive) with its stock changes in one commit, conditioned on
+ * the order as read (and on `status` when given): the order as written, or RETRY when it changed
+ * meanwhile (a stock rule a stale plan breaks reads it again too, `commitStockWrite`).
+ */
+async function commitOrderStock(
+  principal: Principal,
+  step: {
+    previous: DocumentItem;
+    next: DocumentItem;
+    lines: Parameters<typeof withRowIds>[1];
+    changes: StockChange[];
+    action: "sent" | "received";
+    completion: IdempotencyCompletion | undefined;
+  },
+  refusal: (error: StockRuleError) => Error,
+  status?: PoStatus,
+): Promise<PurchaseOrderResult | typeof RETRY> {
+  const { previous, next, lines, changes, action, completion } = step;
+  let written: PurchaseOrderResult | undefined;
+  const { cancellation } = await commitStockWrite(
+    {
+      accountId: principal.accountId,
+      source: { sourceType: "purchase_order", sourceId: previous.documentId, userId: principal.userId, reason: `Purchase order ${previous.number} ${action}` },
+      changes,
+      document: (tx, rowIdOf) =>
+        addDocumentWrite(tx, {
+          header: next,
+          lines: withRowIds(next, lines, rowIdOf),
+          previous,
+          ...(status ? { condition: (a, op) => op.eq!(a.status, status) } : {}),
+        }),
+      outcome: (rowIdOf) => {
+        written = result(principal, next, withRowIds(next, lines, rowIdOf));
+        return { completion: withEtag(completion, next.revision), body: written.body };
+      },
+    },
+    refusal,
+    { accountId: principal.accountId, documentId: previous.documentId, revision: previous.revision },
+  );
+  return cancellation ? RETRY : written!;
 }
