@@ -58,6 +58,7 @@ function resourcesFor(principal: Principal, named: readonly SyncResource[] | und
       "invalid_request_error",
       "sync_permission_denied",
       "This key may sync no resource (each needs its read scope and account-wide visibility), so an endpoint would receive nothing.",
+      { param: "resources" },
     );
   }
   return resources;

@@ -88,7 +88,15 @@ describe("webhook endpoint rules", () => {
   });
 
   it("refuses spaces and control characters anywhere (the URL is stored as sent)", () => {
-    for (const url of [" https://example.com/x", "https://example.com/x ", "https://example.com/a b", "https://example.com/\tx", " http://127.0.0.1:4717/d"]) {
+    for (const url of [
+      " https://example.com/x",
+      "https://example.com/x ",
+      "https://example.com/a b",
+      "https://example.com/\tx",
+      "https://example.com/\u0085x",
+      "https://example.com/\u009fx",
+      " http://127.0.0.1:4717/d",
+    ]) {
       expect(urlError(url, true), JSON.stringify(url)).toBe("invalid_format");
     }
   });

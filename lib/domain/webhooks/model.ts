@@ -86,7 +86,9 @@ export function checkEndpointUrl(url: string, localStack: boolean): void {
   const invalid = (message: string, code: "invalid_format" | "too_long" = "invalid_format") => errors.validationFailed([{ param: "url", code, message }]);
   if (url.length > 2048) throw invalid("must be at most 2048 characters.", "too_long");
   // Stored as sent: a space or control character (which URL parsing would trim or encode) is refused.
-  if (/\s/.test(url) || [...url].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f)) {
+  // C0 and C1 control characters and DEL.
+  const control = (code: number) => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+  if (/\s/.test(url) || [...url].some((char) => control(char.charCodeAt(0)))) {
     throw invalid("must not contain spaces or control characters.");
   }
   if (!URL.canParse(url)) throw invalid("must be an absolute URL.");
