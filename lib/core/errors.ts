@@ -117,7 +117,7 @@ export const errors = {
   /** A build whose reversal the current stock refuses (its assembled units were used since). */
   kitDisassemblyNotAllowed: (message: string) => invalid(409, "kit_disassembly_not_allowed", message),
   /** 428: the route needs `If-Match` with the record's current revision (ETag). */
-  revisionRequired: (code: "estimate_revision_required", message: string) => invalid(428, code, message, { param: "If-Match" }),
+  revisionRequired: (code: ErrorCode, message: string) => invalid(428, code, message, { param: "If-Match" }),
   /**
    * 422 for fields the service controls (numbers, status, totals, timestamps...), refused with
    * the route's own code rather than `unknown_field`; `params` are their JSON paths.

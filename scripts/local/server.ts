@@ -69,6 +69,7 @@ export function toHttpEvent(request: IncomingMessage, body: Buffer, requestId: s
   for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
   const matched = matchPath(method, url.pathname);
   const key = matched ? routeKey(matched.route) : "$default";
+  const binary = body.length > 0 && !isUtf8(body);
   const now = new Date();
   const event: HttpEvent = {
     version: "2.0",
@@ -79,8 +80,8 @@ export function toHttpEvent(request: IncomingMessage, body: Buffer, requestId: s
     queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
     pathParameters: matched && Object.keys(matched.pathParameters).length > 0 ? matched.pathParameters : undefined,
     // Bytes that are not UTF-8 go on as API Gateway sends binary bodies (base64), for the pipeline to refuse.
-    body: body.length === 0 ? undefined : isUtf8(body) ? body.toString("utf8") : body.toString("base64"),
-    isBase64Encoded: body.length > 0 && !isUtf8(body),
+    body: body.length === 0 ? undefined : body.toString(binary ? "base64" : "utf8"),
+    isBase64Encoded: binary,
     requestContext: {
       accountId: "000000000000",
       apiId: "local",

@@ -125,7 +125,7 @@ async function withoutReadBackFields(
     for (const permission of route.permissions ?? []) requirePermission(principal, permission);
     // Where If-Match is required, its absence is answered before what the copy holds (as without one).
     const required = route.errors?.[428]?.[0];
-    if (route.ifMatch === "required" && required === "estimate_revision_required" && parseIfMatch(request.event.headers?.["if-match"]) === undefined) {
+    if (route.ifMatch === "required" && required && parseIfMatch(request.event.headers?.["if-match"]) === undefined) {
       throw errors.revisionRequired(required, "This operation requires If-Match with the record's current revision (ETag).");
     }
     const conflict = staleCopyConflict(route, request.event.headers?.["if-match"], raw, current, extra);
