@@ -143,7 +143,24 @@ const TEXTS_IN: Record<string, Record<string, string>> = {
   TaskAssignee: { name: "Ann Lee" },
   TaskRecordPreview: { name: "Acme Retail" },
   KitBuild: { name: "Main Warehouse" },
+  // Each kind's revision prefix (architecture section 4, "Revisions").
+  Estimate: { revision: "est_0mf3k2q1a9c4e1b2d3f4a5b6" },
+  EstimateListEntry: { revision: "est_0mf3k2q1a9c4e1b2d3f4a5b6" },
+  SalesOrder: { revision: "so_0mf3k2q1a9c4e1b2d3f4a5b6" },
+  SalesOrderListEntry: { revision: "so_0mf3k2q1a9c4e1b2d3f4a5b6" },
+  PurchaseOrder: { revision: "po_0mf3k2q1a9c4e1b2d3f4a5b6" },
+  PurchaseOrderListEntry: { revision: "po_0mf3k2q1a9c4e1b2d3f4a5b6" },
 };
+
+/**
+ * Nullable properties whose example is null, so an example document is one state (an open,
+ * editable document: nothing blocks it, it was not converted or sent yet).
+ */
+const NULL_EXAMPLES = new Set(["edit_block_reason", "pack_block_reason", "converted_document", "date_sent"]);
+
+const allowsNull = (schema: JsonSchema): boolean =>
+  (Array.isArray(schema.anyOf) && schema.anyOf.some((branch: JsonSchema) => branch.type === "null")) ||
+  (Array.isArray(schema.type) && schema.type.includes("null"));
 
 /** Numbers by property name. */
 const NUMBERS: Record<string, number> = {
@@ -260,6 +277,7 @@ function exampleValueOf(schema: JsonSchema, context: Context, property?: string)
   }
   if (schema.example !== undefined) return schema.example;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (property !== undefined && NULL_EXAMPLES.has(property) && allowsNull(schema)) return null;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   if (schema.default !== undefined) return schema.default;
@@ -284,7 +302,9 @@ function exampleValueOf(schema: JsonSchema, context: Context, property?: string)
     case "number":
       return numberOf(schema, property, type);
     case "boolean":
-      return property === "active" || property === "available" || property === "display_on_inventory_list";
+      return (
+        property === "active" || property === "available" || property === "display_on_inventory_list" || property === "can_edit" || property === "can_pack"
+      );
     case "null":
       return null;
     default:
