@@ -379,8 +379,8 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     const location = await owner.post("/locations", { name: "Shop", short_name: "SHOP" }, { idempotencyKey: idempotencyKey() });
     expect(location.status, location.text).toBe(201);
     const bound = api().withKey((await newUser(account, { permissions: ["inventory.list"], locationId: location.body.id })).key);
-    expectError(await bound.post("/webhook-endpoints", { url, resources: ["item"] }), 403, "sync_permission_denied");
-    expectError(await bound.post("/webhook-endpoints", { url }), 403, "sync_permission_denied");
+    expectError(await bound.post("/webhook-endpoints", { url, resources: ["item"] }), 403, "sync_permission_denied", "resources");
+    expectError(await bound.post("/webhook-endpoints", { url }), 403, "sync_permission_denied", "resources");
 
     // The key's scope counts too (the owner may see everything, the key may not read items).
     const noItems = api().withKey((await newKey(account.ownerUserId, { scopes: ["webhooks:write", "webhooks:read", "invoices:read"] })).key);
@@ -388,7 +388,7 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     expect((await createEndpoint(noItems, { url })).resources).toEqual(["invoice"]);
     // A key that may sync nothing cannot create an endpoint with resources omitted.
     const nothing = api().withKey((await newKey(account.ownerUserId, { scopes: ["webhooks:write", "webhooks:read"] })).key);
-    expectError(await nothing.post("/webhook-endpoints", { url }), 403, "sync_permission_denied");
+    expectError(await nothing.post("/webhook-endpoints", { url }), 403, "sync_permission_denied", "resources");
 
     expect((await owner.get("/webhook-endpoints")).body.pagination.total_records).toBe(2);
   });

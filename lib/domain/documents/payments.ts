@@ -213,3 +213,22 @@ export async function deletePayment(
     [documentLock(principal.accountId, documentId)],
   );
 }
+
+/**
+ * A kind's payment operations as its handlers call them (list, record, delete), bound to its
+ * policy: the one place the kinds' payment routes meet the shared operations above.
+ */
+export function paymentOperations(policy: PaymentPolicy) {
+  return {
+    list: (principal: Principal, id: string, url: string, page: PageRequest) => listPayments(principal, policy, id, url, page),
+    record: (
+      principal: Principal,
+      id: string,
+      body: Parameters<typeof recordPayment>[3],
+      ifMatchHeader: string | undefined,
+      completion: IdempotencyCompletion | undefined,
+    ) => recordPayment(principal, policy, id, body, ifMatchHeader, completion),
+    remove: (principal: Principal, id: string, paymentId: string, ifMatchHeader: string | undefined, completion: IdempotencyCompletion | undefined) =>
+      deletePayment(principal, policy, id, paymentId, ifMatchHeader, completion),
+  };
+}

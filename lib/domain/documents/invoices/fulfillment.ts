@@ -1,10 +1,6 @@
-import type { Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
-import type { IdempotencyCompletion } from "../../../core/idempotency.js";
-import type { PageRequest } from "../../../core/pagination.js";
-import type { InvoicePaymentBody } from "../../../schemas/invoices.js";
 import { newRevision } from "../../common/revisions.js";
-import { deletePayment, listPayments, recordPayment, type PaymentPolicy } from "../payments.js";
+import { paymentOperations, type PaymentPolicy } from "../payments.js";
 import { fulfillmentOperations, type FulfillmentPolicy } from "../sales/fulfillments.js";
 import { afterFulfilment } from "../sales/progress.js";
 import { visibleSales } from "../sales/service.js";
@@ -47,22 +43,16 @@ export const INVOICE_PAYMENTS: PaymentPolicy = {
   present: presentPayment,
 };
 
-export const listInvoicePayments = (principal: Principal, id: string, url: string, page: PageRequest) =>
-  listPayments(principal, INVOICE_PAYMENTS, id, url, page);
-export const createInvoicePayment = (
-  principal: Principal,
-  id: string,
-  body: InvoicePaymentBody,
-  ifMatchHeader: string | undefined,
-  completion: IdempotencyCompletion | undefined,
-) => recordPayment(principal, INVOICE_PAYMENTS, id, body, ifMatchHeader, completion);
-export const deleteInvoicePayment = (
-  principal: Principal,
-  id: string,
-  paymentId: string,
-  ifMatchHeader: string | undefined,
-  completion: IdempotencyCompletion | undefined,
-) => deletePayment(principal, INVOICE_PAYMENTS, id, paymentId, ifMatchHeader, completion);
+const INVOICE_PAYMENT_OPERATIONS = paymentOperations(INVOICE_PAYMENTS);
+
+/** An invoice's payments, payment date newest first. */
+export const listInvoicePayments = INVOICE_PAYMENT_OPERATIONS.list;
+
+/** Records a payment or refund of an invoice; 201 with the payment. */
+export const createInvoicePayment = INVOICE_PAYMENT_OPERATIONS.record;
+
+/** Deletes a payment of an invoice. */
+export const deleteInvoicePayment = INVOICE_PAYMENT_OPERATIONS.remove;
 
 // ---------------------------------------------------------------------------------------------
 // Packing and shipping of standalone invoices (lib/domain/documents/sales/fulfillments.ts)

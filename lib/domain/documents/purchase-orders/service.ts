@@ -25,11 +25,10 @@ import type { DocumentItem } from "../../../db/service.js";
 import type { Cancellation } from "../../../db/transactions.js";
 import { writeTransaction } from "../../../db/transactions.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderLineBody, PurchaseOrderListQuery, PurchaseOrderUpdateBody } from "../../../schemas/purchase-orders.js";
-import type { PaymentBody } from "../../../schemas/documents.js";
 import { customFieldWrite } from "../../common/custom-field-values.js";
 import { resolveLineItems, type ResolvedLineItem } from "../lines.js";
 import { mayReachLocation, outsideLocationDetail } from "../../common/location-access.js";
-import { deletePayment, listPayments, recordPayment, type PaymentPolicy } from "../payments.js";
+import { paymentOperations, type PaymentPolicy } from "../payments.js";
 import { accountSettings, listDocuments, documentLock, visibleDocument } from "../documents.js";
 import { money, rate } from "../../common/money.js";
 import { withTotalCoveringPaid } from "../amounts.js";
@@ -380,18 +379,13 @@ const PAYMENTS: PaymentPolicy = {
   present: presentPayment,
 };
 
-export const listPurchaseOrderPayments = (principal: Principal, id: string, url: string, page: PageRequest) => listPayments(principal, PAYMENTS, id, url, page);
-export const createPurchaseOrderPayment = (
-  principal: Principal,
-  id: string,
-  body: PaymentBody,
-  ifMatchHeader: string | undefined,
-  completion: IdempotencyCompletion | undefined,
-) => recordPayment(principal, PAYMENTS, id, body, ifMatchHeader, completion);
-export const deletePurchaseOrderPayment = (
-  principal: Principal,
-  id: string,
-  paymentId: string,
-  ifMatchHeader: string | undefined,
-  completion: IdempotencyCompletion | undefined,
-) => deletePayment(principal, PAYMENTS, id, paymentId, ifMatchHeader, completion);
+const PAYMENT_OPERATIONS = paymentOperations(PAYMENTS);
+
+/** A purchase order's payments, payment date newest first. */
+export const listPurchaseOrderPayments = PAYMENT_OPERATIONS.list;
+
+/** Records a payment or refund of a purchase order; 201 with the payment. */
+export const createPurchaseOrderPayment = PAYMENT_OPERATIONS.record;
+
+/** Deletes a payment of a purchase order. */
+export const deletePurchaseOrderPayment = PAYMENT_OPERATIONS.remove;
