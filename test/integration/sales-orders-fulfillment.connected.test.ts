@@ -356,6 +356,59 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(invoicedTotal).toBeCloseTo(Number(order.total), 4);
   });
 
+  it("partial invoices add up to the order exactly: the one taking a line's last quantity takes the rest of its money, so paid in full nothing is due", async () => {
+    const w = await world();
+    const created = await w.client.post("/sales-orders", {
+      customer_id: w.customer.id,
+      discount_percent: "7.5",
+      lines: [
+        { item_id: w.item.id, quantity: 3, unit_price: "9.9999", tax_rate: "8.25", tax_2_rate: "1.125" },
+        { name: "Labour", quantity: 7, unit_price: "3.3333", tax_rate: "8.25" },
+      ],
+    });
+    expect(created.status, created.text).toBe(201);
+    const order = created.body;
+    const [goods, labour] = order.lines;
+    const invoices: Record<string, any>[] = [];
+    for (const lines of [
+      [
+        { id: goods.id, quantity: 1.5 },
+        { id: labour.id, quantity: 3 },
+      ],
+      [{ id: goods.id, quantity: 0.5 }],
+      [
+        { id: goods.id, quantity: 1 },
+        { id: labour.id, quantity: 4 },
+      ],
+    ]) {
+      const created = await w.client.post(`/sales-orders/${order.id}/invoices`, { lines });
+      expect(created.status, created.text).toBe(201);
+      invoices.push(created.body);
+    }
+    // 1.5 x 9.9999 alone rounds up (14.99985 -> 14.9999); the last part of the line takes the rest.
+    expect(invoices[0]!.lines[0].subtotal).toBe("14.9999");
+    expect(invoices[2]!.lines[0].subtotal).toBe("9.9998");
+    const minor = (amount: string) => BigInt(amount.replace(".", ""));
+    const sumOf = (field: string) => invoices.reduce((sum, invoice) => sum + minor(invoice[field]), 0n);
+    for (const field of ["subtotal", "tax", "tax_2", "total"]) expect(sumOf(field), field).toBe(minor(order[field]));
+    for (const invoice of invoices) {
+      const paid = await w.client.post(`/invoices/${invoice.id}/payments`, { amount: invoice.total });
+      expect(paid.status, paid.text).toBe(201);
+    }
+    expect(await detail(w.client, order.id)).toMatchObject({ status_id: 30, amount_paid: order.total, amount_due: "0.0000", paid_percent: 100 });
+
+    // A cancelled invoice gives its money back too: the invoice that takes its quantities again still closes exactly.
+    const again = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 3, unit_price: "9.9999" }] }))
+      .body;
+    const line = again.lines[0].id;
+    const a = (await w.client.post(`/sales-orders/${again.id}/invoices`, { lines: [{ id: line, quantity: 1.5 }] })).body;
+    const b = (await w.client.post(`/sales-orders/${again.id}/invoices`, { lines: [{ id: line, quantity: 1 }] })).body;
+    expect((await w.client.post(`/invoices/${a.id}/cancel`, {})).status).toBe(200);
+    const rest = (await w.client.post(`/sales-orders/${again.id}/invoices`, {})).body;
+    expect([a.subtotal, b.subtotal, rest.subtotal]).toEqual(["14.9999", "9.9999", "19.9998"]);
+    expect(minor(b.total) + minor(rest.total)).toBe(minor(again.total));
+  });
+
   it("a cancelled invoice stays as it was cancelled: the reopened order is untouched again (editable, deletable) and packing moves only its live invoices", async () => {
     const w = await world();
     const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;

@@ -22,6 +22,15 @@ export interface PricingInput {
   discountPercent: string;
   taxRate: string;
   tax2Rate: string;
+  /** Amounts decided elsewhere, taken as they are (the last part of a sales order's line: `lib/domain/documents/sales-orders/model.ts`). */
+  fixed?: LineMoney;
+}
+
+/** A line's money: its subtotal and its two taxes (four-decimal strings). */
+export interface LineMoney {
+  subtotal: string;
+  tax: string;
+  tax2: string;
 }
 
 export interface LineAmounts {
@@ -66,7 +75,11 @@ export function assertTotalInRange(total: string): void {
   ]);
 }
 
-export function computeTotals(lines: readonly PricingInput[], discountPercent: string, shippingFee: string): DocumentTotals {
+/**
+ * Prices `lines`: each line's amounts (its `fixed` ones as they are), the discount line
+ * (`fixedDiscount` as it is, when the document has an order discount) and the totals.
+ */
+export function computeTotals(lines: readonly PricingInput[], discountPercent: string, shippingFee: string, fixedDiscount?: string): DocumentTotals {
   const orderFactor = new Decimal(1).minus(new Decimal(discountPercent).div(HUNDRED));
   const hasOrderDiscount = !new Decimal(discountPercent).isZero();
   let preDiscount = new Decimal(0);
@@ -74,10 +87,10 @@ export function computeTotals(lines: readonly PricingInput[], discountPercent: s
   let tax2 = new Decimal(0);
   const amounts = lines.map((line) => {
     const lineFactor = new Decimal(1).minus(new Decimal(line.discountPercent).div(HUNDRED));
-    const subtotal = round(new Decimal(line.quantity).times(line.unitPrice).times(lineFactor));
+    const subtotal = line.fixed ? new Decimal(line.fixed.subtotal) : round(new Decimal(line.quantity).times(line.unitPrice).times(lineFactor));
     const taxable = subtotal.times(orderFactor);
-    const lineTax = round(taxable.times(line.taxRate).div(HUNDRED));
-    const lineTax2 = round(taxable.times(line.tax2Rate).div(HUNDRED));
+    const lineTax = line.fixed ? new Decimal(line.fixed.tax) : round(taxable.times(line.taxRate).div(HUNDRED));
+    const lineTax2 = line.fixed ? new Decimal(line.fixed.tax2) : round(taxable.times(line.tax2Rate).div(HUNDRED));
     preDiscount = preDiscount.plus(subtotal);
     tax = tax.plus(lineTax);
     tax2 = tax2.plus(lineTax2);
@@ -90,7 +103,11 @@ export function computeTotals(lines: readonly PricingInput[], discountPercent: s
       discountedUnitPrice: discounted,
     };
   });
-  const discount = hasOrderDiscount ? round(preDiscount.times(discountPercent).div(HUNDRED)).negated() : new Decimal(0);
+  const discount = !hasOrderDiscount
+    ? new Decimal(0)
+    : fixedDiscount !== undefined
+      ? new Decimal(fixedDiscount)
+      : round(preDiscount.times(discountPercent).div(HUNDRED)).negated();
   const subtotal = preDiscount.plus(discount);
   return {
     lines: amounts,
@@ -126,17 +143,20 @@ export interface PartyDocumentLine extends StoredLine {
   sku?: string;
   variationValues: Record<string, string>;
   variationNumber?: number;
+  /** Amounts priced elsewhere and kept as they are (see `PricingInput.fixed`). */
+  fixed?: LineMoney;
 }
 
 /** A priced line's money fields as `computeTotals` takes them (`unitPrice` is the line's price or cost). */
-type PricedLineInput = Pick<PartyDocumentLine, "quantity" | "discountPercent" | "taxRate" | "tax2Rate">;
+type PricedLineInput = Pick<PartyDocumentLine, "quantity" | "discountPercent" | "taxRate" | "tax2Rate" | "fixed">;
 
-/** Prices `items` (the non-discount lines) with the document's discount and shipping fee. */
+/** Prices `items` (the non-discount lines) with the document's discount and shipping fee (`computeTotals`). */
 export function totalsOfLines<L extends PricedLineInput>(
   items: readonly L[],
   unitPriceOf: (line: L) => string,
   discountPercent: string,
   shippingFee: string,
+  fixedDiscount?: string,
 ): DocumentTotals {
   return computeTotals(
     items.map((line) => ({
@@ -145,9 +165,11 @@ export function totalsOfLines<L extends PricedLineInput>(
       discountPercent: line.discountPercent,
       taxRate: line.taxRate,
       tax2Rate: line.tax2Rate,
+      ...(line.fixed ? { fixed: line.fixed } : {}),
     })),
     discountPercent,
     shippingFee,
+    fixedDiscount,
   );
 }
 

@@ -11,6 +11,7 @@ import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
 import { isPackable, lineChanges, progressOf, remainingToPack, withPercents } from "../sales/progress.js";
+import type { LineMoney } from "../totals.js";
 
 /**
  * Invoices without storage: spec part 2, sections 2.5, 3.5 and 4.5; architecture sections 4 and 8.
@@ -202,13 +203,14 @@ export function paymentStatus(header: Pick<DocumentItem, "status" | "amountPaidM
   return { status, statusId: INVOICE_STATUS[status].id };
 }
 
-/** Totals, percentages and snapshots of an invoice's header. */
+/** Totals, percentages and snapshots of an invoice's header, and its lines' money (`fixedDiscount`: see `priceSalesLines`). */
 export function deriveInvoice(
   header: DocumentItem,
   context: Pick<SalesContext, "account" | "customer">,
   lines: readonly SalesLine[],
-): { header: DocumentItem; lines: SalesLine[] } {
-  const priced = priceSalesLines(lines, header.discountPercent, header.shippingFee);
+  fixedDiscount?: string,
+): { header: DocumentItem; lines: SalesLine[]; money: Map<string, LineMoney> } {
+  const priced = priceSalesLines(lines, header.discountPercent, header.shippingFee, fixedDiscount);
   let next: DocumentItem = { ...header, ...priced.totals };
   if (!isLinked(next)) {
     const { packedPercent, shippedPercent } = progressOf(priced.lines, context.account.packingServiceItems);
@@ -216,7 +218,7 @@ export function deriveInvoice(
   }
   next = { ...next, ...paymentStatus(next) };
   next = deriveSalesHeader(next, context, priced.lines, [next.customNumber, next.name]);
-  return { header: next, lines: priced.lines };
+  return { header: next, lines: priced.lines, money: priced.money };
 }
 
 /** The stock an invoice's lines take (`sign` -1 gives it back): on hand, and for linked invoices the order's reservation too. */

@@ -13,13 +13,12 @@ import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
 import type { InvoiceCreateBody, InvoiceListQuery, InvoiceUpdateBody } from "../../../schemas/invoices.js";
-import { addQuantities } from "../../inventory/math.js";
 import { minorOf } from "../../common/money.js";
 import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { accountSettings, documentLock } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
 import { laterDate, mergeSalesHeader, requireShippingCostPermission, withAccountSnapshot } from "../sales/header.js";
-import { lineSpecsOf, type SalesContext, type SalesLine } from "../sales/model.js";
+import { lineSpecsOf, priceSalesLines, type SalesContext, type SalesLine } from "../sales/model.js";
 import { progressOf, withPercents } from "../sales/progress.js";
 import { readCustomer, replaceSalesLines } from "../sales/reads.js";
 import {
@@ -34,7 +33,7 @@ import {
   type SalesCreatePolicy,
   updateSalesDocument,
 } from "../sales/service.js";
-import { SO_STATUS } from "../sales-orders/model.js";
+import { SO_STATUS, withInvoiceOf } from "../sales-orders/model.js";
 import {
   INVOICE_HEADER_MAP,
   INVOICE_KIND,
@@ -261,17 +260,14 @@ export async function updateInvoice(
 
 /**
  * The sales order of a linked invoice after the invoice's quantities leave it (a cancelled
- * invoice): its lines' invoiced quantities drop, the order reopens (its reservations come back
+ * invoice): its lines' invoiced quantities and money drop, the order reopens (its reservations come back
  * with the same write) and its percentages follow.
  */
 async function orderAfterCancel(principal: Principal, invoice: DocumentItem, lines: readonly SalesLine[]) {
   const tree = await readDocumentTree(principal.accountId, invoice.sourceSalesOrderId!);
   if (!tree) return undefined;
-  const back = new Map<string, number>();
-  for (const line of lines) if (line.salesOrderLineId) back.set(line.salesOrderLineId, addQuantities(back.get(line.salesOrderLineId) ?? 0, line.quantity));
-  const orderLines = (tree.lines as SalesLine[]).map((line) =>
-    back.has(line.id) ? { ...line, quantityInvoiced: Math.max(0, addQuantities(line.quantityInvoiced, -back.get(line.id)!)) } : line,
-  );
+  const priced = priceSalesLines(lines, invoice.discountPercent, invoice.shippingFee, invoice.discountTotal);
+  const orderLines = withInvoiceOf(tree.lines as SalesLine[], { lines: priced.lines, money: priced.money, discountTotal: invoice.discountTotal }, -1);
   const previous = tree.header;
   // The invoice that carried the order's shipping gives it back: the order's next invoice takes it.
   const carriedShipping = !new Decimal(invoice.shippingFee ?? 0).isZero() || !new Decimal(invoice.shippingCost ?? 0).isZero();

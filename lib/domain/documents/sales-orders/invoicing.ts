@@ -16,9 +16,9 @@ import { minorOf } from "../../common/money.js";
 import { assertRevision, etagOf, newRevision, parseIfMatch } from "../../common/revisions.js";
 import { blankHeader } from "../sales/header.js";
 import { insertSalesDocument } from "../sales/insert.js";
-import { duplicateLineIds, type SalesLine } from "../sales/model.js";
+import { duplicateLineIds } from "../sales/model.js";
 import { withPercents } from "../sales/progress.js";
-import { assertInvoiceable, orderAfterInvoice, quantitiesToInvoice, shippingToInvoice } from "./model.js";
+import { assertInvoiceable, invoiceLinesOf, orderAfterInvoice, quantitiesToInvoice, shippingToInvoice } from "./model.js";
 import { visibleSalesOrder } from "./service.js";
 
 /**
@@ -61,17 +61,7 @@ export async function invoiceSalesOrder(
       if (!customer) throw errors.internal(new Error(`sales order ${id} names a missing customer`));
       const first = shippingToInvoice(previous);
       const invoiceId = randomUUID();
-      const invoiceLines: SalesLine[] = order.lines
-        .filter((line) => quantities.has(line.id))
-        .map((line) => ({
-          ...line,
-          id: randomUUID(),
-          quantity: quantities.get(line.id)!,
-          quantityInvoiced: 0,
-          quantityPacked: 0,
-          quantityShipped: 0,
-          salesOrderLineId: line.id,
-        }));
+      const parts = invoiceLinesOf(previous, order.lines, quantities, randomUUID);
       const base: DocumentItem = {
         ...blankHeader({
           accountId: principal.accountId,
@@ -95,10 +85,16 @@ export async function invoiceSalesOrder(
       const invoice = deriveInvoice(
         withPercents(base, { packedPercent: previous.packedPercent, shippedPercent: previous.shippedPercent }),
         { account, customer },
-        invoiceLines,
+        parts.lines,
+        parts.fixedDiscount,
       );
 
-      const nextOrder = orderAfterInvoice(previous, order.lines, quantities, invoiceId);
+      const nextOrder = orderAfterInvoice(previous, order.lines, {
+        id: invoiceId,
+        lines: invoice.lines,
+        money: invoice.money,
+        discountTotal: invoice.header.discountTotal,
+      });
       try {
         const written = await insertSalesDocument({
           principal,

@@ -1,8 +1,20 @@
 import { describe, expect, it } from "vitest";
 import type { DocumentItem } from "../../../db/service.js";
-import type { SalesLine } from "../sales/model.js";
+import { Decimal } from "../../../core/decimal.js";
+import { money } from "../../common/money.js";
+import { priceSalesLines, type SalesLine } from "../sales/model.js";
 import { sampleSalesLine } from "../test-fixtures.js";
-import { assertEditable, assertInvoiceable, MAX_ORDER_INVOICES, orderAfterInvoice, quantitiesToInvoice, reservations } from "./model.js";
+import type { HeaderTotals } from "../totals.js";
+import {
+  assertEditable,
+  assertInvoiceable,
+  invoiceLinesOf,
+  MAX_ORDER_INVOICES,
+  orderAfterInvoice,
+  quantitiesToInvoice,
+  reservations,
+  withInvoiceOf,
+} from "./model.js";
 
 /**
  * The sales order's pure rules without a database: which orders may be edited and invoiced,
@@ -72,10 +84,16 @@ describe("offline: sales order rules", () => {
 
   it("closes the order once every line is fully invoiced", () => {
     const lines = [line(), discount];
-    const partly = orderAfterInvoice(header(), lines, new Map([["l1", 2]]), "inv1");
+    const invoiceOf = (id: string, quantity: number) => ({
+      id,
+      lines: [line({ id: `${id}-l`, quantity, salesOrderLineId: "l1" })],
+      money: new Map(),
+      discountTotal: "0.0000",
+    });
+    const partly = orderAfterInvoice(header(), lines, invoiceOf("inv1", 2));
     expect(partly.header).toMatchObject({ status: "open", statusId: 29, invoiceCount: 1, linkedInvoiceIds: ["inv1"], invoicedPercent: 40 });
     expect(partly.header.revision).not.toBe("so_1");
-    const done = orderAfterInvoice(partly.header, partly.lines, new Map([["l1", 3]]), "inv2");
+    const done = orderAfterInvoice(partly.header, partly.lines, invoiceOf("inv2", 3));
     expect(done.header).toMatchObject({ status: "closed", statusId: 30, invoiceCount: 2, linkedInvoiceIds: ["inv1", "inv2"], invoicedPercent: 100 });
     expect(done.lines[0]!.quantityInvoiced).toBe(5);
   });
@@ -85,5 +103,75 @@ describe("offline: sales order rules", () => {
       { itemId: "item", variationId: "v", locationId: "loc", deltas: { reserved: 3 } },
     ]);
     expect(reservations([line()], -1)[0]!.deltas).toEqual({ reserved: -5 });
+  });
+
+  describe("the money of partial invoices", () => {
+    type Order = { header: DocumentItem; lines: SalesLine[] };
+    const orderOf = (discountPercent: string, lines: SalesLine[]): Order => {
+      const priced = priceSalesLines(lines, discountPercent, "0.0000");
+      return { header: header({ discountPercent, ...priced.totals }), lines: priced.lines };
+    };
+    let ids = 0;
+    /** Invoices `quantities` of the order as invoicing does (without storage): the invoice's priced lines and totals, and the order after it. */
+    const invoice = (order: Order, quantities: Record<string, number>) => {
+      const taken = new Map(Object.entries(quantities));
+      const parts = invoiceLinesOf(order.header, order.lines, taken, () => `il${++ids}`);
+      const priced = priceSalesLines(parts.lines, order.header.discountPercent, "0.0000", parts.fixedDiscount);
+      const after = orderAfterInvoice(order.header, order.lines, { id: `inv${ids}`, ...priced, discountTotal: priced.totals.discountTotal });
+      return { invoice: priced, order: after };
+    };
+    /** The order after a cancel of `invoice` (as `cancelInvoice` moves it back). */
+    const cancel = (order: Order, cancelled: ReturnType<typeof invoice>["invoice"]): Order => ({
+      header: order.header,
+      lines: withInvoiceOf(order.lines, { ...cancelled, discountTotal: cancelled.totals.discountTotal }, -1),
+    });
+    const sum = (invoices: { totals: HeaderTotals }[], field: "subtotal" | "tax" | "tax2" | "total" | "discountTotal") =>
+      money(invoices.reduce((acc, i) => acc.plus(i.totals[field]!), new Decimal(0)));
+
+    it("rounds each invoice alone but gives the last part of a line the exact rest: 3 x 9.9999 as 1.5 + 1.5", () => {
+      const order = orderOf("0.000", [line({ quantity: 3, unitPrice: "9.9999" })]);
+      expect(order.header.total).toBe("29.9997");
+      const first = invoice(order, { l1: 1.5 });
+      expect(first.invoice.totals.total).toBe("14.9999"); // 14.99985 rounded half away from zero
+      const second = invoice(first.order, { l1: 1.5 });
+      expect(second.invoice.totals.total).toBe("14.9998");
+      expect(second.invoice.lines[0]!.subtotal).toBe("14.9998");
+      expect(second.order.header.status).toBe("closed");
+      expect(second.order.lines[0]!.invoiced).toEqual({ subtotal: "29.9997", tax: "0.0000", tax2: "0.0000" });
+    });
+
+    it("adds up to the order's subtotal, taxes, discount and total with line and order discounts and two taxes", () => {
+      const order = orderOf("7.500", [
+        line({ id: "l1", quantity: 3, unitPrice: "9.9999", taxRate: "8.250", tax2Rate: "1.125" }),
+        line({ id: "l2", quantity: 7, unitPrice: "3.3333", discountPercent: "12.500", taxRate: "8.250" }),
+      ]);
+      const a = invoice(order, { l1: 1.5, l2: 3 });
+      const b = invoice(a.order, { l1: 0.5, l2: 1.5 });
+      const c = invoice(b.order, { l1: 1, l2: 2.5 });
+      expect(c.order.header.status).toBe("closed");
+      const invoices = [a.invoice, b.invoice, c.invoice];
+      for (const field of ["subtotal", "tax", "tax2", "total", "discountTotal"] as const) expect(sum(invoices, field)).toBe(order.header[field]);
+      // Only the closing invoice is fixed; the others are priced as any invoice is.
+      expect(a.invoice.lines.some((l) => l.fixed)).toBe(false);
+      expect(c.invoice.lines.filter((l) => l.lineType !== "discount").every((l) => l.fixed)).toBe(true);
+    });
+
+    it("keeps adding up after a cancelled invoice gives its quantities and money back", () => {
+      const order = orderOf("5.000", [line({ id: "l1", quantity: 3, unitPrice: "9.9999", taxRate: "8.250" })]);
+      const a = invoice(order, { l1: 1.5 });
+      const b = invoice(a.order, { l1: 1 });
+      const reopened = cancel(b.order, a.invoice);
+      expect(reopened.lines[0]!.invoiced!.subtotal).toBe(b.invoice.totals.preDiscountTotal);
+      const c = invoice(reopened, { l1: 2 });
+      expect(c.order.header.status).toBe("closed");
+      for (const field of ["subtotal", "tax", "total", "discountTotal"] as const) expect(sum([b.invoice, c.invoice], field)).toBe(order.header[field]);
+    });
+
+    it("leaves lines invoiced before their money was kept priced as they are", () => {
+      const order = orderOf("0.000", [line({ quantity: 3, unitPrice: "9.9999", quantityInvoiced: 1.5 })]);
+      const parts = invoiceLinesOf(order.header, order.lines, new Map([["l1", 1.5]]), () => "il");
+      expect(parts.lines[0]!.fixed).toBeUndefined();
+      expect(parts.lines[0]).not.toHaveProperty("invoiced");
+    });
   });
 });

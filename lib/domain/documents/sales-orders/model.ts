@@ -7,12 +7,14 @@ import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { mayReachLocation } from "../../common/location-access.js";
+import { money } from "../../common/money.js";
 import { newRevision } from "../../common/revisions.js";
 import { addQuantities } from "../../inventory/math.js";
 import { partyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
+import type { LineMoney } from "../totals.js";
 import { lineChanges, percentOf, progressOf, remainingToPack, withPercents } from "../sales/progress.js";
 
 /**
@@ -292,15 +294,107 @@ export function quantitiesToInvoice(lines: readonly SalesLine[], requested: read
 /** Whether the order's next invoice takes its shipping fee and cost: no live invoice carries them yet. */
 export const shippingToInvoice = (order: DocumentItem): boolean => !(order.shippingInvoiced ?? (order.invoiceCount ?? 0) > 0);
 
+// ---------------------------------------------------------------------------------------------
+// The money of partial invoices
+//
+// Each invoice rounds its own line amounts (architecture section 4, "Money"), so invoices of parts
+// of a line could add up to a little more or less than the order's line (3 x 9.9999 = 29.9997 as
+// 1.5 + 1.5 is 14.9999 + 14.9999). The order keeps on each line the money its live invoices hold
+// of it (`invoiced`); the invoice that takes a line's last quantity takes exactly the rest of the
+// line's subtotal, tax and tax 2, and the invoice that takes the order's last quantities the rest
+// of its discount. So once fully invoiced, the live invoices add up to the order's total and,
+// paid, leave nothing due.
+
+const ZERO_MONEY: LineMoney = { subtotal: "0.0000", tax: "0.0000", tax2: "0.0000" };
+
+const plusMoney = (a: LineMoney, b: LineMoney, sign: 1 | -1): LineMoney => ({
+  subtotal: money(new Decimal(a.subtotal).plus(new Decimal(b.subtotal).times(sign))),
+  tax: money(new Decimal(a.tax).plus(new Decimal(b.tax).times(sign))),
+  tax2: money(new Decimal(a.tax2).plus(new Decimal(b.tax2).times(sign))),
+});
+
+/** What the live invoices hold of an order line; undefined when unknown (invoiced before it was kept). */
+const invoicedMoney = (line: SalesLine): LineMoney | undefined =>
+  line.invoiced ?? (line.lineType === "discount" || line.quantityInvoiced === 0 ? ZERO_MONEY : undefined);
+
 /**
- * The order after an invoice of `quantities` (its new invoice `invoiceId`): the lines' invoiced
- * quantities grow, the order closes (30) once every line is fully invoiced, its invoice count,
- * linked invoices and invoiced percentage follow, with a new revision.
+ * The new invoice's lines of `quantities` (order line id -> quantity), each with a new id from
+ * `newId` and its order line's id; a line's last quantity is fixed at the rest of the order line's
+ * money, and when the invoice takes every last quantity, `fixedDiscount` is the rest of the
+ * order's discount (for `deriveInvoice`).
  */
-export function orderAfterInvoice(previous: DocumentItem, lines: readonly SalesLine[], quantities: ReadonlyMap<string, number>, invoiceId: string) {
-  const orderLines = lines.map((line) =>
-    quantities.has(line.id) ? { ...line, quantityInvoiced: addQuantities(line.quantityInvoiced, quantities.get(line.id)!) } : line,
-  );
+export function invoiceLinesOf(
+  header: DocumentItem,
+  lines: readonly SalesLine[],
+  quantities: ReadonlyMap<string, number>,
+  newId: () => string,
+): { lines: SalesLine[]; fixedDiscount?: string } {
+  const order = priceSalesLines(lines, header.discountPercent, header.shippingFee).money;
+  const known = lines.every((line) => invoicedMoney(line) !== undefined);
+  const invoiceLines = lines
+    .filter((line) => quantities.has(line.id))
+    .map((line) => {
+      const { invoiced: _invoiced, fixed: _fixed, ...rest } = line;
+      const quantity = quantities.get(line.id)!;
+      const held = invoicedMoney(line);
+      const last = addQuantities(line.quantityInvoiced, quantity) >= line.quantity;
+      return {
+        ...rest,
+        id: newId(),
+        quantity,
+        quantityInvoiced: 0,
+        quantityPacked: 0,
+        quantityShipped: 0,
+        salesOrderLineId: line.id,
+        ...(last && held ? { fixed: plusMoney(order.get(line.id)!, held, -1) } : {}),
+      };
+    });
+  const closes = lines.every((line) => line.lineType === "discount" || addQuantities(line.quantityInvoiced, quantities.get(line.id) ?? 0) >= line.quantity);
+  const discountLine = lines.find((line) => line.lineType === "discount");
+  if (!closes || !discountLine || !known) return { lines: invoiceLines };
+  return { lines: invoiceLines, fixedDiscount: plusMoney(order.get(discountLine.id)!, invoicedMoney(discountLine)!, -1).subtotal };
+}
+
+/** An invoice as it moves its order's lines: its priced lines, their money (by line id) and its discount (negative). */
+export interface InvoiceOfOrder {
+  lines: readonly SalesLine[];
+  money: ReadonlyMap<string, LineMoney>;
+  discountTotal: string;
+}
+
+/**
+ * The order's lines after an invoice joins (`sign` 1) or leaves them (-1, a cancel): each order
+ * line's invoiced quantity and money move by the invoice's lines of it, the discount line's
+ * money by the invoice's discount; money unknown before stays unknown.
+ */
+export function withInvoiceOf(lines: readonly SalesLine[], invoice: InvoiceOfOrder, sign: 1 | -1): SalesLine[] {
+  const moved = new Map<string, { quantity: number; money: LineMoney }>();
+  for (const line of invoice.lines) {
+    if (!line.salesOrderLineId) continue;
+    const sofar = moved.get(line.salesOrderLineId) ?? { quantity: 0, money: ZERO_MONEY };
+    const lineMoney = invoice.money.get(line.id) ?? ZERO_MONEY;
+    moved.set(line.salesOrderLineId, { quantity: addQuantities(sofar.quantity, line.quantity), money: plusMoney(sofar.money, lineMoney, 1) });
+  }
+  return lines.map((line) => {
+    const held = invoicedMoney(line);
+    if (line.lineType === "discount") {
+      return held ? { ...line, invoiced: plusMoney(held, { ...ZERO_MONEY, subtotal: invoice.discountTotal }, sign) } : line;
+    }
+    const move = moved.get(line.id);
+    if (!move) return line;
+    const next: SalesLine = { ...line, quantityInvoiced: Math.max(0, addQuantities(line.quantityInvoiced, sign * move.quantity)) };
+    if (held) next.invoiced = plusMoney(held, move.money, sign);
+    return next;
+  });
+}
+
+/**
+ * The order after its invoice `invoice` (its id, and as `InvoiceOfOrder`): the lines' invoiced
+ * quantities and money grow, the order closes (30) once every line is fully invoiced, its invoice
+ * count, linked invoices and invoiced percentage follow, with a new revision.
+ */
+export function orderAfterInvoice(previous: DocumentItem, lines: readonly SalesLine[], invoice: InvoiceOfOrder & { id: string }) {
+  const orderLines = withInvoiceOf(lines, invoice, 1);
   const complete = orderLines.every((line) => line.lineType === "discount" || line.quantityInvoiced >= line.quantity);
   const header = withPercents(
     {
@@ -309,7 +403,7 @@ export function orderAfterInvoice(previous: DocumentItem, lines: readonly SalesL
       statusId: complete ? SO_STATUS.closed.id : SO_STATUS.open.id,
       invoiceCount: (previous.invoiceCount ?? 0) + 1,
       shippingInvoiced: true,
-      linkedInvoiceIds: [...(previous.linkedInvoiceIds ?? []), invoiceId],
+      linkedInvoiceIds: [...(previous.linkedInvoiceIds ?? []), invoice.id],
       revision: newRevision("so"),
       updatedAt: laterUpdatedAt(previous.updatedAt),
     },

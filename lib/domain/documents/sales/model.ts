@@ -13,6 +13,7 @@ import {
   headerTotalsOf,
   totalsOfLines,
   type HeaderTotals,
+  type LineMoney,
   type PartyDocumentLine,
 } from "../totals.js";
 
@@ -32,6 +33,12 @@ export interface SalesLine extends PartyDocumentLine {
   unique?: boolean;
   /** Sales orders: the quantity invoiced so far (0 on invoices). */
   quantityInvoiced: number;
+  /**
+   * Sales orders: the money of the line's live invoices (the invoice lines of it; on the discount
+   * line, the invoices' discounts), so the invoice that takes what is left takes the exact rest.
+   * Absent on lines invoiced before it was kept.
+   */
+  invoiced?: LineMoney;
   quantityPacked: number;
   quantityShipped: number;
   /** Invoices created from a sales order: the order's line. */
@@ -187,19 +194,32 @@ export interface SalesCreateRequest {
   sourceEstimate?: { id: string; number: number };
 }
 
-/** Prices the lines and appends the generated discount line (keeping its id); returns lines and totals. */
-export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string): { lines: SalesLine[]; totals: HeaderTotals } {
+/** Priced lines: the non-discount lines and the generated discount line, their money by line id, and the header's totals. */
+export interface PricedSalesLines {
+  lines: SalesLine[];
+  money: Map<string, LineMoney>;
+  totals: HeaderTotals;
+}
+
+/**
+ * Prices the lines and appends the generated discount line (keeping its id; `fixedDiscount` is
+ * its amount when given, see `computeTotals`); returns lines, each line's money and the totals.
+ */
+export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string, fixedDiscount?: string): PricedSalesLines {
   const items = lines.filter((line) => line.lineType !== "discount");
-  const totals = totalsOfLines(items, (line) => line.unitPrice, discountPercent, shippingFee);
+  const totals = totalsOfLines(items, (line) => line.unitPrice, discountPercent, shippingFee, fixedDiscount);
   assertTotalInRange(totals.total);
-  const priced: SalesLine[] = items.map((line, i) => ({
-    ...line,
-    subtotal: totals.lines[i]!.subtotal,
-    discountedUnitPrice: totals.lines[i]!.discountedUnitPrice,
-  }));
+  const lineMoney = new Map<string, LineMoney>();
+  const priced: SalesLine[] = items.map((line, i) => {
+    const amounts = totals.lines[i]!;
+    lineMoney.set(line.id, { subtotal: amounts.subtotal, tax: amounts.tax, tax2: amounts.tax2 });
+    return { ...line, subtotal: amounts.subtotal, discountedUnitPrice: amounts.discountedUnitPrice };
+  });
   if (totals.discount !== null) {
+    const head = discountLineHead(lines);
+    lineMoney.set(head.id, { subtotal: totals.discount, tax: "0.0000", tax2: "0.0000" });
     priced.push({
-      ...discountLineHead(lines),
+      ...head,
       quantityInvoiced: 0,
       quantityPacked: 0,
       quantityShipped: 0,
@@ -210,7 +230,7 @@ export function priceSalesLines(lines: readonly SalesLine[], discountPercent: st
       subtotal: totals.discount,
     });
   }
-  return { lines: priced, totals: headerTotalsOf(totals) };
+  return { lines: priced, money: lineMoney, totals: headerTotalsOf(totals) };
 }
 
 /** Lines with the ids of the stock rows the write created (rows appear with the first stock). */
