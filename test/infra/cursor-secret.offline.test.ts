@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { waitFor } from "../support/timeouts.js";
 
 /**
  * How the deployed sync function gets its cursor secret: from Secrets Manager, by the ARN in
@@ -69,7 +70,7 @@ describe("sync cursor secret from Secrets Manager", () => {
   it("starts reading at cold start, reads once, and signs with the secret's value", async () => {
     const cursor = await cursorModule();
     // The read started when the module was imported (the Lambda init phase).
-    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    await waitFor("the cold start's GetSecretValue", () => requests.length === 1);
     expect(requests[0]).toEqual({ target: "secretsmanager.GetSecretValue", secretId: ARN });
     expect((await cursor.cursorSecret()).toString("utf8")).toBe(VALUE);
     expect((await cursor.cursorSecret()).toString("utf8")).toBe(VALUE);
@@ -88,7 +89,7 @@ describe("sync cursor secret from Secrets Manager", () => {
   it("does not cache a failed read: the next request reads again", async () => {
     failures = 5; // the import's read and the first request's read both fail
     const cursor = await cursorModule();
-    await vi.waitFor(() => expect(requests.length).toBeGreaterThanOrEqual(1));
+    await waitFor("the cold start's GetSecretValue", () => requests.length >= 1);
     await expect(cursor.cursorSecret()).rejects.toThrow();
     failures = 0;
     expect((await cursor.cursorSecret()).toString("utf8")).toBe(VALUE);

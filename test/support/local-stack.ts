@@ -118,11 +118,4 @@ export function javaOnDataDir(dataDir: string): { pid: number; args: string }[] 
   return javaProcesses(new RegExp(`-dbPath ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(\\s|$)`));
 }
 
-/** Polls `check` every 100 ms until it holds; throws, saying what it waited for, after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = scaled(10_000)): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+export { waitFor } from "./timeouts.js";

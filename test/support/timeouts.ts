@@ -25,3 +25,12 @@ export const INTEGRATION_TEST_TIMEOUT_MS = 30_000;
  * own timeout, `--testTimeout`, the scale): a budget that grows with the time the test is given.
  */
 export const scaledToTimeout = (ms: number, actual: number): number => Math.round((ms * actual) / INTEGRATION_TEST_TIMEOUT_MS);
+
+/** Polls `check` every 100 ms until it holds; throws, saying what it waited for, after `timeoutMs` (scaled). */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = scaled(10_000)): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
