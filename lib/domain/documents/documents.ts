@@ -17,7 +17,9 @@ import { readDocumentHeaders, readDocumentHeader, readDocumentTree, type Documen
 import type { DocumentKind } from "../../db/entities/document.js";
 import { readOwnerCounters } from "../../db/parties.js";
 import type { AccountItem, DocumentItem } from "../../db/service.js";
+import { retrying, type Attempt, type AttemptContext } from "../../db/retry.js";
 import type { TransactionBuilder } from "../../db/transactions.js";
+import { assertRevision, parseIfMatch } from "../common/revisions.js";
 import { reachableScopes } from "../common/location-access.js";
 
 /**
@@ -28,6 +30,31 @@ import { reachableScopes } from "../common/location-access.js";
 
 /** The in-process queue name of one document's writers (`retrying`'s contended names). */
 export const documentLock = (accountId: string, documentId: string): string => `document:${accountId}:${documentId}`;
+
+/**
+ * The optimistic loop of every write to an existing revisioned document (architecture section
+ * 4, "Revisions"; the routes that declare `ifMatch`): the `If-Match` header parsed once; each
+ * attempt reads the document (`read`), answers a revision other than the ones named with 409
+ * `mobile_mutation_conflict` before any state rule, and hands what it read to `write`, which
+ * returns `RETRY` to read again. Writers of one document take turns on its `documentLock`.
+ */
+export function writeAtRevision<D extends { header: Pick<DocumentItem, "revision"> }, T>(
+  target: { operation: string; accountId: string; documentId: string; ifMatch: string | undefined },
+  read: () => Promise<D>,
+  write: (current: D, context: AttemptContext, attempt: number) => Promise<Attempt<T>>,
+): Promise<T> {
+  const expected = parseIfMatch(target.ifMatch);
+  return retrying(
+    target.operation,
+    async (attempt, context) => {
+      const current = await read();
+      assertRevision(expected, current.header.revision);
+      return write(current, context, attempt);
+    },
+    undefined,
+    [documentLock(target.accountId, target.documentId)],
+  );
+}
 
 /**
  * A document of `kind` with its lines and payments (ONE Query) if the caller may see it

@@ -8,13 +8,13 @@ import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentPayment } from "../../db/documents.js";
 import type { DocumentKind } from "../../db/entities/document.js";
-import { RETRY, retrying, type AttemptContext } from "../../db/retry.js";
+import { RETRY, type AttemptContext } from "../../db/retry.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../../db/transactions.js";
 import type { PaymentBody } from "../../schemas/documents.js";
-import { accountSettings, documentLock, visibleDocument, visibleDocumentHeader } from "./documents.js";
+import { accountSettings, visibleDocument, visibleDocumentHeader, writeAtRevision } from "./documents.js";
 import { minorOf, money } from "../common/money.js";
-import { assertRevision, newRevision, parseIfMatch, type RevisionPrefix } from "../common/revisions.js";
+import { newRevision, type RevisionPrefix } from "../common/revisions.js";
 
 /**
  * Manual payments and refunds of purchase orders and invoices (architecture section 8): a signed
@@ -117,7 +117,6 @@ export async function recordPayment(
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.writePermission, `recording ${policy.what} payments`);
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const account = await accountSettings(principal.accountId);
   const amount = money(body.amount);
   const amountMinor = minorOf(amount);
@@ -135,12 +134,11 @@ export async function recordPayment(
     createdAt: new Date().toISOString(),
   };
   const resource = policy.present(payment);
-  return retrying(
-    `record ${policy.what} payment`,
-    async (_attempt, turns) => {
-      // The header alone (one GetItem): a document's payments and lines can be many.
-      const header = await visibleDocumentHeader(principal, policy.kind, documentId, policy.what);
-      assertRevision(ifMatch, header.revision);
+  return writeAtRevision(
+    { operation: `record ${policy.what} payment`, accountId: principal.accountId, documentId, ifMatch: ifMatchHeader },
+    // The header alone (one GetItem): a document's payments and lines can be many.
+    async () => ({ header: await visibleDocumentHeader(principal, policy.kind, documentId, policy.what) }),
+    async ({ header }, turns) => {
       policy.assertPayable?.(header);
       assertWithinBounds(policy, header, amountMinor, "record");
       const cancellation = await writePaymentChange(
@@ -159,8 +157,6 @@ export async function recordPayment(
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
       throw errors.internal(new Error(`payment write failed: ${cancellation.labels.join(", ")}`));
     },
-    undefined,
-    [documentLock(principal.accountId, documentId)],
   );
 }
 
@@ -174,17 +170,19 @@ export async function deletePayment(
   completion: IdempotencyCompletion | undefined,
 ): Promise<{ id: string; object: "payment"; deleted: true }> {
   requireDocumentPermission(principal, policy.writePermission, `deleting ${policy.what} payments`);
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const resource = { id: paymentId, object: "payment" as const, deleted: true as const };
-  return retrying(
-    `delete ${policy.what} payment`,
-    async (_attempt, turns) => {
+  return writeAtRevision(
+    { operation: `delete ${policy.what} payment`, accountId: principal.accountId, documentId, ifMatch: ifMatchHeader },
+    async () => {
       const [header, payment] = await Promise.all([
         visibleDocumentHeader(principal, policy.kind, documentId, policy.what),
         readDocumentPayment(principal.accountId, documentId, paymentId),
       ]);
+      // An unknown payment is 404 whatever the If-Match.
       if (!payment) throw errors.resourceMissing("payment", paymentId);
-      assertRevision(ifMatch, header.revision);
+      return { header, payment };
+    },
+    async ({ header, payment }, turns) => {
       assertWithinBounds(policy, header, -payment.amountMinor, "delete");
       const cancellation = await writePaymentChange(
         policy,
@@ -209,8 +207,6 @@ export async function deletePayment(
       if (cancellation.failed("payment")) throw errors.resourceMissing("payment", paymentId);
       return RETRY;
     },
-    undefined,
-    [documentLock(principal.accountId, documentId)],
   );
 }
 

@@ -3,14 +3,13 @@ import { nowIso } from "../../../core/clock.js";
 import type { Principal } from "../../../auth/permissions.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { addDocumentActivity, addProspectConversion, PROSPECT_CONVERSION_COUNTS } from "../../../db/parties.js";
-import { RETRY, retrying } from "../../../db/retry.js";
+import { RETRY } from "../../../db/retry.js";
 import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import type { Cancellation, TransactionBuilder } from "../../../db/transactions.js";
 import { errors } from "../../../core/errors.js";
-import { documentLock } from "../documents.js";
-import { parseIfMatch } from "../../common/revisions.js";
-import { addEstimateConversion, ESTIMATE_CONVERSION_LABEL, readEstimateForConversion } from "./service.js";
-import { estimateDetails, type ConversionKind, type EstimateConversionSource } from "./model.js";
+import { writeAtRevision } from "../documents.js";
+import { addEstimateConversion, ESTIMATE_CONVERSION_LABEL, visibleEstimate } from "./service.js";
+import { conversionSource, estimateDetails, type ConversionKind, type EstimateConversionSource } from "./model.js";
 import { createInvoiceFromDraft } from "../invoices/service.js";
 import { createSalesOrderFromDraft } from "../sales-orders/service.js";
 import type { DraftLine, DraftOptions, SalesDraft } from "../sales/drafts.js";
@@ -84,18 +83,15 @@ async function convert(
   ifMatchHeader: string | undefined,
   write: (source: EstimateConversionSource) => Promise<Written>,
 ): Promise<ConversionResult> {
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    `convert estimate to ${kind}`,
-    async () => {
-      const source = await readEstimateForConversion(principal, estimateId, kind, ifMatch, nowIso());
-      const written = await write(source);
+  return writeAtRevision(
+    { operation: `convert estimate to ${kind}`, accountId: principal.accountId, documentId: estimateId, ifMatch: ifMatchHeader },
+    () => visibleEstimate(principal, estimateId),
+    async (tree) => {
+      const written = await write(conversionSource(tree.header, tree.lines, kind, nowIso()));
       if (written.ok) return written.result;
       if (written.cancellation.failed(ESTIMATE_CONVERSION_LABEL)) return RETRY;
       throw errors.internal(new Error(`estimate conversion failed: ${written.cancellation.labels.join(", ")}`));
     },
-    undefined,
-    [documentLock(principal.accountId, estimateId)],
   );
 }
 

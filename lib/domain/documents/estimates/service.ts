@@ -13,7 +13,7 @@ import { RETRY, retrying } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
 import type { EstimateCreateBody, EstimateListQuery, EstimateUpdateBody } from "../../../schemas/estimates.js";
-import { addAssigneeCount, addKindCountDecrement, listDocuments, documentLock, visibleDocument } from "../documents.js";
+import { addAssigneeCount, addKindCountDecrement, listDocuments, visibleDocument, writeAtRevision } from "../documents.js";
 import {
   ESTIMATE_STATUS,
   conversionSource,
@@ -59,7 +59,8 @@ export interface EstimateResult {
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-const visibleEstimate = (principal: Principal, id: string) => visibleDocument<EstimateTree>(principal, "estimate", id, WHAT);
+/** A visible estimate with its lines (404 `resource_missing` otherwise). */
+export const visibleEstimate = (principal: Principal, id: string) => visibleDocument<EstimateTree>(principal, "estimate", id, WHAT);
 
 const result = (principal: Principal, header: DocumentItem, lines: readonly EstimateLine[], now?: string): EstimateResult => ({
   body: presentEstimate(principal, header, lines, { now }),
@@ -166,13 +167,11 @@ export async function updateEstimate(
   completion: IdempotencyCompletion | undefined,
 ): Promise<EstimateResult> {
   requireDocumentPermission(principal, "estimates.modify", "changing estimates");
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "update estimate",
-    async () => {
-      const tree = await visibleEstimate(principal, id);
+  return writeAtRevision(
+    { operation: "update estimate", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleEstimate(principal, id),
+    async (tree) => {
       const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
       const now = nowIso();
       const { plan, problems } = await planEstimate(principal, { mode: "update", input, tree }, now, false);
       throwProblems(problems);
@@ -195,8 +194,6 @@ export async function updateEstimate(
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY; // changed meanwhile: read again (state and If-Match decide)
       return mapWriteFailures(cancellation, customer.partyId);
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -267,16 +264,13 @@ export async function declineEstimate(
 ): Promise<EstimateResult> {
   requireDocumentPermission(principal, "estimates.list", "declining estimates");
   requireDocumentPermission(principal, "estimates.modify", "declining estimates");
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "decline estimate",
-    async () => {
-      const tree = await visibleEstimate(principal, id);
+  return writeAtRevision(
+    { operation: "decline estimate", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleEstimate(principal, id),
+    async (tree) => {
       const previous = tree.header;
       const now = nowIso();
       const status = effectiveStatus(previous, now);
-      // The precondition first, as on every other write: a repeat is safe only with the current revision (or none).
-      assertRevision(ifMatch, previous.revision);
       if (status === "declined") return result(principal, previous, tree.lines, now);
       if (status !== "open") {
         throw errors.stateConflict("estimate_decline_not_allowed", `Only Open estimates can be declined; this one is ${stateLabel(previous, status)}.`);
@@ -295,8 +289,6 @@ export async function declineEstimate(
       });
       return cancellation ? RETRY : response;
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -312,14 +304,12 @@ export async function deleteEstimate(
   completion: IdempotencyCompletion | undefined,
 ): Promise<{ id: string; object: "estimate"; deleted: true }> {
   requireDocumentPermission(principal, "estimates.modify", "deleting estimates");
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const body = { id, object: "estimate" as const, deleted: true as const };
-  return retrying(
-    "delete estimate",
-    async () => {
-      const tree = await visibleEstimate(principal, id);
+  return writeAtRevision(
+    { operation: "delete estimate", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleEstimate(principal, id),
+    async (tree) => {
       const header = tree.header;
-      assertRevision(ifMatch, header.revision);
       const now = nowIso();
       const status = effectiveStatus(header, now);
       if (status !== "open") {
@@ -341,8 +331,6 @@ export async function deleteEstimate(
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
       throw errors.internal(new Error(`estimate delete failed: ${cancellation.labels.join(", ")}`));
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -359,12 +347,10 @@ export async function readEstimateForConversion(
   principal: Principal,
   estimateId: string,
   kind: ConversionKind,
-  ifMatch: readonly string[] | undefined = undefined,
   now: string = nowIso(),
 ): Promise<EstimateConversionSource> {
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   const tree = await visibleEstimate(principal, estimateId);
-  assertRevision(ifMatch, tree.header.revision);
   return conversionSource(tree.header, tree.lines, kind, now);
 }
 

@@ -9,13 +9,13 @@ import { DOCUMENT_LABEL, addDocumentWrite, readDocumentTree } from "../../../db/
 import { latestIssueDate } from "../../../db/document-lists.js";
 import { addDocumentActivity, readParty } from "../../../db/parties.js";
 import { checkReferences } from "../../../db/references.js";
-import { RETRY, retrying } from "../../../db/retry.js";
+import { RETRY } from "../../../db/retry.js";
 import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
 import type { InvoiceCreateBody, InvoiceListQuery, InvoiceUpdateBody } from "../../../schemas/invoices.js";
 import { minorOf } from "../../common/money.js";
-import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
-import { accountSettings, documentLock } from "../documents.js";
+import { newRevision } from "../../common/revisions.js";
+import { accountSettings, writeAtRevision } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
 import { laterDate, mergeSalesHeader, requireShippingCostPermission, withAccountSnapshot } from "../sales/header.js";
 import { lineSpecsOf, priceSalesLines, type SalesContext, type SalesLine } from "../sales/model.js";
@@ -299,13 +299,11 @@ export async function cancelInvoice(
   completion: IdempotencyCompletion | undefined,
 ): Promise<InvoiceResult> {
   requireSalesModify(principal, INVOICE_KIND);
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "cancel invoice",
-    async () => {
-      const tree = await visibleInvoice(principal, id);
+  return writeAtRevision(
+    { operation: "cancel invoice", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleInvoice(principal, id),
+    async (tree) => {
       const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
       assertCancellable(previous);
       const order = isLinked(previous) ? await orderAfterCancel(principal, previous, tree.lines) : undefined;
       const next: DocumentItem = {
@@ -342,8 +340,6 @@ export async function cancelInvoice(
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY;
       throw errors.internal(new Error(`invoice cancel failed: ${cancellation.labels.join(", ")}`));
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -382,13 +378,11 @@ export async function sendInvoice(
   completion: IdempotencyCompletion | undefined,
 ): Promise<InvoiceResult> {
   requireSalesModify(principal, INVOICE_KIND);
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "send invoice",
-    async () => {
-      const tree = await visibleInvoice(principal, id);
+  return writeAtRevision(
+    { operation: "send invoice", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleInvoice(principal, id),
+    async (tree) => {
       const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
       if (previous.status === "cancelled") throw errors.stateConflict("invoice_send_not_allowed", "A cancelled invoice cannot be sent.");
       if (previous.dateSent) return invoiceResult(principal, previous, tree.lines);
       const account = await accountSettings(principal.accountId);
@@ -403,7 +397,5 @@ export async function sendInvoice(
       });
       return cancellation ? RETRY : written;
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }

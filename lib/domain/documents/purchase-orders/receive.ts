@@ -8,14 +8,14 @@ import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { withArticle } from "../../../core/text.js";
 import { addDocumentWrite } from "../../../db/documents.js";
 import { readLocation } from "../../../db/locations.js";
-import { RETRY, retrying } from "../../../db/retry.js";
+import { RETRY } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import type { PurchaseOrderReceiveBody } from "../../../schemas/purchase-orders.js";
-import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
+import { newRevision } from "../../common/revisions.js";
 import { addQuantities } from "../../inventory/math.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
 import type { StockRuleError } from "../../../core/failures.js";
-import { accountSettings, documentLock } from "../documents.js";
+import { accountSettings, writeAtRevision } from "../documents.js";
 import { commitStockWrite } from "../stock/writes.js";
 import { PO_STATUS, fullyReceived, purchaseOrderResult as result, stockChanges, withRowIds, type PoStatus, type PurchaseOrderResult } from "./model.js";
 import { visibleOrder } from "./service.js";
@@ -41,13 +41,11 @@ export async function sendPurchaseOrder(
   completion: IdempotencyCompletion | undefined,
 ): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "sending purchase orders");
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "send purchase order",
-    async () => {
-      const tree = await visibleOrder(principal, id);
+  return writeAtRevision(
+    { operation: "send purchase order", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleOrder(principal, id),
+    async (tree) => {
       const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
       if (previous.status === "sent") return result(principal, previous, tree.lines);
       if (previous.status !== "not_sent") {
         throw errors.stateConflict("purchase_order_send_not_allowed", `A ${PO_STATUS[previous.status as PoStatus].label} purchase order cannot be sent.`);
@@ -69,8 +67,6 @@ export async function sendPurchaseOrder(
       // Incoming only grows here: a rule broken on a current plan is internal.
       return commitOrderStock(principal, { previous, next: base, lines: tree.lines, changes, action: "sent", completion }, (rule) => rule, "not_sent");
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -88,7 +84,6 @@ export async function receivePurchaseOrder(
   completion: IdempotencyCompletion | undefined,
 ): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "receiving purchase orders");
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const duplicates: ValidationDetail[] = [];
   const seen = new Set<string>();
   input.lines.forEach((line, index) => {
@@ -96,12 +91,11 @@ export async function receivePurchaseOrder(
     seen.add(line.line_id);
   });
   if (duplicates.length > 0) throw errors.validationFailed(duplicates);
-  return retrying(
-    "receive purchase order",
-    async () => {
-      const tree = await visibleOrder(principal, id);
+  return writeAtRevision(
+    { operation: "receive purchase order", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleOrder(principal, id),
+    async (tree) => {
       const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
       if (previous.status !== "sent" && previous.status !== "partially_received") {
         throw errors.stateConflict(
           "purchase_order_receive_not_allowed",
@@ -156,8 +150,6 @@ export async function receivePurchaseOrder(
         errors.validationFailed([{ param: "lines", code: error.rule, message: error.message }]),
       );
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 

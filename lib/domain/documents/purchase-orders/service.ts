@@ -20,7 +20,7 @@ import { DOCUMENT_LABEL, addDocumentWrite, type DocumentTree } from "../../../db
 import { readLocation } from "../../../db/locations.js";
 import { addDocumentActivity, readParty } from "../../../db/parties.js";
 import { checkReferences, referenceDetails, type Reference } from "../../../db/references.js";
-import { RETRY, retrying } from "../../../db/retry.js";
+import { RETRY } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import type { Cancellation } from "../../../db/transactions.js";
 import { writeTransaction } from "../../../db/transactions.js";
@@ -29,10 +29,10 @@ import { customFieldWrite } from "../../common/custom-field-values.js";
 import { resolveLineItems, type ResolvedLineItem } from "../lines.js";
 import { mayReachLocation, outsideLocationDetail } from "../../common/location-access.js";
 import { paymentOperations, type PaymentPolicy } from "../payments.js";
-import { accountSettings, listDocuments, documentLock, visibleDocument } from "../documents.js";
+import { accountSettings, listDocuments, visibleDocument, writeAtRevision } from "../documents.js";
 import { money, rate } from "../../common/money.js";
 import { withTotalCoveringPaid } from "../amounts.js";
-import { assertRevision, newRevision, parseIfMatch } from "../../common/revisions.js";
+import { newRevision } from "../../common/revisions.js";
 import { MAX_PO_LINES } from "../../../schemas/purchase-orders.js";
 import { freshHeader, textFilter } from "../stock/model.js";
 import { createNumbered, inactiveLocationDetail } from "../stock/writes.js";
@@ -290,13 +290,11 @@ export async function updatePurchaseOrder(
   completion: IdempotencyCompletion | undefined,
 ): Promise<PurchaseOrderResult> {
   requireDocumentPermission(principal, "purchase_orders.modify", "changing purchase orders");
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    "update purchase order",
-    async () => {
-      const tree = await visibleOrder(principal, id);
+  return writeAtRevision(
+    { operation: "update purchase order", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleOrder(principal, id),
+    async (tree) => {
       const previous = tree.header;
-      assertRevision(ifMatch, previous.revision);
       if (previous.status !== "not_sent") {
         throw errors.stateConflict(
           "purchase_order_update_not_allowed",
@@ -361,8 +359,6 @@ export async function updatePurchaseOrder(
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY; // changed meanwhile: read again (If-Match then decides)
       return mapReferenceFailures(cancellation);
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 

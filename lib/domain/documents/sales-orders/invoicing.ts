@@ -7,13 +7,13 @@ import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite, readDocumentHeaders } from "../../../db/documents.js";
 import { readParty } from "../../../db/parties.js";
-import { RETRY, retrying } from "../../../db/retry.js";
+import { RETRY } from "../../../db/retry.js";
 import type { DocumentItem } from "../../../db/service.js";
 import type { SalesOrderInvoiceBody } from "../../../schemas/sales-orders.js";
-import { accountSettings, documentLock } from "../documents.js";
+import { accountSettings, writeAtRevision } from "../documents.js";
 import { INVOICE_STATUS, deriveInvoice, invoiceStock, presentInvoice, type InvoiceResult } from "../invoices/model.js";
 import { minorOf } from "../../common/money.js";
-import { assertRevision, etagOf, newRevision, parseIfMatch } from "../../common/revisions.js";
+import { etagOf, newRevision } from "../../common/revisions.js";
 import { blankHeader } from "../sales/header.js";
 import { insertSalesDocument } from "../sales/insert.js";
 import { duplicateLineIds } from "../sales/model.js";
@@ -45,15 +45,13 @@ export async function invoiceSalesOrder(
 ): Promise<InvoiceResult> {
   requireDocumentPermission(principal, "sales_orders.modify", "invoicing sales orders");
   requireDocumentPermission(principal, "invoices.modify", "creating invoices");
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const duplicates = duplicateLineIds(body.lines);
   if (duplicates.length > 0) throw errors.validationFailed(duplicates);
-  return retrying(
-    "invoice sales order",
-    async () => {
-      const order = await visibleSalesOrder(principal, id);
+  return writeAtRevision(
+    { operation: "invoice sales order", accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleSalesOrder(principal, id),
+    async (order) => {
       const previous = order.header;
-      assertRevision(ifMatch, previous.revision);
       assertInvoiceable(previous);
       const quantities = quantitiesToInvoice(order.lines, body.lines);
 
@@ -123,8 +121,6 @@ export async function invoiceSalesOrder(
         throw error;
       }
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 

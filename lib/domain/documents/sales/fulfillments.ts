@@ -8,17 +8,16 @@ import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite } from "../../../db/documents.js";
 import { FULFILLMENT_LABEL, queryFulfillments, readFulfillment } from "../../../db/fulfillments.js";
-import { RETRY, retrying } from "../../../db/retry.js";
+import { RETRY } from "../../../db/retry.js";
 import { allocateNumber } from "../../../db/sequences.js";
 import type { AccountItem, DocumentItem, FulfillmentItem } from "../../../db/service.js";
 import { writeTransaction, type TransactionBuilder } from "../../../db/transactions.js";
 import type { PackBody, ShipBody } from "../../../schemas/sales-documents.js";
-import { accountSettings, documentLock } from "../documents.js";
+import { accountSettings, writeAtRevision } from "../documents.js";
 import { addQuantities } from "../../inventory/math.js";
 import { duplicateLineIds, type SalesKind, type SalesLine, type SalesTree } from "./model.js";
 import { isPackable, remainingToPack } from "./progress.js";
 import { requireSalesRead } from "./service.js";
-import { assertRevision, parseIfMatch } from "../../common/revisions.js";
 import { withArticle } from "../../../core/text.js";
 
 /**
@@ -106,15 +105,13 @@ export async function packDocument(
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.permission, `packing ${policy.what}s`);
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const duplicates = duplicateLineIds(body.lines);
   if (duplicates.length > 0) throw policy.invalid(duplicates);
   const account = await accountSettings(principal.accountId);
-  return retrying(
-    `pack ${policy.what}`,
-    async (attempt, turns) => {
-      const tree = await policy.read(principal, id);
-      assertRevision(ifMatch, tree.header.revision);
+  return writeAtRevision(
+    { operation: `pack ${policy.what}`, accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => policy.read(principal, id),
+    async (tree, turns, attempt) => {
       policy.assertPackable(principal, tree, account);
       const serviceItems = account.packingServiceItems;
       // Spec 4.4: a line already fully packed "at first validation" is the line's own 409; an order
@@ -183,8 +180,6 @@ export async function packDocument(
       if (cancellation.failed(DOCUMENT_LABEL)) return RETRY; // packed (or changed) meanwhile: read again and recheck
       throw errors.internal(new Error(`pack failed: ${cancellation.labels.join(", ")}`));
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -199,13 +194,14 @@ export async function shipFulfillment(
   completion: IdempotencyCompletion | undefined,
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, policy.permission, `shipping ${policy.what}s`);
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const account = await accountSettings(principal.accountId);
-  return retrying(
-    `ship ${policy.what} fulfillment`,
+  return writeAtRevision(
+    { operation: `ship ${policy.what} fulfillment`, accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
     async () => {
       const [tree, fulfillment] = await Promise.all([policy.read(principal, id), readFulfillment(principal.accountId, id, fulfillmentId)]);
-      assertRevision(ifMatch, tree.header.revision);
+      return { header: tree.header, tree, fulfillment };
+    },
+    async ({ tree, fulfillment }) => {
       // A linked invoice's packing lists are its sales order's: that answer first, whatever the id.
       policy.assertShippable?.(tree);
       if (!fulfillment) throw errors.resourceMissing("fulfillment", fulfillmentId);
@@ -246,8 +242,6 @@ export async function shipFulfillment(
       if (cancellation.failed(DOCUMENT_LABEL) || cancellation.failed(FULFILLMENT_LABEL)) return RETRY;
       throw errors.internal(new Error(`ship failed: ${cancellation.labels.join(", ")}`));
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 

@@ -11,12 +11,11 @@ import { DOCUMENT_LABEL, addDocumentDelete, type DocumentTree } from "../../../d
 import { addDocumentActivity, type DocumentActivity } from "../../../db/parties.js";
 import { referenceDetails, type Reference } from "../../../db/references.js";
 import { RETRY, retrying, type Attempt } from "../../../db/retry.js";
-import { assertRevision, parseIfMatch } from "../../common/revisions.js";
 import type { AccountItem, DocumentItem } from "../../../db/service.js";
 import type { Cancellation } from "../../../db/transactions.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
 import { stockRefusal, type PlanBasis } from "../stock/writes.js";
-import { accountSettings, addAssigneeCount, addKindCountDecrement, documentLock, listDocuments, visibleDocument } from "../documents.js";
+import { accountSettings, addAssigneeCount, addKindCountDecrement, listDocuments, visibleDocument, writeAtRevision } from "../documents.js";
 import type { DraftOptions } from "./drafts.js";
 import { newSalesHeader, requireShippingCostPermission, type NewHeaderRules } from "./header.js";
 import { insertSalesDocument, type NewSalesDocument, type NewSalesResult } from "./insert.js";
@@ -224,16 +223,12 @@ export function updateSalesDocument<T>(
 ): Promise<T> {
   requireSalesModify(principal, kind);
   requireShippingCostPermission(principal, input);
-  const ifMatch = parseIfMatch(ifMatchHeader);
-  return retrying(
-    `update ${kind.what}`,
-    async () => {
-      const tree = await visibleSales(principal, kind, id);
-      assertRevision(ifMatch, tree.header.revision);
+  return writeAtRevision(
+    { operation: `update ${kind.what}`, accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleSales(principal, kind, id),
+    async (tree) => {
       return attempt(tree);
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
 
@@ -250,13 +245,11 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
   plan: (tree: SalesTree) => SalesDeletePlan | Promise<SalesDeletePlan>,
 ): Promise<{ id: string; object: K; deleted: true }> {
   requireSalesModify(principal, kind);
-  const ifMatch = parseIfMatch(ifMatchHeader);
   const resource = { id, object: kind.kind, deleted: true as const };
-  return retrying(
-    `delete ${kind.what}`,
-    async () => {
-      const tree = await visibleSales(principal, kind, id);
-      assertRevision(ifMatch, tree.header.revision);
+  return writeAtRevision(
+    { operation: `delete ${kind.what}`, accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
+    () => visibleSales(principal, kind, id),
+    async (tree) => {
       const { changes, customer, stockLines } = await plan(tree);
       const header = tree.header;
       const { cancellation } = await commitSalesStock(
@@ -280,7 +273,5 @@ export async function deleteSalesDocument<K extends SalesKind["kind"]>(
       if (cancellation.failed(DOCUMENT_LABEL) || cancellation.failedUnder("party:").length > 0) return RETRY;
       throw errors.internal(new Error(`${kind.what} delete failed: ${cancellation.labels.join(", ")}`));
     },
-    undefined,
-    [documentLock(principal.accountId, id)],
   );
 }
