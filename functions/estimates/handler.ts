@@ -20,13 +20,13 @@ type EstimateParams = { estimate_id: string };
 /** Endpoint group `estimates`. */
 export const handler = createApiHandler(estimateRoutes, {
   createEstimate: async (req: ApiRequest<{}, {}, EstimateCreateBody>) => withEtag(await createEstimate(req.principal, req.body, req.completion(201)), 201),
-  previewEstimate: async (req: ApiRequest<{}, {}, EstimateCreateBody>) => ok(await previewEstimate(req.principal, req.body)),
+  previewEstimate: async (req: ApiRequest<{}, {}, EstimateCreateBody>) => ok(await previewEstimate(req.principal, req.body, undefined, req.bodyProblems)),
   listEstimates: async (req: ApiRequest<{}, EstimateListQuery>) => ok(await listEstimates(req.principal, req.path, normalizePage(req.query), req.query)),
   getEstimate: async (req: ApiRequest<EstimateParams>) => withEtag(await getEstimate(req.principal, req.params.estimate_id)),
   updateEstimate: async (req: ApiRequest<EstimateParams, {}, EstimateUpdateBody>) =>
     withEtag(await updateEstimate(req.principal, req.params.estimate_id, req.body, req.headers["if-match"], req.completion(200))),
   previewEstimateChanges: async (req: ApiRequest<EstimateParams, {}, EstimateUpdateBody>) =>
-    ok(await previewEstimate(req.principal, req.body, { id: req.params.estimate_id, ifMatch: req.headers["if-match"] })),
+    ok(await previewEstimate(req.principal, req.body, { id: req.params.estimate_id, ifMatch: req.headers["if-match"] }, req.bodyProblems)),
   declineEstimate: async (req: ApiRequest<EstimateParams>) =>
     withEtag(await declineEstimate(req.principal, req.params.estimate_id, req.headers["if-match"], req.completion(200))),
   deleteEstimate: async (req: ApiRequest<EstimateParams>) =>

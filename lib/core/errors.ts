@@ -23,6 +23,13 @@ export interface ApiErrorOptions {
 }
 
 /** An error with an HTTP status and a code from the catalogue; the error handler renders it. */
+/** One reason a body is refused, as its 422 would name it: the detail's (or the error's) code, message and field. */
+export interface BodyProblem {
+  code: string;
+  message: string;
+  param: string | null;
+}
+
 export class ApiError extends Error {
   readonly statusCode: number;
   readonly type: ErrorType;

@@ -77,6 +77,7 @@ export function buildHandler(
       params: input.path as Record<string, string>,
       query: input.query,
       body: input.body,
+      ...(input.bodyProblems ? { bodyProblems: input.bodyProblems } : {}),
       path: event.rawPath,
       headers: event.headers ?? {},
       completion: (statusCode) => (state.idempotency ? { context: state.idempotency, statusCode } : undefined),

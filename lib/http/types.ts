@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { MiddlewareObj, Request } from "@middy/core";
 import type { Principal } from "../auth/permissions.js";
 import type { RouteDefinition } from "../routes/index.js";
+import type { BodyProblem } from "../core/errors.js";
 import type { IdempotencyContext, IdempotencyCompletion } from "../core/idempotency.js";
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -24,8 +25,8 @@ export interface PipelineState {
   rateLimit?: RateLimitState;
   /** This request's count in its key's current rate window (set by authentication). */
   rateCount?: { window: number; count: number };
-  /** Parsed and validated inputs. */
-  input?: { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown };
+  /** Parsed and validated inputs (`bodyProblems`: a `bodyProblems: "report"` route's body refused, and so absent). */
+  input?: { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown; bodyProblems?: BodyProblem[] };
   idempotency?: IdempotencyContext;
   /** True once the route handler started: from then on its outcome is stored for replay. */
   handlerStarted?: boolean;
@@ -49,6 +50,8 @@ export interface ApiRequest<P = Record<string, string>, Q = Record<string, unkno
   params: P;
   query: Q;
   body: B;
+  /** A `bodyProblems: "report"` route's refused body: why (then `body` is undefined). */
+  bodyProblems?: BodyProblem[];
   /** Request path without the query string (the list envelope's `url`). */
   path: string;
   headers: Record<string, string | undefined>;

@@ -53,8 +53,10 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, ErrorCode
   if (route.ifMatch) add(409, "mobile_mutation_conflict");
   if (body) add(413, "request_too_large");
   // A route's own body code (e.g. invalid_invoice_pack) answers schema failures; reference checks still answer validation_failed.
-  if (body) add(422, "validation_failed", ...(route.bodyErrorCode ? [route.bodyErrorCode] : []));
-  if (route.protectedFields) add(422, route.protectedFields.code);
+  // A route that reports its body's problems (an estimate preview) answers them with 200.
+  const refusesBody = route.bodyProblems !== "report";
+  if (body && refusesBody) add(422, "validation_failed", ...(route.bodyErrorCode ? [route.bodyErrorCode] : []));
+  if (route.protectedFields && refusesBody) add(422, route.protectedFields.code);
   // A query that is not valid percent-encoding (400), a value the schema refuses (422).
   if (query) add(400, "invalid_query_parameter");
   if (query && queryCanRefuse(query)) add(422, "invalid_query_parameter");

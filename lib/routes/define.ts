@@ -114,6 +114,12 @@ export interface RouteDefinition {
   /** The code of the 422 for a body that fails its schema (default `validation_failed`). */
   bodyErrorCode?: ErrorCode;
   /**
+   * `"report"`: a body that fails its schema or names protected fields is not refused with 422;
+   * the handler runs without a body and gets the problems as that 422 would name them
+   * (`ApiRequest.bodyProblems`): an estimate preview reports them in its `errors`.
+   */
+  bodyProblems?: "report";
+  /**
    * The route puts messages on the webhook queue (`POST /webhook-endpoints/{id}/test`): the
    * stack grants its function `sqs:SendMessage` on that queue and sets `WEBHOOK_QUEUE_URL`.
    */

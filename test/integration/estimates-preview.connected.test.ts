@@ -170,9 +170,28 @@ describe("connected: estimate previews", () => {
     expect(foreignItem.body).toMatchObject({ estimate: null, errors: [{ code: "invalid_reference", param: "lines[0].item_id" }] });
     expect(foreignItem.text).not.toContain(other.item.name);
 
-    // A body the create's schema refuses is answered as the create answers it.
-    expectError(await w.client.post("/estimates/preview", body(w, { estimate_number: 9 })), 422, "unsupported_estimate_field", "estimate_number");
-    expectError(await w.client.post("/estimates/preview", { lines: [] }), 422, "validation_failed");
+    // What the create's schema refuses is in errors too, each as a detail of the create's 422, and no estimate.
+    const protectedField = await w.client.post("/estimates/preview", body(w, { estimate_number: 9 }));
+    expect(protectedField.status, protectedField.text).toBe(200);
+    expect(protectedField.body).toEqual({
+      object: "estimate_preview",
+      estimate: null,
+      errors: [{ code: "unsupported_estimate_field", param: "estimate_number", message: expect.any(String) }],
+      warnings: [],
+    });
+    const schema = await w.client.post("/estimates/preview", { discount_percent: 150, lines: [] });
+    expect(schema.status, schema.text).toBe(200);
+    expect(schema.body.estimate).toBeNull();
+    expect(schema.body.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ param: "customer_id", code: "required" }),
+        expect.objectContaining({ param: "discount_percent" }),
+        expect.objectContaining({ param: "lines" }),
+      ]),
+    );
+    // Malformed JSON, or JSON that is not an object, is still 400: there is no body to judge.
+    expectError(await w.client.request("POST", "/estimates/preview", undefined, { raw: "{" }), 400, "invalid_json");
+    expectError(await w.client.post("/estimates/preview", []), 400, "invalid_json");
     expectError(
       await api()
         .withKey((await newUser(w.account, { permissions: ["estimates.list"] })).key)
@@ -198,6 +217,19 @@ describe("connected: estimate previews", () => {
       404,
       "resource_missing",
     );
+    // A body the update's schema refuses: the same 428, 409 and 404 first, then its problems as errors.
+    const badBody = { discount_percent: 150, status_id: 6 };
+    expectError(await w.client.post(path, badBody), 428, "estimate_revision_required");
+    expectError(await w.client.post(path, badBody, { headers: { "if-match": '"est_stale"' } }), 409, "mobile_mutation_conflict");
+    expectError(await w.client.post(`/estimates/${randomUUID()}/preview`, badBody, { headers: { "if-match": estimate.revision } }), 404, "resource_missing");
+    const problems = await w.client.post(path, { discount_percent: 150 }, { headers: { "if-match": estimate.revision } });
+    expect(problems.status, problems.text).toBe(200);
+    expect(problems.body).toEqual({
+      object: "estimate_preview",
+      estimate: null,
+      errors: [{ code: "too_large", param: "discount_percent", message: expect.any(String) }],
+      warnings: [],
+    });
 
     const [inventory] = estimate.lines;
     const preview = await w.client.post(

@@ -1,5 +1,5 @@
 import { requirePermission } from "../../auth/permissions.js";
-import { errors } from "../../core/errors.js";
+import { ApiError, errors, type BodyProblem } from "../../core/errors.js";
 import { parseIfMatch } from "../../domain/common/revisions.js";
 import type { RouteDefinition } from "../../routes/define.js";
 import type { ZodError, ZodSafeParseResult } from "zod";
@@ -136,6 +136,14 @@ async function withoutReadBackFields(
   return sent === raw ? { sent, parsed } : { sent };
 }
 
+/** A refused body's problems as its 422 names them: each detail (its own code), else the error itself. */
+function bodyProblemsOf(error: ApiError): BodyProblem[] {
+  const details = error.details ?? [];
+  if (details.length === 0) return [{ code: error.code, message: error.message, param: error.param ?? null }];
+  // An unsupported field's detail code is the error's own (unsupported_estimate_field).
+  return details.map((detail) => ({ code: detail.code, message: detail.message, param: detail.param === "" ? null : detail.param }));
+}
+
 /**
  * A copy's `revision`, sent back in the body without an `If-Match` header, is the write's
  * If-Match: the update commits only while the record is still at that revision (a copy that a
@@ -182,19 +190,25 @@ export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): Pi
     let body: unknown;
     if (bodySchema) {
       const { sent, parsed } = await withoutReadBackFields(request, route, path, request.event.body, options.readCurrent);
-      refuseProtectedFields(route, sent);
-      const result = parsed ?? bodySchema.safeParse(sent);
-      if (!result.success) {
-        // Spec part 2 (estimates, invoices): "protected or unsupported fields" answer the route's
-        // own code, so a field the body schema does not know is refused with it too.
-        const unknown = route.protectedFields ? unknownFieldsOf(result.error) : [];
-        if (unknown.length > 0) throw errors.unsupportedField(route.protectedFields!.code, unknown);
-        const details = toValidationDetails(result.error, sent);
-        throw route.bodyErrorCode
-          ? errors.invalidBody(route.bodyErrorCode, details, undefined, countIssues(result.error))
-          : errors.validationFailed(details, undefined, countIssues(result.error));
+      try {
+        refuseProtectedFields(route, sent);
+        const result = parsed ?? bodySchema.safeParse(sent);
+        if (!result.success) {
+          // Spec part 2 (estimates, invoices): "protected or unsupported fields" answer the route's
+          // own code, so a field the body schema does not know is refused with it too.
+          const unknown = route.protectedFields ? unknownFieldsOf(result.error) : [];
+          if (unknown.length > 0) throw errors.unsupportedField(route.protectedFields!.code, unknown);
+          const details = toValidationDetails(result.error, sent);
+          throw route.bodyErrorCode
+            ? errors.invalidBody(route.bodyErrorCode, details, undefined, countIssues(result.error))
+            : errors.validationFailed(details, undefined, countIssues(result.error));
+        }
+        body = result.data;
+      } catch (error) {
+        if (route.bodyProblems !== "report" || !(error instanceof ApiError) || error.statusCode !== 422) throw error;
+        request.internal.input = { path, query, body: undefined, bodyProblems: bodyProblemsOf(error) };
+        return;
       }
-      body = result.data;
     }
     request.internal.input = { path, query, body };
   };

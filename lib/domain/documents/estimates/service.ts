@@ -1,9 +1,8 @@
 import { documentListing } from "../../../db/document-lists.js";
 import { requireDocumentPermission, withEtag, changesNothing } from "../rules.js";
-import { referenceDetail } from "../../../core/errors.js";
+import { errors, referenceDetail, type BodyProblem } from "../../../core/errors.js";
 import { nowIso, laterUpdatedAt } from "../../../core/clock.js";
 import type { Principal } from "../../../auth/permissions.js";
-import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentDelete, addDocumentWrite, type DocumentTree } from "../../../db/documents.js";
@@ -203,12 +202,14 @@ export async function updateEstimate(
  * when the customer or an item cannot be resolved), `errors` (every refusal the write would
  * answer, with its code and param) and `warnings`. An existing estimate's preview needs
  * `If-Match` with its current revision: missing 428 `estimate_revision_required`, stale 409
- * `mobile_mutation_conflict`.
+ * `mobile_mutation_conflict`. A body its schema refused (`bodyProblems`, no `input`) is previewed
+ * as those errors and no estimate, after the same permission, visibility and If-Match checks.
  */
 export async function previewEstimate(
   principal: Principal,
-  input: EstimateCreateBody | EstimateUpdateBody,
+  input: EstimateCreateBody | EstimateUpdateBody | undefined,
   existing?: { id: string; ifMatch: string | undefined },
+  bodyProblems?: readonly BodyProblem[],
 ): Promise<Record<string, unknown>> {
   requireDocumentPermission(principal, "estimates.modify", "previewing estimates");
   const now = nowIso();
@@ -222,10 +223,12 @@ export async function previewEstimate(
       throw errors.revisionRequired("estimate_revision_required", "Previewing changes to an estimate requires If-Match with its current revision (ETag).");
     }
     assertRevision(expected, tree.header.revision);
+    if (bodyProblems || !input) return { object: "estimate_preview", estimate: null, errors: bodyProblems ?? [], warnings: [] };
     storedLineIds = new Set(tree.lines.map((line) => line.id));
     stored = tree.header;
     planned = await planEstimate(principal, { mode: "update", input: input as EstimateUpdateBody, tree }, now, true);
   } else {
+    if (bodyProblems || !input) return { object: "estimate_preview", estimate: null, errors: bodyProblems ?? [], warnings: [] };
     planned = await planEstimate(principal, { mode: "create", input: input as EstimateCreateBody }, now, true);
   }
   const { plan, problems, warnings } = planned;
