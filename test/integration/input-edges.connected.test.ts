@@ -66,6 +66,24 @@ describe("connected: input edges", () => {
     expect(fine.status).toBe(200);
   });
 
+  it("answers a parameter given twice with 400 invalid_query_parameter naming it; a comma-separated list may repeat", async () => {
+    const client = await owner();
+    const get = (query: string) => fetch(`${client.baseUrl}/api/v3/${query}`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    for (const [query, param] of [
+      ["items?page=2&page=3", "page"],
+      ["invoices?q=a&q=b", "q"],
+      ["customers?limit=5&q=x&limit=5", "limit"],
+    ] as const) {
+      const response = await get(query);
+      expect(response.status, query).toBe(400);
+      expect(((await response.json()) as any).error, query).toMatchObject({ code: "invalid_query_parameter", param });
+    }
+    const [a, b] = [(await client.post("/items", { name: "Repeat A" })).body, (await client.post("/items", { name: "Repeat B" })).body];
+    const listed = await get(`items?ids=${a.id}&ids=${b.id}`);
+    expect(listed.status).toBe(200);
+    expect((((await listed.json()) as any).data as { id: string }[]).map((item) => item.id).sort()).toEqual([a.id, b.id].sort());
+  });
+
   it("answers a wrong method on a literal path that a path parameter would match with 405 and Allow", async () => {
     const client = await owner();
     for (const [path, allow] of [

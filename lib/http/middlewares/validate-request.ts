@@ -92,6 +92,30 @@ function assertQueryEncoding(raw: string | undefined): void {
   }
 }
 
+/** Whether a query field is a comma-separated list (`ids=a,b`): repeating it (`ids=a&ids=b`) adds to the list. */
+function isListParameter(field: unknown): boolean {
+  const meta = (field as { meta?: () => Record<string, unknown> | undefined }).meta?.();
+  return (meta?.["x-parameter"] as { explode?: boolean } | undefined)?.explode === false;
+}
+
+/**
+ * A parameter given twice (`page=2&page=3`) is 400 `invalid_query_parameter` naming it: API
+ * Gateway joins repeats with commas, which would turn it into a value nobody sent ("2,3", or a
+ * search for "a,b"). Only comma-separated lists may repeat.
+ */
+function assertNoRepeatedParameters(raw: string | undefined, shape: Record<string, unknown>): void {
+  const seen = new Set<string>();
+  for (const pair of (raw ?? "").split("&")) {
+    if (pair === "") continue;
+    const separator = pair.indexOf("=");
+    const name = decodeQueryComponent(separator < 0 ? pair : pair.slice(0, separator)) ?? "";
+    if (seen.has(name) && !isListParameter(shape[name])) {
+      throw errors.invalidQueryParameter(name, `Query parameter ${name} is given more than once; give it once.`, 400);
+    }
+    seen.add(name);
+  }
+}
+
 /**
  * The record a PATCH or PUT addresses, as its GET shows it (the route handler of the GET of the
  * same path), or undefined when there is none to compare with.
@@ -179,6 +203,7 @@ export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): Pi
     let query: Record<string, unknown> = request.event.queryStringParameters ?? {};
     if (querySchema) {
       assertQueryEncoding(request.event.rawQueryString);
+      assertNoRepeatedParameters(request.event.rawQueryString, querySchema.shape);
       const result = querySchema.safeParse(query);
       if (!result.success) {
         const detail = toValidationDetails(result.error, query)[0]!;
