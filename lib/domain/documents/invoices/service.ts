@@ -11,12 +11,12 @@ import { addDocumentActivity, readParty } from "../../../db/parties.js";
 import { checkReferences } from "../../../db/references.js";
 import { RETRY } from "../../../db/retry.js";
 import type { DocumentItem, PartyItem } from "../../../db/service.js";
-import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
+import { writeTransaction, type TransactionBuilder } from "../../../db/transactions.js";
 import type { InvoiceCreateBody, InvoiceListQuery, InvoiceUpdateBody } from "../../../schemas/invoices.js";
 import { minorOf } from "../../common/money.js";
 import { newRevision } from "../../common/revisions.js";
 import { accountSettings, writeAtRevision } from "../documents.js";
-import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
+import type { DraftOptions, SalesDraft } from "../sales/drafts.js";
 import { laterDate, mergeSalesHeader, requireShippingCostPermission, withAccountSnapshot } from "../sales/header.js";
 import { lineSpecsOf, priceSalesLines, type SalesContext, type SalesLine } from "../sales/model.js";
 import { progressOf, withPercents } from "../sales/progress.js";
@@ -26,7 +26,8 @@ import {
   createdResult,
   createSalesDocument,
   deleteSalesDocument,
-  draftResult,
+  createFromDraft,
+  type DraftCreated,
   requireSalesModify,
   salesReadOperations,
   updateCancellation,
@@ -126,14 +127,8 @@ export async function createInvoice(principal: Principal, input: InvoiceCreateBo
  * (nothing was written). Throws the API's errors (422 for an invalid customer, item, row or
  * short stock; 403 without `invoices.modify`).
  */
-export async function createInvoiceFromDraft(
-  principal: Principal,
-  draft: SalesDraft,
-  options: DraftOptions = {},
-): Promise<{ ok: true; result: InvoiceResult; header: DocumentItem } | { ok: false; cancellation: Cancellation }> {
-  requireSalesModify(principal, INVOICE_KIND);
-  return draftResult(await createSalesDocument(principal, INVOICE_CREATE, draftCreateRequest(draft), options));
-}
+export const createInvoiceFromDraft = (principal: Principal, draft: SalesDraft, options: DraftOptions = {}): Promise<DraftCreated> =>
+  createFromDraft(principal, INVOICE_CREATE, draft, options);
 
 /**
  * A customer's last invoice date once `invoice` stops being its latest: deleted (`stays`

@@ -9,12 +9,12 @@ import { readLocation } from "../../../db/locations.js";
 import { addDocumentActivity } from "../../../db/parties.js";
 import { checkReferences, type Reference } from "../../../db/references.js";
 import type { DocumentItem, LocationItem } from "../../../db/service.js";
-import type { Cancellation, TransactionBuilder } from "../../../db/transactions.js";
+import type { TransactionBuilder } from "../../../db/transactions.js";
 import type { SalesOrderCreateBody, SalesOrderListQuery, SalesOrderUpdateBody } from "../../../schemas/sales-orders.js";
 import { requireReachableLocation } from "../../common/location-access.js";
 import { newRevision } from "../../common/revisions.js";
 import { accountSettings } from "../documents.js";
-import { draftCreateRequest, type DraftOptions, type SalesDraft } from "../sales/drafts.js";
+import type { DraftOptions, SalesDraft } from "../sales/drafts.js";
 import { fulfillmentOperations, type FulfillmentPolicy } from "../sales/fulfillments.js";
 import { mergeSalesHeader, requireShippingCostPermission } from "../sales/header.js";
 import { lineSpecsOf, withRowIds, type SalesContext } from "../sales/model.js";
@@ -24,7 +24,8 @@ import {
   createdResult,
   createSalesDocument,
   deleteSalesDocument,
-  draftResult,
+  createFromDraft,
+  type DraftCreated,
   requireSalesModify,
   salesReadOperations,
   commitSalesStock,
@@ -141,14 +142,8 @@ export async function createSalesOrder(
  * when only the caller's own items failed their conditions (nothing was written). Throws the
  * API's errors (422 for an invalid customer, item or row; 403 without `sales_orders.modify`).
  */
-export async function createSalesOrderFromDraft(
-  principal: Principal,
-  draft: SalesDraft,
-  options: DraftOptions = {},
-): Promise<{ ok: true; result: SalesOrderResult; header: DocumentItem } | { ok: false; cancellation: Cancellation }> {
-  requireSalesModify(principal, SALES_ORDER_KIND);
-  return draftResult(await createSalesDocument(principal, SALES_ORDER_CREATE, draftCreateRequest(draft), options));
-}
+export const createSalesOrderFromDraft = (principal: Principal, draft: SalesDraft, options: DraftOptions = {}): Promise<DraftCreated> =>
+  createFromDraft(principal, SALES_ORDER_CREATE, draft, options);
 
 /**
  * Updates an open order with no activity (architecture section 8): partial; `lines` is the

@@ -16,7 +16,7 @@ import type { Cancellation } from "../../../db/transactions.js";
 import { commitWithStock } from "../../inventory/stock-holds.js";
 import { stockRefusal, type PlanBasis } from "../stock/writes.js";
 import { accountSettings, addAssigneeCount, addKindCountDecrement, listDocuments, visibleDocument, writeAtRevision } from "../documents.js";
-import type { DraftOptions } from "./drafts.js";
+import { draftCreateRequest, type DraftOptions, type SalesDraft } from "./drafts.js";
 import { newSalesHeader, requireShippingCostPermission, type NewHeaderRules } from "./header.js";
 import { insertSalesDocument, type NewSalesDocument, type NewSalesResult } from "./insert.js";
 import { salesResult, type SalesContext, type SalesCreateRequest, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "./model.js";
@@ -192,8 +192,13 @@ export function createdResult(written: NewSalesResult, kind: SalesKind): SalesRe
   return salesResult(written.body, written.header.revision);
 }
 
-/** The outcome of a draft create: the new document (body, ETag and header), or the cancellation of the caller's own items. */
-export function draftResult(written: NewSalesResult): { ok: true; result: SalesResult; header: DocumentItem } | { ok: false; cancellation: Cancellation } {
+/** What a create from a draft answers: the new document (body, ETag and header), or the cancellation of the caller's own items. */
+export type DraftCreated = { ok: true; result: SalesResult; header: DocumentItem } | { ok: false; cancellation: Cancellation };
+
+/** A create of the policy's kind from a draft (a conversion): the kind's modify permission, then the create in one transaction with `options.extra`. */
+export async function createFromDraft(principal: Principal, policy: SalesCreatePolicy, draft: SalesDraft, options: DraftOptions): Promise<DraftCreated> {
+  requireSalesModify(principal, policy.kind);
+  const written = await createSalesDocument(principal, policy, draftCreateRequest(draft), options);
   if (!written.ok) return written;
   return { ok: true, result: salesResult(written.body, written.header.revision), header: written.header };
 }
