@@ -167,11 +167,39 @@ describe("offline: sales order rules", () => {
       for (const field of ["subtotal", "tax", "total", "discountTotal"] as const) expect(sum([b.invoice, c.invoice], field)).toBe(order.header[field]);
     });
 
-    it("leaves lines invoiced before their money was kept priced as they are", () => {
-      const order = orderOf("0.000", [line({ quantity: 3, unitPrice: "9.9999", quantityInvoiced: 1.5 })]);
-      const parts = invoiceLinesOf(order.header, order.lines, new Map([["l1", 1.5]]), () => "il");
+    it("leaves lines invoiced before their money was kept priced as they are, and the discount too until none is", () => {
+      const order = orderOf("10.000", [line({ quantity: 3, unitPrice: "9.9999", quantityInvoiced: 1.5 }), line({ id: "l2", quantity: 1 })]);
+      const parts = invoiceLinesOf(
+        order.header,
+        order.lines,
+        new Map([
+          ["l1", 1.5],
+          ["l2", 1],
+        ]),
+        () => "il",
+      );
       expect(parts.lines[0]!.fixed).toBeUndefined();
+      expect(parts.lines[1]!.fixed).toBeDefined();
+      expect(parts.fixedDiscount).toBeUndefined();
       expect(parts.lines[0]).not.toHaveProperty("invoiced");
+      // Cancelling such an invoice leaves the money unknown (never a made-up rest), the discount's too.
+      const priced = priceSalesLines([{ ...order.lines[0]!, id: "old", quantity: 1.5, salesOrderLineId: "l1" }], "10.000", "0.0000");
+      const back = withInvoiceOf(order.lines, { ...priced, discountTotal: priced.totals.discountTotal }, -1);
+      expect(back[0]).toMatchObject({ quantityInvoiced: 0 });
+      expect(back[0]).not.toHaveProperty("invoiced");
+      expect(back.find((l) => l.lineType === "discount")).not.toHaveProperty("invoiced");
+      // Nothing invoiced any more: the next invoices are kept from the start.
+      const fresh = invoiceLinesOf(
+        order.header,
+        back,
+        new Map([
+          ["l1", 3],
+          ["l2", 1],
+        ]),
+        () => "il",
+      );
+      expect(fresh.lines.every((l) => l.fixed)).toBe(true);
+      expect(fresh.fixedDiscount).toBe(order.header.discountTotal);
     });
   });
 });

@@ -313,9 +313,15 @@ const plusMoney = (a: LineMoney, b: LineMoney, sign: 1 | -1): LineMoney => ({
   tax2: money(new Decimal(a.tax2).plus(new Decimal(b.tax2).times(sign))),
 });
 
-/** What the live invoices hold of an order line; undefined when unknown (invoiced before it was kept). */
-const invoicedMoney = (line: SalesLine): LineMoney | undefined =>
-  line.invoiced ?? (line.lineType === "discount" || line.quantityInvoiced === 0 ? ZERO_MONEY : undefined);
+/**
+ * What the live invoices hold of an order line (of the order's discount, on the discount line);
+ * undefined when unknown: invoiced before it was kept (the discount: while any line is).
+ */
+function invoicedMoney(line: SalesLine, lines: readonly SalesLine[]): LineMoney | undefined {
+  if (line.invoiced) return line.invoiced;
+  const nothingInvoiced = (of: SalesLine) => of.lineType === "discount" || of.quantityInvoiced === 0;
+  return (line.lineType === "discount" ? lines.every(nothingInvoiced) : nothingInvoiced(line)) ? ZERO_MONEY : undefined;
+}
 
 /**
  * The new invoice's lines of `quantities` (order line id -> quantity), each with a new id from
@@ -330,13 +336,13 @@ export function invoiceLinesOf(
   newId: () => string,
 ): { lines: SalesLine[]; fixedDiscount?: string } {
   const order = priceSalesLines(lines, header.discountPercent, header.shippingFee).money;
-  const known = lines.every((line) => invoicedMoney(line) !== undefined);
+  const known = lines.every((line) => invoicedMoney(line, lines) !== undefined);
   const invoiceLines = lines
     .filter((line) => quantities.has(line.id))
     .map((line) => {
       const { invoiced: _invoiced, fixed: _fixed, ...rest } = line;
       const quantity = quantities.get(line.id)!;
-      const held = invoicedMoney(line);
+      const held = invoicedMoney(line, lines);
       const last = addQuantities(line.quantityInvoiced, quantity) >= line.quantity;
       return {
         ...rest,
@@ -352,7 +358,7 @@ export function invoiceLinesOf(
   const closes = lines.every((line) => line.lineType === "discount" || addQuantities(line.quantityInvoiced, quantities.get(line.id) ?? 0) >= line.quantity);
   const discountLine = lines.find((line) => line.lineType === "discount");
   if (!closes || !discountLine || !known) return { lines: invoiceLines };
-  return { lines: invoiceLines, fixedDiscount: plusMoney(order.get(discountLine.id)!, invoicedMoney(discountLine)!, -1).subtotal };
+  return { lines: invoiceLines, fixedDiscount: plusMoney(order.get(discountLine.id)!, invoicedMoney(discountLine, lines)!, -1).subtotal };
 }
 
 /** An invoice as it moves its order's lines: its priced lines, their money (by line id) and its discount (negative). */
@@ -376,7 +382,7 @@ export function withInvoiceOf(lines: readonly SalesLine[], invoice: InvoiceOfOrd
     moved.set(line.salesOrderLineId, { quantity: addQuantities(sofar.quantity, line.quantity), money: plusMoney(sofar.money, lineMoney, 1) });
   }
   return lines.map((line) => {
-    const held = invoicedMoney(line);
+    const held = invoicedMoney(line, lines);
     if (line.lineType === "discount") {
       return held ? { ...line, invoiced: plusMoney(held, { ...ZERO_MONEY, subtotal: invoice.discountTotal }, sign) } : line;
     }
