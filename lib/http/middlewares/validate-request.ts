@@ -94,14 +94,15 @@ function assertQueryEncoding(raw: string | undefined): void {
 
 /** Whether a query field is a comma-separated list (`ids=a,b`): repeating it (`ids=a&ids=b`) adds to the list. */
 function isListParameter(field: unknown): boolean {
-  const meta = (field as { meta?: () => Record<string, unknown> | undefined }).meta?.();
+  const meta = (field as { meta?: () => Record<string, unknown> | undefined } | undefined)?.meta?.();
   return (meta?.["x-parameter"] as { explode?: boolean } | undefined)?.explode === false;
 }
 
 /**
  * A parameter given twice (`page=2&page=3`) is 400 `invalid_query_parameter` naming it: API
  * Gateway joins repeats with commas, which would turn it into a value nobody sent ("2,3", or a
- * search for "a,b"). Only comma-separated lists may repeat.
+ * search for "a,b"). Only comma-separated lists may repeat; a parameter the route does not
+ * know is answered as when given once.
  */
 function assertNoRepeatedParameters(raw: string | undefined, shape: Record<string, unknown>): void {
   const seen = new Set<string>();
@@ -109,7 +110,8 @@ function assertNoRepeatedParameters(raw: string | undefined, shape: Record<strin
     if (pair === "") continue;
     const separator = pair.indexOf("=");
     const name = decodeQueryComponent(separator < 0 ? pair : pair.slice(0, separator)) ?? "";
-    if (seen.has(name) && !isListParameter(shape[name])) {
+    // A parameter the route does not know is left to the schema (ignored, or refused once), as when given once.
+    if (seen.has(name) && name in shape && !isListParameter(shape[name])) {
       throw errors.invalidQueryParameter(name, `Query parameter ${name} is given more than once; give it once.`, 400);
     }
     seen.add(name);
