@@ -237,7 +237,7 @@ export const estimatePreview = lazy(() =>
       object: z.literal("estimate_preview"),
       estimate: estimateResource()
         .nullable()
-        .meta({ description: "The canonical estimate; null only when the customer or an item line cannot be resolved (see errors)" }),
+        .meta({ description: "The canonical estimate; null when the body breaks the schema or the customer or an item line cannot be resolved (see errors)" }),
       errors: z.array(previewProblem()).meta({ description: "What the real create or update would refuse; empty when it would succeed" }),
       warnings: z.array(previewProblem()).meta({ description: "What it would accept but deserves attention (insufficient stock, an expiry date in the past)" }),
     })

@@ -167,6 +167,33 @@ describe("offline: sales order rules", () => {
       for (const field of ["subtotal", "tax", "total", "discountTotal"] as const) expect(sum([b.invoice, c.invoice], field)).toBe(order.header[field]);
     });
 
+    it("never takes more of a line or of the discount than the order has left: no negative line, no positive discount", () => {
+      // 2 x 0.0001 at 50% tax in four halves: each half alone rounds up to 0.0001 (of a 0.0002 line).
+      let tiny: Order = orderOf("0.000", [line({ quantity: 2, unitPrice: "0.0001", taxRate: "50.000" })]);
+      const halves = [];
+      for (let i = 0; i < 4; i++) {
+        const next = invoice(tiny, { l1: 0.5 });
+        halves.push(next.invoice);
+        tiny = next.order;
+      }
+      expect(tiny.header.status).toBe("closed");
+      for (const half of halves) for (const field of ["subtotal", "tax", "total"] as const) expect(new Decimal(half.totals[field]).gte(0), field).toBe(true);
+      for (const field of ["subtotal", "tax", "total"] as const)
+        expect(sum(halves, field)).toBe(orderOf("0.000", [line({ quantity: 2, unitPrice: "0.0001", taxRate: "50.000" })]).header[field]);
+
+      // 7 x 0.0001 with a 50% order discount in sevenths: the discount never turns positive.
+      const start = orderOf("50.000", [line({ quantity: 7, unitPrice: "0.0001", taxRate: "50.000" })]);
+      let sevenths: Order = start;
+      const parts = [];
+      for (let i = 0; i < 7; i++) {
+        const next = invoice(sevenths, { l1: 1 });
+        parts.push(next.invoice);
+        sevenths = next.order;
+      }
+      for (const part of parts) expect(new Decimal(part.totals.discountTotal).lte(0)).toBe(true);
+      for (const field of ["subtotal", "tax", "total", "discountTotal"] as const) expect(sum(parts, field)).toBe(start.header[field]);
+    });
+
     it("leaves lines invoiced before their money was kept priced as they are, and the discount too until none is", () => {
       const order = orderOf("10.000", [line({ quantity: 3, unitPrice: "9.9999", quantityInvoiced: 1.5 }), line({ id: "l2", quantity: 1 })]);
       const parts = invoiceLinesOf(

@@ -14,7 +14,7 @@ import { partyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
-import type { LineMoney } from "../totals.js";
+import { computeTotals, type LineMoney } from "../totals.js";
 import { lineChanges, percentOf, progressOf, remainingToPack, withPercents } from "../sales/progress.js";
 
 /**
@@ -323,11 +323,27 @@ function invoicedMoney(line: SalesLine, lines: readonly SalesLine[]): LineMoney 
   return (line.lineType === "discount" ? lines.every(nothingInvoiced) : nothingInvoiced(line)) ? ZERO_MONEY : undefined;
 }
 
+/** The smaller of two amounts of one sign (by size: `a` unless `b` is closer to zero). */
+const nearerZero = (a: string, b: string): string => (new Decimal(b).abs().lt(new Decimal(a).abs()) ? b : a);
+
+/** A line's own money at `quantity` under the order's discount, as any invoice prices it. */
+function ownMoney(line: SalesLine, quantity: number, discountPercent: string): LineMoney {
+  const [own] = computeTotals(
+    [{ quantity, unitPrice: line.unitPrice, discountPercent: line.discountPercent, taxRate: line.taxRate, tax2Rate: line.tax2Rate }],
+    discountPercent,
+    "0",
+  ).lines;
+  return { subtotal: own!.subtotal, tax: own!.tax, tax2: own!.tax2 };
+}
+
 /**
  * The new invoice's lines of `quantities` (order line id -> quantity), each with a new id from
- * `newId` and its order line's id; a line's last quantity is fixed at the rest of the order line's
- * money, and when the invoice takes every last quantity, `fixedDiscount` is the rest of the
- * order's discount (for `deriveInvoice`).
+ * `newId` and its order line's id, priced as any invoice is, except: a line's last quantity is
+ * fixed at the rest of the order line's money, and a part that its own rounding would take
+ * beyond that rest (tiny amounts: 4 x 0.5 of 2 x 0.0001) at the rest. `fixedDiscount` (for
+ * `deriveInvoice`) is the rest of the order's discount when the invoice takes every last
+ * quantity, or that rest when the invoice's own discount would go beyond it. So no invoice
+ * takes more of a line or of the discount than the order has left, and none goes negative.
  */
 export function invoiceLinesOf(
   header: DocumentItem,
@@ -337,28 +353,27 @@ export function invoiceLinesOf(
 ): { lines: SalesLine[]; fixedDiscount?: string } {
   const order = priceSalesLines(lines, header.discountPercent, header.shippingFee).money;
   const known = lines.every((line) => invoicedMoney(line, lines) !== undefined);
-  const invoiceLines = lines
+  const invoiceLines: SalesLine[] = lines
     .filter((line) => quantities.has(line.id))
     .map((line) => {
       const { invoiced: _invoiced, fixed: _fixed, ...rest } = line;
       const quantity = quantities.get(line.id)!;
       const held = invoicedMoney(line, lines);
-      const last = addQuantities(line.quantityInvoiced, quantity) >= line.quantity;
-      return {
-        ...rest,
-        id: newId(),
-        quantity,
-        quantityInvoiced: 0,
-        quantityPacked: 0,
-        quantityShipped: 0,
-        salesOrderLineId: line.id,
-        ...(last && held ? { fixed: plusMoney(order.get(line.id)!, held, -1) } : {}),
-      };
+      const invoiceLine: SalesLine = { ...rest, id: newId(), quantity, quantityInvoiced: 0, quantityPacked: 0, quantityShipped: 0, salesOrderLineId: line.id };
+      if (!held) return invoiceLine;
+      const left = plusMoney(order.get(line.id)!, held, -1);
+      if (addQuantities(line.quantityInvoiced, quantity) >= line.quantity) return { ...invoiceLine, fixed: left };
+      const own = ownMoney(line, quantity, header.discountPercent);
+      const capped = { subtotal: nearerZero(own.subtotal, left.subtotal), tax: nearerZero(own.tax, left.tax), tax2: nearerZero(own.tax2, left.tax2) };
+      return capped.subtotal === own.subtotal && capped.tax === own.tax && capped.tax2 === own.tax2 ? invoiceLine : { ...invoiceLine, fixed: capped };
     });
-  const closes = lines.every((line) => line.lineType === "discount" || addQuantities(line.quantityInvoiced, quantities.get(line.id) ?? 0) >= line.quantity);
   const discountLine = lines.find((line) => line.lineType === "discount");
-  if (!closes || !discountLine || !known) return { lines: invoiceLines };
-  return { lines: invoiceLines, fixedDiscount: plusMoney(order.get(discountLine.id)!, invoicedMoney(discountLine, lines)!, -1).subtotal };
+  if (!discountLine || !known) return { lines: invoiceLines };
+  const discountLeft = plusMoney(order.get(discountLine.id)!, invoicedMoney(discountLine, lines)!, -1).subtotal;
+  const closes = lines.every((line) => line.lineType === "discount" || addQuantities(line.quantityInvoiced, quantities.get(line.id) ?? 0) >= line.quantity);
+  if (closes) return { lines: invoiceLines, fixedDiscount: discountLeft };
+  const ownDiscount = priceSalesLines(invoiceLines, header.discountPercent, "0").totals.discountTotal;
+  return nearerZero(ownDiscount, discountLeft) === ownDiscount ? { lines: invoiceLines } : { lines: invoiceLines, fixedDiscount: discountLeft };
 }
 
 /** An invoice as it moves its order's lines: its priced lines, their money (by line id) and its discount (negative). */
