@@ -273,7 +273,7 @@ export class InventoryApiStack extends Stack {
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         ...(index.projection?.type === "INCLUDE"
           ? { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.projection.attributes] }
-          : { projectionType: ProjectionType.ALL }),
+          : { projectionType: index.projection?.type === "KEYS_ONLY" ? ProjectionType.KEYS_ONLY : ProjectionType.ALL }),
       });
     }
     (this.ownTable.node.defaultChild as CfnTable).cfnOptions.condition = createsTable;

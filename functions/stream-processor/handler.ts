@@ -6,6 +6,7 @@ import { readNumber } from "../../lib/db/client.js";
 import { writeMarkers } from "../../lib/db/sync.js";
 import { applyDocumentReferences } from "../../lib/db/documents.js";
 import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
+import { markPassedEstimateExpiries } from "../../lib/domain/documents/estimates/expiries.js";
 import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../../lib/domain/tasks/links.js";
 import { followProspectConversions, prospectConversionOf } from "../../lib/domain/records/parties.js";
 import { errorFields, log } from "../../lib/core/log.js";
@@ -22,7 +23,8 @@ import type { MarkerChange } from "../../lib/domain/webhooks/model.js";
  * - Stock journals written as `pending` are applied here too: if the request that wrote one
  *   was interrupted, this finishes it (each chunk applies exactly once).
  * - On its schedule (an EventBridge event instead of stream records) it settles stock holds
- *   whose writer died (`sweepExpiredHolds`): folds those bound, releases the others.
+ *   whose writer died (`sweepExpiredHolds`): folds those bound, releases the others; and it
+ *   marks the estimates whose expiry moment passed (`markPassedEstimateExpiries`).
  * - Task snapshots: a change of a user or of a record tasks link rewrites the snapshots the
  *   tasks keep of them (lib/domain/tasks/links.ts; idempotent).
  * - A prospect that became a customer: its other estimates show `customer_kind: "customer"`
@@ -34,8 +36,10 @@ import type { MarkerChange } from "../../lib/domain/webhooks/model.js";
  */
 export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Promise<DynamoDBBatchResponse> {
   if (!("Records" in event)) {
-    // The schedule (every minute): settle stock holds whose writer died (lease run out).
-    await sweepExpiredHolds();
+    // The schedule (every minute): settle stock holds whose writer died (lease run out), and
+    // mark the estimates that time made Expired (their markers come through the stream).
+    const [, expiredEstimates] = await Promise.all([sweepExpiredHolds(), markPassedEstimateExpiries()]);
+    if (expiredEstimates > 0) log("INFO", "estimate expiries marked", { expiredEstimates });
     return { batchItemFailures: [] };
   }
   const changes: RecordChange[] = [];

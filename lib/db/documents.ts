@@ -5,6 +5,7 @@ import { writeTransaction, type TransactionBuilder } from "./transactions.js";
 import { decodePages, encodeDocumentLines, isEncoded, type EncodedLines, type StoredLine } from "./document-lines.js";
 import { documentListing, partyDocumentIds } from "./document-lists.js";
 import { isConditionalFailure } from "./dynamo-errors.js";
+import { estimateExpiryKeys } from "./estimate-expiries.js";
 
 /**
  * Document storage, written once for every kind (architecture section 8, "Document storage").
@@ -125,7 +126,7 @@ export function addDocumentWrite(
     lineCount: encoded === undefined ? header.lineCount : encoded.lines.length,
     locationScope: locationScopeOf(header, encoded?.lines),
   };
-  Object.assign(next, documentListing(next));
+  Object.assign(next, documentListing(next), estimateExpiryKeys(next));
   const e = tx.entities;
   if (!previous) {
     tx.add(DOCUMENT_LABEL, e.document.create(next).commit());

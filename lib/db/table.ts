@@ -14,8 +14,8 @@ export interface GlobalIndexDefinition {
   indexName: string;
   partitionKey: string;
   sortKey: string;
-  /** What the index holds besides the keys: every attribute (the default) or only those named. */
-  projection?: { type: "ALL" } | { type: "INCLUDE"; attributes: readonly string[] };
+  /** What the index holds besides the keys: every attribute (the default), only those named, or nothing. */
+  projection?: { type: "ALL" } | { type: "INCLUDE"; attributes: readonly string[] } | { type: "KEYS_ONLY" };
 }
 
 /**
@@ -60,18 +60,28 @@ const NAME_INDEXES: readonly GlobalIndexDefinition[] = [1, 2].map((n) => ({
   projection: { type: "INCLUDE", attributes: NAME_INDEX_ATTRIBUTES },
 }));
 
-/** Secondary indexes: one per ordering that a list endpoint serves, the list indexes and the name indexes. */
+/**
+ * The estimate expiry index (`lib/db/estimate-expiries.ts`): open estimates whose expiry moment
+ * is still ahead of their last write, in one partition per UTC day of that moment, sorted by
+ * it, across accounts (keys only), so the scheduled sweep finds those whose moment passed
+ * without reading any account.
+ */
+const EXPIRY_INDEX: GlobalIndexDefinition = { indexName: "ex1", partitionKey: "ex1pk", sortKey: "ex1sk", projection: { type: "KEYS_ONLY" } };
+
+/** Secondary indexes: one per ordering that a list endpoint serves, the list indexes, the name indexes and the expiry index. */
 export const GLOBAL_INDEXES: readonly GlobalIndexDefinition[] = [
   { indexName: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
   { indexName: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
   ...LIST_INDEXES,
   ...NAME_INDEXES,
+  EXPIRY_INDEX,
 ];
 
 /** An index's projection as DynamoDB's CreateTable and UpdateTable take it. */
-export function projectionOf(index: GlobalIndexDefinition): { ProjectionType: "ALL" | "INCLUDE"; NonKeyAttributes?: string[] } {
+export function projectionOf(index: GlobalIndexDefinition): { ProjectionType: "ALL" | "INCLUDE" | "KEYS_ONLY"; NonKeyAttributes?: string[] } {
   const projection = index.projection ?? { type: "ALL" };
-  return projection.type === "ALL" ? { ProjectionType: "ALL" } : { ProjectionType: "INCLUDE", NonKeyAttributes: [...projection.attributes] };
+  if (projection.type === "INCLUDE") return { ProjectionType: "INCLUDE", NonKeyAttributes: [...projection.attributes] };
+  return { ProjectionType: projection.type };
 }
 
 /** The table's name (`TABLE_NAME`, lib/core/config.ts). */

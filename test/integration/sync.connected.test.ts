@@ -1,6 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { getDocumentClient } from "../../lib/db/client.js";
 import { readHead } from "../../lib/db/sync.js";
+import { markPassedEstimateExpiries } from "../../lib/domain/documents/estimates/expiries.js";
 import { RESTORE_GAP } from "../../lib/db/sync-restore.js";
 import { decodeCursor, encodeCursor } from "../../lib/sync/cursor.js";
 import { useStreamPoller } from "../support/stream-poller.js";
@@ -484,6 +487,48 @@ describe("the documented procedure", () => {
 });
 
 describe("after a point-in-time restore (docs/operations.md)", () => {
+  it("an estimate that time makes Expired is marked once its expiry moment passes (the scheduled sweep), never before, never twice", async () => {
+    const { accountId, ownerKey } = await newAccount();
+    const client = api().withKey(ownerKey);
+    const customer = (await client.post("/customers", { name: "Expiring Co" })).body;
+    const estimate = async (expiry_date: string) => {
+      const created = await client.post("/estimates", { customer_id: customer.id, expiry_date, lines: [{ name: "Survey", unit_price: "10" }] });
+      expect(created.status, created.text).toBe(201);
+      return created.body as { id: string };
+    };
+    const inDays = (days: number) => new Date(Date.now() + days * DAY * 1000).toISOString().slice(0, 10);
+    const expiring = await estimate(inDays(2));
+    const converted = await estimate(inDays(2));
+    const moved = await estimate(inDays(2));
+    expect((await client.post(`/estimates/${converted.id}/convert-to-invoice`, {})).status).toBe(201);
+    expect((await client.patch(`/estimates/${moved.id}`, { expiry_date: inDays(20) })).status).toBe(200);
+    // The raw item: the index keys are hidden from the entity's reads.
+    const stored = async (id: string) => {
+      const { Key, TableName } = db().entities.document.get({ accountId, documentId: id }).params() as { Key: Record<string, unknown>; TableName: string };
+      return (await getDocumentClient().send(new GetCommand({ TableName, Key, ConsistentRead: true }))).Item as Record<string, string>;
+    };
+    const instant = (await stored(expiring.id)).expiryInstant!;
+    expect((await stored(expiring.id)).ex1sk).toBe(`${instant}#${accountId}#${expiring.id}`);
+    expect((await stored(converted.id)).ex1sk).toBeUndefined();
+    await settle(accountId);
+    let cursor = await startCursor(client, "estimate");
+
+    // A moment before: nothing passed, nothing marked.
+    const before = new Date(Date.parse(instant) - 1).toISOString();
+    expect(await markPassedEstimateExpiries(before, accountId)).toBe(0);
+    // At the moment: the estimate leaves the index and its upsert reaches the feed, once.
+    expect(await markPassedEstimateExpiries(instant, accountId)).toBe(1);
+    expect(await markPassedEstimateExpiries(instant, accountId)).toBe(0);
+    expect((await stored(expiring.id)).ex1sk).toBeUndefined();
+    await settle(accountId);
+    const page = await consume(client, cursor);
+    expect(page.changes).toEqual([{ resource: "estimate", id: expiring.id, operation: "upsert" }]);
+    cursor = page.cursor;
+    // The moved estimate's entry moved with it: a sweep a day after the old moment finds nothing.
+    expect(await markPassedEstimateExpiries(new Date(Date.parse(instant) + DAY * 1000).toISOString(), accountId)).toBe(0);
+    expect((await consume(client, cursor)).changes).toEqual([]);
+  });
+
   it("a cursor positioned among the changes the restore lost, or past the head, is 409 sync_cursor_expired; one before them still pages", async () => {
     const account = await newAccount();
     const client = api().withKey(account.ownerKey);

@@ -146,6 +146,9 @@ export const documentEntity = () =>
        * the attributes above on every write; never returned by reads.
        */
       ...LISTING_ATTRIBUTES,
+      /** The estimate expiry index's keys (`estimateExpiryKeys` in `lib/db/estimate-expiries.ts`), derived on every write; never returned by reads. */
+      ex1pk: { type: "string", hidden: true },
+      ex1sk: { type: "string", hidden: true },
     },
     indexes: {
       primary: {

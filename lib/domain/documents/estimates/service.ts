@@ -393,6 +393,8 @@ export function addEstimateConversion(tx: TransactionBuilder, estimate: Document
         lx2pk: listing.lx2pk,
         lxf: listing.lxf,
       })
+      // Closed: no longer due to expire (lib/db/estimate-expiries.ts).
+      .remove(["ex1pk", "ex1sk"])
       .where(
         (a, op) =>
           `${op.eq(a.revision, estimate.revision)} AND ${op.eq(a.status, "open")} AND ${op.gt(a.expiryInstant, now)} AND ${op.notExists(a.convertedTo)}`,
