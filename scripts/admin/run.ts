@@ -33,7 +33,8 @@ class DatabaseUnavailable extends Error {}
 class Flags {
   constructor(
     private readonly values: Map<string, string>,
-    private readonly admin: Admin,
+    /** The admin module (its input checks and limits). */
+    readonly admin: Admin,
   ) {}
 
   get(name: string): string | undefined {
@@ -58,11 +59,11 @@ class Flags {
     return value === undefined ? undefined : value === "on" || value === "true";
   }
 
-  wholeNumber(name: string, extra?: "none"): number | null | undefined {
+  wholeNumber(name: string, max: number, extra?: "none"): number | null | undefined {
     const value = this.values.get(name);
     if (value === undefined) return undefined;
     if (extra && value === extra) return null;
-    if (!/^\d+$/.test(value)) throw new UsageError(`--${name} takes a whole number${extra ? ` or ${extra}` : ""}.`);
+    if (!/^\d+$/.test(value) || Number(value) > max) throw new UsageError(`--${name} takes a whole number up to ${max}${extra ? ` or ${extra}` : ""}.`);
     return Number(value);
   }
 
@@ -192,11 +193,11 @@ const COMMANDS: readonly Command[] = [
         timeZone,
         packingListsEnabled: f.onOff("packing-lists"),
         packingServiceItems: f.onOff("packing-service-items"),
-        estimateExpiryDays: f.wholeNumber("estimate-expiry-days") ?? undefined,
+        estimateExpiryDays: f.wholeNumber("estimate-expiry-days", f.admin.MAX_ESTIMATE_EXPIRY_DAYS) ?? undefined,
         paymentTerms: f.get("payment-terms"),
         taxLabel: f.get("tax-label"),
         tax2Label: f.get("tax-2-label"),
-        recordLimit: f.wholeNumber("record-limit", "none"),
+        recordLimit: f.wholeNumber("record-limit", f.admin.MAX_RECORD_LIMIT, "none"),
       };
       return async (admin) => {
         const account = await admin.updateAccount(accountId, settings);
@@ -233,6 +234,7 @@ const COMMANDS: readonly Command[] = [
       };
       f.check((c) => {
         c.name(input.name);
+        if (input.email !== undefined) c.email(input.email);
         if (input.permissions) c.permissions(input.permissions);
         if (input.timeZone !== undefined) c.timeZone(input.timeZone);
       });
@@ -537,6 +539,8 @@ function commandHelp(command: Command): string {
 interface Parsed {
   words: string[];
   values: Map<string, string>;
+  /** Flags given without a value (reported once the command is known: an unknown flag says so first). */
+  missing: string[];
   json: boolean;
   help: boolean;
 }
@@ -544,6 +548,7 @@ interface Parsed {
 function parseArgs(argv: string[]): Parsed {
   const words: string[] = [];
   const values = new Map<string, string>();
+  const missing: string[] = [];
   let json = false;
   let help = false;
   let problem: string | undefined;
@@ -557,15 +562,15 @@ function parseArgs(argv: string[]): Parsed {
       let value: string | undefined;
       if (equals !== -1) value = arg.slice(equals + 1);
       else if (i + 1 < argv.length && !argv[i + 1]!.startsWith("--")) value = argv[++i];
-      if (value === undefined) problem ??= `--${name} needs a value.`;
+      if (value === undefined) missing.push(name);
       else if (values.has(name)) problem ??= `--${name} is given twice.`;
       else values.set(name, value);
     } else if (arg.startsWith("-") && arg !== "-") problem ??= `Unknown option ${arg}.`;
     else words.push(arg);
   }
   // Problems are reported after the whole line is read, so --json and --help still count.
-  if (problem) throw Object.assign(new UsageError(problem), { parsed: { words, values, json, help } });
-  return { words, values, json, help };
+  if (problem) throw Object.assign(new UsageError(problem), { parsed: { words, values, missing, json, help } });
+  return { words, values, missing, json, help };
 }
 
 const wordsOf = (command: Command) => command.name.split(" ").length;
@@ -603,9 +608,10 @@ function resolveCommand(parsed: Parsed): Command {
     throw new UsageError(`Unknown command: ${words.join(" ")}.${known}`);
   }
   if (words.length > wordsOf(command)) throw new UsageError(`Unexpected argument: ${words[wordsOf(command)]}.`);
-  for (const name of values.keys()) {
+  for (const name of [...values.keys(), ...parsed.missing]) {
     if (!command.flags.includes(name)) throw new UsageError(`Unknown option --${name} for ${command.name} (see ${command.name} --help).`);
   }
+  if (parsed.missing.length > 0) throw new UsageError(`--${parsed.missing[0]} needs a value.`);
   return command;
 }
 

@@ -268,6 +268,13 @@ describe("admin CLI: help and argument errors", () => {
         [wouldStart, ["item", "create", "--account", randomUUID(), "--name", "Nut", "--price", "abc", "--json"], /^--price: /],
         [wouldStart, ["item", "create", "--account", randomUUID(), "--name", "Nut", "--sku", "S".repeat(300), "--json"], /^--sku: /],
         [unreachable, ["frobnicate", "--help", "--json"], /Unknown command: frobnicate/],
+        // An unknown flag without a value is named as unknown, not as missing its value.
+        [unreachable, ["account", "list", "--bogus", "--json"], /Unknown option --bogus for account list/],
+        [unreachable, ["account", "update", "--account", randomUUID(), "--estimate-expiry-days", "99999999999999999999", "--json"], /up to 36500/],
+        [unreachable, ["account", "update", "--account", randomUUID(), "--record-limit", "99999999999999999999", "--json"], /up to 1000000000 or none/],
+        [wouldStart, ["key", "create", "--user", randomUUID(), "--expires-at", "2030-02-30T00:00:00Z", "--json"], /--expires-at must be an ISO 8601/],
+        [wouldStart, ["key", "create", "--user", randomUUID(), "--expires-at", "2030-01-01T00:00:00", "--json"], /with its offset/],
+        [wouldStart, ["user", "create", "--account", randomUUID(), "--name", "Bad", "--email", "notanemail", "--json"], /--email must be an email address/],
       ];
       const results = await Promise.all(cases.map(([env, args]) => cliWithEnv(env, ...args)));
       results.forEach((result, i) => {

@@ -9,6 +9,8 @@ import { itemCreateBody } from "../../schemas/items.js";
 import { isPermission, isScope, PERMISSIONS, SCOPES } from "../../auth/permissions.js";
 import { checkKitDefinitionInput } from "../kits/definitions.js";
 import { CUSTOM_FIELD_KINDS } from "../../db/entities/custom-field.js";
+import { isCalendarDate } from "../../schemas/common.js";
+import { z } from "zod";
 
 export function checkTimeZone(zone: string | undefined): void {
   if (zone !== undefined && !isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
@@ -35,12 +37,29 @@ export function checkScopes(scopes: readonly string[]): void {
   if (scopes.length === 0) throw new AdminError("--scopes must name at least one scope, or all.");
 }
 
-/** A key's `--expires-at`: an ISO 8601 time in the future (a key expired at birth is a mistake), as stored. */
+/** ISO 8601 as `--expires-at` takes it: a date, or a date and time with its offset (`Z` or `+02:00`). */
+const EXPIRES_AT = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** A key's `--expires-at`: a real ISO 8601 date or time (with its offset) in the future (a key expired at birth is a mistake), as stored. */
 export function checkExpiresAt(value: string): string {
+  const match = EXPIRES_AT.exec(value);
   const time = Date.parse(value);
-  if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new AdminError(`--expires-at must be an ISO 8601 time: ${value}.`);
+  // Date.parse rolls an impossible day over (2030-02-30 is March 2nd): the date itself must exist.
+  if (!match || !isCalendarDate(match[1]!) || Number.isNaN(time)) {
+    throw new AdminError(`--expires-at must be an ISO 8601 date or time with its offset (e.g. 2030-01-31T00:00:00Z): ${value}.`);
+  }
   if (time <= Date.now()) throw new AdminError(`--expires-at must be in the future: ${value}.`);
   return new Date(time).toISOString();
+}
+
+/** Most days an estimate's default expiry may be after its issue date (100 years). */
+export const MAX_ESTIMATE_EXPIRY_DAYS = 36_500;
+/** The largest record limit an account may have. */
+export const MAX_RECORD_LIMIT = 1_000_000_000;
+
+/** A user's `--email`: an email address, as the API's own email fields take them. */
+export function checkEmail(email: string | undefined): void {
+  if (email !== undefined && !z.email().max(255).safeParse(email).success) throw new AdminError(`--email must be an email address: ${email}.`);
 }
 
 export function requireName(name: string): string {
@@ -108,6 +127,7 @@ export const operatorInputChecks = {
   permissions: (permissions: readonly string[]): void => checkPermissions(permissions),
   scopes: (scopes: readonly string[]): void => checkScopes(scopes),
   expiresAt: (value: string): void => void checkExpiresAt(value),
+  email: (email: string): void => checkEmail(email),
   customFieldKind: (kind: string): void => {
     if (!(CUSTOM_FIELD_KINDS as readonly string[]).includes(kind)) throw new AdminError(`--kind must be one of: ${CUSTOM_FIELD_KINDS.join(", ")}.`);
   },

@@ -22,14 +22,24 @@ import {
 } from "../../db/admin-store.js";
 import { readLocation } from "../../db/locations.js";
 import type { AccountItem, ApiKeyItem, UserItem } from "../../db/service.js";
-import { checkCurrency, checkExpiresAt, checkPermissions, checkScopes, checkTimeZone, requireName } from "./checks.js";
+import {
+  MAX_ESTIMATE_EXPIRY_DAYS,
+  MAX_RECORD_LIMIT,
+  checkCurrency,
+  checkEmail,
+  checkExpiresAt,
+  checkPermissions,
+  checkScopes,
+  checkTimeZone,
+  requireName,
+} from "./checks.js";
 
 /**
  * The operator's actions (admin CLI, seeding, tests): accounts, users and keys here; reference
  * data and records in `reference-data.ts`, input checks in `checks.ts` (both re-exported).
  */
 
-export { operatorInputChecks } from "./checks.js";
+export { MAX_ESTIMATE_EXPIRY_DAYS, MAX_RECORD_LIMIT, operatorInputChecks } from "./checks.js";
 export {
   createCustomField,
   createCustomerLabel,
@@ -107,11 +117,18 @@ export interface AccountSettingsInput {
 
 export async function updateAccount(accountId: string, input: AccountSettingsInput): Promise<AccountItem> {
   checkTimeZone(input.timeZone);
-  if (input.estimateExpiryDays !== undefined && (!Number.isInteger(input.estimateExpiryDays) || input.estimateExpiryDays < 0)) {
-    throw new AdminError("--estimate-expiry-days must be a whole number of days.");
+  if (
+    input.estimateExpiryDays !== undefined &&
+    (!Number.isInteger(input.estimateExpiryDays) || input.estimateExpiryDays < 0 || input.estimateExpiryDays > MAX_ESTIMATE_EXPIRY_DAYS)
+  ) {
+    throw new AdminError(`--estimate-expiry-days must be a whole number of days, at most ${MAX_ESTIMATE_EXPIRY_DAYS}.`);
   }
-  if (input.recordLimit !== undefined && input.recordLimit !== null && (!Number.isInteger(input.recordLimit) || input.recordLimit < 0)) {
-    throw new AdminError("--record-limit must be a whole number or none.");
+  if (
+    input.recordLimit !== undefined &&
+    input.recordLimit !== null &&
+    (!Number.isInteger(input.recordLimit) || input.recordLimit < 0 || input.recordLimit > MAX_RECORD_LIMIT)
+  ) {
+    throw new AdminError(`--record-limit must be a whole number, at most ${MAX_RECORD_LIMIT}, or none.`);
   }
   if (!(await readAccount(accountId))) throw new AdminError(`No such account: ${accountId}.`);
   const { recordLimit, ...rest } = input;
@@ -138,6 +155,7 @@ async function checkLocation(accountId: string, locationId: string | undefined):
 
 export async function createUser(input: UserInput): Promise<{ user_id: string }> {
   if (!input.name.trim()) throw new AdminError("--name is required.");
+  checkEmail(input.email);
   checkPermissions(input.permissions ?? []);
   checkTimeZone(input.timeZone);
   await checkLocation(input.accountId, input.locationId);
