@@ -127,6 +127,17 @@ describe("assignee snapshots and recovery", () => {
     expect((await m.get("/tasks/stats", { scope: "recovery" })).body).toMatchObject({ open: 0, completed: 0 });
   });
 
+  it("an assignee moved to another account shows active: false in the old one; their tasks there go to recovery", async () => {
+    const m = api().withKey(manager.key);
+    const mover = await taskUser(account, { name: "Moving On" });
+    const task = await newTask(m, { title: "stays here", assignee_user_id: mover.userId });
+    const elsewhere = await newAccount();
+    await updateUser(mover.userId, { accountId: elsewhere.accountId });
+    await eventually(async () => (await m.get(`/tasks/${task.id}`)).body.assignee.active === false);
+    expect((await m.get(`/tasks/${task.id}`)).body.assignee).toEqual({ id: mover.userId, name: "Moving On", photo_url: null, active: false });
+    expect((await allPages(m, "/tasks", { scope: "recovery" })).map((t) => t.id)).toContain(task.id);
+  });
+
   it("a deleted assignee's tasks go to recovery", async () => {
     const m = api().withKey(manager.key);
     const temp = await taskUser(account, { name: "Temp Worker" });
