@@ -449,6 +449,8 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     // The pack moved the order's revision: the creation's is stale now.
     expectError(await w.client.post(`${url}/fulfillments`, { lines }, stale), 409, "mobile_mutation_conflict");
     expectError(await w.client.post(`${url}/fulfillments/${packed.body.id}/ship`, {}, stale), 409, "mobile_mutation_conflict");
+    // An unknown packing list is 404 whatever the If-Match, as an unknown payment is.
+    expectError(await w.client.post(`${url}/fulfillments/${crypto.randomUUID()}/ship`, {}, stale), 404, "resource_missing");
     expectError(await w.client.post(`${url}/invoices`, {}, stale), 409, "mobile_mutation_conflict");
     expect((await detail(w.client, order.id)).lines[0]).toMatchObject({ quantity_packed: 2, quantity_shipped: 0, quantity_invoiced: 0 });
     expect((await w.client.get(`${url}/fulfillments`)).body.pagination.total_records).toBe(1);

@@ -67,6 +67,7 @@ export const INVOICE_FULFILLMENTS: FulfillmentPolicy = {
     if (tree.header.status === "cancelled") throw errors.stateConflict("invoice_pack_not_allowed", "A cancelled invoice cannot be packed.");
     if (!account.packingListsEnabled) throw errors.stateConflict("invoice_pack_not_allowed", "Packing lists are disabled for this account.");
   },
+  packedElsewhere: (tree) => isLinked(tree.header),
   assertShippable(tree) {
     if (isLinked(tree.header)) throw managedBySalesOrder(tree.header);
     // Its stock came back with the cancel: nothing of it leaves any more.

@@ -44,6 +44,8 @@ export interface FulfillmentPolicy {
   assertPackable(principal: Principal, tree: SalesTree, account: AccountItem): void;
   /** Throws when the document's state refuses shipping (e.g. a linked invoice). */
   assertShippable?(tree: SalesTree): void;
+  /** Whether the document's packing lists are another's (a linked invoice's are its sales order's). */
+  packedElsewhere?(tree: SalesTree): boolean;
   /** A pack body that breaks the rules: 422 with these details. */
   invalid(details: ValidationDetail[]): ApiError;
   /** A named line is fully packed already. */
@@ -199,6 +201,9 @@ export async function shipFulfillment(
     { operation: `ship ${policy.what} fulfillment`, accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
     async () => {
       const [tree, fulfillment] = await Promise.all([policy.read(principal, id), readFulfillment(principal.accountId, id, fulfillmentId)]);
+      // An unknown packing list is 404 whatever the If-Match (as an unknown payment is); one named
+      // under a linked invoice is its sales order's, which the state answer says after the revision.
+      if (!fulfillment && !policy.packedElsewhere?.(tree)) throw errors.resourceMissing("fulfillment", fulfillmentId);
       return { header: tree.header, tree, fulfillment };
     },
     async ({ tree, fulfillment }) => {
