@@ -34,7 +34,8 @@ import {
   type SalesCreatePolicy,
   updateSalesDocument,
 } from "../sales/service.js";
-import { SO_STATUS, withInvoiceOf } from "../sales-orders/model.js";
+import { withInvoiceOf } from "../sales-orders/invoiced-money.js";
+import { SO_STATUS } from "../sales-orders/model.js";
 import {
   INVOICE_HEADER_MAP,
   INVOICE_KIND,

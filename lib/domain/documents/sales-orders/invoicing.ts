@@ -18,7 +18,8 @@ import { blankHeader } from "../sales/header.js";
 import { insertSalesDocument } from "../sales/insert.js";
 import { duplicateLineIds } from "../sales/model.js";
 import { withPercents } from "../sales/progress.js";
-import { assertInvoiceable, invoiceLinesOf, orderAfterInvoice, quantitiesToInvoice, shippingToInvoice } from "./model.js";
+import { invoiceLinesOf } from "./invoiced-money.js";
+import { assertInvoiceable, orderAfterInvoice, quantitiesToInvoice, shippingToInvoice } from "./model.js";
 import { visibleSalesOrder } from "./service.js";
 
 /**

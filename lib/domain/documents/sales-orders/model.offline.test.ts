@@ -5,16 +5,8 @@ import { money } from "../../common/money.js";
 import { priceSalesLines, type SalesLine } from "../sales/model.js";
 import { sampleSalesLine } from "../test-fixtures.js";
 import type { HeaderTotals } from "../totals.js";
-import {
-  assertEditable,
-  assertInvoiceable,
-  invoiceLinesOf,
-  MAX_ORDER_INVOICES,
-  orderAfterInvoice,
-  quantitiesToInvoice,
-  reservations,
-  withInvoiceOf,
-} from "./model.js";
+import { assertEditable, assertInvoiceable, MAX_ORDER_INVOICES, orderAfterInvoice, quantitiesToInvoice, reservations } from "./model.js";
+import { invoiceLinesOf, withInvoiceOf } from "./invoiced-money.js";
 
 /**
  * The sales order's pure rules without a database: which orders may be edited and invoiced,
