@@ -231,9 +231,7 @@ export function updateSalesDocument<T>(
   return writeAtRevision(
     { operation: `update ${kind.what}`, accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
     () => visibleSales(principal, kind, id),
-    async (tree) => {
-      return attempt(tree);
-    },
+    attempt,
   );
 }
 
