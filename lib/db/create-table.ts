@@ -11,14 +11,14 @@ import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf, type GlobalIndexDefinition } 
 
 /**
  * Creates the table from the shared definition (the same one the CDK stack deploys) when it
- * does not exist yet: keys, indexes, TTL and a stream with new and old images. Used by the
- * local stack and the tests; in AWS the CDK stack owns the table.
+ * does not exist yet: keys, indexes, TTL and a stream with new and old images; adds the indexes
+ * an existing one lacks (and says which). Used by the local stack and the tests; in AWS the
+ * CDK stack owns the table.
  */
-export async function ensureTable(client: DynamoDBClient, name: string): Promise<void> {
+export async function ensureTable(client: DynamoDBClient, name: string): Promise<{ addedIndexes: string[] }> {
   try {
     const described = await client.send(new DescribeTableCommand({ TableName: name }));
-    await addMissingIndexes(client, name, new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName!)));
-    return;
+    return { addedIndexes: await addMissingIndexes(client, name, new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName!))) };
   } catch (error) {
     if ((error as { name?: string }).name !== "ResourceNotFoundException") throw error;
   }
@@ -35,6 +35,7 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
       }),
     )
     .catch(() => undefined); // DynamoDB Local accepts TTL settings but never expires items; harmless if refused.
+  return { addedIndexes: [] };
 }
 
 /**
@@ -70,11 +71,14 @@ export function tableDefinition(name: string, options: { indexes?: readonly Glob
 
 /**
  * Adds indexes that the definition gained since a local table was created (a persisted
- * DATA_DIR from an older version), one at a time as DynamoDB requires, waiting for each.
+ * DATA_DIR from an older version), one at a time as DynamoDB requires, waiting for each;
+ * returns their names.
  */
-async function addMissingIndexes(client: DynamoDBClient, name: string, existing: Set<string>): Promise<void> {
+async function addMissingIndexes(client: DynamoDBClient, name: string, existing: Set<string>): Promise<string[]> {
+  const added: string[] = [];
   for (const index of GLOBAL_INDEXES) {
     if (existing.has(index.indexName)) continue;
+    added.push(index.indexName);
     await client.send(
       new UpdateTableCommand({
         TableName: name,
@@ -103,4 +107,5 @@ async function addMissingIndexes(client: DynamoDBClient, name: string, existing:
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+  return added;
 }

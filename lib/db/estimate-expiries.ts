@@ -90,3 +90,34 @@ export async function notePassedExpiry(entry: PassedExpiry): Promise<boolean> {
     throw error;
   }
 }
+
+/**
+ * Puts the open estimates whose expiry moment is still ahead into the expiry index when they
+ * are not in it: those written before the index existed (a table from an older version; run
+ * once after the deploy that adds the index, `estimates index-expiries`, and by the local
+ * stack when it adds the index to a DATA_DIR). A Scan of the table; each entry is a conditional
+ * update (the estimate unchanged since the scan, not yet indexed), so a repeat or a parallel
+ * write changes nothing twice. Each estimate it indexes gets one `upsert` marker (its item
+ * changed). Returns how many it indexed.
+ */
+export async function indexOpenEstimateExpiries(now: string = new Date().toISOString()): Promise<number> {
+  const { data } = await db()
+    .entities.document.scan.where((attributes, operations) => `${operations.eq(attributes.kind, "estimate")} AND ${operations.eq(attributes.status, "open")}`)
+    .go({ pages: "all", consistent: true });
+  let indexed = 0;
+  for (const header of data) {
+    const keys = estimateExpiryKeys(header);
+    if (!keys.ex1pk || !keys.ex1sk || header.expiryInstant! <= now) continue;
+    try {
+      await db()
+        .entities.document.patch({ accountId: header.accountId, documentId: header.documentId })
+        .set({ ex1pk: keys.ex1pk, ex1sk: keys.ex1sk })
+        .where((attributes, operations) => `${operations.notExists(attributes.ex1sk)} AND ${operations.eq(attributes.revision, header.revision)}`)
+        .go({ response: "none" });
+      indexed++;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+    }
+  }
+  return indexed;
+}

@@ -443,6 +443,15 @@ const COMMANDS: readonly Command[] = [
     prepare: () => async (admin) => ({ ...(await admin.rebuildDirectory()) }),
   },
   {
+    name: "estimates index-expiries",
+    synopsis: "",
+    summary:
+      "Puts the open estimates written before the estimate expiry index existed into it (once, after the deploy that adds it; a Scan), so the change feed marks each when it turns Expired. Each indexed estimate gets one upsert marker. Safe to repeat.",
+    output: '{"indexed"}',
+    flags: [],
+    prepare: () => async (admin) => ({ ...(await admin.indexEstimateExpiries()) }),
+  },
+  {
     name: "table prepare-restored",
     synopsis: "--table NAME",
     summary:

@@ -166,7 +166,13 @@ async function main(): Promise<void> {
   const { createDynamoClient } = await import("../../lib/db/client.js");
   const { tableName } = await import("../../lib/db/table.js");
   const { tableIsEmpty, operatorDirectoryMissing, rebuildOperatorDirectory } = await import("../../lib/db/admin-store.js");
-  await ensureTable(createDynamoClient(), tableName());
+  const { addedIndexes } = await ensureTable(createDynamoClient(), tableName());
+  // A DATA_DIR written before the estimate expiry index: its open estimates join it once.
+  if (addedIndexes.includes("ex1")) {
+    const { indexOpenEstimateExpiries } = await import("../../lib/db/estimate-expiries.js");
+    const indexed = await indexOpenEstimateExpiries();
+    if (indexed > 0) console.log(`Indexed the expiry of ${indexed} open estimates: data from an older version.`);
+  }
   // A DATA_DIR written by a version before the admin CLI's directory: write it once.
   if (await operatorDirectoryMissing()) {
     const rebuilt = await rebuildOperatorDirectory();

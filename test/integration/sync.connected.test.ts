@@ -3,6 +3,7 @@ import { db } from "../../lib/db/service.js";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "../../lib/db/client.js";
 import { readHead } from "../../lib/db/sync.js";
+import { indexOpenEstimateExpiries } from "../../lib/db/estimate-expiries.js";
 import { markPassedEstimateExpiries } from "../../lib/domain/documents/estimates/expiries.js";
 import { RESTORE_GAP } from "../../lib/db/sync-restore.js";
 import { decodeCursor, encodeCursor } from "../../lib/sync/cursor.js";
@@ -527,6 +528,31 @@ describe("after a point-in-time restore (docs/operations.md)", () => {
     // The moved estimate's entry moved with it: a sweep a day after the old moment finds nothing.
     expect(await markPassedEstimateExpiries(new Date(Date.parse(instant) + DAY * 1000).toISOString(), accountId)).toBe(0);
     expect((await consume(client, cursor)).changes).toEqual([]);
+  });
+
+  it("open estimates written before the expiry index existed join it once (a table from an older version), and are then marked when they expire", async () => {
+    const { accountId, ownerKey } = await newAccount();
+    const client = api().withKey(ownerKey);
+    const customer = (await client.post("/customers", { name: "Older Co" })).body;
+    const expiry = new Date(Date.now() + 3 * DAY * 1000).toISOString().slice(0, 10);
+    const older = (await client.post("/estimates", { customer_id: customer.id, expiry_date: expiry, lines: [{ name: "Survey", unit_price: "10" }] })).body;
+    // As an older version wrote it: no index entry.
+    await db().entities.document.patch({ accountId, documentId: older.id }).remove(["ex1pk", "ex1sk"]).go({ response: "none" });
+    const { Key, TableName } = db().entities.document.get({ accountId, documentId: older.id }).params() as { Key: Record<string, unknown>; TableName: string };
+    const stored = async () => (await getDocumentClient().send(new GetCommand({ TableName, Key, ConsistentRead: true }))).Item!;
+    expect((await stored()).ex1sk).toBeUndefined();
+
+    expect(await indexOpenEstimateExpiries()).toBeGreaterThanOrEqual(1);
+    const instant = String((await stored()).expiryInstant);
+    expect((await stored()).ex1sk).toBe(`${instant}#${accountId}#${older.id}`);
+    // Indexed already: a repeat leaves it as it is.
+    await indexOpenEstimateExpiries();
+    expect((await stored()).ex1sk).toBe(`${instant}#${accountId}#${older.id}`);
+    await settle(accountId);
+    const cursor = await startCursor(client, "estimate");
+    expect(await markPassedEstimateExpiries(instant, accountId)).toBe(1);
+    await settle(accountId);
+    expect((await consume(client, cursor)).changes).toEqual([{ resource: "estimate", id: older.id, operation: "upsert" }]);
   });
 
   it("a cursor positioned among the changes the restore lost, or past the head, is 409 sync_cursor_expired; one before them still pages", async () => {

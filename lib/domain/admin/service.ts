@@ -2,6 +2,7 @@ import { nowIso } from "../../core/clock.js";
 import { AdminError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { findApiKeysOfUser, readUsersOfAccount, readAllAccounts, rebuildOperatorDirectory } from "../../db/admin-store.js";
+import { indexOpenEstimateExpiries } from "../../db/estimate-expiries.js";
 import { createDynamoClient } from "../../db/client.js";
 import { prepareRestoredTable as prepareTable, type PreparedTable, UnsuitableTableError } from "../../db/restored-table.js";
 import { isLocalStack } from "../../core/config.js";
@@ -337,6 +338,15 @@ export async function listKeys(userId: string): Promise<KeySummary[]> {
  */
 export async function rebuildDirectory(): Promise<{ accounts: number; users: number; keys: number }> {
   return rebuildOperatorDirectory();
+}
+
+/**
+ * Puts the open estimates whose expiry is still ahead into the expiry index when they were
+ * written before it existed (a one-time Scan, after the deploy that adds the index), so the
+ * change feed marks them when they turn Expired. Safe to repeat.
+ */
+export async function indexEstimateExpiries(): Promise<{ indexed: number }> {
+  return { indexed: await indexOpenEstimateExpiries() };
 }
 
 /**
