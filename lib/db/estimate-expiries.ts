@@ -2,7 +2,8 @@ import { QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
 import { isConditionalFailure } from "./dynamo-errors.js";
 import { db, type DocumentItem } from "./service.js";
-import { tableName } from "./table.js";
+import { nowIso } from "../core/clock.js";
+import { EXPIRY_INDEX, tableName } from "./table.js";
 
 /**
  * The estimate expiry index (`ex1`, lib/db/table.ts). An estimate turns Expired by time alone
@@ -49,7 +50,7 @@ export async function passedEstimateExpiries(now: string, limit = 500): Promise<
       const output: QueryCommandOutput = await getDocumentClient().send(
         new QueryCommand({
           TableName: tableName(),
-          IndexName: "ex1",
+          IndexName: EXPIRY_INDEX.indexName,
           KeyConditionExpression: "ex1pk = :pk AND ex1sk <= :now",
           ExpressionAttributeValues: { ":pk": `${PARTITION_PREFIX}${day}`, ":now": `${now}#~` },
           ExclusiveStartKey: start,
@@ -100,7 +101,7 @@ export async function notePassedExpiry(entry: PassedExpiry): Promise<boolean> {
  * write changes nothing twice. Each estimate it indexes gets one `upsert` marker (its item
  * changed). Returns how many it indexed.
  */
-export async function indexOpenEstimateExpiries(now: string = new Date().toISOString()): Promise<number> {
+export async function indexOpenEstimateExpiries(now: string = nowIso()): Promise<number> {
   const { data } = await db()
     .entities.document.scan.where((attributes, operations) => `${operations.eq(attributes.kind, "estimate")} AND ${operations.eq(attributes.status, "open")}`)
     .go({ pages: "all", consistent: true });

@@ -66,7 +66,12 @@ const NAME_INDEXES: readonly GlobalIndexDefinition[] = [1, 2].map((n) => ({
  * it, across accounts (keys only), so the scheduled sweep finds those whose moment passed
  * without reading any account.
  */
-const EXPIRY_INDEX: GlobalIndexDefinition = { indexName: "ex1", partitionKey: "ex1pk", sortKey: "ex1sk", projection: { type: "KEYS_ONLY" } };
+export const EXPIRY_INDEX = {
+  indexName: "ex1",
+  partitionKey: "ex1pk",
+  sortKey: "ex1sk",
+  projection: { type: "KEYS_ONLY" },
+} as const satisfies GlobalIndexDefinition;
 
 /** Secondary indexes: one per ordering that a list endpoint serves, the list indexes, the name indexes and the expiry index. */
 export const GLOBAL_INDEXES: readonly GlobalIndexDefinition[] = [

@@ -164,11 +164,11 @@ async function main(): Promise<void> {
 
   const { ensureTable } = await import("../../lib/db/create-table.js");
   const { createDynamoClient } = await import("../../lib/db/client.js");
-  const { tableName } = await import("../../lib/db/table.js");
+  const { EXPIRY_INDEX, tableName } = await import("../../lib/db/table.js");
   const { tableIsEmpty, operatorDirectoryMissing, rebuildOperatorDirectory } = await import("../../lib/db/admin-store.js");
   const { addedIndexes } = await ensureTable(createDynamoClient(), tableName());
   // A DATA_DIR written before the estimate expiry index: its open estimates join it once.
-  if (addedIndexes.includes("ex1")) {
+  if (addedIndexes.includes(EXPIRY_INDEX.indexName)) {
     const { indexOpenEstimateExpiries } = await import("../../lib/db/estimate-expiries.js");
     const indexed = await indexOpenEstimateExpiries();
     if (indexed > 0) console.log(`Indexed the expiry of ${indexed} open estimates: data from an older version.`);
