@@ -13,9 +13,17 @@ import {
   addEstimateConversion,
   createEstimate,
   getEstimate,
-  readEstimateForConversion,
   updateEstimate,
+  visibleEstimate,
 } from "../../lib/domain/documents/estimates/service.js";
+import { conversionSource, type ConversionKind } from "../../lib/domain/documents/estimates/model.js";
+import { nowIso } from "../../lib/core/clock.js";
+
+/** What a conversion reads: the visible estimate's values in the new document's shape. */
+const readEstimateForConversion = async (principal: Principal, id: string, kind: ConversionKind) => {
+  const tree = await visibleEstimate(principal, id);
+  return conversionSource(tree.header, tree.lines, kind, nowIso());
+};
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
 import { idempotencyKey, newAccount, type TestAccount } from "../support/fixtures.js";

@@ -351,7 +351,7 @@ const conversionCode: Record<ConversionKind, ErrorCode> = {
   sales_order: "estimate_sales_order_conversion_not_allowed",
 };
 
-/** `readEstimateForConversion` without the read (pure). */
+/** A visible estimate's values in the shape of the new document converting it into `kind` (pure): 409 unless it is Open (unexpired) and unconverted. */
 export function conversionSource(header: DocumentItem, lines: readonly EstimateLine[], kind: ConversionKind, now: string): EstimateConversionSource {
   const status = effectiveStatus(header, now);
   if (status !== "open" || header.convertedTo) {

@@ -13,18 +13,7 @@ import type { DocumentItem } from "../../../db/service.js";
 import { writeTransaction, type Cancellation, type TransactionBuilder } from "../../../db/transactions.js";
 import type { EstimateCreateBody, EstimateListQuery, EstimateUpdateBody } from "../../../schemas/estimates.js";
 import { addAssigneeCount, addKindCountDecrement, listDocuments, visibleDocument, writeAtRevision } from "../documents.js";
-import {
-  ESTIMATE_STATUS,
-  conversionSource,
-  effectiveStatus,
-  presentEstimate,
-  stateLabel,
-  statusFilter,
-  type ConversionKind,
-  type ConvertedDocument,
-  type EstimateConversionSource,
-  type EstimateLine,
-} from "./model.js";
+import { ESTIMATE_STATUS, effectiveStatus, presentEstimate, stateLabel, statusFilter, type ConvertedDocument, type EstimateLine } from "./model.js";
 import { planEstimate, type EstimateTree, type Planned } from "./plan.js";
 import { throwProblems, type Problem } from "./problems.js";
 import { assertRevision, etagOf, newRevision, parseIfMatch } from "../../common/revisions.js";
@@ -44,8 +33,8 @@ import { createNumbered } from "../stock/writes.js";
  * stock.
  *
  * Conversion (into an invoice or a sales order) is ONE transaction of the new document's writer:
- * `readEstimateForConversion` gives the estimate's values in the new document's shape and
- * `addEstimateConversion` adds "close this estimate as converted" to that transaction.
+ * `conversionSource` (model.ts) gives the visible estimate's values in the new document's shape
+ * and `addEstimateConversion` adds "close this estimate as converted" to that transaction.
  */
 
 const WHAT = "estimate";
@@ -196,6 +185,9 @@ export async function updateEstimate(
   );
 }
 
+/** The preview of a body its schema refused: its problems as errors, no estimate. */
+const refusedPreview = (problems: readonly BodyProblem[] = []) => ({ object: "estimate_preview", estimate: null, errors: problems, warnings: [] });
+
 /**
  * Previews a create (`existing` absent) or an update: the same plan as the write, nothing
  * written, no number taken, no change marker. Answers 200 with the canonical estimate (null
@@ -223,12 +215,12 @@ export async function previewEstimate(
       throw errors.revisionRequired("estimate_revision_required", "Previewing changes to an estimate requires If-Match with its current revision (ETag).");
     }
     assertRevision(expected, tree.header.revision);
-    if (bodyProblems || !input) return { object: "estimate_preview", estimate: null, errors: bodyProblems ?? [], warnings: [] };
+    if (bodyProblems || !input) return refusedPreview(bodyProblems);
     storedLineIds = new Set(tree.lines.map((line) => line.id));
     stored = tree.header;
     planned = await planEstimate(principal, { mode: "update", input: input as EstimateUpdateBody, tree }, now, true);
   } else {
-    if (bodyProblems || !input) return { object: "estimate_preview", estimate: null, errors: bodyProblems ?? [], warnings: [] };
+    if (bodyProblems || !input) return refusedPreview(bodyProblems);
     planned = await planEstimate(principal, { mode: "create", input: input as EstimateCreateBody }, now, true);
   }
   const { plan, problems, warnings } = planned;
@@ -339,23 +331,6 @@ export async function deleteEstimate(
 
 // ---------------------------------------------------------------------------------------------
 // Conversion (used by the invoice and sales-order writers: ONE transaction with the new document)
-
-/**
- * Reads a visible estimate for conversion into `kind` and returns its values in a new
- * document's shape. Only an Open (unexpired), unconverted estimate converts: otherwise 409
- * `estimate_conversion_not_allowed` (invoice) or `estimate_sales_order_conversion_not_allowed`.
- * Needs estimates.modify (the caller checks the target kind's permissions).
- */
-export async function readEstimateForConversion(
-  principal: Principal,
-  estimateId: string,
-  kind: ConversionKind,
-  now: string = nowIso(),
-): Promise<EstimateConversionSource> {
-  requireDocumentPermission(principal, "estimates.modify", "converting estimates");
-  const tree = await visibleEstimate(principal, estimateId);
-  return conversionSource(tree.header, tree.lines, kind, now);
-}
 
 /** The label of the estimate's close in the conversion's transaction (failed: the estimate changed; read again). */
 export const ESTIMATE_CONVERSION_LABEL = "estimate conversion";
