@@ -194,7 +194,15 @@ export interface Principal {
   keyHash: string;
   /** Null when the key may do everything its user may do. */
   scopes: ReadonlySet<string> | null;
+  /**
+   * The permissions (and `"location"`, the location rule) this request consulted, when it
+   * records them: an idempotent outcome depends on these alone (`usedAccessText`).
+   */
+  accessUsed?: Set<Permission | "location">;
 }
+
+/** The parts of a caller or a stored user that permission checks read. */
+export type AccessHolder = Pick<Principal, "role" | "permissions" | "assignedLocationId" | "accessUsed">;
 
 /**
  * What a stored user may see and do, as the key's principal and the webhook fan-out read it:
@@ -212,9 +220,16 @@ export function accessOfUser(user: {
   };
 }
 
-export function hasPermission(principal: Principal, permission: Permission): boolean {
-  return principal.role === "owner" || principal.permissions.has(permission);
+export function hasPermission(principal: Pick<AccessHolder, "role" | "permissions" | "accessUsed">, permission: Permission): boolean {
+  principal.accessUsed?.add(permission);
+  return holds(principal, permission);
 }
+
+const holds = (principal: Pick<AccessHolder, "role" | "permissions">, permission: Permission): boolean =>
+  principal.role === "owner" || principal.permissions.has(permission);
+
+const restrictionOf = (principal: Pick<AccessHolder, "role" | "assignedLocationId">): string | null =>
+  principal.role === "owner" ? null : principal.assignedLocationId;
 
 const PERMISSION_NAMES: Partial<Record<Permission, string>> = {
   "inventory.modify": "inventory-modify",
@@ -244,26 +259,41 @@ export const mayAct = (principal: Principal, permission: Permission, scope: stri
   hasPermission(principal, permission) && hasScope(principal, scope);
 
 /**
- * The access a request ran with, as text (`<location or *>|<permissions, sorted>`): stored with
- * an idempotent outcome, so that a replay can check the caller still holds it (`holdsAccess`).
+ * All the access a caller has, as text (`<location or *>|<permissions, sorted>`): what a sync
+ * cursor is bound to (`accessFingerprint`).
  */
-export function accessText(principal: Principal): string {
-  return `${locationRestriction(principal) ?? "*"}|${PERMISSIONS.filter((p) => hasPermission(principal, p)).join(",")}`;
+export function accessText(principal: AccessHolder): string {
+  return `${restrictionOf(principal) ?? "*"}|${PERMISSIONS.filter((p) => holds(principal, p)).join(",")}`;
 }
 
 /**
- * Whether the caller holds at least the access `text` records (`accessText`): every permission
- * it lists, and no narrower location (spec part 1, section 1: every request, a replay too, is
- * evaluated against the user's current permissions).
+ * The access a request's outcome depended on, as text: of the permissions it consulted, those
+ * the user held, and its location (`*` for none) when it consulted the location rule, else an
+ * empty location. Stored with an idempotent outcome, so that a replay needs only what the
+ * request used (`holdsAccess`), not every permission the user had then. A caller that records
+ * nothing gets its whole access (`accessText`).
  */
-export function holdsAccess(principal: Principal, text: string): boolean {
+export function usedAccessText(principal: AccessHolder): string {
+  const used = principal.accessUsed;
+  if (!used) return accessText(principal);
+  const location = used.has("location") ? (restrictionOf(principal) ?? "*") : "";
+  return `${location}|${PERMISSIONS.filter((p) => used.has(p) && holds(principal, p)).join(",")}`;
+}
+
+/**
+ * Whether the caller holds at least the access `text` records (`usedAccessText`): every
+ * permission it lists, and no narrower location when it names one (spec part 1, section 1:
+ * every request, a replay too, is evaluated against the user's current permissions).
+ */
+export function holdsAccess(principal: AccessHolder, text: string): boolean {
   const [location, granted = ""] = text.split("|");
-  const restriction = locationRestriction(principal);
-  if (restriction !== null && restriction !== location) return false;
-  return granted === "" || granted.split(",").every((name) => isPermission(name) && hasPermission(principal, name));
+  const restriction = restrictionOf(principal);
+  if (location !== "" && restriction !== null && restriction !== location) return false;
+  return granted === "" || granted.split(",").every((name) => isPermission(name) && holds(principal, name));
 }
 
 /** The location a user is restricted to, or null (owners are never restricted). */
-export function locationRestriction(principal: Principal): string | null {
-  return principal.role === "owner" ? null : principal.assignedLocationId;
+export function locationRestriction(principal: Pick<AccessHolder, "role" | "assignedLocationId" | "accessUsed">): string | null {
+  principal.accessUsed?.add("location");
+  return restrictionOf(principal);
 }

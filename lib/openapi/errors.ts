@@ -85,7 +85,7 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   invalid_idempotency_key: "`Idempotency-Key` is empty, longer than 255 characters or has a character that is not visible ASCII",
   authentication_required: "the API key is missing, malformed, invalid, revoked or expired, or its user is inactive, deleted or no longer in the key's account",
   insufficient_scope: "the API key lacks a scope this route requires (`param` names it)",
-  permission_denied: "the key's user lacks a permission this action requires (or, replaying an `Idempotency-Key`, access it had then)",
+  permission_denied: "the key's user lacks a permission this action requires (or, replaying an `Idempotency-Key`, access the original request used)",
   resource_missing: "the record in the path does not exist, is in another account or outside the caller's visibility (a malformed id too)",
   idempotency_key_reused: "this `Idempotency-Key` was used with different request data",
   idempotency_in_progress: "a request with this `Idempotency-Key` is still being processed: retry shortly with the same key",

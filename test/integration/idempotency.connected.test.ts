@@ -334,7 +334,7 @@ describe("outcomes once the handler ran are stored", () => {
 });
 
 describe("requests rejected before the handler store nothing", () => {
-  it("replays only to a user who still holds the access the request ran with: a lost permission or a narrower location is 403 and replays nothing", async () => {
+  it("replays only to a user who still holds the access the request used: a lost permission it consulted or a narrower location is 403 and replays nothing", async () => {
     const { account, client: owner } = await setup();
     const location = await createLocation(owner);
     const permissions = ["inventory.list", "inventory.modify", "costs.view"] as const;
@@ -345,13 +345,20 @@ describe("requests rejected before the handler store nothing", () => {
     const created = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
     expect(created.status, created.text).toBe(201);
 
-    // A permission the request did not need to hold but held: the replay would answer with more than the user may now see.
+    // A permission the request never consulted (a zone shows no cost): the stored 201 still replays.
     await updateUser(user.userId, { permissions: ["inventory.list", "inventory.modify"] });
+    const unrelated = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
+    expect(unrelated.status, unrelated.text).toBe(201);
+    expect(unrelated.headers.get(REPLAYED)).toBe("true");
+    expect(unrelated.body).toEqual(created.body);
+
+    // The permission the request needed: the replay would answer with what the user may no longer do.
+    await updateUser(user.userId, { permissions: ["inventory.list"] });
     const lost = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
     expectError(lost, 403, "permission_denied");
     expect(lost.headers.get(REPLAYED)).toBeNull();
     expect(lost.text).not.toContain(created.body.id);
-    // Restricted to another location since.
+    // Restricted to another location since (the zone's location is a rule the request consulted).
     const elsewhere = await createLocation(owner);
     await updateUser(user.userId, { permissions: [...permissions], locationId: elsewhere.id });
     expectError(await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key }), 403, "permission_denied");
@@ -364,6 +371,26 @@ describe("requests rejected before the handler store nothing", () => {
     expect(replay.headers.get(REPLAYED)).toBe("true");
     expect(replay.body).toEqual(created.body);
     expect(await storedZones(account.accountId, location.id)).toHaveLength(1);
+  });
+
+  it("does not replay costs to a user who lost costs.view since: the invoice it showed them on is 403, its creation stands", async () => {
+    const { account, client: owner } = await setup();
+    const customer = (await owner.post("/customers", { name: "Replay costs" })).body as { id: string };
+    const permissions = ["records.view_all", "invoices.list", "invoices.modify", "costs.view"] as const;
+    const user = await newUser(account, { permissions: [...permissions] });
+    const client = api().withKey(user.key);
+    const key = idempotencyKey();
+    const body = { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] };
+    const created = await client.post("/invoices", body, { idempotencyKey: key });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.lines[0]).toHaveProperty("unit_cost");
+
+    await updateUser(user.userId, { permissions: ["records.view_all", "invoices.list", "invoices.modify"] });
+    const lost = await client.post("/invoices", body, { idempotencyKey: key });
+    expectError(lost, 403, "permission_denied");
+    expect(lost.text).not.toContain("unit_cost");
+    const listed = await owner.get(`/invoices?customer_id=${customer.id}`);
+    expect(listed.body.data).toHaveLength(1);
   });
 
   it("lets a corrected body run with the key of a 422 validation failure", async () => {

@@ -1,4 +1,4 @@
-import { hasScope, type Permission, type Principal } from "../../auth/permissions.js";
+import { type AccessHolder, hasPermission, hasScope, locationRestriction, type Permission, type Principal } from "../../auth/permissions.js";
 import { ApiError } from "../../core/errors.js";
 import type { SyncResource } from "../../sync/classify.js";
 
@@ -21,13 +21,11 @@ const ACCESS: Record<SyncResource, { scope: string; permissions: Permission[] }>
 };
 
 /** The parts of a user that decide what it may sync (a caller's principal, or a stored user). */
-export type SyncViewer = Pick<Principal, "role" | "permissions" | "assignedLocationId">;
+export type SyncViewer = AccessHolder;
 
 /** Whether a user sees every record of `resource` (no location boundary, the list permissions). */
 export function seesAccountWide(viewer: SyncViewer, resource: SyncResource): boolean {
-  const restricted = viewer.role !== "owner" && viewer.assignedLocationId !== null;
-  const granted = (permission: Permission) => viewer.role === "owner" || viewer.permissions.has(permission);
-  return !restricted && ACCESS[resource].permissions.every(granted);
+  return locationRestriction(viewer) === null && ACCESS[resource].permissions.every((permission) => hasPermission(viewer, permission));
 }
 
 /** Whether the caller may sync `resource`: its key's scope and account-wide visibility. */

@@ -57,6 +57,7 @@ export function authentication(): PipelineMiddleware {
       keyId: key.keyId,
       keyHash: key.keyHash,
       scopes: scopes.has("all") ? null : scopes,
+      accessUsed: new Set(),
     };
     request.internal.principal = principal;
   };

@@ -3,7 +3,7 @@ import { type ApiError, errors } from "../../core/errors.js";
 import { apiErrorOf } from "./error-handler.js";
 import { IdempotencyConflictError, idempotencyScope, isValidIdempotencyKey, requestFingerprint, type IdempotencyContext } from "../../core/idempotency.js";
 import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.js";
-import { accessText, holdsAccess } from "../../auth/permissions.js";
+import { holdsAccess, usedAccessText } from "../../auth/permissions.js";
 
 /**
  * `Idempotency-Key` handling (spec part 1, section 8; architecture section 4).
@@ -36,7 +36,11 @@ export function idempotency(): PipelineMiddleware {
       scope: idempotencyScope({ accountId: principal.accountId, keyId: principal.keyId, method, path, key }),
       fingerprint: requestFingerprint(method, path, request.event.body),
       stored: false,
-      access: accessText(principal),
+      // Read when the outcome is stored (in the effect's transaction, or after the handler):
+      // by then the request has consulted every permission its outcome depends on.
+      get access() {
+        return usedAccessText(principal);
+      },
     };
     request.internal.idempotency = context;
     if (await claimScope(context)) return;
