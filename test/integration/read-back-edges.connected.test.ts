@@ -58,6 +58,44 @@ describe("connected: write-back at the edges", () => {
     expect(added.body.error.details).toEqual([{ param: "lines[1].item_id", code: "archived", message: "is an archived item." }]);
   });
 
+  it("documents whose customer and supplier were renamed since: the stored names stay, write-backs and other edits keep them", async () => {
+    const w = await world();
+    const supplier = await created(w.client.post("/suppliers", { name: "Orig Supplier" }));
+    const customer = await created(w.client.post("/customers", { name: "Orig Customer" }));
+    const line = { item_id: w.item.id, quantity: 1 };
+    const made = {
+      estimate: await created(w.client.post("/estimates", { customer_id: customer.id, lines: [line] })),
+      salesOrder: await created(w.client.post("/sales-orders", { customer_id: customer.id, location_id: w.location, lines: [line] })),
+      invoice: await created(w.client.post("/invoices", { customer_id: customer.id, lines: [line] })),
+      purchaseOrder: await created(w.client.post("/purchase-orders", { supplier_id: supplier.id, location_id: w.location, lines: [line] })),
+    };
+    const paths = [
+      `/estimates/${made.estimate.id}`,
+      `/sales-orders/${made.salesOrder.id}`,
+      `/invoices/${made.invoice.id}`,
+      `/purchase-orders/${made.purchaseOrder.id}`,
+    ];
+    expect((await w.client.patch(`/customers/${customer.id}`, { name: "New Customer", billing_address_1: "1 New Road" })).status).toBe(200);
+    expect((await w.client.patch(`/suppliers/${supplier.id}`, { name: "New Supplier", office_phone: "555 0100" })).status).toBe(200);
+    for (const path of paths) await expectWriteBack(w.client, path);
+    // A real edit writes, and still keeps the name the document was made with.
+    for (const path of paths) {
+      const edited = await w.client.patch(path, { public_note: "Edited" });
+      expect(edited.status, edited.text).toBe(200);
+      expect(edited.body.public_note).toBe("Edited");
+      expect(edited.body.customer_name ?? edited.body.supplier_name, path).toMatch(/^Orig /);
+    }
+    // Another customer: its current name.
+    const other = await created(w.client.post("/customers", { name: "Other Customer" }));
+    const invoice = (await w.client.get(paths[2]!)).body;
+    const moved = await w.client.patch(paths[2]!, {
+      customer_id: other.id,
+      lines: invoice.lines.filter((l: Json) => l.line_type !== "discount").map((l: Json) => ({ id: l.id, item_id: l.item_id, quantity: l.quantity })),
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.customer_name).toBe("Other Customer");
+  });
+
   it("an open estimate whose unique item was sold since: the line goes back; a new line for it is refused", async () => {
     const w = await world();
     const unique = await created(w.client.post("/items", { name: "One of a kind", inventory_type: "unique", serial_number: "SN-77" }));

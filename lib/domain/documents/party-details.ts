@@ -38,6 +38,15 @@ export function partyDetailsOf(party: PartyItem): PartyDetails {
   };
 }
 
+/**
+ * The party name a document stores (spec part 2, section 2.5 snapshot rule: identity is a stored
+ * value; section 2.1: the supplier name is stored with the order): the name when the document was
+ * made for this party, kept by every later write; the party's current name for a new document
+ * or a change of party.
+ */
+export const storedPartyName = (header: Pick<DocumentItem, "partyId" | "partyName">, party: Pick<PartyItem, "partyId" | "name">): string =>
+  header.partyId === party.partyId && header.partyName !== undefined ? header.partyName : party.name;
+
 /** A header's stored party details (or empty ones), in the documented key order (a stored map keeps none). */
 export function partyOf(header: DocumentItem): PartyDetails {
   const stored = (header.partyDetails ?? {}) as Partial<PartyDetails>;

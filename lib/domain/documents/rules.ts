@@ -12,8 +12,25 @@ import { mayReachDocument } from "../common/location-access.js";
 
 const zoneOrUndefined = (zone: string | null | undefined) => (isValidZone(zone) ? zone : undefined);
 
-/** Header attributes a write moves by itself (and `itemIds`, derived from the lines, an unordered set). */
-const BOOKKEEPING: ReadonlySet<string> = new Set(["revision", "updatedAt", "itemIds"]);
+/**
+ * Header attributes that alone are no reason to write: those a write moves by itself (and
+ * `itemIds`, derived from the lines, an unordered set), and the related values a write refreshes
+ * from their records (the party's contact details and kind, the location's name, the account's
+ * tax labels and packing settings), which the document shows current anyway or takes along with
+ * a real change. So a body read back after a customer or location edit still changes nothing.
+ */
+const BOOKKEEPING: ReadonlySet<string> = new Set([
+  "revision",
+  "updatedAt",
+  "itemIds",
+  "partyDetails",
+  "partyKind",
+  "locationName",
+  "taxLabel",
+  "tax2Label",
+  "packingListsEnabled",
+  "packingServiceItems",
+]);
 
 /** Kinds whose visibility follows the assigned user (stock transfers are account-wide). */
 export const ASSIGNEE_BOUNDED: ReadonlySet<DocumentKind> = new Set(["purchase_order", "estimate", "sales_order", "invoice"]);

@@ -19,6 +19,7 @@ import { money, rate } from "../../common/money.js";
 import { newRevision } from "../../common/revisions.js";
 import { accountSettings } from "../documents.js";
 import { resolveLineItems, type ResolvedLineItem } from "../lines.js";
+import { storedPartyName } from "../party-details.js";
 import { freshHeader, setListFields } from "../stock/model.js";
 import {
   ESTIMATE_STATUS,
@@ -333,7 +334,7 @@ function nextHeader(options: {
   const next: DocumentItem = {
     ...base,
     partyId: customer.partyId,
-    partyName: customer.name,
+    partyName: storedPartyName(base, customer),
     partyKind: customer.kind,
     issueDate: options.issueDate,
     expiryDate: options.expiryDate,

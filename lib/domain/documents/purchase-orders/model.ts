@@ -8,7 +8,7 @@ import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { money, rate } from "../../common/money.js";
 import { etagOf } from "../../common/revisions.js";
 import type { RowIdOf } from "../../inventory/stock-holds.js";
-import { partyDetailsOf, partyOf } from "../party-details.js";
+import { partyDetailsOf, partyOf, storedPartyName } from "../party-details.js";
 import { setListFields } from "../stock/model.js";
 import {
   assertTotalInRange,
@@ -217,7 +217,7 @@ export function derive(header: DocumentItem, context: WriteContext, lines: reado
   const next: DocumentItem = {
     ...header,
     partyId: context.supplier.partyId,
-    partyName: context.supplier.name,
+    partyName: storedPartyName(header, context.supplier),
     partyKind: "supplier",
     partyDetails: partyDetailsOf(context.supplier),
     locationId: context.location.locationId,

@@ -7,7 +7,7 @@ import type { AccountItem, DocumentItem } from "../../../db/service.js";
 import { customFieldWrite } from "../../common/custom-field-values.js";
 import { money, rate } from "../../common/money.js";
 import { newRevision } from "../../common/revisions.js";
-import { partyDetailsOf } from "../party-details.js";
+import { partyDetailsOf, storedPartyName } from "../party-details.js";
 import type { SalesContext, SalesCreateRequest, SalesKind, SalesLine } from "./model.js";
 
 /**
@@ -121,7 +121,7 @@ export function deriveSalesHeader(
     {
       ...header,
       partyId: context.customer.partyId,
-      partyName: context.customer.name,
+      partyName: storedPartyName(header, context.customer),
       partyKind: context.customer.kind,
       partyDetails: partyDetailsOf(context.customer),
     },
