@@ -243,6 +243,12 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
         const p = await create(client, path, { name: "dated", prospect_date: "2026-02-28", closing_percentage: 100 });
         expect(p.prospect_date).toBe("2026-02-28");
         expect(p.closing_percentage).toBe(100);
+        // null sets it back to the 0 a prospect reads as; sending that 0 back then changes nothing.
+        const cleared = await client.patch(`${path}/${p.id}`, { closing_percentage: null });
+        expect(cleared.status, cleared.text).toBe(200);
+        expect(cleared.body.closing_percentage).toBe(0);
+        const again = await client.patch(`${path}/${p.id}`, { closing_percentage: 0 });
+        expect(again.body.updated_at).toBe(cleared.body.updated_at);
       }
     });
 

@@ -128,7 +128,9 @@ interface FieldChanges {
  * Turns a validated body into attribute changes; null or "" clears a field. A custom field value
  * the record holds already (`stored`) may be sent back as read.
  */
-function fieldChanges(kind: PartyKind, input: PartyWriteBody, stored: readonly StoredCustomFieldValue[] = []): FieldChanges {
+function fieldChanges(kind: PartyKind, body: PartyWriteBody, stored: readonly StoredCustomFieldValue[] = []): FieldChanges {
+  // A prospect always has a closing percentage (0 unless set): null sets it back to the 0 it reads as.
+  const input = body.closing_percentage === null ? { ...body, closing_percentage: 0 } : body;
   const set: Record<string, unknown> = {};
   const remove: (keyof PartyItem)[] = [];
   collectFields(input, Object.entries(FIELD_MAP), set, remove);
