@@ -233,6 +233,9 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
       ["inventory", 2, "12.0000"],
       ["discount", 1, "-2.4000"],
     ]);
+    // Linked invoices give that reason to every reader, one who may not pack included (spec part 2, section 2.5).
+    const viewer = api().withKey((await newUser(w.account, { permissions: ["invoices.list", "records.view_all"] })).key);
+    expect((await viewer.get(`/invoices/${invoice.id}`)).body).toMatchObject({ can_pack: false, pack_block_reason: "packing_managed_by_sales_order" });
     const replay = await w.client.post(`/sales-orders/${order.id}/invoices`, { lines: [{ id: first.id, quantity: 2 }] }, { idempotencyKey: key });
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(invoice);

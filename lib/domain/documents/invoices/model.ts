@@ -52,8 +52,9 @@ function editBlockReason(principal: Principal, header: DocumentItem) {
 }
 
 function packBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
-  if (!mayAct(principal, "invoices.modify", "invoices:pack")) return "permission_denied" as const;
+  // Spec part 2, section 2.5: linked invoices return packing_managed_by_sales_order, whoever asks.
   if (isLinked(header)) return "packing_managed_by_sales_order" as const;
+  if (!mayAct(principal, "invoices.modify", "invoices:pack")) return "permission_denied" as const;
   if (header.packingListsEnabled === false) return "packing_lists_disabled" as const;
   if (header.status === "cancelled") return "invoice_cancelled" as const;
   if (!lines.some((line) => remainingToPack(line, header.packingServiceItems ?? false) > 0)) return "nothing_remaining_to_pack" as const;
