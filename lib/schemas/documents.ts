@@ -126,10 +126,16 @@ export const lineUpdateOf = <T extends z.core.$ZodLooseShape>(
   description = "An existing line to keep (and update); omit to add a line.",
 ) => z.strictObject({ id: uuid().optional().meta({ description }), ...fields }).meta({ id });
 
-/** The first header inputs of estimates, sales orders, invoices and purchase orders: `name` and `issue_date`. */
-export const headerStartIn = () => ({
+/**
+ * The first header inputs of estimates, sales orders, invoices and purchase orders: `name` and
+ * `issue_date` (whose default is today in the user's zone, else the account's; `account` for a
+ * purchase order: spec 4.1 "today in the user's account timezone").
+ */
+export const headerStartIn = (today: "user" | "account" = "user") => ({
   name: optionalText(255),
-  issue_date: isoDate().optional().meta({ description: "Default: today in the user's time zone (else the account's)" }),
+  issue_date: isoDate()
+    .optional()
+    .meta({ description: today === "user" ? "Default: today in the user's time zone (else the account's)" : "Default: today in the account's time zone" }),
 });
 
 /** A header's `attention`, `shipping_address` and `public_note` inputs (as `headerNotesOut` shows them). */

@@ -103,7 +103,7 @@ export type EstimateUpdateBody = Infer<typeof estimateUpdateBody>;
 export const estimateConvertToInvoiceBody = lazy(() =>
   z
     .strictObject({
-      issue_date: isoDate().optional().meta({ description: "The invoice's issue date (default: today in the user's time zone, else the account's)" }),
+      issue_date: isoDate().optional().meta({ description: "The invoice's issue date (default: today in the account's time zone)" }),
     })
     .meta({ id: "EstimateConvertToInvoice" }),
 );

@@ -43,7 +43,7 @@ export const purchaseOrderLineInput = lazy(() => z.strictObject(lineFields()).me
 export const purchaseOrderLineUpdate = lazy(() => lineUpdateOf("PurchaseOrderLineUpdate", lineFields()));
 
 const headerFields = lazy(() => ({
-  ...headerStartIn(),
+  ...headerStartIn("account"),
   date_requested: blankAsNull(isoDate()),
   date_needed: blankAsNull(isoDate()),
   requested_from: optionalText(255),

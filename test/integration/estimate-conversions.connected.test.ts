@@ -116,6 +116,22 @@ describe("connected: estimate conversions", () => {
     expect((await onHand(w)).onHand).toBe(after.onHand);
   });
 
+  it("dates an invoice converted without issue_date today in the account's time zone (spec 4.3: the API user's account timezone), whatever the user's own", async () => {
+    const w = await world();
+    // UTC+14 and UTC-11: their dates always differ.
+    await updateAccount(w.account.accountId, { timeZone: "Pacific/Kiritimati" });
+    const user = await newUser(w.account, { role: "owner", timeZone: "Pacific/Pago_Pago" });
+    const client = api().withKey(user.key);
+    const estimate = await client.post("/estimates", { customer_id: w.customer.id, lines: [{ name: "Survey", unit_price: "10" }] });
+    expect(estimate.status, estimate.text).toBe(201);
+    const today = (zone: string) => new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date());
+    // The estimate's own default follows the user (spec 4.3 create: "from account and user timezone").
+    expect(estimate.body.issue_date).toBe(today("Pacific/Pago_Pago"));
+    const converted = await client.post(`/estimates/${estimate.body.id}/convert-to-invoice`, {});
+    expect(converted.status, converted.text).toBe(201);
+    expect(converted.body.issue_date).toBe(today("Pacific/Kiritimati"));
+  });
+
   it("converts into an open sales order with reservations, today's issue date and the service's number; the body must be empty", async () => {
     const w = await world();
     const estimate = await estimateFor(w);

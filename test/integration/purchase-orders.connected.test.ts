@@ -492,12 +492,19 @@ describe("connected: purchase orders", () => {
     scaled(60_000),
   );
 
-  it("defaults issue_date to today in the user's time zone, else the account's", async () => {
+  it("defaults issue_date and date_sent to today in the account's time zone (spec 4.1: the user's account timezone), whatever the user's own", async () => {
     const w = await world();
+    // UTC+14 and UTC-11: their dates always differ.
     await updateAccount(w.account.accountId, { timeZone: "Pacific/Kiritimati" });
-    const order = (await createOrder(w)).body;
-    const kiritimati = new Intl.DateTimeFormat("en-CA", { timeZone: "Pacific/Kiritimati" }).format(new Date());
-    expect(order.issue_date).toBe(kiritimati);
+    const user = await newUser(w.account, { role: "owner", timeZone: "Pacific/Pago_Pago" });
+    const client = api().withKey(user.key);
+    const today = (zone: string) => new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date());
+    const order = await client.post("/purchase-orders", { supplier_id: w.supplier.id, location_id: w.location, lines: [{ name: "Freight", unit_cost: "35" }] });
+    expect(order.status, order.text).toBe(201);
+    expect(order.body.issue_date).toBe(today("Pacific/Kiritimati"));
+    const sent = await client.post(`/purchase-orders/${order.body.id}/send`, {});
+    expect(sent.body.date_sent).toBe(today("Pacific/Kiritimati"));
+    expect(today("Pacific/Pago_Pago")).not.toBe(today("Pacific/Kiritimati"));
   });
 
   it("keeps a supplier with purchase orders from being deleted (422 on document_count)", async () => {

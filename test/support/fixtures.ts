@@ -30,7 +30,7 @@ export interface TestUser {
 /** A staff user with exactly these permissions (and location), plus one key for it. */
 export async function newUser(
   account: TestAccount,
-  options: { permissions?: Permission[]; locationId?: string; role?: "owner" | "staff"; scopes?: string[] | "all" } = {},
+  options: { permissions?: Permission[]; locationId?: string; role?: "owner" | "staff"; scopes?: string[] | "all"; timeZone?: string } = {},
 ): Promise<TestUser> {
   const { user_id } = await createUser({
     accountId: account.accountId,
@@ -38,6 +38,7 @@ export async function newUser(
     role: options.role ?? "staff",
     permissions: options.permissions ?? [],
     locationId: options.locationId,
+    timeZone: options.timeZone,
   });
   const key = await createKey({ userId: user_id, scopes: options.scopes ?? "all" });
   return { userId: user_id, key: key.api_key, keyId: key.key_id };

@@ -25,7 +25,8 @@ export interface ConversionResult {
  * Converts a visible Open, unconverted estimate into a new unpaid invoice (spec 3.3 and 4.3
  * "Convert to invoice"): the invoice copies the customer, salesperson, details, lines (names,
  * descriptions, prices, discounts, taxes), shipping and discount, so its totals are the
- * estimate's; `issue_date` defaults to today in the user's time zone. In ONE transaction: the
+ * estimate's; `issue_date` defaults to today in the account's time zone ("the API user's account
+ * timezone", as a purchase order's send date). In ONE transaction: the
  * invoice (number, lines, stock leaving on hand, counts), the estimate closed with
  * `converted_document`, and the customer's figures; a prospect becomes a customer in the same
  * write. A repeat, or any estimate that is not Open, is 409 `estimate_conversion_not_allowed`.
@@ -41,7 +42,7 @@ export async function convertEstimateToInvoice(
   requireDocumentPermission(principal, "estimates.modify", "converting estimates");
   requireDocumentPermission(principal, "invoices.modify", "converting estimates into invoices");
   return convert(principal, estimateId, "invoice", ifMatchHeader, (source) =>
-    createInvoiceFromDraft(principal, { ...draftOf(source), issueDate: input.issue_date }, optionsFor(source, "invoice", completion)),
+    createInvoiceFromDraft(principal, { ...draftOf(source), issueDate: input.issue_date, issueDateZone: "account" }, optionsFor(source, "invoice", completion)),
   );
 }
 

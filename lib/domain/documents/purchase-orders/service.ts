@@ -1,15 +1,6 @@
 import { laterUpdatedAt } from "../../../core/clock.js";
 import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem } from "../line-values.js";
-import {
-  accountToday,
-  localToday,
-  matchReplacementLines,
-  requireDocumentPermission,
-  statusIdFilter,
-  withEtag,
-  withStoredDiscountLine,
-  changesNothing,
-} from "../rules.js";
+import { accountToday, matchReplacementLines, requireDocumentPermission, statusIdFilter, withEtag, withStoredDiscountLine, changesNothing } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
@@ -251,7 +242,8 @@ export async function createPurchaseOrder(
   const base = derive(
     {
       ...fresh,
-      issueDate: set.issueDate ?? localToday(principal, context.account),
+      // Spec 4.1: "today in the user's account timezone", the zone its send date takes too.
+      issueDate: set.issueDate ?? accountToday(context.account),
       ...set,
       paymentTerms: set.paymentTerms ?? context.account.paymentTerms,
       discountPercent,

@@ -3,7 +3,7 @@ import type { DocumentItem, PartyItem } from "../../../db/service.js";
 import type { TransactionBuilder } from "../../../db/transactions.js";
 import { money, rate } from "../../common/money.js";
 import type { CustomerActivity, OwnerCountsMove } from "./insert.js";
-import type { LineSpec, SalesCreateRequest, SalesLine } from "./model.js";
+import type { IssueDateZone, LineSpec, SalesCreateRequest, SalesLine } from "./model.js";
 
 /**
  * Drafts: sales orders and invoices built by other features (estimate conversions) from given
@@ -41,6 +41,8 @@ export interface SalesDraft {
   salespersonId?: string;
   name?: string;
   issueDate?: string;
+  /** Whose today a missing issue date is: the caller's zone (else the account's) by default. */
+  issueDateZone?: IssueDateZone;
   expiryDate?: string;
   purchaseOrderNumber?: string;
   attention?: string;
@@ -128,5 +130,6 @@ export function draftCreateRequest(draft: SalesDraft): SalesCreateRequest {
     specs: () => specs,
     salespersonId: draft.salespersonId,
     sourceEstimate: draft.sourceEstimate,
+    issueDateZone: draft.issueDateZone,
   };
 }

@@ -1,5 +1,5 @@
 import { laterUpdatedAt } from "../../../core/clock.js";
-import { NO_MONEY, localToday, noCounters } from "../rules.js";
+import { NO_MONEY, accountToday, localToday, noCounters } from "../rules.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { Reference } from "../../../db/references.js";
@@ -91,7 +91,7 @@ export function newSalesHeader(
       ...rules.status,
       assignedUserId: request.salespersonId ?? principal.userId,
     }),
-    issueDate: set.issueDate ?? localToday(principal, account),
+    issueDate: set.issueDate ?? (request.issueDateZone === "account" ? accountToday(account) : localToday(principal, account)),
     ...set,
     // The account's terms when omitted (spec 4.4, 4.5); null or blank sent means none.
     paymentTerms: cleared.includes("paymentTerms") ? undefined : (set.paymentTerms ?? account.paymentTerms),

@@ -192,7 +192,16 @@ export interface SalesCreateRequest {
   /** Default: the caller. */
   salespersonId?: string;
   sourceEstimate?: { id: string; number: number };
+  /** Whose today a missing issue date is: the caller's zone (else the account's) by default. */
+  issueDateZone?: IssueDateZone;
 }
+
+/**
+ * The zone of a default issue date: `user` (the caller's, else the account's: spec 4.4 and 4.5
+ * "default from account and user timezone") or `account` (spec 4.3 convert to invoice: "today
+ * in the API user's account timezone").
+ */
+export type IssueDateZone = "user" | "account";
 
 /** Priced lines: the non-discount lines and the generated discount line, their money by line id, and the header's totals. */
 export interface PricedSalesLines {
