@@ -71,7 +71,7 @@ export const USER_SETTING_DESCRIPTIONS: Readonly<Record<"role" | "assigned_locat
     "A staff user assigned to a location (`--location`) works in it alone: `GET /locations` lists only it and other locations' zones are 404; no location can be created; item and kit quantities count only its stock and only its adjustments and kit builds are listed; a purchase order, sales order, invoice or estimate at another location (its `location_id` or a line's stock row) is 404 `resource_missing` to every route, read or write, and left out of lists; a body naming another location (`location_id`, a line's stock row, an adjustment or a kit build) is 422 `validation_failed` on that field; other locations' kit builds cannot be disassembled (404); `GET /sync` is 403 `sync_permission_denied`. Stock transfers are not limited by it (spec: account-wide).",
   status: "`inactive`: every key of the user is refused (401) until the user is `active` again.",
   time_zone:
-    "The zone of the user's \"today\" (documents' default dates) and of task deadlines with `time_zone_mode: mine`; unset, the account's zone applies.",
+    "The zone of the user's \"today\" (the default dates of estimates, sales orders, invoices, stock transfers, receipts, shipments and payments) and of task deadlines with `time_zone_mode: mine`; unset, the account's zone applies. Where the spec says \"the (API) user's account timezone\" the account's zone applies whatever the user's: a purchase order's `issue_date` and `date_sent`, an invoice's `date_sent` and the `issue_date` of an estimate converted to an invoice.",
 };
 
 export function isPermission(value: string): value is Permission {
