@@ -213,6 +213,13 @@ export const noCounters = (now: string) => ({
 /** A document's status as the API shows it: its id and label. */
 export const presentStatus = (status: { id: number; label: string }) => ({ status_id: status.id, status: status.label });
 
+/** The first fields every document shows: `id`, `object` (its kind) and `<kind>_number`. */
+export const presentIdentity = (header: Pick<DocumentItem, "documentId" | "number">, kind: DocumentKind) => ({
+  id: header.documentId,
+  object: kind,
+  [`${kind}_number`]: header.number,
+});
+
 /** Whether the caller may edit a document, as the API shows it: `reason` is why not (null: it may). */
 export const presentEditable = (reason: string | null) => ({ can_edit: reason === null, edit_block_reason: reason });
 

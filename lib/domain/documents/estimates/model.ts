@@ -1,3 +1,4 @@
+import { DOCUMENT_STATUS } from "../statuses.js";
 import type { DocumentFilter } from "../../../db/document-lists.js";
 import { orNull, presentEditable, presentStatus } from "../rules.js";
 import { randomUUID } from "node:crypto";
@@ -25,12 +26,7 @@ import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, typ
 export type StoredEstimateStatus = "open" | "closed" | "declined";
 export type EstimateStatus = StoredEstimateStatus | "expired";
 
-export const ESTIMATE_STATUS: Record<EstimateStatus, { id: number; label: "Open" | "Closed" | "Declined" | "Expired" }> = {
-  open: { id: 5, label: "Open" },
-  closed: { id: 6, label: "Closed" },
-  declined: { id: 7, label: "Declined" },
-  expired: { id: 8, label: "Expired" },
-};
+export const ESTIMATE_STATUS: Record<EstimateStatus, { id: number; label: "Open" | "Closed" | "Declined" | "Expired" }> = DOCUMENT_STATUS.estimate;
 
 /** The status an estimate has at `now` (ISO instant): Open past its expiry instant is Expired. */
 export function effectiveStatus(header: Pick<DocumentItem, "status" | "expiryInstant">, now: string): EstimateStatus {

@@ -1,5 +1,6 @@
+import { DOCUMENT_STATUS } from "../statuses.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
-import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
+import { orNull, presentDiscountAndTaxLabels, presentEditable, presentIdentity, presentStatus } from "../rules.js";
 import { headerMoney } from "../amounts.js";
 import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
@@ -28,12 +29,7 @@ import type { LineMoney } from "../totals.js";
  * Reads and writes are in `service.ts`, payments and packing in `fulfillment.ts`.
  */
 
-export const INVOICE_STATUS = {
-  sent: { id: 9, label: "Sent" },
-  partially_paid: { id: 10, label: "Partially Paid" },
-  paid: { id: 11, label: "Paid" },
-  cancelled: { id: 12, label: "Cancelled" },
-} as const;
+export const INVOICE_STATUS = DOCUMENT_STATUS.invoice;
 export type InvoiceStatus = keyof typeof INVOICE_STATUS;
 
 export type InvoiceResult = SalesResult;
@@ -90,9 +86,7 @@ function invoiceParty(header: DocumentItem) {
 export function presentInvoice(principal: Principal, header: DocumentItem, lines?: readonly SalesLine[]): Record<string, unknown> {
   const status = INVOICE_STATUS[header.status as InvoiceStatus];
   const out: Record<string, unknown> = {
-    id: header.documentId,
-    object: "invoice",
-    invoice_number: header.number,
+    ...presentIdentity(header, "invoice"),
     custom_invoice_number: orNull(header.customNumber),
     name: orNull(header.name),
     customer_id: header.partyId,

@@ -1,6 +1,7 @@
+import { DOCUMENT_STATUS } from "../statuses.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
 import { headerMoney } from "../amounts.js";
-import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
+import { orNull, presentDiscountAndTaxLabels, presentEditable, presentIdentity, presentStatus } from "../rules.js";
 import { mayAct, type Principal } from "../../../auth/permissions.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
 import type { PurchaseOrderCreateBody, PurchaseOrderUpdateBody } from "../../../schemas/purchase-orders.js";
@@ -28,12 +29,7 @@ import {
  * Statuses: 21 Not Sent -> (send) 22 Sent -> (receive) 23 Partially Received -> 24 Received.
  */
 
-export const PO_STATUS = {
-  not_sent: { id: 21, label: "Not Sent" },
-  sent: { id: 22, label: "Sent" },
-  partially_received: { id: 23, label: "Partially Received" },
-  received: { id: 24, label: "Received" },
-} as const;
+export const PO_STATUS = DOCUMENT_STATUS.purchase_order;
 export type PoStatus = keyof typeof PO_STATUS;
 
 /** A stored purchase-order line (`lib/db/documents.ts` packs them into pages). */
@@ -98,9 +94,7 @@ export function editBlockReason(principal: Principal, header: DocumentItem): "pe
 export function presentPurchaseOrder(principal: Principal, header: DocumentItem, lines?: readonly PoLine[]): Record<string, unknown> {
   const status = PO_STATUS[header.status as PoStatus];
   const out: Record<string, unknown> = {
-    id: header.documentId,
-    object: "purchase_order",
-    purchase_order_number: header.number,
+    ...presentIdentity(header, "purchase_order"),
     custom_purchase_order_number: orNull(header.customNumber),
     name: orNull(header.name),
     supplier_id: header.partyId,

@@ -1,6 +1,7 @@
+import { DOCUMENT_STATUS } from "../statuses.js";
 import { laterUpdatedAt } from "../../../core/clock.js";
 import { amountPaid, headerMoney } from "../amounts.js";
-import { orNull, presentDiscountAndTaxLabels, presentEditable, presentStatus } from "../rules.js";
+import { orNull, presentDiscountAndTaxLabels, presentEditable, presentIdentity, presentStatus } from "../rules.js";
 import { Decimal } from "../../../core/decimal.js";
 import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
@@ -31,11 +32,7 @@ import { lineChanges, percentOf, progressOf, remainingToPack, withPercents } fro
  * Reads and writes are in `service.ts`, invoicing in `invoicing.ts`, the money of partial invoices in `invoiced-money.ts`.
  */
 
-export const SO_STATUS = {
-  open: { id: 29, label: "Open" },
-  closed: { id: 30, label: "Closed" },
-  cancelled: { id: 31, label: "Cancelled" },
-} as const;
+export const SO_STATUS = DOCUMENT_STATUS.sales_order;
 export type SoStatus = keyof typeof SO_STATUS;
 
 /** Invoices one order can have (each pack and ship refreshes them all in its own transaction). */
@@ -100,9 +97,7 @@ function presentLine(principal: Principal, line: SalesLine, position: number, se
 export function presentSalesOrder(principal: Principal, header: DocumentItem, lines?: readonly SalesLine[]): Record<string, unknown> {
   const status = SO_STATUS[header.status as SoStatus];
   const out: Record<string, unknown> = {
-    id: header.documentId,
-    object: "sales_order",
-    sales_order_number: header.number,
+    ...presentIdentity(header, "sales_order"),
     name: orNull(header.name),
     customer_id: header.partyId,
     customer_name: orNull(header.partyName),

@@ -1,6 +1,7 @@
+import { DOCUMENT_STATUS } from "../statuses.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
 import type { StoredLine } from "../../../db/document-lines.js";
-import { orNull, presentStatus } from "../rules.js";
+import { orNull, presentIdentity, presentStatus } from "../rules.js";
 import type { StockRuleError } from "../../../core/failures.js";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import type { DocumentItem, LocationItem } from "../../../db/service.js";
@@ -13,11 +14,7 @@ import type { DocumentItem, LocationItem } from "../../../db/service.js";
  * Statuses: 26 Pending -> (send) 27 In Transit -> (receive) 28 Transferred.
  */
 
-export const TRANSFER_STATUS = {
-  pending: { id: 26, label: "Pending" },
-  in_transit: { id: 27, label: "In Transit" },
-  transferred: { id: 28, label: "Transferred" },
-} as const;
+export const TRANSFER_STATUS = DOCUMENT_STATUS.stock_transfer;
 export type TransferStatus = keyof typeof TRANSFER_STATUS;
 
 export interface TransferLine extends StoredLine {
@@ -39,9 +36,7 @@ export function presentStockTransfer(header: DocumentItem, lines?: readonly Tran
   const status = TRANSFER_STATUS[header.status as TransferStatus];
   const names = (header.partyDetails ?? {}) as { origin?: string; destination?: string };
   const out: Record<string, unknown> = {
-    id: header.documentId,
-    object: "stock_transfer",
-    stock_transfer_number: header.number,
+    ...presentIdentity(header, "stock_transfer"),
     assigned_user_id: header.assignedUserId,
     ...presentStatus(status),
     origin_location: { id: header.originLocationId, name: orNull(names.origin) },
