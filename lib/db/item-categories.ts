@@ -60,6 +60,7 @@ export async function replaceItemCategory(previous: ItemCategoryItem, next: Item
           parentId: next.parentId,
           inventoryType: next.inventoryType,
           customFields: next.customFields ?? [],
+          ...(next.deletedFieldIds ? { deletedFieldIds: next.deletedFieldIds } : {}),
           updatedAt: next.updatedAt,
         })
         .where(({ updatedAt, childCount }, { eq }) =>

@@ -559,7 +559,7 @@ describe("custom_field_values on items", () => {
     expect(cleared.body.custom_field_values).toEqual([]);
   });
 
-  it("a value of a field its category no longer has is kept and goes back as read (write-back with a change is 200); another value for it is refused", async () => {
+  it("a value of a field deleted from its category is gone: not shown, not taken back, dropped by the next replacement; the GET body goes back unchanged", async () => {
     const { client } = await setup();
     const category = await createCategory(client, { name: "Electrics", custom_fields: [{ name: "Voltage" }, { name: "Plug" }] });
     const [voltage, plug] = category.custom_fields.map((field) => field.id);
@@ -574,15 +574,30 @@ describe("custom_field_values on items", () => {
     const kept = (await client.patch(`/item-categories/${category.id}`, { custom_fields: [{ id: plug, name: "Plug" }] })).status;
     expect(kept).toBe(200);
     const read = await getItem(client, item.id);
-    expect(read.custom_field_values).toEqual(item.custom_field_values);
-    const written = await client.patch(`/items/${item.id}`, { description: "Boils", custom_field_values: read.custom_field_values });
-    expect(written.status, written.text).toBe(200);
-    expect(written.body).toMatchObject({ description: "Boils", custom_field_values: item.custom_field_values });
-    expectValidation(
-      await client.patch(`/items/${item.id}`, { custom_field_values: [{ custom_field_id: voltage, value: "110V" }] }),
-      "custom_field_values[0].custom_field_id",
-      "invalid_reference",
-    );
+    expect(read.custom_field_values).toEqual([{ custom_field_id: plug, value: "Type G" }]);
+    const listed = (await client.get("/items", { ids: item.id })).body.data[0];
+    expect(listed.custom_field_values).toEqual(read.custom_field_values);
+    // The GET body sent back changes nothing (the value of the deleted field is no one's to see).
+    const back = await client.patch(`/items/${item.id}`, { custom_field_values: read.custom_field_values });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.updated_at).toBe(read.updated_at);
+    // Its former value sent again, or a new one, is refused as any unknown field is (spec part 1, section 2.1).
+    for (const value of ["230V", "110V"]) {
+      expectValidation(
+        await client.patch(`/items/${item.id}`, { custom_field_values: [...read.custom_field_values, { custom_field_id: voltage, value }] }),
+        "custom_field_values[1].custom_field_id",
+        "invalid_reference",
+      );
+    }
+    // Another edit keeps it hidden; a new category takes none of it along.
+    const edited = await client.patch(`/items/${item.id}`, { description: "Boils" });
+    expect(edited.body).toMatchObject({ description: "Boils", custom_field_values: [{ custom_field_id: plug, value: "Type G" }] });
+    const other = await createCategory(client, { name: "Kitchen" });
+    const moved = await client.patch(`/items/${item.id}`, { category_id: other.id });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.custom_field_values).toEqual([]);
+    const stored = await client.patch(`/items/${item.id}`, { category_id: category.id });
+    expect(stored.body.custom_field_values).toEqual([]);
   });
 
   it("a new category drops the former category's values (account-level item fields stay); a value of the former one sent with it is refused", async () => {

@@ -31,6 +31,8 @@ export const itemCategoryEntity = () =>
           },
         },
       },
+      /** Ids of custom fields deleted from the category: items' values for them are hidden and refused. */
+      deletedFieldIds: { type: "list", items: { type: "string" } },
       ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {

@@ -124,6 +124,17 @@ export function resolveCustomFields(existing: readonly StoredField[], desired: r
   return fields;
 }
 
+/**
+ * The category's deleted field ids once `fields` replace its fields: each field it drops joins
+ * them, so items' values for it are hidden from then on and refused on write (spec part 1,
+ * section 2.1: every id must belong to a custom field of the record kind).
+ */
+function withDeletedFields(previous: ItemCategoryItem, fields: readonly StoredField[]): Pick<ItemCategoryItem, "deletedFieldIds"> {
+  const kept = new Set(fields.map((field) => field.id));
+  const dropped = (previous.customFields ?? []).map((field) => field.id).filter((id) => !kept.has(id));
+  return previous.deletedFieldIds || dropped.length > 0 ? { deletedFieldIds: [...(previous.deletedFieldIds ?? []), ...dropped] } : {};
+}
+
 const parentInvalid = () =>
   errors.validationFailed([{ param: "parent_id", code: "invalid_reference", message: "must be a top-level item category of this account." }]);
 
@@ -175,12 +186,14 @@ export async function updateItemCategory(
     if (parentId !== "root" && previous.childCount > 0) {
       throw errors.validationFailed([{ param: "parent_id", code: "has_children", message: "a category with subcategories cannot have a parent." }]);
     }
+    const customFields = input.custom_fields === undefined ? previous.customFields : resolveCustomFields(previous.customFields ?? [], input.custom_fields);
     const next: ItemCategoryItem = {
       ...previous,
       name: input.name ?? previous.name,
       inventoryType: input.inventory_type ?? previous.inventoryType,
       parentId,
-      customFields: input.custom_fields === undefined ? previous.customFields : resolveCustomFields(previous.customFields ?? [], input.custom_fields),
+      customFields,
+      ...withDeletedFields(previous, customFields ?? []),
       updatedAt: nowIso(),
     };
     if (next.updatedAt === previous.updatedAt) next.updatedAt = new Date(Date.parse(previous.updatedAt) + 1).toISOString();

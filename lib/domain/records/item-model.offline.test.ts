@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Principal } from "../../auth/permissions.js";
 import { ApiError } from "../../core/errors.js";
 import type { ItemRecord, ItemVariationItem, StockRowItem } from "../../db/service.js";
-import { itemChanges, parseListQuery, presentItem, resolveVariation, withCostPermission } from "./item-model.js";
+import { categoryView, itemChanges, liveFieldValues, parseListQuery, presentItem, resolveVariation, withCostPermission } from "./item-model.js";
 
 const LOCATION = "11111111-1111-4111-8111-111111111111";
 
@@ -32,14 +32,14 @@ const item = (overrides: Partial<ItemRecord> = {}): ItemRecord =>
 
 describe("offline: presentItem", () => {
   it("sums the stock and hides the cost without costs.view", () => {
-    const staff = presentItem(item(), { principal: principal("staff"), categoryNames: new Map() });
+    const staff = presentItem(item(), { principal: principal("staff"), categories: categoryView([]) });
     expect(staff).toMatchObject({ id: "item-1", item_number: 7, quantity: 5, quantity_available: 3, cost: null, status_id: 1, location_inventory: null });
-    expect(presentItem(item(), { principal: principal("owner"), categoryNames: new Map() }).cost).toBe("1.5000");
+    expect(presentItem(item(), { principal: principal("owner"), categories: categoryView([]) }).cost).toBe("1.5000");
   });
 
   it("shows a restricted user only its location's stock", () => {
     const elsewhere = principal("staff", [], "22222222-2222-4222-8222-222222222222");
-    expect(presentItem(item(), { principal: elsewhere, categoryNames: new Map() }).quantity).toBe(0);
+    expect(presentItem(item(), { principal: elsewhere, categories: categoryView([]) }).quantity).toBe(0);
   });
 });
 
@@ -76,5 +76,20 @@ describe("offline: resolveVariation", () => {
     expect(resolveVariation(variations, rows, { location_id: LOCATION, quantity: 1, item_variation_id: "v1" } as never)).toBe("v1");
     expect(() => resolveVariation(variations, rows, { location_id: LOCATION, quantity: 1 } as never)).toThrow(ApiError);
     expect(resolveVariation(variations.slice(0, 1), [], { location_id: LOCATION, quantity: 1 } as never)).toBe("v1");
+  });
+});
+
+describe("custom field values of deleted category fields", () => {
+  it("are hidden wherever an item is shown; a category view gathers every category's deleted ids", () => {
+    const view = categoryView([{ categoryId: "c1", name: "Electrics", deletedFieldIds: ["f-old"] }, undefined, { categoryId: "c2", name: "Kitchen" }]);
+    expect(view.names.get("c2")).toBe("Kitchen");
+    expect([...view.deletedFieldIds]).toEqual(["f-old"]);
+    const values = [
+      { id: "f-old", value: "230V" },
+      { id: "f-live", value: "Type G" },
+    ];
+    expect(liveFieldValues(values, view.deletedFieldIds)).toEqual([{ id: "f-live", value: "Type G" }]);
+    expect(liveFieldValues(undefined, view.deletedFieldIds)).toBeUndefined();
+    expect(liveFieldValues(values, new Set())).toBe(values);
   });
 });

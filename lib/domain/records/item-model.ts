@@ -29,9 +29,30 @@ function visibleStock(principal: Principal, stock: Record<string, Balances>): Ba
 
 export interface PresentContext {
   principal: Principal;
-  categoryNames: ReadonlyMap<string, string>;
+  categories: CategoryView;
   locationId?: string;
 }
+
+/** What presenting items needs of the account's categories: their names, and the custom fields deleted from them. */
+export interface CategoryView {
+  names: ReadonlyMap<string, string>;
+  deletedFieldIds: ReadonlySet<string>;
+}
+
+export const categoryView = (categories: readonly (Pick<ItemCategoryItem, "categoryId" | "name" | "deletedFieldIds"> | undefined)[]): CategoryView => {
+  const known = categories.filter((category) => category !== undefined);
+  return {
+    names: new Map(known.map((category) => [category.categoryId, category.name])),
+    deletedFieldIds: new Set(known.flatMap((category) => category.deletedFieldIds ?? [])),
+  };
+};
+
+/**
+ * An item's custom field values but those of fields deleted from a category since: they are
+ * not shown, not taken back as read, and go with the item's next replacement of its values.
+ */
+export const liveFieldValues = <T extends { id: string }>(values: readonly T[] | undefined, deleted: ReadonlySet<string>): T[] | undefined =>
+  values === undefined || deleted.size === 0 ? (values as T[] | undefined) : values.filter((value) => !deleted.has(value.id));
 
 export function presentItem(item: ItemRecord, ctx: PresentContext): Record<string, unknown> {
   const stock = itemStock(item);
@@ -50,7 +71,7 @@ export function presentItem(item: ItemRecord, ctx: PresentContext): Record<strin
     barcode: orNull(item.barcode),
     serial_number: item.inventoryType === "unique" ? orNull(item.serialNumber) : null,
     category_id: orNull(item.categoryId),
-    category_name: item.categoryId ? (ctx.categoryNames.get(item.categoryId) ?? null) : null,
+    category_name: item.categoryId ? (ctx.categories.names.get(item.categoryId) ?? null) : null,
     inventory_type: item.inventoryType,
     status_id: item.archived ? 3 : item.sold ? 2 : 1,
     location_id: orNull(item.locationId),
@@ -81,7 +102,7 @@ export function presentItem(item: ItemRecord, ctx: PresentContext): Record<strin
           threshold: item.threshold,
         }
       : null,
-    custom_field_values: presentCustomFieldValues(item.customFieldValues),
+    custom_field_values: presentCustomFieldValues(liveFieldValues(item.customFieldValues, ctx.categories.deletedFieldIds)),
     created_at: item.createdAt,
     updated_at: item.updatedAt,
   });

@@ -36,7 +36,10 @@ import { sumBalances } from "../inventory/math.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 import { replaceOutcome } from "./record-writes.js";
 import {
+  type CategoryView,
+  categoryView,
   itemChanges,
+  liveFieldValues,
   moneyOrUndefined,
   parseListQuery,
   presentAdjustment,
@@ -52,9 +55,10 @@ import {
  * stock"): reads and writes here, presentation and write rules in `item-model.ts`.
  */
 
-async function categoryNames(accountId: string, items: readonly ItemRecord[]): Promise<Map<string, string>> {
-  if (!items.some((item) => item.categoryId)) return new Map();
-  return new Map((await queryItemCategories(accountId)).map((c) => [c.categoryId, c.name]));
+/** The categories presenting `items` needs (none read when no item has one). */
+async function categoriesOf(accountId: string, items: readonly ItemRecord[]): Promise<CategoryView> {
+  if (!items.some((item) => item.categoryId)) return categoryView([]);
+  return categoryView(await queryItemCategories(accountId));
 }
 
 /** Reads need the inventory-list permission (architecture section 4). */
@@ -129,8 +133,8 @@ export async function createItem(principal: Principal, body: ItemCreateBody, com
     ...changes.set,
   } as Omit<ItemRecord, "number">;
   item.skuKey = [item.sku, ...variationSkus].filter(Boolean).join(" ").toLowerCase() || undefined;
-  const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
-  const present = (number: number) => presentItem({ ...item, number } as ItemRecord, { principal, categoryNames });
+  const categories = categoryView([category]);
+  const present = (number: number) => presentItem({ ...item, number } as ItemRecord, { principal, categories });
   const { number, result } = await insertItem(item, variations, changes.references, (number) => ({ completion, body: present(number) }));
   if (!result.ok) throw errors.validationFailed(result.references);
   return present(number);
@@ -144,7 +148,7 @@ export async function getItem(principal: Principal, itemId: string) {
     queryItemCategories(principal.accountId),
   ]);
   if (!item) throw errors.resourceMissing("item", itemId);
-  return presentItem(item, { principal, categoryNames: new Map(categories.map((c) => [c.categoryId, c.name])) });
+  return presentItem(item, { principal, categories: categoryView(categories) });
 }
 
 /** Updates the fields sent; `archived` archives or restores. */
@@ -161,17 +165,22 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       if (input.location_id !== previous.locationId) requireReachableLocation(principal, "location_id", input.location_id);
       // A new category drops the former category's field values (a value sent with it is checked as usual).
       const dropsFormerValues = input.category_id !== undefined && input.category_id !== previous.categoryId && input.custom_field_values === undefined;
-      // The stored category is read only when it matters: to check values against it, or to drop its values.
-      const former =
+      // The stored category is read only when it matters: to check values against it, or to drop its values;
+      // every category when the item holds values (those of fields deleted since are not its own any more).
+      const [former, all] = await Promise.all([
         previous.categoryId && (input.category_id === undefined || dropsFormerValues)
-          ? await readItemCategory(principal.accountId, previous.categoryId)
-          : undefined;
+          ? readItemCategory(principal.accountId, previous.categoryId)
+          : Promise.resolve(undefined),
+        (previous.customFieldValues?.length ?? 0) > 0 ? queryItemCategories(principal.accountId) : Promise.resolve(undefined),
+      ]);
       // The category the values are checked against: the one sent (none for null), else the stored one.
       const category = input.category_id !== undefined ? references.category : former;
-      const changes = itemChanges(input, category, references.unitName, previous.customFieldValues);
+      const categories = categoryView(all ?? [category]);
+      const shownValues = liveFieldValues(previous.customFieldValues, categories.deletedFieldIds);
+      const changes = itemChanges(input, category, references.unitName, shownValues);
       if (dropsFormerValues) {
         const formerFields = new Set((former?.customFields ?? []).map((field) => field.id));
-        const kept = (previous.customFieldValues ?? []).filter((value) => !formerFields.has(value.id));
+        const kept = (shownValues ?? []).filter((value) => !formerFields.has(value.id));
         if (kept.length !== (previous.customFieldValues ?? []).length) changes.set.customFieldValues = kept;
       }
       if (changes.set.inventoryType && changes.set.inventoryType !== previous.inventoryType) {
@@ -193,9 +202,12 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       const remove = changes.remove.filter((attribute) => !(attribute in set));
       const next = { ...previous, ...set } as ItemRecord;
       for (const attribute of remove) delete (next as Record<string, unknown>)[attribute];
-      const categoryNames = new Map(category ? [[category.categoryId, category.name]] : []);
-      if (sameRecord(previous, next, UPDATED_AT)) return presentItem(previous, { principal, categoryNames }); // sent back as read: nothing to write
-      const resource = presentItem(next, { principal, categoryNames });
+      // Sent back as read (the values of deleted fields, which no one sees, aside): nothing to write.
+      // A deleted field's value sent again is a change, which the write's reference check refuses.
+      if (sameRecord({ ...previous, customFieldValues: shownValues }, { ...next, customFieldValues: set.customFieldValues ?? shownValues }, UPDATED_AT)) {
+        return presentItem(previous, { principal, categories });
+      }
+      const resource = presentItem(next, { principal, categories });
       const stockRules = changes.set.inventoryType !== undefined && changes.set.inventoryType !== previous.inventoryType;
       const result = await replaceItem(previous, { set, remove }, changes.references, { completion, body: resource }, { stockRules });
       return replaceOutcome(result, resource);
@@ -290,16 +302,16 @@ async function listParsedItems(
   { filter, ids, categoryId, locationId, needle }: ReturnType<typeof parseListQuery>,
 ): Promise<ListEnvelope<Record<string, unknown>>> {
   const present = async (items: ItemRecord[]) => {
-    const names = await categoryNames(principal.accountId, items);
-    return items.map((item) => presentItem(item, { principal, categoryNames: names, locationId }));
+    const categories = await categoriesOf(principal.accountId, items);
+    return items.map((item) => presentItem(item, { principal, categories, locationId }));
   };
   const byName = (a: ItemRecord, b: ItemRecord) => (a.nameKey < b.nameKey ? -1 : a.nameKey > b.nameKey ? 1 : a.itemId < b.itemId ? -1 : 1);
   if (ids) {
     const [items, categories] = await Promise.all([
       readSettledItems(principal.accountId, () => readItems(principal.accountId, ids)),
-      queryItemCategories(principal.accountId).then((all) => new Map(all.map((c) => [c.categoryId, c.name]))),
+      queryItemCategories(principal.accountId).then(categoryView),
     ]);
-    const data = items.sort(byName).map((item) => presentItem(item, { principal, categoryNames: categories, locationId }));
+    const data = items.sort(byName).map((item) => presentItem(item, { principal, categories, locationId }));
     return listEnvelope(url, { page: 1, limit: ids.length }, data.length, data);
   }
   if (needle || categoryId) {
