@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AccessHolder, accessText, hasPermission, holdsAccess, locationRestriction, usedAccessText } from "./permissions.js";
+import { type AccessHolder, accessText, hasPermission, holdsAccess, locationRestriction, reachesLocation, usedAccessText } from "./permissions.js";
 
 const staff = (permissions: string[], location: string | null = null): AccessHolder =>
   ({ role: "staff", permissions: new Set(permissions), assignedLocationId: location, accessUsed: new Set() }) as AccessHolder;
@@ -31,6 +31,18 @@ describe("the access an idempotent outcome depended on", () => {
     expect(holdsAccess(staff([], "loc-a"), "loc-a|")).toBe(true);
     expect(holdsAccess(staff([]), "loc-a|")).toBe(true); // unrestricted since: sees more, not less
     expect(holdsAccess({ role: "owner", permissions: new Set(), assignedLocationId: null }, "*|costs.view")).toBe(true);
+  });
+
+  it("names the locations a request acted at: a replay needs each of them, not an unrestricted user", () => {
+    const user = staff([]);
+    expect(reachesLocation(user, "loc-b")).toBe(true);
+    reachesLocation(user, "loc-a");
+    const text = usedAccessText(user);
+    expect(text).toBe("||loc-a,loc-b");
+    expect(holdsAccess(staff([]), text)).toBe(true);
+    expect(holdsAccess(staff([], "loc-a"), text)).toBe(false); // loc-b is out of reach now
+    expect(holdsAccess(staff([], "loc-a"), "||loc-a")).toBe(true);
+    expect(reachesLocation(staff([], "loc-a"), "loc-b")).toBe(false);
   });
 
   it("checking a replay's access records nothing of its own", () => {

@@ -195,10 +195,12 @@ export interface Principal {
   /** Null when the key may do everything its user may do. */
   scopes: ReadonlySet<string> | null;
   /**
-   * The permissions (and `"location"`, the location rule) this request consulted, when it
-   * records them: an idempotent outcome depends on these alone (`usedAccessText`).
+   * What of its access this request consulted, when it records it: permissions, `"location"`
+   * (the caller's whole location restriction, e.g. stock totals over every location it sees)
+   * and `"location:<id>"` (one location it acted at). An idempotent outcome depends on these
+   * alone (`usedAccessText`).
    */
-  accessUsed?: Set<Permission | "location">;
+  accessUsed?: Set<Permission | "location" | `location:${string}`>;
 }
 
 /** The parts of a caller or a stored user that permission checks read. */
@@ -277,22 +279,36 @@ export function usedAccessText(principal: AccessHolder): string {
   const used = principal.accessUsed;
   if (!used) return accessText(principal);
   const location = used.has("location") ? (restrictionOf(principal) ?? "*") : "";
-  return `${location}|${PERMISSIONS.filter((p) => used.has(p) && holds(principal, p)).join(",")}`;
+  const permissions = PERMISSIONS.filter((p) => used.has(p) && holds(principal, p)).join(",");
+  const places = [...used].flatMap((entry) => (entry.startsWith("location:") ? [entry.slice("location:".length)] : [])).sort();
+  return places.length === 0 ? `${location}|${permissions}` : `${location}|${permissions}|${places.join(",")}`;
 }
 
 /**
  * Whether the caller holds at least the access `text` records (`usedAccessText`): every
- * permission it lists, and no narrower location when it names one (spec part 1, section 1:
- * every request, a replay too, is evaluated against the user's current permissions).
+ * permission it lists, no narrower location when it names one, and every location it acted at
+ * (spec part 1, section 1: every request, a replay too, is evaluated against the user's current
+ * permissions).
  */
 export function holdsAccess(principal: AccessHolder, text: string): boolean {
-  const [location, granted = ""] = text.split("|");
+  const [location, granted = "", places = ""] = text.split("|");
   const restriction = restrictionOf(principal);
   if (location !== "" && restriction !== null && restriction !== location) return false;
+  if (places !== "" && restriction !== null && places.split(",").some((place) => place !== restriction)) return false;
   return granted === "" || granted.split(",").every((name) => isPermission(name) && holds(principal, name));
 }
 
 /** The location a user is restricted to, or null (owners are never restricted). */
+/**
+ * Whether the caller may act at `locationId` (an unrestricted caller everywhere, a restricted
+ * one at its own location only), recording that location as one the request acted at.
+ */
+export function reachesLocation(principal: Pick<AccessHolder, "role" | "assignedLocationId" | "accessUsed">, locationId: string): boolean {
+  principal.accessUsed?.add(`location:${locationId}`);
+  const restriction = restrictionOf(principal);
+  return restriction === null || restriction === locationId;
+}
+
 export function locationRestriction(principal: Pick<AccessHolder, "role" | "assignedLocationId" | "accessUsed">): string | null {
   principal.accessUsed?.add("location");
   return restrictionOf(principal);

@@ -363,6 +363,11 @@ describe("requests rejected before the handler store nothing", () => {
     await updateUser(user.userId, { permissions: [...permissions], locationId: elsewhere.id });
     expectError(await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key }), 403, "permission_denied");
     expect(await storedZones(account.accountId, location.id)).toHaveLength(1);
+    // Restricted to the zone's own location: the one place the request acted at is still theirs.
+    await updateUser(user.userId, { permissions: [...permissions], locationId: location.id });
+    const ownPlace = await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key });
+    expect(ownPlace.status, ownPlace.text).toBe(201);
+    expect(ownPlace.headers.get(REPLAYED)).toBe("true");
 
     // The same access again, or more: the stored 201 replays.
     await updateUser(user.userId, { permissions: [...permissions, "tasks.assign"], locationId: null });
@@ -371,6 +376,23 @@ describe("requests rejected before the handler store nothing", () => {
     expect(replay.headers.get(REPLAYED)).toBe("true");
     expect(replay.body).toEqual(created.body);
     expect(await storedZones(account.accountId, location.id)).toHaveLength(1);
+  });
+
+  it("replays a request about the user's own records after they lose records.view_all (ownership alone let it see them)", async () => {
+    const { account } = await setup();
+    const permissions = ["records.view_all", "invoices.list", "invoices.modify"] as const;
+    const user = await newUser(account, { permissions: [...permissions] });
+    const client = api().withKey(user.key);
+    const customer = (await client.post("/customers", { name: "Own customer" })).body as { id: string };
+    const key = idempotencyKey();
+    const body = { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] };
+    const created = await client.post("/invoices", body, { idempotencyKey: key });
+    expect(created.status, created.text).toBe(201);
+    await updateUser(user.userId, { permissions: ["invoices.list", "invoices.modify"] });
+    const replay = await client.post("/invoices", body, { idempotencyKey: key });
+    expect(replay.status, replay.text).toBe(201);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(created.body);
   });
 
   it("does not replay costs to a user who lost costs.view since: the invoice it showed them on is 403, its creation stands", async () => {

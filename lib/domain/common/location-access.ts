@@ -1,6 +1,6 @@
 import { referenceDetail } from "../../core/errors.js";
 import { locationScopeOf, NO_LOCATION, type LocationScoped } from "../../core/document-scope.js";
-import { locationRestriction, type Principal } from "../../auth/permissions.js";
+import { locationRestriction, reachesLocation, type Principal } from "../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";
 import type { DocumentKind } from "../../db/entities/document.js";
 
@@ -26,8 +26,8 @@ const LOCATION_BOUNDED: ReadonlySet<DocumentKind> = new Set(["purchase_order", "
 
 /** Whether the caller may act at `locationId` (every location for an unrestricted caller). */
 export function mayReachLocation(principal: Principal, locationId: string | null | undefined): boolean {
-  const restriction = locationRestriction(principal);
-  return restriction === null || locationId === restriction;
+  if (locationId === null || locationId === undefined) return locationRestriction(principal) === null;
+  return reachesLocation(principal, locationId);
 }
 
 /** The detail of a body field naming a location (or a stock row at one) outside the caller's. */
@@ -47,10 +47,9 @@ export function requireReachableLocation(principal: Principal, param: string, lo
  * its last write stored.
  */
 export function mayReachDocument(principal: Principal, header: LocationScoped & { kind: DocumentKind }, lines?: readonly Record<string, unknown>[]): boolean {
-  const restriction = locationRestriction(principal);
-  if (restriction === null || !LOCATION_BOUNDED.has(header.kind)) return true;
+  if (!LOCATION_BOUNDED.has(header.kind)) return true;
   const scope = locationScopeOf(header, lines);
-  return scope === NO_LOCATION || scope === restriction;
+  return scope === NO_LOCATION || reachesLocation(principal, scope);
 }
 
 /** The location scopes a restricted caller's document lists keep (undefined: every document). */

@@ -1,4 +1,5 @@
 /** The rules every document kind shares (visibility, dates, text fields, line replacement, no-op writes, ETags): pure, no storage. */
+import { seesOwnedBy } from "../common/ownership.js";
 import type { StoredLine } from "../../db/document-lines.js";
 import type { LocationScoped } from "../../core/document-scope.js";
 import { hasPermission, type Permission, type Principal } from "../../auth/permissions.js";
@@ -54,7 +55,7 @@ export function canSeeDocument(
   header: Pick<DocumentItem, "kind" | "assignedUserId"> & LocationScoped,
   lines?: readonly Record<string, unknown>[],
 ): boolean {
-  const assigneeVisible = !ASSIGNEE_BOUNDED.has(header.kind) || hasPermission(principal, "records.view_all") || header.assignedUserId === principal.userId;
+  const assigneeVisible = !ASSIGNEE_BOUNDED.has(header.kind) || seesOwnedBy(principal, header.assignedUserId);
   return assigneeVisible && mayReachDocument(principal, header, lines);
 }
 

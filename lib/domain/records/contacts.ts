@@ -71,7 +71,7 @@ export function presentContact(contact: ContactItem, visibleParties: ReadonlyMap
 
 /** A contact is visible with `records.view_all`, or when it links a record the caller owns. */
 function canSeeContact(principal: Principal, contact: ContactItem): boolean {
-  return hasPermission(principal, "records.view_all") || (contact.links ?? []).some((l) => l.ownerUserId === principal.userId);
+  return (contact.links ?? []).some((l) => l.ownerUserId === principal.userId) || hasPermission(principal, "records.view_all");
 }
 
 /**

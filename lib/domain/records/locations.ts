@@ -1,6 +1,7 @@
 import { nowIso } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
 import { requirePermission, locationRestriction, type Principal } from "../../auth/permissions.js";
+import { mayReachLocation } from "../common/location-access.js";
 import { LOCATION_LABEL, insertLocation, insertZone, queryLocations, readLocation, readLocationTree, replaceZone } from "../../db/locations.js";
 import type { LocationItem, ZoneItem } from "../../db/service.js";
 import { errors } from "../../core/errors.js";
@@ -45,9 +46,7 @@ export function presentZone(zone: ZoneItem): ZoneResource {
 
 /** A location the caller may see: active, in the account, inside the caller's location boundary. */
 function isAccessible(principal: Principal, location: LocationItem | undefined): location is LocationItem {
-  if (!location?.active) return false;
-  const restriction = locationRestriction(principal);
-  return restriction === null || restriction === location.locationId;
+  return Boolean(location?.active) && mayReachLocation(principal, location!.locationId);
 }
 
 /** Active locations ordered by name; a restricted user sees only its own location (rule 4.1). */
@@ -98,8 +97,7 @@ export async function createLocation(
 }
 
 function assertWithinBoundary(principal: Principal, locationId: string): void {
-  const restriction = locationRestriction(principal);
-  if (restriction !== null && restriction !== locationId) throw errors.resourceMissing("location", locationId);
+  if (!mayReachLocation(principal, locationId)) throw errors.resourceMissing("location", locationId);
 }
 
 /** Zones of one active, accessible location ordered by name, read with the location in ONE Query. */

@@ -1,3 +1,4 @@
+import { seesOwnedBy } from "../common/ownership.js";
 import { collectFields } from "./record-fields.js";
 import { nowIso, laterUpdatedAt } from "../../core/clock.js";
 import { randomUUID } from "node:crypto";
@@ -81,9 +82,9 @@ export function presentParty(party: PartyItem): PartyResource {
   return out as PartyResource;
 }
 
-/** Whether the caller may see a record: every record with `records.view_all`, else its own. */
+/** Whether the caller may see a record: its own, else every record with `records.view_all`. */
 export function canSeeParty(principal: Principal, party: Pick<PartyItem, "ownerUserId">): boolean {
-  return hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId;
+  return seesOwnedBy(principal, party.ownerUserId);
 }
 
 /** API field -> stored attribute, for every writable field that is stored as given. */

@@ -1,3 +1,4 @@
+import { seesOwnedBy } from "../common/ownership.js";
 import { canSeeDocument } from "../documents/rules.js";
 import { locationScopeOf, type LocationScoped } from "../../core/document-scope.js";
 import { hasPermission, hasScope, type Permission, type Principal } from "../../auth/permissions.js";
@@ -168,7 +169,7 @@ for (const kind of PARTY_KINDS) {
         .where(({ kind: k }, { eq }) => eq(k, kind))
         .commit(),
     // Parties: every record with records.view_all, else the caller's own (lib/domain/records/parties.ts).
-    canAccess: (principal, snapshot) => hasPermission(principal, "records.view_all") || snapshot.ownerUserId === principal.userId,
+    canAccess: (principal, snapshot) => seesOwnedBy(principal, snapshot.ownerUserId),
     changeOf(entity, image, oldImage, removed) {
       if (entity !== "party" || image.kind !== kind) return undefined;
       const accountId = String(image.accountId);

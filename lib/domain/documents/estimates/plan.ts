@@ -1,3 +1,4 @@
+import { seesOwnedBy } from "../../common/ownership.js";
 import { laterUpdatedAt } from "../../../core/clock.js";
 import { encodeDocumentLines, type EncodedLines } from "../../../db/document-lines.js";
 import { inventoryLineIds, inventoryLineName, itemSnapshot, keepsItem, keptUnitCost, defaultUnitCost, defaultUnitPrice } from "../line-values.js";
@@ -88,7 +89,7 @@ function headerFields(input: EstimateCreateBody | EstimateUpdateBody): { set: Pa
  * invoices and sales orders do.
  */
 function customerProblems(principal: Principal, party: PartyItem | undefined, isNew: boolean): Problem[] {
-  const visible = party && (!isNew || hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
+  const visible = party && (!isNew || seesOwnedBy(principal, party.ownerUserId));
   if (!party || !visible || party.kind === "supplier")
     return [detailProblem(referenceDetail("customer_id", "is not a visible customer or prospect of this account."))];
   if (isNew && party.archived) return [{ status: 422, param: "customer_id", code: "archived", message: `is an archived ${party.kind}.` }];

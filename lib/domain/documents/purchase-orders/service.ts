@@ -1,9 +1,10 @@
+import { seesOwnedBy } from "../../common/ownership.js";
 import { laterUpdatedAt } from "../../../core/clock.js";
 import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem } from "../line-values.js";
 import { accountToday, matchReplacementLines, requireDocumentPermission, statusIdFilter, withEtag, withStoredDiscountLine, changesNothing } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
-import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
@@ -119,7 +120,7 @@ async function readContext(
     readLocation(principal.accountId, locationId),
   ]);
   const details: ValidationDetail[] = [];
-  const ownsOrAll = supplier && (hasPermission(principal, "records.view_all") || supplier.ownerUserId === principal.userId);
+  const ownsOrAll = supplier && seesOwnedBy(principal, supplier.ownerUserId);
   if (supplier?.kind !== "supplier" || (checks.supplier && !ownsOrAll))
     details.push(referenceDetail("supplier_id", "is not a visible supplier of this account."));
   else if (checks.supplier && supplier.archived) details.push({ param: "supplier_id", code: "archived", message: "is an archived supplier." });

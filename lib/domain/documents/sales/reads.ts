@@ -1,9 +1,10 @@
+import { seesOwnedBy } from "../../common/ownership.js";
 import { defaultUnitCost, defaultUnitPrice, inventoryLineIds, inventoryLineName, itemSnapshot, keepsItem, keptUnitCost } from "../line-values.js";
 import { matchReplacementLines, withStoredDiscountLine } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "../../../core/decimal.js";
-import { hasPermission, locationRestriction, type Principal } from "../../../auth/permissions.js";
+import { locationRestriction, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import { readItems, readVariations } from "../../../db/items.js";
 import { readLocations } from "../../../db/locations.js";
@@ -39,7 +40,7 @@ export async function readCustomer(
 ): Promise<PartyItem> {
   const param = options.param ?? "customer_id";
   const party = await readParty(principal.accountId, customerId);
-  const visible = party && (hasPermission(principal, "records.view_all") || party.ownerUserId === principal.userId);
+  const visible = party && seesOwnedBy(principal, party.ownerUserId);
   const kindOk = party && (party.kind === "customer" || (options.allowProspect === true && party.kind === "prospect"));
   // An update that keeps its customer does not re-judge it: archived or reassigned since, it stays.
   if (!party || (!options.unchanged && (!visible || !kindOk)))
