@@ -147,6 +147,30 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(invoicePack.body.packing_list_number).toBe(5);
   });
 
+  it("follows the account's service-item packing setting changed since the order's last write: percentages, remaining quantities and can_pack agree", async () => {
+    const { w, order } = await orderWorld();
+    const [first, other, service] = order.lines;
+    expect(
+      (
+        await pack(w.client, order.id, [
+          { id: first.id, quantity: 5 },
+          { id: other.id, quantity: 3 },
+        ])
+      ).status,
+    ).toBe(201);
+    expect(await detail(w.client, order.id)).toMatchObject({ packed_percent: 100, can_pack: false, pack_block_reason: "nothing_remaining_to_pack" });
+
+    await updateAccount(w.account.accountId, { packingServiceItems: true });
+    const now = await detail(w.client, order.id);
+    // 8 of 9 packable units: the service line counts now, on this read, before any write.
+    expect(now).toMatchObject({ can_pack: true, pack_block_reason: null });
+    expect(now.packed_percent).toBeCloseTo((8 / 9) * 100, 1);
+    expect(now.lines[2]).toMatchObject({ id: service.id, quantity_packed: 0, quantity_remaining_to_pack: 1 });
+    const packed = await pack(w.client, order.id, [{ id: service.id, quantity: 1 }]);
+    expect(packed.status, packed.text).toBe(201);
+    expect(await detail(w.client, order.id)).toMatchObject({ packed_percent: 100, can_pack: false });
+  });
+
   it("ships packing lists: shipped date, carrier details, shipped quantities and percentages; a second ship is 409", async () => {
     const { w, order } = await orderWorld();
     const [first] = order.lines;

@@ -56,6 +56,20 @@ export function withPercents<T extends Partial<DocumentItem>>(
   return next as T;
 }
 
+/**
+ * A header as read with the account's current settings (`withAccountSnapshot`: tax labels,
+ * packing settings). When the packing-list service-item setting changed since the document's
+ * last write, its packed and shipped percentages follow the current setting, as its lines'
+ * `quantity_remaining_to_pack` and its `can_pack` do. A linked invoice shows its order's
+ * percentages, which the order's next write brings along.
+ */
+export function withCurrentPacking(header: DocumentItem, lines: readonly SalesLine[], account: AccountItem): DocumentItem {
+  const next = withAccountSnapshot(header, account);
+  if ((header.packingServiceItems ?? false) === account.packingServiceItems || header.sourceSalesOrderId) return next;
+  const { packedPercent, shippedPercent } = progressOf(lines, account.packingServiceItems);
+  return withPercents(next, { packedPercent, shippedPercent });
+}
+
 /** The unpacked quantity of a line (0 when packing does not apply to it). */
 export const remainingToPack = (line: SalesLine, serviceItems: boolean): number =>
   isPackable(line, serviceItems) ? Math.max(0, addQuantities(line.quantity, -line.quantityPacked)) : 0;

@@ -16,7 +16,7 @@ import { mayReachLocation, outsideLocationDetail } from "../../common/location-a
 import { rate, money } from "../../common/money.js";
 import { resolveLineItems } from "../lines.js";
 import { partyDetailsOf } from "../party-details.js";
-import { withAccountSnapshot } from "./header.js";
+import { withCurrentPacking } from "./progress.js";
 import { lineSpecsOf, type LineSpec, type SalesContext, type SalesLine } from "./model.js";
 
 /**
@@ -241,7 +241,7 @@ export async function withCurrentValues<L extends SalesLine>(
     readVariations(accountId, variationKeys, { consistent: false }),
     readLocations(accountId, [...new Set(itemLines.flatMap((l) => (l.locationId ? [l.locationId] : [])))], { consistent: false }),
   ]);
-  const next = withAccountSnapshot(header, account);
+  const next = withCurrentPacking(header, lines, account);
   if (customer) next.partyDetails = partyDetailsOf(customer);
   if (!related) return { header: next, lines: [...lines] };
   const itemById = new Map(items.map((item) => [item.itemId, item]));
