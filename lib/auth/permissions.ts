@@ -298,7 +298,6 @@ export function holdsAccess(principal: AccessHolder, text: string): boolean {
   return granted === "" || granted.split(",").every((name) => isPermission(name) && holds(principal, name));
 }
 
-/** The location a user is restricted to, or null (owners are never restricted). */
 /**
  * Whether the caller may act at `locationId` (an unrestricted caller everywhere, a restricted
  * one at its own location only), recording that location as one the request acted at.
@@ -309,6 +308,7 @@ export function reachesLocation(principal: Pick<AccessHolder, "role" | "assigned
   return restriction === null || restriction === locationId;
 }
 
+/** The location a user is restricted to, or null (owners are never restricted); records that the request applied the whole restriction. */
 export function locationRestriction(principal: Pick<AccessHolder, "role" | "assignedLocationId" | "accessUsed">): string | null {
   principal.accessUsed?.add("location");
   return restrictionOf(principal);
