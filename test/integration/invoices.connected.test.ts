@@ -266,6 +266,18 @@ describe("connected: invoices", () => {
       ],
     });
     expectValidation(short, "lines[1].quantity", "insufficient_stock");
+    // Several lines of one row: the one that takes the most is named.
+    expectValidation(
+      await createInvoice(w, {
+        lines: [
+          { item_id: w.item.id, quantity: 2 },
+          { item_id: w.item.id, quantity: 49 },
+          { item_id: w.item.id, quantity: 1 },
+        ],
+      }),
+      "lines[1].quantity",
+      "insufficient_stock",
+    );
     expect(await invoiceCount(w.client)).toBe(0);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ quantity: 50 });
     expect(await figuresOf(w.client, w.customer.id)).toEqual({ document_count: 0, lifetime_revenue_total: "0.0000", last_invoice_date: null });

@@ -205,6 +205,18 @@ describe("connected: stock transfers", () => {
       "lines[0].quantity",
       "insufficient_stock",
     );
+    // Several lines of one row: the one that moves the most is named.
+    expectValidation(
+      await w.client.patch(`/stock-transfers/${t.id}`, {
+        lines: [
+          { item_id: b.id, quantity: 1 },
+          { item_id: b.id, quantity: 1 },
+          { item_id: b.id, quantity: 100 },
+        ],
+      }),
+      "lines[2].quantity",
+      "insufficient_stock",
+    );
     expect(await at(w, b.id, w.origin)).toEqual({ onHand: 7, inTransit: 0 });
   });
 

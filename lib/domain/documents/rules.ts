@@ -214,6 +214,19 @@ export const noCounters = (now: string) => ({
 /** A document's status as the API shows it: its id and label. */
 export const presentStatus = (status: { id: number; label: string }) => ({ status_id: status.id, status: status.label });
 
+/**
+ * The line a stock rule's refusal names (`lines[i].quantity`): of the lines that move the row the
+ * rule broke (`moves`), the one with the largest quantity, the likeliest cause when several lines
+ * share a row (the first of equals); -1 when no line moves it.
+ */
+export function lineBehindStockRule<L extends { quantity: number }>(lines: readonly L[], moves: (line: L) => boolean): number {
+  let found = -1;
+  lines.forEach((line, index) => {
+    if (moves(line) && (found < 0 || line.quantity > lines[found]!.quantity)) found = index;
+  });
+  return found;
+}
+
 /** The first fields every document shows: `id`, `object` (its kind) and `<kind>_number`. */
 export const presentIdentity = (header: Pick<DocumentItem, "documentId" | "number">, kind: DocumentKind) => ({
   id: header.documentId,

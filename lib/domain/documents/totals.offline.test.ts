@@ -2,6 +2,7 @@ import { Decimal } from "../../core/decimal.js";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../core/errors.js";
 import { assertTotalInRange, computeTotals, MAX_DOCUMENT_TOTAL, type PricingInput } from "./totals.js";
+import { lineBehindStockRule } from "./rules.js";
 
 const line = (quantity: number, unitPrice: string, taxRate = "0", discountPercent = "0", tax2Rate = "0"): PricingInput => ({
   quantity,
@@ -93,5 +94,19 @@ describe("offline: document totals", () => {
     const perLine = new Decimal(999_999).times("999999.9999");
     expect(totals.subtotal).toBe(perLine.times(500).toFixed(4));
     expect(totals.total).toBe(perLine.times(1000).toFixed(4));
+  });
+});
+
+describe("the line a stock rule's refusal names", () => {
+  it("is the line of the broken row with the largest quantity (the first of equals); -1 when none moves the row", () => {
+    const lines = [
+      { item: "a", quantity: 2 },
+      { item: "b", quantity: 90 },
+      { item: "a", quantity: 5 },
+      { item: "a", quantity: 5 },
+    ];
+    expect(lineBehindStockRule(lines, (line) => line.item === "a")).toBe(2);
+    expect(lineBehindStockRule(lines, (line) => line.item === "b")).toBe(1);
+    expect(lineBehindStockRule(lines, (line) => line.item === "c")).toBe(-1);
   });
 });

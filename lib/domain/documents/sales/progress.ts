@@ -1,3 +1,4 @@
+import { lineBehindStockRule } from "../rules.js";
 import { laterUpdatedAt } from "../../../core/clock.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
 import { Decimal } from "../../../core/decimal.js";
@@ -121,14 +122,14 @@ export function lineChanges(
 }
 
 /**
- * A stock rule a sales document's change breaks, as the API says it: 422 naming the first line
- * that sells from the row (`lines[i].quantity`, `insufficient_stock`): on-hand stock never goes
+ * A stock rule a sales document's change breaks, as the API says it: 422 naming the line that
+ * sells most from the row (`lines[i].quantity`, `insufficient_stock`): on-hand stock never goes
  * below zero.
  */
 export function stockRuleError(error: StockRuleError, changes: readonly StockChange[], lines: readonly SalesLine[], param = "lines") {
   const change = changes[error.changeIndex];
   const index = change
-    ? lines.findIndex((line) => line.itemId === change.itemId && line.variationId === change.variationId && line.locationId === change.locationId)
+    ? lineBehindStockRule(lines, (line) => line.itemId === change.itemId && line.variationId === change.variationId && line.locationId === change.locationId)
     : -1;
   const code = error.rule === "negative_balance" ? "insufficient_stock" : error.rule;
   const message =

@@ -1,7 +1,7 @@
 import { DOCUMENT_STATUS } from "../statuses.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
 import type { StoredLine } from "../../../db/document-lines.js";
-import { orNull, presentIdentity, presentStatus } from "../rules.js";
+import { lineBehindStockRule, orNull, presentIdentity, presentStatus } from "../rules.js";
 import type { StockRuleError } from "../../../core/failures.js";
 import { errors, type ErrorCode } from "../../../core/errors.js";
 import type { DocumentItem, LocationItem } from "../../../db/service.js";
@@ -136,7 +136,7 @@ export function reversalOf(header: DocumentItem, lines: readonly TransferLine[])
 /** A stock rule a transfer's move breaks: which of its lines, in the API's error shape. */
 export function stockError(error: StockRuleError, changes: readonly StockChange[], lines: readonly TransferLine[], when: string) {
   const change = changes[error.changeIndex];
-  const index = change ? lines.findIndex((line) => line.itemId === change.itemId && line.variationId === change.variationId) : -1;
+  const index = change ? lineBehindStockRule(lines, (line) => line.itemId === change.itemId && line.variationId === change.variationId) : -1;
   return errors.validationFailed([
     {
       param: index >= 0 ? `lines[${index}].quantity` : "lines",
