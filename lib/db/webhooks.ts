@@ -56,6 +56,7 @@ export interface EndpointChanges {
   previousSecret?: string | null;
   previousSecretUntil?: number | null;
   failedMessages?: number;
+  enabledAt?: string;
   updatedAt: string;
 }
 
@@ -161,9 +162,9 @@ export async function recordDeliveryAttempt(delivery: WebhookDeliveryItem, day: 
 }
 
 /**
- * Clears the planned next attempt of a message's attempts recorded since `since` (the retry was
- * dropped: its endpoint was disabled). One Query of the endpoint's attempts since then, newest
- * first (a disabled endpoint records test attempts only), and one update per attempt found.
+ * Clears the planned next attempt of the message's latest attempt recorded since `since` (the
+ * retry it planned was dropped: its endpoint was disabled). One Query of the endpoint's attempts
+ * since then (a disabled endpoint records test attempts only) and one update.
  */
 export async function clearPlannedAttempt(key: EndpointKey, messageId: string, since: string): Promise<number> {
   const { data } = await db()
@@ -171,15 +172,17 @@ export async function clearPlannedAttempt(key: EndpointKey, messageId: string, s
     .gte({ createdAt: since })
     .where(({ messageId: id, nextAttemptAt }, { eq, exists }) => `${eq(id, messageId)} AND ${exists(nextAttemptAt)}`)
     .go({ pages: "all" });
-  await Promise.all(
-    data.map((delivery) =>
-      db()
-        .entities.webhookDelivery.patch({ ...key, createdAt: delivery.createdAt, deliveryId: delivery.deliveryId })
-        .remove(["nextAttemptAt"])
-        .go(),
-    ),
+  // Only the latest attempt planned the retry that no longer happens; earlier ones' retries ran.
+  const planner = data.reduce<(typeof data)[number] | undefined>(
+    (latest, delivery) => (!latest || delivery.createdAt > latest.createdAt ? delivery : latest),
+    undefined,
   );
-  return data.length;
+  if (!planner) return 0;
+  await db()
+    .entities.webhookDelivery.patch({ ...key, createdAt: planner.createdAt, deliveryId: planner.deliveryId })
+    .remove(["nextAttemptAt"])
+    .go();
+  return 1;
 }
 
 /** How many attempts the endpoint recorded on the days from `fromDay` on: ONE Query of at most ~30 day items. */

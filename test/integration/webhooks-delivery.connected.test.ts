@@ -557,27 +557,34 @@ describe("webhook delivery: deletion", () => {
   });
 
   /**
-   * An item's first attempt, held open until `change` (an endpoint write) has answered, then
-   * answered 500: its retry waits. Returns the item, the endpoint and its inbox, the feed settled.
+   * An item's attempts failing (500), the last of `failing` held open until `change` (an
+   * endpoint write, or a change of its user) has answered: its retry waits. The endpoint is the
+   * owner's, or that of `creator` (a user of the account). Returns the item, the endpoint and its
+   * inbox, the feed settled.
    */
-  async function firstAttemptFailingAfter(change: (owner: ApiClient, endpointId: string) => Promise<TestResponse>) {
+  async function attemptFailingAfter(
+    change: (owner: ApiClient, endpointId: string) => Promise<TestResponse | undefined>,
+    options: { failing?: number; creator?: (account: TestAccount) => Promise<ApiClient> } = {},
+  ) {
+    const failing = options.failing ?? 1;
     const { account, owner } = await ownerOf();
-    const { endpoint, inbox } = await endpointOn(owner, { resources: ["item"] });
+    const { endpoint, inbox } = await endpointOn(options.creator ? await options.creator(account) : owner, { resources: ["item"] });
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     inbox.respond = async (message) => {
-      if (message.attempt > 1) return 204;
-      await released;
+      if (message.attempt > failing) return 204;
+      if (message.attempt === failing) await released;
       return 500;
     };
     const item = await createItem(owner);
-    await waitFor("the first attempt", () => inbox.about(item.id).length > 0);
+    await waitFor(`attempt ${failing}`, () => inbox.about(item.id).length >= failing);
     const changed = await change(owner, endpoint.id);
-    expect(changed.status, changed.text).toBe(200);
+    if (changed) expect(changed.status, changed.text).toBe(200);
     release();
     await settle(account.accountId, 0);
     return { owner, endpoint, inbox, item };
   }
+  const firstAttemptFailingAfter = (change: (owner: ApiClient, endpointId: string) => Promise<TestResponse>) => attemptFailingAfter(change);
 
   it("deleting an endpoint while a message waits for its retry drops the retry", async () => {
     const { inbox, item } = await firstAttemptFailingAfter((owner, id) => owner.request("DELETE", `/webhook-endpoints/${id}`));
@@ -591,6 +598,46 @@ describe("webhook delivery: deletion", () => {
     const deliveries = (await deliveriesOf(owner, endpoint.id)).body.data;
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ attempt: 1, status: "failed", response_status: 500, next_attempt_at: null });
+  });
+
+  it("a retry dropped after two attempts clears only the planned attempt of the second: the first's retry did run", async () => {
+    const { owner, endpoint, inbox, item } = await attemptFailingAfter((client, id) => client.patch(`/webhook-endpoints/${id}`, { status: "disabled" }), {
+      failing: 2,
+    });
+    expect(inbox.about(item.id)).toHaveLength(2);
+    const [second, first] = (await deliveriesOf(owner, endpoint.id)).body.data;
+    expect(second).toMatchObject({ attempt: 2, next_attempt_at: null });
+    expect(first).toMatchObject({ attempt: 1, next_attempt_at: expect.stringMatching(ISO) });
+  });
+
+  it("disabling and enabling again while a message waits for its retry still drops it (later changes arrive)", async () => {
+    const { owner, endpoint, inbox, item } = await attemptFailingAfter(async (client, id) => {
+      expect((await client.patch(`/webhook-endpoints/${id}`, { status: "disabled" })).status).toBe(200);
+      return client.patch(`/webhook-endpoints/${id}`, { status: "enabled" });
+    });
+    expect(inbox.about(item.id)).toHaveLength(1);
+    expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "enabled", disabled_reason: null });
+    const later = await createItem(owner, "Later");
+    await waitFor("the later item's message", () => inbox.about(later.id).length > 0);
+  });
+
+  it("the endpoint's user losing the right while a message waits for its retry: the retry is not sent, the endpoint is disabled (permission_revoked)", async () => {
+    let userId = "";
+    const { owner, endpoint, inbox, item } = await attemptFailingAfter(
+      async () => {
+        await updateUser(userId, { permissions: ["inventory.modify"] });
+        return undefined;
+      },
+      {
+        creator: async (account) => {
+          const staff = await newUser(account, { permissions: ["inventory.list", "inventory.modify"] });
+          userId = staff.userId;
+          return api().withKey(staff.key);
+        },
+      },
+    );
+    expect(inbox.about(item.id)).toHaveLength(1);
+    expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "disabled", disabled_reason: "permission_revoked" });
   });
 });
 

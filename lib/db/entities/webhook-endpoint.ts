@@ -25,6 +25,8 @@ export const webhookEndpointEntity = () =>
       previousSecret: { type: "string" },
       previousSecretUntil: { type: "number" },
       failedMessages: { type: "number", required: true, default: 0 },
+      /** When the endpoint was last enabled again after being disabled: messages made before it are dropped. */
+      enabledAt: { type: "string" },
       ...TIMESTAMP_ATTRIBUTES,
     },
     indexes: {

@@ -12,7 +12,21 @@ import {
 } from "../../db/webhooks.js";
 import { webhookHeaders } from "../../webhooks/signing.js";
 import { postWebhook } from "../../webhooks/transport.js";
-import { DELIVERY_TIMEOUT_MS, FAILED_MESSAGES_TO_DISABLE, dayOf, expiryOfDay, isSuccess, planAfterAttempt, signingSecrets, type AttemptPlan } from "./model.js";
+import { readUser } from "../../db/auth-store.js";
+import type { WebhookEndpointItem } from "../../db/service.js";
+import { nowIso } from "../../core/clock.js";
+import {
+  accessRevoked,
+  viewerOf,
+  DELIVERY_TIMEOUT_MS,
+  FAILED_MESSAGES_TO_DISABLE,
+  dayOf,
+  expiryOfDay,
+  isSuccess,
+  planAfterAttempt,
+  signingSecrets,
+  type AttemptPlan,
+} from "./model.js";
 
 /**
  * One message on its way to one endpoint, as the queue carries it (SQS deployed, in-process
@@ -24,12 +38,31 @@ export interface WebhookMessage {
   messageId: string;
   type: string;
   body: string;
+  /** When the message was made (absent on messages queued before it was recorded). */
+  createdAt?: string;
 }
 
 const TEST_TYPE = "webhook.test";
 
 /** How late a retry may run after its planned time (queue delays) and still find the attempt that planned it. */
 const PLANNED_ATTEMPT_SLACK_SECONDS = 3_600;
+
+/**
+ * Why a message is not sent (undefined: it is): its endpoint was deleted; disabled (only test
+ * messages go to a disabled endpoint), or disabled and enabled again since the message was made
+ * (disabling drops the messages waiting); or its user lost the right to sync one of its
+ * resources since (the endpoint is disabled with `permission_revoked`, as the fan-out does).
+ */
+async function dropReason(message: WebhookMessage, endpoint: WebhookEndpointItem | undefined): Promise<string | undefined> {
+  if (!endpoint) return "endpoint deleted";
+  if (message.type === TEST_TYPE) return undefined;
+  if (endpoint.status !== "enabled") return "endpoint disabled";
+  if (message.createdAt && endpoint.enabledAt && message.createdAt < endpoint.enabledAt) return "endpoint disabled since the message was made";
+  if (!accessRevoked(viewerOf(await readUser(endpoint.accountId, endpoint.userId)), endpoint)) return undefined;
+  const key = { accountId: endpoint.accountId, endpointId: endpoint.endpointId };
+  if (await disableWebhookEndpoint(key, "permission_revoked", nowIso())) log("WARN", "webhook endpoint disabled", { ...key, reason: "permission_revoked" });
+  return "endpoint user lost access";
+}
 
 /**
  * Makes attempt `attempt` (1-based) of a message and records it (`GET .../deliveries`), then
@@ -42,8 +75,9 @@ const PLANNED_ATTEMPT_SLACK_SECONDS = 3_600;
 export async function attemptDelivery(message: WebhookMessage, attempt: number): Promise<AttemptPlan | { kind: "dropped" }> {
   const key = { accountId: message.accountId, endpointId: message.endpointId };
   const endpoint = await readWebhookEndpoint(key);
-  if (!endpoint || (endpoint.status !== "enabled" && message.type !== TEST_TYPE)) {
-    log("INFO", "webhook message dropped", { ...key, messageId: message.messageId, reason: endpoint ? "endpoint disabled" : "endpoint deleted" });
+  const reason = await dropReason(message, endpoint);
+  if (reason || !endpoint) {
+    log("INFO", "webhook message dropped", { ...key, messageId: message.messageId, reason });
     // The attempt before this one planned it: its next_attempt_at no longer happens.
     const plannedAfter = webhookRetrySchedule()[attempt - 2];
     if (endpoint && plannedAfter !== undefined) {

@@ -22,7 +22,7 @@ import { SYNC_RESOURCES, type SyncResource } from "../../sync/classify.js";
 import { newWebhookSecret, randomMessageId } from "../../webhooks/signing.js";
 import { maySync, requireSyncAccess, seesAccountWide } from "../sync/access.js";
 import { readUser } from "../../db/auth-store.js";
-import { viewerOf } from "./fan-out.js";
+import { viewerOf } from "./model.js";
 import { enqueueWebhookMessages } from "./queue.js";
 import {
   MAX_ENDPOINTS,
@@ -135,7 +135,7 @@ async function changeEndpoint(
   operation: string,
   change: (endpoint: WebhookEndpointItem) => Omit<EndpointChanges, "updatedAt"> | Promise<Omit<EndpointChanges, "updatedAt">>,
   completion: Outcome,
-  options: { withSecret?: boolean } = {},
+  options: { withSecret?: boolean; resources?: readonly SyncResource[] } = {},
 ): Promise<WebhookEndpointResource> {
   // Writers of one endpoint take turns (lib/db/retry.ts) rather than collide.
   return retrying(
@@ -144,7 +144,9 @@ async function changeEndpoint(
       const endpoint = await readEndpoint(principal, endpointId);
       // Changing an endpoint (its URL, its secret...) needs what creating it needed: another
       // user of the account cannot point someone else's feed somewhere it could not sync itself.
-      requireSyncAccess(principal, endpoint.resources as SyncResource[]);
+      // New `resources` are what it will have (checked as a create's): so a user who lost one
+      // can narrow its endpoint to those it may still sync.
+      requireSyncAccess(principal, options.resources ?? (endpoint.resources as SyncResource[]));
       const asked = await change(endpoint);
       // A write that changes nothing writes nothing (README, "What you read you can write back"):
       // no new updated_at; the request's outcome is stored by the idempotency layer as usual.
@@ -190,11 +192,14 @@ export async function updateWebhookEndpoint(
         url: input.url,
         description: input.description,
         resources,
-        ...(input.status === "enabled" ? { status: "enabled", disabledReason: null, failedMessages: 0 } : {}),
+        // Enabled again: the run of failed messages starts over, and messages made while it was
+        // disabled stay dropped (`enabledAt`). `enabled` on an enabled endpoint changes nothing.
+        ...(reenabling ? { status: "enabled", disabledReason: null, failedMessages: 0, enabledAt: nowIso() } : {}),
         ...(input.status === "disabled" ? { status: "disabled", disabledReason: "manual" } : {}),
       };
     },
     completion,
+    { resources },
   );
 }
 

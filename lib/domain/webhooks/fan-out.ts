@@ -1,18 +1,11 @@
-import { accessOfUser } from "../../auth/permissions.js";
 import { nowIso } from "../../core/clock.js";
 import { log } from "../../core/log.js";
 import { readUser } from "../../db/auth-store.js";
-import type { UserItem } from "../../db/service.js";
 import { disableWebhookEndpoint, queryWebhookEndpoints } from "../../db/webhooks.js";
-import { seesAccountWide, type SyncViewer } from "../sync/access.js";
-import type { SyncResource } from "../../sync/classify.js";
 import { derivedMessageId } from "../../webhooks/signing.js";
 import type { WebhookMessage } from "./delivery.js";
-import { changeMessageBody, receives, type MarkerChange } from "./model.js";
+import { accessRevoked, changeMessageBody, receives, viewerOf, type MarkerChange } from "./model.js";
 import { enqueueWebhookMessages } from "./queue.js";
-
-/** What a stored user may sync: nothing once inactive. */
-export const viewerOf = (user: UserItem | undefined): SyncViewer | undefined => (user?.status === "active" ? accessOfUser(user) : undefined);
 
 /**
  * Fans change markers out to webhook endpoints (architecture section 9): per account ONE Query
@@ -27,6 +20,7 @@ export async function fanOutChanges(changes: readonly MarkerChange[]): Promise<n
   const byAccount = new Map<string, MarkerChange[]>();
   for (const change of changes) byAccount.set(change.accountId, [...(byAccount.get(change.accountId) ?? []), change]);
   const messages: WebhookMessage[] = [];
+  const createdAt = nowIso();
   await Promise.all(
     [...byAccount].map(async ([accountId, accountChanges]) => {
       const resources = new Set(accountChanges.map((change) => change.resource));
@@ -38,7 +32,7 @@ export async function fanOutChanges(changes: readonly MarkerChange[]): Promise<n
         const viewer = users.get(endpoint.userId);
         const wanted = accountChanges.filter((change) => receives(endpoint, change.resource));
         // Any of its resources lost (not only those of this batch): the endpoint is disabled, as documented.
-        if (!viewer || endpoint.resources.some((resource) => !seesAccountWide(viewer, resource as SyncResource))) {
+        if (accessRevoked(viewer, endpoint)) {
           const key = { accountId, endpointId: endpoint.endpointId };
           if (await disableWebhookEndpoint(key, "permission_revoked", nowIso()))
             log("WARN", "webhook endpoint disabled", { ...key, reason: "permission_revoked" });
@@ -52,6 +46,7 @@ export async function fanOutChanges(changes: readonly MarkerChange[]): Promise<n
             messageId: derivedMessageId(accountId, String(change.seq), endpoint.endpointId),
             type,
             body,
+            createdAt,
           });
         }
       }

@@ -1,5 +1,8 @@
 import { errors } from "../../core/errors.js";
 import type { SyncResource } from "../../sync/classify.js";
+import { seesAccountWide, type SyncViewer } from "../sync/access.js";
+import { accessOfUser } from "../../auth/permissions.js";
+import type { UserItem } from "../../db/service.js";
 
 /**
  * Webhooks, the pure part (architecture section 9): what an endpoint and a delivery look like
@@ -134,6 +137,18 @@ export function testMessageBody(endpointId: string, at: Date): { type: string; b
 }
 
 /** Whether an endpoint receives a change of `resource`: enabled and subscribed to it. */
+/** What a stored user may sync: nothing once inactive. */
+export const viewerOf = (user: UserItem | undefined): SyncViewer | undefined => (user?.status === "active" ? accessOfUser(user) : undefined);
+
+/**
+ * Whether an endpoint's user lost the right to any of its resources (architecture section 9: an
+ * endpoint whose user lost that right is disabled with `permission_revoked`); no viewer means the
+ * user is gone or inactive.
+ */
+export function accessRevoked(viewer: SyncViewer | undefined, endpoint: Pick<EndpointState, "resources">): boolean {
+  return !viewer || endpoint.resources.some((resource) => !seesAccountWide(viewer, resource as SyncResource));
+}
+
 export function receives(endpoint: Pick<EndpointState, "status" | "resources">, resource: string): boolean {
   return endpoint.status === "enabled" && endpoint.resources.includes(resource);
 }
