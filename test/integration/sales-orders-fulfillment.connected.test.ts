@@ -207,6 +207,24 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect((await detail(w.client, order.id)).lines[0]).toMatchObject({ quantity_packed: 5, quantity_shipped: 5 });
   });
 
+  it("an order packed full by a concurrent pack is sales_order_pack_not_allowed to the others; a later pack of the packed line is sales_order_line_already_packed", async () => {
+    const w = await world();
+    const created = await w.client.post("/sales-orders", { customer_id: w.customer.id, location_id: w.location, lines: [{ item_id: w.item.id, quantity: 2 }] });
+    expect(created.status, created.text).toBe(201);
+    const line = created.body.lines[0];
+    const attempts = await Promise.all(Array.from({ length: 6 }, () => pack(w.client, created.body.id, [{ id: line.id, quantity: 2 }])));
+    expect(attempts.filter((r) => r.status === 201)).toHaveLength(1);
+    // Those that waited behind the winning pack see an order packed full meanwhile (one that came
+    // only after the winner had committed, on a loaded machine, validates a packed line instead).
+    const refused = attempts.filter((r) => r.status !== 201);
+    for (const response of refused) expect(response.status, response.text).toBe(409);
+    expect(refused.map((r) => r.body.error.code)).toContain("sales_order_pack_not_allowed");
+    for (const response of refused) expect(["sales_order_pack_not_allowed", "sales_order_line_already_packed"]).toContain(response.body.error.code);
+    // Spec 4.4: "a line already fully packed at first validation" (no pack in flight): the line's code.
+    expectError(await pack(w.client, created.body.id, [{ id: line.id, quantity: 1 }]), 409, "sales_order_line_already_packed");
+    expect((await w.client.get(`/sales-orders/${created.body.id}/fulfillments`)).body.pagination.total_records).toBe(1);
+  });
+
   it("parallel packs never overpack: the packing list, quantities and percentage are saved together or not at all", async () => {
     const { w, order } = await orderWorld();
     const [first] = order.lines;

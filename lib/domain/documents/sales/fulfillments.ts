@@ -117,8 +117,8 @@ export async function packDocument(
       policy.assertPackable(principal, tree, account);
       const serviceItems = account.packingServiceItems;
       // Spec 4.4: a line already fully packed "at first validation" is the line's own 409; an order
-      // packed full by a concurrent request (seen on a retry) is the order's.
-      if (attempt > 0 && !tree.lines.some((line) => remainingToPack(line, serviceItems) > 0)) throw policy.nothingLeft();
+      // packed full by a concurrent request is the order's: one it lost a race to, or waited behind.
+      if ((attempt > 0 || turns.behindOthers) && !tree.lines.some((line) => remainingToPack(line, serviceItems) > 0)) throw policy.nothingLeft();
       const byId = new Map(tree.lines.map((line) => [line.id, line]));
       const details: ValidationDetail[] = [];
       const packed = new Map<string, number>();
