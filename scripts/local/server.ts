@@ -144,10 +144,10 @@ function sendTooLarge(request: IncomingMessage, response: ServerResponse, reques
  * `GET /health`, the local server's own route (not an API route): 200 when DynamoDB answers
  * and the table exists, 503 otherwise.
  */
-async function health(response: ServerResponse, dynamo: () => DynamoDBClient, table: string): Promise<void> {
+async function health(response: ServerResponse, dynamo: () => DynamoDBClient, table: string, timeoutMs: number): Promise<void> {
   let dynamodb = "ok";
   try {
-    await dynamo().send(new DescribeTableCommand({ TableName: table }), { abortSignal: AbortSignal.timeout(2000) });
+    await dynamo().send(new DescribeTableCommand({ TableName: table }), { abortSignal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
     dynamodb = (error as Error).name === "ResourceNotFoundException" ? "table_missing" : "unreachable";
   }
@@ -176,7 +176,7 @@ async function serve(
   }
   try {
     if (request.method === "GET" && (request.url === "/health" || request.url?.startsWith("/health?"))) {
-      await health(response, dynamo, options.tableName);
+      await health(response, dynamo, options.tableName, options.healthTimeoutMs);
       return;
     }
     const { event, group } = toHttpEvent(request, body, requestId);
@@ -196,6 +196,8 @@ export interface ApiServerOptions {
   dynamoEndpoint?: string;
   /** Table `/health` checks (default TABLE_NAME). */
   tableName?: string;
+  /** How long `/health` waits for DynamoDB before it answers 503 `unreachable` (default 2000 ms). */
+  healthTimeoutMs?: number;
   /**
    * API worker processes (`API_PROCESSES`): 1 (the default) runs the handlers in this process;
    * more runs them in that many worker processes, one request at a time each, as Lambda does.
@@ -211,6 +213,7 @@ export async function startApiServer(port: number, options: ApiServerOptions = {
   const resolved: Required<Omit<ApiServerOptions, "processes">> = {
     dynamoEndpoint: options.dynamoEndpoint ?? process.env.DYNAMODB_ENDPOINT ?? "",
     tableName: options.tableName ?? tableName(),
+    healthTimeoutMs: options.healthTimeoutMs ?? 2000,
   };
   let client: DynamoDBClient | undefined;
   const dynamo = () =>

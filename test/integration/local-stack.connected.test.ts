@@ -241,7 +241,8 @@ describe("the local server (in-process, real HTTP)", () => {
   let server: Server;
   let url = "";
   beforeAll(async () => {
-    const started = await startApiServer(0);
+    // A DynamoDB Local slowed by a loaded machine is still a healthy one here.
+    const started = await startApiServer(0, { healthTimeoutMs: scaled(15_000) });
     server = started.server;
     url = started.url;
   });
