@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { localWebhookQueue } from "../../lib/domain/webhooks/queue.js";
 import { useApiServer, type ApiClient, type TestResponse } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
-import { idempotencyKey, newAccount, newKey, newUser, type TestAccount } from "../support/fixtures.js";
+import { idempotencyKey, newAccount, newKey, newUser, updateUser, type TestAccount } from "../support/fixtures.js";
 import { waitFor } from "../support/local-stack.js";
 import { scaled } from "../support/timeouts.js";
 import { useWebhookStack } from "../support/webhook-receiver.js";
@@ -416,6 +416,26 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     expect((await owner.get(`/webhook-endpoints/${theirs.id}`)).body).toMatchObject({ resources: ["item"], updated_at: theirs.updated_at });
     const same = await owner.patch(`/webhook-endpoints/${theirs.id}`, { resources: ["item"], description: "items only" });
     expect(same.status, same.text).toBe(200);
+    // Another user cannot narrow an endpoint whose resources it may not all sync either.
+    expectError(await itemsOnly.patch(path, { resources: ["item"] }), 403, "sync_permission_denied");
+  });
+
+  it("an endpoint's own user who lost one of its resources may narrow it to the others and enable it again; enabled on an enabled endpoint writes nothing", async () => {
+    const { account, owner } = await ownerOf();
+    const staff = await newUser(account, { permissions: ["inventory.list", "invoices.list", "records.view_all"] });
+    const client = api().withKey(staff.key);
+    const endpoint = await createEndpoint(client, { url: "https://example.com/staff-hooks", resources: ["invoice", "item"] });
+    const path = `/webhook-endpoints/${endpoint.id}`;
+    // `enabled` again, or the GET body sent back: nothing to write.
+    const again = await client.patch(path, { status: "enabled" });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.updated_at).toBe(endpoint.updated_at);
+    await updateUser(staff.userId, { permissions: ["inventory.list"] });
+    expectError(await client.patch(path, { description: "still invoices" }), 403, "sync_permission_denied");
+    const narrowed = await client.patch(path, { resources: ["item"] });
+    expect(narrowed.status, narrowed.text).toBe(200);
+    expect(narrowed.body.resources).toEqual(["item"]);
+    expect((await owner.get(path)).body.resources).toEqual(["item"]);
   });
 
   it("another account's endpoint is 404 resource_missing on get, patch, delete, rotate-secret, test and deliveries, and unchanged", async () => {

@@ -144,9 +144,11 @@ async function changeEndpoint(
       const endpoint = await readEndpoint(principal, endpointId);
       // Changing an endpoint (its URL, its secret...) needs what creating it needed: another
       // user of the account cannot point someone else's feed somewhere it could not sync itself.
-      // New `resources` are what it will have (checked as a create's): so a user who lost one
-      // can narrow its endpoint to those it may still sync.
-      requireSyncAccess(principal, options.resources ?? (endpoint.resources as SyncResource[]));
+      // The endpoint's own user is held to the resources it will have (as a create is), so one
+      // who lost a resource can narrow its endpoint to those it may still sync.
+      const current = endpoint.resources as SyncResource[];
+      const own = endpoint.userId === principal.userId && options.resources !== undefined;
+      requireSyncAccess(principal, own ? options.resources! : [...new Set([...current, ...(options.resources ?? [])])]);
       const asked = await change(endpoint);
       // A write that changes nothing writes nothing (README, "What you read you can write back"):
       // no new updated_at; the request's outcome is stored by the idempotency layer as usual.
