@@ -9,6 +9,7 @@ import { applyJournal, sweepExpiredHolds } from "../../lib/domain/inventory/serv
 import { markPassedEstimateExpiries } from "../../lib/domain/documents/estimates/expiries.js";
 import { applyTaskLinkChanges, taskLinkChangeOf, type TaskLinkChange } from "../../lib/domain/tasks/links.js";
 import { followProspectConversions, prospectConversionOf } from "../../lib/domain/records/parties.js";
+import { type DeletedCategoryFields, deletedCategoryFieldsOf, dropDeletedFieldValues } from "../../lib/domain/records/item-categories.js";
 import { errorFields, log } from "../../lib/core/log.js";
 import { fanOutChanges } from "../../lib/domain/webhooks/fan-out.js";
 import type { MarkerChange } from "../../lib/domain/webhooks/model.js";
@@ -47,6 +48,7 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
   const journals: { accountId: string; journalId: string }[] = [];
   const taskLinks: TaskLinkChange[] = [];
   const conversions: { accountId: string; partyId: string }[] = [];
+  const fieldDeletions: DeletedCategoryFields[] = [];
   for (const record of event.Records) {
     const image = record.dynamodb?.NewImage
       ? (unmarshall(record.dynamodb.NewImage as never, { wrapNumbers: readNumber }) as Record<string, unknown>)
@@ -64,6 +66,8 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
     if (taskLink) taskLinks.push(taskLink);
     const conversion = prospectConversionOf(image, oldImage);
     if (conversion) conversions.push(conversion);
+    const deletedFields = deletedCategoryFieldsOf(image, oldImage);
+    if (deletedFields) fieldDeletions.push(deletedFields);
     const change = onlyItemBookkeeping(oldImage, image) ? undefined : changeOf(record.eventName, image ?? oldImage);
     if (change) changes.push(change);
     if ((image ?? oldImage)?.[ENTITY_ATTRIBUTE] === "document") {
@@ -84,16 +88,24 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
       const markers: MarkerChange[] = written.flatMap((stats) => stats.written);
       return { written, webhookMessages: markers.length > 0 ? await fanOutChanges(markers) : 0 };
     };
-    const [feed, refreshedTasks, convertedEstimates] = await Promise.all([
+    const [feed, refreshedTasks, convertedEstimates, clearedItems] = await Promise.all([
       writeFeed(),
       applyTaskLinkChanges(taskLinks),
       followProspectConversions(conversions),
+      dropDeletedFieldValues(fieldDeletions),
     ]);
     const transactions = feed.written.reduce((sum, stats) => sum + stats.transactions, 0);
     const conflicts = feed.written.reduce((sum, stats) => sum + stats.conflicts, 0);
     const webhookMessages = feed.webhookMessages;
     // Idle batches (nothing the feed or the documents care about) log at DEBUG only.
-    const busy = changes.length > 0 || journals.length > 0 || references.length > 0 || refreshedTasks > 0 || convertedEstimates > 0 || webhookMessages > 0;
+    const busy =
+      changes.length > 0 ||
+      journals.length > 0 ||
+      references.length > 0 ||
+      refreshedTasks > 0 ||
+      convertedEstimates > 0 ||
+      clearedItems > 0 ||
+      webhookMessages > 0;
     log(busy ? "INFO" : "DEBUG", "stream batch", {
       records: event.Records.length,
       changes: changes.length,
@@ -101,6 +113,7 @@ export async function handler(event: DynamoDBStreamEvent | ScheduledEvent): Prom
       headConflicts: conflicts,
       ...(refreshedTasks > 0 ? { refreshedTasks } : {}),
       ...(convertedEstimates > 0 ? { convertedEstimates } : {}),
+      ...(clearedItems > 0 ? { clearedItems } : {}),
       ...(webhookMessages > 0 ? { webhookMessages } : {}),
     });
     return { batchItemFailures: [] };

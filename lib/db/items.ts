@@ -8,6 +8,7 @@ import { writeTransaction, type Cancellation } from "./transactions.js";
 import type { ValidationDetail } from "../core/errors.js";
 import { isCutNameKey } from "../core/name-keys.js";
 import type { IdempotencyCompletion } from "../core/idempotency.js";
+import { isConditionalFailure } from "./dynamo-errors.js";
 
 type Outcome = { completion: IdempotencyCompletion | undefined; body: unknown };
 
@@ -242,4 +243,28 @@ export async function readVariations(
       .entities.itemVariation.get(chunk)
       .go({ consistent: options.consistent ?? true }),
   );
+}
+
+/** Ids of the items in a category (the partition of its name index): what a change of the category reaches. */
+export async function itemIdsInCategory(accountId: string, categoryId: string): Promise<string[]> {
+  const partition = namePartitionOf(db().entities.item.query.byCategory({ accountId, categoryKey: categoryId }).params(), "item");
+  return (await readNameEntries(partition)).map((entry) => entry.itemId!);
+}
+
+/**
+ * Stores `values` as the item's custom field values if it is unchanged since it was read (its
+ * `updatedAt`, which the write keeps: no one edited the item); false when it changed meanwhile.
+ */
+export async function replaceItemFieldValues(item: ItemRecord, values: NonNullable<ItemRecord["customFieldValues"]>): Promise<boolean> {
+  try {
+    await db()
+      .entities.item.patch({ accountId: item.accountId, itemId: item.itemId })
+      .set({ customFieldValues: values })
+      .where(({ updatedAt }, { eq }) => eq(updatedAt, item.updatedAt))
+      .go({ response: "none" });
+    return true;
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    return false;
+  }
 }

@@ -267,6 +267,33 @@ describe("what marks and what does not", () => {
     expect(afterSecond.changes).toEqual([{ resource: "item", id: item.id, operation: "upsert" }]);
   });
 
+  it("a custom field deleted from an item category: its items drop their values (updated_at kept) and are marked with upsert", async () => {
+    const category = await client.post("/item-categories", {
+      name: "Tools",
+      inventory_type: "quantity",
+      custom_fields: [{ name: "Voltage" }, { name: "Plug" }],
+    });
+    expect(category.status, category.text).toBe(201);
+    const [voltage, plug] = category.body.custom_fields.map((field: { id: string }) => field.id);
+    const values = [
+      { custom_field_id: voltage, value: "230V" },
+      { custom_field_id: plug, value: "Type G" },
+    ];
+    const holding = await createItem(client, "Kettle", { category_id: category.body.id, custom_field_values: values });
+    const other = await createItem(client, "Lamp", { category_id: category.body.id, custom_field_values: [values[1]] });
+    await settle(account.accountId);
+    const cursor = await startCursor(client);
+    const kept = await client.patch(`/item-categories/${category.body.id}`, { custom_fields: [{ id: plug, name: "Plug" }] });
+    expect(kept.status, kept.text).toBe(200);
+    await settle(account.accountId);
+    const { changes } = await consume(client, cursor);
+    expect(changes).toEqual([{ resource: "item", id: holding.id, operation: "upsert" }]);
+    const stored = await db().entities.item.get({ accountId: account.accountId, itemId: holding.id }).go();
+    expect(stored.data?.customFieldValues).toEqual([{ id: plug, value: "Type G" }]);
+    expect(stored.data?.updatedAt).toBe(holding.created_at);
+    expect((await client.get(`/items/${other.id}`)).body.custom_field_values).toEqual([values[1]]);
+  });
+
   it("reads publish nothing: the head does not move", async () => {
     await settle(account.accountId);
     const headBefore = await readHead(account.accountId);

@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { requirePermission, type Principal } from "../../auth/permissions.js";
 import { PARENT_LABEL, insertItemCategory, queryItemCategories, readItemCategory, replaceItemCategory } from "../../db/item-categories.js";
 import { RETRY, retrying } from "../../db/retry.js";
+import { itemIdsInCategory, readItem, readItems, replaceItemFieldValues } from "../../db/items.js";
+import { ENTITY_ATTRIBUTE } from "../../core/entity-attribute.js";
 import type { ItemCategoryItem } from "../../db/service.js";
 import { errors, type ValidationDetail } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
@@ -204,4 +206,53 @@ export async function updateItemCategory(
     // The category changed (or gained children) since it was read: read it again.
     return RETRY;
   });
+}
+
+/** Custom fields deleted from an item category, as a stream record shows them (its `deletedFieldIds` grew). */
+export interface DeletedCategoryFields {
+  accountId: string;
+  categoryId: string;
+  fieldIds: string[];
+}
+
+export function deletedCategoryFieldsOf(
+  image: Record<string, unknown> | undefined,
+  oldImage: Record<string, unknown> | undefined,
+): DeletedCategoryFields | undefined {
+  if (image?.[ENTITY_ATTRIBUTE] !== "itemcategory") return undefined;
+  const before = new Set((oldImage?.deletedFieldIds as string[] | undefined) ?? []);
+  const fieldIds = ((image.deletedFieldIds as string[] | undefined) ?? []).filter((id) => !before.has(id));
+  return fieldIds.length > 0 ? { accountId: String(image.accountId), categoryId: String(image.categoryId), fieldIds } : undefined;
+}
+
+/**
+ * After custom fields left an item category (the stream processor), its items drop their values
+ * for them: they were hidden at once (`liveFieldValues`); now the stored item changes too, so the
+ * feed marks it and a synced copy follows. Each item is written on condition that it is
+ * unchanged since read (else read again; `updatedAt` is kept: no one edited it). Idempotent.
+ * Returns how many items changed.
+ */
+export async function dropDeletedFieldValues(deletions: readonly DeletedCategoryFields[]): Promise<number> {
+  let changed = 0;
+  for (const { accountId, categoryId, fieldIds } of deletions) {
+    const deleted = new Set(fieldIds);
+    const holding = (await readItems(accountId, await itemIdsInCategory(accountId, categoryId))).filter((item) =>
+      (item.customFieldValues ?? []).some((value) => deleted.has(value.id)),
+    );
+    await Promise.all(
+      holding.map(async (read) => {
+        let item: typeof read | undefined = read;
+        for (let attempt = 0; item && attempt < 5; attempt++) {
+          const kept = (item.customFieldValues ?? []).filter((value) => !deleted.has(value.id));
+          if (kept.length === (item.customFieldValues ?? []).length) return;
+          if (await replaceItemFieldValues(item, kept)) {
+            changed++;
+            return;
+          }
+          item = await readItem(accountId, read.itemId);
+        }
+      }),
+    );
+  }
+  return changed;
 }
