@@ -46,7 +46,7 @@ export function presentZone(zone: ZoneItem): ZoneResource {
 
 /** A location the caller may see: active, in the account, inside the caller's location boundary. */
 function isAccessible(principal: Principal, location: LocationItem | undefined): location is LocationItem {
-  return Boolean(location?.active) && mayReachLocation(principal, location!.locationId);
+  return location?.active === true && mayReachLocation(principal, location.locationId);
 }
 
 /** Active locations ordered by name; a restricted user sees only its own location (rule 4.1). */

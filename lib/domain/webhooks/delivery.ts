@@ -59,9 +59,13 @@ async function dropReason(message: WebhookMessage, endpoint: WebhookEndpointItem
   if (endpoint.status !== "enabled") return "endpoint disabled";
   if (message.createdAt && endpoint.enabledAt && message.createdAt < endpoint.enabledAt) return "endpoint disabled since the message was made";
   if (!accessRevoked(viewerOf(await readUser(endpoint.accountId, endpoint.userId)), endpoint)) return undefined;
-  const key = { accountId: endpoint.accountId, endpointId: endpoint.endpointId };
-  if (await disableWebhookEndpoint(key, "permission_revoked", nowIso())) log("WARN", "webhook endpoint disabled", { ...key, reason: "permission_revoked" });
+  await disableRevokedEndpoint({ accountId: endpoint.accountId, endpointId: endpoint.endpointId });
   return "endpoint user lost access";
+}
+
+/** Disables an endpoint whose user lost the right to one of its resources (`permission_revoked`), once. */
+export async function disableRevokedEndpoint(key: { accountId: string; endpointId: string }): Promise<void> {
+  if (await disableWebhookEndpoint(key, "permission_revoked", nowIso())) log("WARN", "webhook endpoint disabled", { ...key, reason: "permission_revoked" });
 }
 
 /**

@@ -1,9 +1,8 @@
 import { nowIso } from "../../core/clock.js";
-import { log } from "../../core/log.js";
 import { readUser } from "../../db/auth-store.js";
-import { disableWebhookEndpoint, queryWebhookEndpoints } from "../../db/webhooks.js";
+import { queryWebhookEndpoints } from "../../db/webhooks.js";
 import { derivedMessageId } from "../../webhooks/signing.js";
-import type { WebhookMessage } from "./delivery.js";
+import { disableRevokedEndpoint, type WebhookMessage } from "./delivery.js";
 import { accessRevoked, changeMessageBody, receives, viewerOf, type MarkerChange } from "./model.js";
 import { enqueueWebhookMessages } from "./queue.js";
 
@@ -33,9 +32,7 @@ export async function fanOutChanges(changes: readonly MarkerChange[]): Promise<n
         const wanted = accountChanges.filter((change) => receives(endpoint, change.resource));
         // Any of its resources lost (not only those of this batch): the endpoint is disabled, as documented.
         if (accessRevoked(viewer, endpoint)) {
-          const key = { accountId, endpointId: endpoint.endpointId };
-          if (await disableWebhookEndpoint(key, "permission_revoked", nowIso()))
-            log("WARN", "webhook endpoint disabled", { ...key, reason: "permission_revoked" });
+          await disableRevokedEndpoint({ accountId, endpointId: endpoint.endpointId });
           continue;
         }
         for (const change of wanted) {

@@ -136,7 +136,6 @@ export function testMessageBody(endpointId: string, at: Date): { type: string; b
   return { type, body: JSON.stringify({ type, timestamp: at.toISOString(), data: { object: "webhook_endpoint", id: endpointId } }) };
 }
 
-/** Whether an endpoint receives a change of `resource`: enabled and subscribed to it. */
 /** What a stored user may sync: nothing once inactive. */
 export const viewerOf = (user: UserItem | undefined): SyncViewer | undefined => (user?.status === "active" ? accessOfUser(user) : undefined);
 
@@ -149,6 +148,7 @@ export function accessRevoked(viewer: SyncViewer | undefined, endpoint: Pick<End
   return !viewer || endpoint.resources.some((resource) => !seesAccountWide(viewer, resource as SyncResource));
 }
 
+/** Whether an endpoint receives a change of `resource`: enabled and subscribed to it. */
 export function receives(endpoint: Pick<EndpointState, "status" | "resources">, resource: string): boolean {
   return endpoint.status === "enabled" && endpoint.resources.includes(resource);
 }
