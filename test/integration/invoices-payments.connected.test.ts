@@ -332,4 +332,25 @@ describe("connected: invoice payments, packing and large invoices", () => {
     },
     scaled(120_000),
   );
+
+  it(
+    "judges a 100-line invoice of ONE item on its whole quantity although its stock changes span several chunks: short stock changes nothing",
+    async () => {
+      const w = await world();
+      const part = await newItem(w.client, w.location, { stock: 80 });
+      const lines = Array.from({ length: 100 }, () => ({ item_id: part.id, quantity: 1 }));
+      // 100 units against 80: each chunk alone would fit, the invoice does not.
+      const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines });
+      expectValidation(short, "lines[0].quantity", "insufficient_stock"); // the lines share one stock row: the first is named
+      expect((await w.client.get(`/items/${part.id}`)).body.quantity).toBe(80);
+      expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(0);
+
+      expect((await w.client.post(`/items/${part.id}/adjustments`, { location_id: w.location, quantity: 20 })).status).toBe(201);
+      const created = await w.client.post("/invoices", { customer_id: w.customer.id, lines });
+      expect(created.status, created.text).toBe(201);
+      expect(created.body.invoice_number).toBe(1);
+      expect((await w.client.get(`/items/${part.id}`)).body.quantity).toBe(0);
+    },
+    scaled(120_000),
+  );
 });

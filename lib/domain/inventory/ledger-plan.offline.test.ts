@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOpCount } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
 import { addQuantities, sumBalances, type Balances } from "./math.js";
-import { planLedgerWrite, type PlanInput } from "./ledger-plan.js";
+import { planHold, planLedgerWrite, type PlanInput } from "./ledger-plan.js";
 import { sampleItem } from "./test-fixtures.js";
 
 /**
@@ -412,6 +412,48 @@ describe("planLedgerWrite: rules", () => {
       rule: "unknown_item",
       changeIndex: 1,
     });
+  });
+});
+
+describe("planHold: a hold's chunks judged together", () => {
+  const holdChunk = (options: { changes: StockChange[]; items: ItemRecord[]; rows: StockRowItem[] }) =>
+    planHold({
+      accountId: ACCOUNT,
+      journalId: "hold-1",
+      source: { sourceType: "invoice", userId: "user-1" },
+      at: AT,
+      changes: options.changes,
+      items: new Map(options.items.map((i) => [i.itemId, i])),
+      rows: new Map(options.rows.map((r) => [rowKeyOf(r), r])),
+      sequence: 0,
+    });
+
+  it("counts what the hold's earlier chunks wrote on a row: a later chunk that would take the stock below zero is refused", () => {
+    const id = randomUUID();
+    const stocked = row(id, "v", L1, 1, { onHand: 80 });
+    const first = holdChunk({
+      items: [itemWithRows(id, [stocked])],
+      rows: [stocked],
+      changes: Array.from({ length: 78 }, () => change(id, "v", L1, { onHand: -1 })),
+    });
+    const afterFirst = first.rows[0]!.row;
+    expect(afterFirst.onHand).toBe(80); // pending: no balance moves
+    expect(afterFirst.pending).toEqual({ "hold-1": { onHand: -78 } });
+
+    const error = ruleError(() =>
+      holdChunk({ items: [itemWithRows(id, [afterFirst])], rows: [afterFirst], changes: Array.from({ length: 3 }, () => change(id, "v", L1, { onHand: -1 })) }),
+    );
+    expect(error).toMatchObject({ rule: "negative_balance", changeIndex: 2 });
+
+    const second = holdChunk({ items: [itemWithRows(id, [afterFirst])], rows: [afterFirst], changes: [change(id, "v", L1, { onHand: -2 })] });
+    expect(second.rows[0]!.row.pending).toEqual({ "hold-1": { onHand: -80 } }); // the whole hold's net, for other writers' reservations
+  });
+
+  it("counts the units of a unique item its earlier chunks added", () => {
+    const id = randomUUID();
+    const held = { ...row(id, "v", L1, 1), pending: { "hold-1": { onHand: 1 } } } as StockRowItem;
+    const unique = item(id, { inventoryType: "unique" });
+    expect(ruleError(() => holdChunk({ items: [unique], rows: [held], changes: [change(id, "v", L1, { onHand: 1 })] })).rule).toBe("unique_quantity");
   });
 });
 

@@ -267,7 +267,11 @@ function dropPendingEntry(row: StockRowItem, journalId: string): void {
 export function planHold(input: PlanInput): LedgerWrite {
   const rows = new Map<string, { entry: LedgerWrite["rows"][number]; net: Balances }>();
   let sequence = input.sequence;
+  // What this hold's earlier chunks already wrote counts as if committed too: one item's
+  // changes may span several chunks, and each chunk is judged on top of the ones before it.
+  const ownPending = (row: StockRowItem | undefined): Balances => applyDeltas({ ...ZERO_BALANCES }, (row && pendingOf(row)[input.journalId]) ?? {});
   const added = new Map<string, number>(); // unique items: units this hold adds
+  const unitsHeldBefore = (itemId: string) => addQuantities(0, ...[...input.rows.values()].filter((r) => r.itemId === itemId).map((r) => ownPending(r).onHand));
   input.changes.forEach((change, index) => {
     const item = checkedItem(change, index, input.items);
     const key = rowKeyOf(change);
@@ -277,7 +281,7 @@ export function planHold(input: PlanInput): LedgerWrite {
       const entry = existing
         ? { row: { ...existing }, isNew: false, before: rowBalances(existing) }
         : { row: { ...newRow(input, change, ++sequence), heldBy: input.journalId }, isNew: true };
-      held = { entry, net: { ...ZERO_BALANCES } };
+      held = { entry, net: ownPending(existing) };
       rows.set(key, held);
     }
     held.net = applyDeltas(held.net, change.deltas);
@@ -288,7 +292,7 @@ export function planHold(input: PlanInput): LedgerWrite {
       if (to < 0) throw belowZero(index, field, to, reserved[field]);
     }
     if (item.inventoryType === "unique" && input.enforceUnique !== false) {
-      added.set(change.itemId, addQuantities(added.get(change.itemId) ?? 0, change.deltas.onHand ?? 0));
+      added.set(change.itemId, addQuantities(added.get(change.itemId) ?? unitsHeldBefore(change.itemId), change.deltas.onHand ?? 0));
       const total = addQuantities(sumBalances(Object.values(itemStock(item))).onHand, input.heldUnits?.get(change.itemId) ?? 0, added.get(change.itemId));
       if (total > 1 || !Number.isInteger(total)) throw new StockRuleError(index, "unique_quantity", UNIQUE_UNITS);
     }
