@@ -7,7 +7,7 @@ import { apiErrorOf, errorHandler } from "./middlewares/error-handler.js";
 import { jsonBody } from "./middlewares/json-body.js";
 import { rateLimit } from "./middlewares/rate-limit.js";
 import { requestContext } from "./middlewares/request-context.js";
-import { type ReadCurrent, validateRequest } from "./middlewares/validate-request.js";
+import { type ReadCurrent, validateRequest, validateWriteBack } from "./middlewares/validate-request.js";
 import type { ApiRequest, HttpEvent, HttpResult, PipelineMiddleware, PipelineRequest, RouteHandler } from "./types.js";
 
 /** What a request that matches no route of the group gets (default: 404 `route_not_found`). */
@@ -128,8 +128,9 @@ export function buildHandler(
       ...stages.beforeRateLimit,
       rateLimit(),
       jsonBody(),
-      validateRequest({ readCurrent }),
+      validateRequest({ writeBack: true }),
       ...stages.afterValidation,
+      validateWriteBack({ readCurrent }),
     ])
     .before((request) => {
       requests.set(request.event, request);

@@ -4,6 +4,7 @@ import type { Principal } from "../auth/permissions.js";
 import type { RouteDefinition } from "../routes/index.js";
 import type { BodyProblem } from "../core/errors.js";
 import type { IdempotencyContext, IdempotencyCompletion } from "../core/idempotency.js";
+import type { ZodSafeParseResult } from "zod";
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
@@ -27,6 +28,12 @@ export interface PipelineState {
   rateCount?: { window: number; count: number };
   /** Parsed and validated inputs (`bodyProblems`: a `bodyProblems: "report"` route's body refused, and so absent). */
   input?: { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown; bodyProblems?: BodyProblem[] };
+  /**
+   * A PATCH or PUT body that repeats read-only fields, left by `validateRequest` for
+   * `validateWriteBack` (after idempotency: a retry is replayed before its copy is compared
+   * with the record its first run changed).
+   */
+  writeBack?: { raw: unknown; parsed: ZodSafeParseResult<unknown>; extra: string[] };
   idempotency?: IdempotencyContext;
   /** True once the route handler started: from then on its outcome is stored for replay. */
   handlerStarted?: boolean;

@@ -216,6 +216,50 @@ describe("connected: write-back at the edges", () => {
     expectError(await w.client.patch(`/estimates/${estimate.id}`, copy), 404, "resource_missing");
   });
 
+  it("an identical retry of a write-back (same Idempotency-Key) replays its first answer, although that run moved the copy's updated_at, revision or version on, and after the record is deleted", async () => {
+    const w = await world();
+    const replays = async (path: string, body: Json, method: "PATCH" | "PUT" = "PATCH") => {
+      const key = idempotencyKey();
+      const first = await w.client.request(method, path, body, { idempotencyKey: key });
+      expect(first.status, first.text).toBe(200);
+      const retry = await w.client.request(method, path, body, { idempotencyKey: key });
+      expect(retry.status, retry.text).toBe(200);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      expect(retry.text).toBe(first.text);
+      return { key, first };
+    };
+    // The whole GET body (its updated_at moves with the write) ...
+    const customer = await created(w.client.post("/customers", { name: "Retry Ltd" }));
+    const customerCopy = { ...(await w.client.get(`/customers/${customer.id}`)).body, billing_city: "Springfield" };
+    const { key, first } = await replays(`/customers/${customer.id}`, customerCopy);
+    await replays(`/customers/${customer.id}`, { ...(await w.client.get(`/customers/${customer.id}`)).body, billing_city: "Shelbyville" }, "PUT");
+    // ... still replays once the record is gone; a new key is the record's answer (404).
+    expect((await w.client.request("DELETE", `/customers/${customer.id}`)).status).toBe(200);
+    const late = await w.client.patch(`/customers/${customer.id}`, customerCopy, { idempotencyKey: key });
+    expect(late.status, late.text).toBe(200);
+    expect(late.text).toBe(first.text);
+    expectError(await w.client.patch(`/customers/${customer.id}`, customerCopy, { idempotencyKey: idempotencyKey() }), 404, "resource_missing");
+
+    // A document copy's revision, and a task copy's version, are the retry's own first run.
+    const invoice = await created(w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 1 }] }));
+    const invoiceCopy = { ...naiveWriteBack((await w.client.get(`/invoices/${invoice.id}`)).body), public_note: "Retried" };
+    const invoiceRun = await replays(`/invoices/${invoice.id}`, invoiceCopy);
+    expectError(await w.client.patch(`/invoices/${invoice.id}`, invoiceCopy, { idempotencyKey: idempotencyKey() }), 409, "mobile_mutation_conflict");
+    expect((await w.client.get(`/invoices/${invoice.id}`)).body.revision).toBe(invoiceRun.first.body.revision);
+    const task = await newTask(w.client, { title: "Call back" });
+    const {
+      id: _id,
+      created: _created,
+      completed_at: _completed,
+      status: _status,
+      due_at: _due,
+      overdue_at: _overdue,
+      ...taskCopy
+    } = (await w.client.get(`/tasks/${task.id}`)).body;
+    await replays(`/tasks/${task.id}`, { ...taskCopy, title: "Renamed" });
+    expect((await w.client.get(`/tasks/${task.id}`)).body).toMatchObject({ title: "Renamed", version: task.version + 1 });
+  });
+
   it("a task whose linked record is gone takes back its GET body (record: {available: false}) and changes nothing", async () => {
     const w = await world();
     const lead = await created(w.client.post("/customers", { name: "Gone soon" }));

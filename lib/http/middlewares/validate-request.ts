@@ -58,13 +58,6 @@ function refuseProtectedFields(route: RouteDefinition, body: unknown): void {
   if (found.length > 0) throw errors.unsupportedField(route.protectedFields.code, found);
 }
 
-/**
- * Validates path, query and body against the route's zod schemas. A malformed path id
- * cannot name a record, so it is 404 `resource_missing`; a bad query value is 422
- * `invalid_query_parameter` naming the parameter; a body with a field the route protects is
- * 422 with the route's code (e.g. `unsupported_estimate_field`); a bad body is 422
- * `validation_failed` with one detail per field.
- */
 /** One query component decoded (`+` is a space), or undefined when it is not valid percent-encoded UTF-8. */
 function decodeQueryComponent(text: string): string | undefined {
   try {
@@ -125,25 +118,31 @@ function assertNoRepeatedParameters(raw: string | undefined, shape: Record<strin
 export type ReadCurrent = (request: PipelineRequest, path: Record<string, unknown>) => Promise<unknown>;
 
 /**
- * The body of a PATCH or PUT without the fields it may not write that repeat the record as it
- * is now (`lib/http/write-back.ts`): what a client read, it can send back. One read of the record,
- * only when the body holds such fields.
+ * The fields of a PATCH or PUT body that it may not write (protected, unknown to its schema, or
+ * refused in an entry that names an existing one), with the body's own parse: a body holding
+ * any is compared with the record (`validateWriteBack`); one holding none stands as parsed.
  */
-async function withoutReadBackFields(
-  request: PipelineRequest,
-  route: RouteDefinition,
-  path: Record<string, unknown>,
-  raw: unknown,
-  readCurrent: ReadCurrent | undefined,
-): Promise<{ sent: unknown; parsed?: ZodSafeParseResult<unknown> }> {
-  if (!readCurrent || (route.method !== "PATCH" && route.method !== "PUT" && route.writeBackOf === undefined)) return { sent: raw };
+function readOnlyFieldsOf(route: RouteDefinition, raw: unknown): { parsed: ZodSafeParseResult<unknown>; extra: string[] } {
   const parsed = route.request.body!.safeParse(raw);
   const extra = [
     ...(route.protectedFields ? protectedFieldsIn(raw, route.protectedFields.fields) : []),
     ...(parsed.success ? [] : [...unknownFieldsOf(parsed.error), ...refusedFieldsOfKeptEntries(parsed.error, raw)]),
   ];
-  // Nothing to compare: the body's own parse stands (no second parse, no read).
-  if (extra.length === 0) return { sent: raw, parsed };
+  return { parsed, extra };
+}
+
+/**
+ * The body without the fields it may not write that repeat the record as it is now
+ * (`lib/http/write-back.ts`): what a client read, it can send back. One read of the record.
+ */
+async function withoutReadBackFields(
+  request: PipelineRequest,
+  route: RouteDefinition,
+  path: Record<string, unknown>,
+  copy: NonNullable<PipelineRequest["internal"]["writeBack"]>,
+  readCurrent: ReadCurrent,
+): Promise<{ sent: unknown; parsed?: ZodSafeParseResult<unknown> }> {
+  const { raw, parsed, extra } = copy;
   const current = await readCurrent(request, path);
   const principal = request.internal.principal;
   if (principal) {
@@ -182,7 +181,13 @@ function adoptCopyRevision(request: PipelineRequest, route: RouteDefinition, raw
   if (typeof revision === "string" && revision !== "") request.event.headers = { ...request.event.headers, "if-match": `"${revision}"` };
 }
 
-export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): PipelineMiddleware {
+/**
+ * Validates path, query and body against the route's zod schemas. A malformed path id
+ * cannot name a record, so it is 404 `resource_missing`; a bad query value is 422
+ * `invalid_query_parameter` naming the parameter; a body: see `acceptBody`. With `writeBack`, a
+ * PATCH or PUT body that repeats read-only fields is left to `validateWriteBack`.
+ */
+export function validateRequest(options: { writeBack?: boolean } = {}): PipelineMiddleware {
   const validateRequestBefore = async (request: PipelineRequest): Promise<void> => {
     const route = request.internal.route;
     if (!route) return;
@@ -214,30 +219,66 @@ export function validateRequest(options: { readCurrent?: ReadCurrent } = {}): Pi
       query = result.data as Record<string, unknown>;
     }
 
-    let body: unknown;
-    if (bodySchema) {
-      const { sent, parsed } = await withoutReadBackFields(request, route, path, request.event.body, options.readCurrent);
-      try {
-        refuseProtectedFields(route, sent);
-        const result = parsed ?? bodySchema.safeParse(sent);
-        if (!result.success) {
-          // Spec part 2 (estimates, invoices): "protected or unsupported fields" answer the route's
-          // own code, so a field the body schema does not know is refused with it too.
-          const unknown = route.protectedFields ? unknownFieldsOf(result.error) : [];
-          if (unknown.length > 0) throw errors.unsupportedField(route.protectedFields!.code, unknown);
-          const details = toValidationDetails(result.error, sent);
-          throw route.bodyErrorCode
-            ? errors.invalidBody(route.bodyErrorCode, details, undefined, countIssues(result.error))
-            : errors.validationFailed(details, undefined, countIssues(result.error));
-        }
-        body = result.data;
-      } catch (error) {
-        if (route.bodyProblems !== "report" || !(error instanceof ApiError) || error.statusCode !== 422) throw error;
-        request.internal.input = { path, query, body: undefined, bodyProblems: bodyProblemsOf(error) };
+    request.internal.input = { path, query, body: undefined };
+    if (!bodySchema) return;
+    const raw = request.event.body;
+    if (options.writeBack && (route.method === "PATCH" || route.method === "PUT" || route.writeBackOf !== undefined)) {
+      const copy = readOnlyFieldsOf(route, raw);
+      if (copy.extra.length > 0) {
+        // Compared with the record by `validateWriteBack`, after idempotency has replayed a retry.
+        request.internal.writeBack = { raw, ...copy };
         return;
       }
+      return acceptBody(request, route, raw, copy.parsed);
     }
-    request.internal.input = { path, query, body };
+    return acceptBody(request, route, raw);
   };
   return { before: validateRequestBefore };
+}
+
+/**
+ * The body's own validation, once any copy of the record it repeats is dropped: a field the
+ * route protects is 422 with the route's code; a bad body is 422 `validation_failed` (or the
+ * route's code) with one detail per field; a `bodyProblems: "report"` route gets the problems
+ * instead of the error.
+ */
+function acceptBody(request: PipelineRequest, route: RouteDefinition, sent: unknown, parsed?: ZodSafeParseResult<unknown>): void {
+  const input = request.internal.input!;
+  try {
+    refuseProtectedFields(route, sent);
+    const result = parsed ?? route.request.body!.safeParse(sent);
+    if (!result.success) {
+      // Spec part 2 (estimates, invoices): "protected or unsupported fields" answer the route's
+      // own code, so a field the body schema does not know is refused with it too.
+      const unknown = route.protectedFields ? unknownFieldsOf(result.error) : [];
+      if (unknown.length > 0) throw errors.unsupportedField(route.protectedFields!.code, unknown);
+      const details = toValidationDetails(result.error, sent);
+      throw route.bodyErrorCode
+        ? errors.invalidBody(route.bodyErrorCode, details, undefined, countIssues(result.error))
+        : errors.validationFailed(details, undefined, countIssues(result.error));
+    }
+    request.internal.input = { ...input, body: result.data };
+  } catch (error) {
+    if (route.bodyProblems !== "report" || !(error instanceof ApiError) || error.statusCode !== 422) throw error;
+    request.internal.input = { ...input, body: undefined, bodyProblems: bodyProblemsOf(error) };
+  }
+}
+
+/**
+ * The second half of body validation, for a PATCH or PUT body that repeats fields it may not
+ * write (architecture section 8, "What you read you can write back"): the copy is compared with
+ * the record as its GET shows it now (`readCurrent`), the repeats that match are dropped and the
+ * rest is validated as any body. It runs after idempotency, so an identical retry of such a
+ * write is replayed rather than compared with the record its first run changed. Nothing to do
+ * for a request answered before the handler (a replay).
+ */
+export function validateWriteBack(options: { readCurrent: ReadCurrent }): PipelineMiddleware {
+  const validateWriteBackBefore = async (request: PipelineRequest): Promise<void> => {
+    const { route, writeBack, input } = request.internal;
+    if (!route || !writeBack || !input || request.internal.answer) return;
+    request.internal.writeBack = undefined;
+    const { sent, parsed } = await withoutReadBackFields(request, route, input.path, writeBack, options.readCurrent);
+    acceptBody(request, route, sent, parsed);
+  };
+  return { before: validateWriteBackBefore };
 }
