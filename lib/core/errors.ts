@@ -111,10 +111,14 @@ export const errors = {
     new ApiError(429, "rate_limit_error", "rate_limited", "Too many requests; retry after the Retry-After delay.", {
       headers: { "Retry-After": String(Math.max(1, retryAfterSeconds)) },
     }),
-  mobileMutationConflict: () =>
-    invalid(409, "mobile_mutation_conflict", "The record has changed since the revision given in If-Match; fetch it again and retry.", {
-      param: "If-Match",
-    }),
+  /** 409 for a stale revision: named in If-Match (default), or in the `revision` of a body that copies the record. */
+  mobileMutationConflict: (namedBy: "If-Match" | "revision" = "If-Match") =>
+    invalid(
+      409,
+      "mobile_mutation_conflict",
+      `The record has changed since the revision given in ${namedBy === "revision" ? "the body's revision" : "If-Match"}; fetch it again and retry.`,
+      { param: namedBy },
+    ),
   /** 409 for a request the record's current state does not allow (the code names the rule). */
   stateConflict: (code: ErrorCode, message: string, param?: string) => invalid(409, code, message, param === undefined ? undefined : { param }),
   recordLimitReached: (what: string, limit: number) =>

@@ -37,8 +37,8 @@ export function staleCopyConflict(
   const named = parseIfMatch(ifMatchHeader);
   // Where If-Match is required, its absence is the route's own answer (428), whatever the body holds.
   if (route.ifMatch === "required" && named === undefined) return undefined;
-  const stale = (named !== undefined && !named.includes(current.revision)) || (typeof body.revision === "string" && body.revision !== current.revision);
-  return stale ? errors.mobileMutationConflict() : undefined;
+  if (named !== undefined && !named.includes(current.revision)) return errors.mobileMutationConflict();
+  return typeof body.revision === "string" && body.revision !== current.revision ? errors.mobileMutationConflict("revision") : undefined;
 }
 
 /** Generated lines (a document-wide discount's line) the update does not take back: the discount settles them. */

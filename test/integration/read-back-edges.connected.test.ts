@@ -172,12 +172,13 @@ describe("connected: write-back at the edges", () => {
     expect((await w.client.patch(`/estimates/${estimate.id}`, { name: "Renamed" })).status).toBe(200);
     const after = (await w.client.get(`/estimates/${estimate.id}`)).body;
     // The copy names its revision (in the body, or If-Match): both are stale now.
-    expectError(await w.client.patch(`/estimates/${estimate.id}`, naiveWriteBack(read.body)), 409, "mobile_mutation_conflict");
+    expectError(await w.client.patch(`/estimates/${estimate.id}`, naiveWriteBack(read.body)), 409, "mobile_mutation_conflict", "revision");
     const { revision: _revision, ...unnamed } = naiveWriteBack(read.body);
     expectError(
       await w.client.patch(`/estimates/${estimate.id}`, unnamed, { headers: { "if-match": read.headers.get("etag")! } }),
       409,
       "mobile_mutation_conflict",
+      "If-Match",
     );
     expect((await w.client.get(`/estimates/${estimate.id}`)).body).toEqual(after);
   });
