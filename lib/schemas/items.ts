@@ -32,7 +32,9 @@ const itemWritable = lazy(() => ({
   barcode: text255(),
   serial_number: text255(),
   category_id: uuid().nullish(),
-  inventory_type: z.enum(["quantity", "unique"]).optional(),
+  inventory_type: z.enum(["quantity", "unique"]).optional().meta({
+    description: "Changes only while the item holds no stock (on hand, reserved, incoming or in transit), is not sold and has one variation; else 422",
+  }),
   location_id: uuid().nullish(),
   unit_id: z.int().min(1).nullish(),
   price: moneyInput().nullish(),

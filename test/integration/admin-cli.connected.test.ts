@@ -160,6 +160,29 @@ describe("admin CLI (architecture 7)", () => {
     },
     CLI_TIMEOUT,
   );
+
+  it(
+    "account update trims text settings, and a blank one removes the setting (documents show null, not an empty string)",
+    async () => {
+      const account = await newAccount();
+      const set = succeeded(await cli("account", "update", "--account", account.accountId, "--payment-terms", "  Net 30 ", "--tax-label", "GST", "--json"));
+      expect(set).toMatchObject({ payment_terms: "Net 30", tax_label: "GST" });
+      const cleared = succeeded(await cli("account", "update", "--account", account.accountId, "--payment-terms", "", "--tax-label", "   ", "--json"));
+      expect(cleared).toMatchObject({ payment_terms: null, tax_label: null });
+      const stored = await readAccount(account.accountId);
+      expect(stored?.paymentTerms).toBeUndefined();
+      expect(stored?.taxLabel).toBeUndefined();
+      failed(await cli("account", "update", "--account", account.accountId, "--payment-terms", "x".repeat(256), "--json"));
+
+      const client = api().withKey(account.ownerKey);
+      const location = (await client.post("/locations", { name: "Main", short_name: "MAIN" }, { idempotencyKey: idempotencyKey() })).body.id;
+      const supplier = (await client.post("/suppliers", { name: "Maker" })).body.id;
+      const order = await client.post("/purchase-orders", { supplier_id: supplier, location_id: location, lines: [{ name: "Freight", unit_cost: 5 }] });
+      expect(order.status, order.text).toBe(201);
+      expect(order.body).toMatchObject({ payment_terms: null, tax_label: null });
+    },
+    CLI_TIMEOUT,
+  );
 });
 
 describe("admin CLI: account reference data", () => {

@@ -326,6 +326,33 @@ describe("categories, units and locations on items", () => {
     expect(byIds.body.data.map((item: Item) => item.category_name)).toEqual(["Serial numbered", "Bulk"]);
   });
 
+  it("changes inventory_type only while the item holds nothing under the old type: not once sold, nor with stock on hand or incoming", async () => {
+    const { client } = await setup();
+    const location = await createLocation(client, "Main");
+    const customer = (await client.post("/customers", { name: "Buyer" })).body.id as string;
+    const supplier = (await client.post("/suppliers", { name: "Maker" })).body.id as string;
+
+    const unit = await createItem(client, { name: "Phone", inventory_type: "unique" });
+    await adjust(client, unit.id, { location_id: location, quantity: 1 });
+    expect((await client.post("/invoices", { customer_id: customer, lines: [{ item_id: unit.id, quantity: 1 }] })).status).toBe(201);
+    const sold = await getItem(client, unit.id);
+    expect(sold).toMatchObject({ sold: true, status_id: 2, quantity: 0 });
+    expectValidation(await client.patch(`/items/${unit.id}`, { inventory_type: "quantity" }), "inventory_type", "invalid");
+    expect(await getItem(client, unit.id)).toEqual(sold);
+
+    const bulk = await createItem(client, { name: "Screws" });
+    const order = (await client.post("/purchase-orders", { supplier_id: supplier, location_id: location, lines: [{ item_id: bulk.id, quantity: 3 }] })).body;
+    expect((await client.post(`/purchase-orders/${order.id}/send`, {})).status).toBe(200);
+    expect((await getItem(client, bulk.id)).quantity_incoming).toBe(3);
+    expectValidation(await client.patch(`/items/${bulk.id}`, { inventory_type: "unique" }), "inventory_type", "invalid");
+    expect((await getItem(client, bulk.id)).inventory_type).toBe("quantity");
+
+    const empty = await createItem(client, { name: "Blank" });
+    const changed = await client.patch(`/items/${empty.id}`, { inventory_type: "unique" });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.inventory_type).toBe("unique");
+  });
+
   it("refuses unknown or foreign category_id and unit_id, and a location_id that is not an active location of the account, with 422 on the param", async () => {
     const { account, client } = await setup();
     const other = await setup();

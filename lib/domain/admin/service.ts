@@ -131,13 +131,34 @@ export async function updateAccount(accountId: string, input: AccountSettingsInp
   ) {
     throw new AdminError(`--record-limit must be a whole number, at most ${MAX_RECORD_LIMIT}, or none.`);
   }
+  // Texts documents copy as their defaults: trimmed, at most what a document takes; a blank one
+  // removes the setting (documents then show null, as for an account that never had one).
+  const removed: (keyof AccountItem)[] = recordLimit(input) === null ? ["recordLimit"] : [];
+  const texts: Partial<AccountItem> = {};
+  for (const [key, option] of ACCOUNT_TEXTS) {
+    const value = input[key]?.trim();
+    if (value === undefined) continue;
+    if (value.length > MAX_ACCOUNT_TEXT) throw new AdminError(`--${option} is at most ${MAX_ACCOUNT_TEXT} characters.`);
+    if (value === "") removed.push(key);
+    else texts[key] = value;
+  }
   if (!(await readAccount(accountId))) throw new AdminError(`No such account: ${accountId}.`);
-  const { recordLimit, ...rest } = input;
-  const changes: Partial<AccountItem> = { ...rest, updatedAt: nowIso() };
+  const { recordLimit: limit, paymentTerms: _terms, taxLabel: _label, tax2Label: _label2, ...rest } = input;
+  const changes: Partial<AccountItem> = { ...rest, ...texts, updatedAt: nowIso() };
   for (const key of Object.keys(changes) as (keyof AccountItem)[]) if (changes[key] === undefined) delete changes[key];
-  if (typeof recordLimit === "number") changes.recordLimit = recordLimit;
-  return patchAccount(accountId, changes, recordLimit === null ? ["recordLimit"] : []);
+  if (typeof limit === "number") changes.recordLimit = limit;
+  return patchAccount(accountId, changes, removed);
 }
+
+/** The account's text settings and their CLI options. */
+const ACCOUNT_TEXTS = [
+  ["paymentTerms", "payment-terms"],
+  ["taxLabel", "tax-label"],
+  ["tax2Label", "tax-2-label"],
+] as const;
+/** A document's `payment_terms` (and a label) holds at most this many characters. */
+const MAX_ACCOUNT_TEXT = 255;
+const recordLimit = (input: AccountSettingsInput) => input.recordLimit;
 
 export interface UserInput {
   accountId: string;

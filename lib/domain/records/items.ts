@@ -32,7 +32,7 @@ import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "..
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../schemas/items.js";
 import { postStockChanges } from "../inventory/service.js";
 import { itemStock } from "../inventory/stock-changes.js";
-import { sumBalances } from "../inventory/math.js";
+import { BALANCE_FIELDS, sumBalances } from "../inventory/math.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 import { replaceOutcome } from "./record-writes.js";
 import {
@@ -184,10 +184,16 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
         if (kept.length !== (previous.customFieldValues ?? []).length) changes.set.customFieldValues = kept;
       }
       if (changes.set.inventoryType && changes.set.inventoryType !== previous.inventoryType) {
-        const onHand = sumBalances(Object.values(itemStock(previous))).onHand;
-        if (onHand !== 0 || previous.variationCount > 1) {
+        // Any balance (a sent purchase order's incoming units, a sales order's reservation, a
+        // transfer in transit) and a sold unit were counted under the old type's rules.
+        const stock = sumBalances(Object.values(itemStock(previous)));
+        if (BALANCE_FIELDS.some((field) => stock[field] !== 0) || previous.sold || previous.variationCount > 1) {
           throw errors.validationFailed([
-            { param: "inventory_type", code: "invalid", message: "cannot change while the item has stock or several variations." },
+            {
+              param: "inventory_type",
+              code: "invalid",
+              message: "cannot change while the item has stock (on hand, reserved, incoming or in transit), is sold, or has several variations.",
+            },
           ]);
         }
       }
