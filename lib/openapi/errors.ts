@@ -92,7 +92,8 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   request_too_large: "the body exceeds 1 MB",
   validation_failed: "fields are invalid or reference records that are missing or in another account (`details` names each, `param` the first)",
   "422 invalid_query_parameter": "a query parameter has an invalid value (`param` names it)",
-  "400 invalid_query_parameter": "a query parameter is unknown, malformed or conflicting (`param` names it)",
+  "400 invalid_query_parameter":
+    "a query parameter is malformed (not valid percent-encoding), given twice, conflicting, or unknown where the route accepts only its own (`GET /sync`); `param` names it",
   rate_limited: "this API key sent more requests than its limit in the current window: retry after `Retry-After` seconds",
   internal_error: "an unexpected failure; nothing about it is revealed: retry later",
   resource_busy: "the record is being changed by many requests at once and this write gave up: nothing was written; retry after `Retry-After` seconds",
@@ -105,7 +106,8 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   sync_full_refresh_required: "`since` is older than the retained history (90 days): rebuild with `start=now`",
   exceeds_amount_due: "the payment is more than the amount due (`param`: `amount`); nothing was recorded",
   exceeds_amount_paid: "the refund is more than the amount paid (`param`: `amount`); nothing was recorded",
-  mobile_mutation_conflict: "the record changed since the revision given in `If-Match`: fetch it again and retry",
+  mobile_mutation_conflict:
+    "the record changed since the revision given in `If-Match` (or in the `revision` of a body that copies the record; `param` says which): fetch it again and retry",
   route_not_found: "no route has this path",
   method_not_allowed: "the path exists but not with this method (`Allow` lists the methods it has)",
 };
