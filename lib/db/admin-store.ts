@@ -1,5 +1,6 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
+import { ENTITY_ATTRIBUTE } from "../core/entity-attribute.js";
 import { batchGetAll } from "./batch-get.js";
 import { tableName } from "./table.js";
 import { db, type AccountItem, type ApiKeyItem, type UserItem } from "./service.js";
@@ -178,15 +179,36 @@ export async function insertReferenceData(
  */
 export async function rebuildOperatorDirectory(): Promise<{ accounts: number; users: number; keys: number }> {
   const e = db().entities;
-  const [accounts, users, keys] = await Promise.all([
-    e.account.scan.go({ pages: "all", consistent: true, attributes: ["accountId"] }),
-    e.user.scan.go({ pages: "all", consistent: true, attributes: ["accountId", "userId"] }),
-    e.apiKey.scan.go({ pages: "all", consistent: true, attributes: ["accountId", "keyHash", "keyId", "userId"] }),
-  ]);
+  // ONE Scan for the three kinds (an entity's own scan reads the whole table for its kind alone).
+  const kinds = { account: e.account.schema.model.entity, user: e.user.schema.model.entity, apiKey: e.apiKey.schema.model.entity };
+  const accounts: { accountId: string }[] = [];
+  const users: { accountId: string; userId: string }[] = [];
+  const keys: { accountId: string; keyHash: string; keyId: string; userId: string }[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await getDocumentClient().send(
+      new ScanCommand({
+        TableName: tableName(),
+        ConsistentRead: true,
+        FilterExpression: "#kind IN (:account, :user, :key)",
+        ProjectionExpression: "#kind, accountId, userId, keyId, keyHash",
+        ExpressionAttributeNames: { "#kind": ENTITY_ATTRIBUTE },
+        ExpressionAttributeValues: { ":account": kinds.account, ":user": kinds.user, ":key": kinds.apiKey },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const kind = item[ENTITY_ATTRIBUTE];
+      if (kind === kinds.account) accounts.push(item as (typeof accounts)[number]);
+      else if (kind === kinds.user) users.push(item as (typeof users)[number]);
+      else if (kind === kinds.apiKey) keys.push(item as (typeof keys)[number]);
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
   const entries = [
-    ...accounts.data.map((a) => ({ directory: ACCOUNTS, entry: a.accountId, accountId: a.accountId })),
-    ...users.data.map((u) => ({ directory: USERS_AND_KEYS(u.userId), entry: "user", accountId: u.accountId })),
-    ...keys.data.flatMap((k) => {
+    ...accounts.map((a) => ({ directory: ACCOUNTS, entry: a.accountId, accountId: a.accountId })),
+    ...users.map((u) => ({ directory: USERS_AND_KEYS(u.userId), entry: "user", accountId: u.accountId })),
+    ...keys.flatMap((k) => {
       const where = { accountId: k.accountId, userId: k.userId, keyId: k.keyId, keyHash: k.keyHash };
       return [
         { directory: KEY(k.keyId), entry: "key", ...where },
@@ -197,7 +219,7 @@ export async function rebuildOperatorDirectory(): Promise<{ accounts: number; us
   for (let i = 0; i < entries.length; i += 25) {
     await Promise.all(entries.slice(i, i + 25).map((entry) => e.operatorDirectory.put(entry).go({ response: "none" })));
   }
-  return { accounts: accounts.data.length, users: users.data.length, keys: keys.data.length };
+  return { accounts: accounts.length, users: users.length, keys: keys.length };
 }
 
 /**

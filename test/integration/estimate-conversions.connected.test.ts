@@ -7,6 +7,7 @@ import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
 import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";
+import { scaled } from "../support/timeouts.js";
 
 /**
  * Estimate conversions through HTTP against DynamoDB Local (spec part 2, sections 3.3 and 4.3
@@ -359,7 +360,8 @@ describe("connected: estimate conversions", () => {
     );
   });
 
-  it("parallel conversions of one estimate create exactly one document; the others are 409, none 5xx", async () => {
+  // Twenty writers racing for one estimate: on a loaded machine their retries take turns for a while.
+  it("parallel conversions of one estimate create exactly one document; the others are 409, none 5xx", { timeout: scaled(90_000) }, async () => {
     const w = await world();
     const estimate = await estimateFor(w);
     const attempts = await Promise.all(
