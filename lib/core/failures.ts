@@ -38,6 +38,18 @@ export class StalePlanError extends Error {
 }
 
 /**
+ * A stock hold gave way to older holds (wait-die, `lib/domain/inventory/settling.ts`): a chunk
+ * was refused only for what they reserve. The hold is released, its writer waits, holding
+ * nothing, for `olderJournalIds` to end, and plans its write again.
+ */
+export class HoldYieldError extends Error {
+  constructor(readonly olderJournalIds: readonly string[]) {
+    super(`A stock hold gave way to ${olderJournalIds.length} older hold(s).`);
+    this.name = "HoldYieldError";
+  }
+}
+
+/**
  * A document write named an item that was deleted while the write was in flight (its touch of
  * the item failed): nothing was written; the error handler answers 422 on `lines`.
  */

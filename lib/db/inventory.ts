@@ -309,7 +309,7 @@ export function addChunkMark(tx: TransactionBuilder, accountId: string, journalI
 }
 
 /** What a reader needs of a journal to resolve its pending deltas. */
-export type JournalState = Pick<StockJournalItem, "journalId" | "status" | "mode" | "leaseUntil">;
+export type JournalState = Pick<StockJournalItem, "journalId" | "status" | "mode" | "leaseUntil" | "createdAt">;
 
 /** The status of several journals (one BatchGetItem per 100), without their changes. */
 export async function readJournalStates(accountId: string, journalIds: readonly string[]): Promise<JournalState[]> {
@@ -317,7 +317,7 @@ export async function readJournalStates(accountId: string, journalIds: readonly 
   const found = await batchGetAll("read journal states", keys, (chunk) =>
     db()
       .entities.stockJournal.get(chunk)
-      .go({ consistent: true, attributes: ["journalId", "status", "mode", "leaseUntil"] }),
+      .go({ consistent: true, attributes: ["journalId", "status", "mode", "leaseUntil", "createdAt"] }),
   );
   return found as JournalState[];
 }

@@ -171,6 +171,24 @@ describe("connected: stock transfers", () => {
     expect((await w.client.get(`/stock-transfers/${t.id}`)).body.status).toBe("Pending");
   });
 
+  it(
+    "parallel 100-line sends of one item that stock covers only twice: two send, one is 422, none waits for the others' holds until they give up (no 503)",
+    async () => {
+      const w = await world();
+      const item = await stockedItem(w, 250);
+      const lines = Array.from({ length: 100 }, () => ({ item_id: item.id, quantity: 1 }));
+      const transfers = await Promise.all([1, 2, 3].map(async () => (await transfer(w, lines)).body.id as string));
+      // Each send's changes of the one item span two chunks: the holds' first chunks together
+      // reserve more than the rest of the stock, so each one's second chunk meets the others'.
+      const sends = await Promise.all(transfers.map((id) => w.client.post(`/stock-transfers/${id}/send`, {})));
+      expect(sends.map((r) => r.status).sort(), sends.map((r) => r.text.slice(0, 200)).join("\n")).toEqual([200, 200, 422]);
+      for (const refused of sends.filter((r) => r.status === 422)) expectValidation(refused, "lines[0].quantity", "insufficient_stock");
+      expect(await at(w, item.id, w.origin)).toEqual({ onHand: 50, inTransit: 0 });
+      expect(await at(w, item.id, w.destination)).toEqual({ onHand: 0, inTransit: 200 });
+    },
+    scaled(120_000),
+  );
+
   it("updates pending and in-transit transfers; in transit the stock difference moves", async () => {
     const w = await world();
     const a = await stockedItem(w, 10);

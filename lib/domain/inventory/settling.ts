@@ -7,7 +7,7 @@
 import { chunkIndexes, pendingJournalsOf, pendingOf, reservationsOf, type LedgerSource, type StockChange } from "./stock-changes.js";
 import { rowKeyOf } from "../../core/records.js";
 import { nowIso } from "../../core/clock.js";
-import { StockRuleError } from "../../core/failures.js";
+import { HoldYieldError, StockRuleError } from "../../core/failures.js";
 import {
   CHUNK_MARK_LABEL,
   addChunkMark,
@@ -18,6 +18,7 @@ import {
   readJournal,
   readJournalStates,
   type ChunkStep,
+  type JournalState,
   type LedgerWrite,
 } from "../../db/inventory.js";
 import type { ItemRecord, StockJournalItem, StockRowItem } from "../../db/service.js";
@@ -140,20 +141,52 @@ const HOLD_WAIT_MS = 20_000;
  * answers false when there is nothing to wait for (the refusal stands).
  */
 export async function waitForReservingHolds(accountId: string, error: unknown, state: LedgerState, changes: readonly StockChange[]): Promise<boolean> {
+  if (!refusedForReservations(error, state, changes)) return false;
+  return waitForHoldsToEnd(accountId, [...state.live!]);
+}
+
+/** Whether a refusal (`error`) broke its rule only on stock that live holds reserve. */
+function refusedForReservations(error: unknown, state: LedgerState, changes: readonly StockChange[]): boolean {
   if (!(error instanceof StockRuleError) || !state.live?.size) return false;
   const change = changes[error.changeIndex];
   const reserves = change && state.reserved?.get(rowKeyOf(change));
   const holdsUnits = change && (state.heldUnits?.get(change.itemId) ?? 0) > 0;
-  if (!(reserves && BALANCE_FIELDS.some((field) => reserves[field] < 0)) && !holdsUnits) return false;
+  return Boolean(reserves && BALANCE_FIELDS.some((field) => reserves[field] < 0)) || Boolean(holdsUnits);
+}
+
+/** A hold still open: neither committed nor released, and its writer's lease not run out. */
+const isLive = (journal: JournalState) => (journal.status === "pending" || journal.status === "held") && (journal.leaseUntil ?? 0) > Date.now();
+
+/** Waits (at most a hold's lease) until none of `journalIds` is live; false when some still is. */
+export async function waitForHoldsToEnd(accountId: string, journalIds: readonly string[]): Promise<boolean> {
   const deadline = Date.now() + HOLD_WAIT_MS;
   while (Date.now() < deadline) {
-    const states = await readJournalStates(accountId, [...state.live]);
     // Ended, or its writer died (a lease that ran out): plan again, settling it.
-    const live = states.filter((journal) => (journal.status === "pending" || journal.status === "held") && (journal.leaseUntil ?? 0) > Date.now());
-    if (live.length === 0) return true;
+    if (!(await readJournalStates(accountId, journalIds)).some(isLive)) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return false;
+}
+
+/**
+ * Wait-die between holds: a hold's chunk refused only for what other live holds reserve waits
+ * for them (`waitForReservingHolds`) only when they are all younger than it (created later;
+ * the id breaks a tie); when one is older, the hold gives way (`HoldYieldError`): its writer
+ * releases it and waits, holding nothing, for the older ones to end, then plans again. So two
+ * holds never wait on each other: three 100-line sends of one item's 250 units once all waited
+ * for the others' reservations until their leases ran out (503); now the oldest goes on.
+ */
+async function giveWayToOlderHolds(
+  self: { accountId: string; journalId: string; createdAt: string },
+  error: unknown,
+  state: LedgerState,
+  changes: readonly StockChange[],
+): Promise<void> {
+  if (!refusedForReservations(error, state, changes)) return;
+  const olderThanSelf = (journal: JournalState) =>
+    journal.createdAt < self.createdAt || (journal.createdAt === self.createdAt && journal.journalId < self.journalId);
+  const older = (await readJournalStates(self.accountId, [...state.live!])).filter((journal) => isLive(journal) && olderThanSelf(journal));
+  if (older.length > 0) throw new HoldYieldError(older.map((journal) => journal.journalId));
 }
 
 /** The name under which writers of one item's record queue in this process (see `retrying`). */
@@ -204,6 +237,7 @@ export async function applyChunk(
         // Another applier may have marked this chunk since: then the state reflects it, and the
         // chunk must not be judged (or applied) again.
         if (error instanceof StockRuleError && (await markedElsewhere())) return true;
+        if (isHold && step === "forward") await giveWayToOlderHolds(journal, error, state, changes);
         if (await waitForReservingHolds(journal.accountId, error, state, changes)) return RETRY;
         throw error;
       }

@@ -1,7 +1,7 @@
 import { chunkIndexes, type LedgerSource, type StockChange } from "./stock-changes.js";
-import { applyChunk, foldHold, releaseHold } from "./settling.js";
+import { applyChunk, foldHold, releaseHold, waitForHoldsToEnd } from "./settling.js";
 import { rowKeyOf } from "../../core/records.js";
-import { StockRuleError } from "../../core/failures.js";
+import { HoldYieldError, StalePlanError, StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { ContentionError } from "../../core/errors.js";
 import { errorFields, log } from "../../core/log.js";
@@ -67,6 +67,12 @@ export async function holdStock(options: {
     try {
       await applyChunk(journal, chunkNumber, options.changes, indexes);
     } catch (error) {
+      if (error instanceof HoldYieldError) {
+        // Wait-die (settling.ts): give way to the older holds, holding nothing, then plan again.
+        await releaseHold(options.accountId, journalId);
+        await waitForHoldsToEnd(options.accountId, error.olderJournalIds);
+        throw new StalePlanError(`Stock held by ${error.olderJournalIds.length} older write(s)`);
+      }
       if (!(error instanceof StockRuleError)) {
         await releaseHold(options.accountId, journalId).catch((releaseError) =>
           log("ERROR", "hold release failed", { journalId, error: String(releaseError) }),
