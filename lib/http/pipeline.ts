@@ -83,7 +83,11 @@ export function buildHandler(
       completion: (statusCode) => (state.idempotency ? { context: state.idempotency, statusCode } : undefined),
     };
     state.handlerStarted = true;
-    const response = await implementation(apiRequest);
+    const response = await implementation(apiRequest).catch((error: unknown) => {
+      // A copy's revision that went stale after the copy was checked: the write names it as sent.
+      if (state.revisionFromBody && apiErrorOf(error)?.code === "mobile_mutation_conflict") throw errors.mobileMutationConflict("revision");
+      throw error;
+    });
     return {
       statusCode: response.statusCode,
       headers: { "Content-Type": "application/json", ...response.headers },

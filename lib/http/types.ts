@@ -34,6 +34,8 @@ export interface PipelineState {
    * with the record its first run changed).
    */
   writeBack?: { raw: unknown; parsed: ZodSafeParseResult<unknown>; extra: string[] };
+  /** The body's `revision` stands for If-Match (a copy sent back without the header): a stale one is named `revision`. */
+  revisionFromBody?: boolean;
   idempotency?: IdempotencyContext;
   /** True once the route handler started: from then on its outcome is stored for replay. */
   handlerStarted?: boolean;

@@ -199,7 +199,7 @@ describe("connected: write-back at the edges", () => {
       const now = (await w.client.get(`/estimates/${estimate.id}`)).body;
       expect(now.public_note, "the other write was lost").toBe("From elsewhere");
       if (fromCopy.status === 200) expect(now.name).toBe("From the copy");
-      else expectError(fromCopy, 409, "mobile_mutation_conflict");
+      else expectError(fromCopy, 409, "mobile_mutation_conflict", "revision"); // checked with the copy, or by the write
     }
     console.info(`copy vs parallel write: ${JSON.stringify(Object.fromEntries(outcomes))}`);
   });

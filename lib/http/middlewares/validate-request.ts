@@ -178,7 +178,10 @@ function bodyProblemsOf(error: ApiError): BodyProblem[] {
 function adoptCopyRevision(request: PipelineRequest, route: RouteDefinition, raw: unknown): void {
   if (route.ifMatch !== "optional" || request.event.headers?.["if-match"] !== undefined) return;
   const revision = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>).revision : undefined;
-  if (typeof revision === "string" && revision !== "") request.event.headers = { ...request.event.headers, "if-match": `"${revision}"` };
+  if (typeof revision === "string" && revision !== "") {
+    request.event.headers = { ...request.event.headers, "if-match": `"${revision}"` };
+    request.internal.revisionFromBody = true;
+  }
 }
 
 /**
