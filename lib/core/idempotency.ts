@@ -23,8 +23,14 @@ export interface IdempotencyContext {
   access?: string;
 }
 
-/** How long an in-progress claim holds its key: a request that died is retried after this. */
-export const IDEMPOTENCY_CLAIM_SECONDS = 60;
+/**
+ * How long an in-progress claim holds its key: a request that died is retried after this. Just
+ * longer than any request lives (the API functions' 29 s timeout, which the local server keeps
+ * too): a claim is never taken over from a request still running, and a crashed one frees its
+ * key soon. (A takeover could not double an effect anyway: the outcome commits with the effect,
+ * conditioned on the claim.)
+ */
+export const IDEMPOTENCY_CLAIM_SECONDS = 35;
 
 /** A stored outcome ready to be written: what `writeTransaction` puts beside the effect. */
 export interface IdempotencyCompletion {
