@@ -11,6 +11,10 @@ import { tableName } from "../../lib/db/table.js";
 import { handler as streamHandler } from "../../functions/stream-processor/handler.js";
 import { startStreamPoller } from "../../scripts/local/stream-poller.js";
 import { scaled } from "../support/timeouts.js";
+import { readItemTree } from "../../lib/db/inventory.js";
+import { writeTransaction } from "../../lib/db/transactions.js";
+import { holdStock } from "../../lib/domain/inventory/stock-holds.js";
+import { foldHold, releaseHold } from "../../lib/domain/inventory/settling.js";
 
 /**
  * Kits through HTTP against DynamoDB Local (spec part 2, sections 2.7, 3.7 and 4.7;
@@ -721,6 +725,44 @@ describe("assembly under concurrency", () => {
     // Build numbers: 1..5, no gaps.
     const { data: stored } = await db().entities.kitBuild.query.primary({ accountId: s.account.accountId, kitId }).go();
     expect(stored.map((b) => b.number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+describe("assembly beside a long document's stock hold", () => {
+  it("a build refused only for stock a live hold reserves waits for the hold: released, the build goes ahead (201); had it committed, 422", {
+    timeout: scaled(60_000),
+  }, async () => {
+    const s = await setup();
+    const part = await createItem(s.client);
+    const kitItem = await createItem(s.client);
+    await stock(s.client, part.id, s.location, 10);
+    const kitId = await defineKit(s.account, kitItem.id, [[part.id, 2]]);
+    const variationId = (await readItemTree(s.account.accountId, part.id)).variations[0]!.variationId;
+    const holdOf = (quantity: number) =>
+      holdStock({
+        accountId: s.account.accountId,
+        source: { sourceType: "invoice", reason: "test: a long document's hold" },
+        changes: [{ itemId: part.id, variationId, locationId: s.location, deltas: { onHand: -quantity } }],
+      });
+    // 9 of the 10 units held: a build of 2 meets the reservation and waits ...
+    const hold = await holdOf(9);
+    const pending = build(s.client, kitId, { location_id: s.location, quantity: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // ... for the hold to end: released, the stock is there again.
+    await releaseHold(s.account.accountId, hold.journalId);
+    const built = await pending;
+    expect(built.status, built.text).toBe(201);
+    expect(await onHandAt(s.client, [part.id], s.location)).toEqual({ [part.id]: 8 });
+
+    // A hold that commits takes the stock: the waiting build is then refused, nothing built.
+    const taking = await holdOf(7);
+    const refused = build(s.client, kitId, { location_id: s.location, quantity: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await writeTransaction((tx) => taking.bind(tx))).toBeNull();
+    await foldHold(s.account.accountId, taking.journalId);
+    expectError(await refused, 422, "invalid_kit_build");
+    expect(await onHandAt(s.client, [part.id], s.location)).toEqual({ [part.id]: 1 });
+    expect((await getKit(s.client, kitId)).build_count).toBe(1);
   });
 });
 

@@ -1,5 +1,5 @@
 import { itemStock, type LedgerSource, type StockChange } from "../inventory/stock-changes.js";
-import { releaseHold, type LedgerState } from "../inventory/settling.js";
+import { releaseHold, waitForReservingHolds, type LedgerState } from "../inventory/settling.js";
 import type { AttemptContext } from "../../db/retry.js";
 import { RETRY } from "../../db/retry.js";
 import type { ItemRecord } from "../../db/service.js";
@@ -154,6 +154,9 @@ export async function commitBuildStock(options: {
     });
   } catch (error) {
     if (held) await releaseHold(accountId, held.hold.journalId);
+    // Refused only for stock a live hold (a long document's write) reserves: as every other
+    // writer of stock, wait for it to commit or be released, then plan again.
+    if (await waitForReservingHolds(accountId, error, held?.state ?? state, fit.atomic)) return RETRY;
     throw await options.explain(error);
   }
   if (held && (result === STOCK_MOVED || result.rejected)) await releaseHold(accountId, held.hold.journalId);
