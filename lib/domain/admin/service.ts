@@ -133,7 +133,7 @@ export async function updateAccount(accountId: string, input: AccountSettingsInp
   }
   // Texts documents copy as their defaults: trimmed, at most what a document takes; a blank one
   // removes the setting (documents then show null, as for an account that never had one).
-  const removed: (keyof AccountItem)[] = recordLimit(input) === null ? ["recordLimit"] : [];
+  const removed: (keyof AccountItem)[] = input.recordLimit === null ? ["recordLimit"] : [];
   const texts: Partial<AccountItem> = {};
   for (const [key, option] of ACCOUNT_TEXTS) {
     const value = input[key]?.trim();
@@ -158,7 +158,6 @@ const ACCOUNT_TEXTS = [
 ] as const;
 /** A document's `payment_terms` (and a label) holds at most this many characters. */
 const MAX_ACCOUNT_TEXT = 255;
-const recordLimit = (input: AccountSettingsInput) => input.recordLimit;
 
 export interface UserInput {
   accountId: string;
