@@ -11,7 +11,8 @@ export type { UnmatchedRequest } from "./pipeline.js";
  * Builds the Lambda handler of one endpoint group (its own routes only): the full request
  * pipeline (architecture section 3): request context, error handler, routing, authentication,
  * scopes, rate limit, JSON body, validation, idempotency, the comparison of a body that copies
- * the record with the record (`validateWriteBack`), then the group's route handler by `operationId`. Throws at import time when a route of the group has no implementation.
+ * the record with the record (`validateWriteBack`), then the group's route handler by
+ * `operationId`. Throws at import time when a route of the group has no implementation.
  */
 export function createApiHandler(
   routes: readonly RouteDefinition[],
