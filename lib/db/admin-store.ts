@@ -1,5 +1,6 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
+import { pagesOf } from "./pages.js";
 import { ENTITY_ATTRIBUTE } from "../core/entity-attribute.js";
 import { batchGetAll } from "./batch-get.js";
 import { tableName } from "./table.js";
@@ -184,9 +185,8 @@ export async function rebuildOperatorDirectory(): Promise<{ accounts: number; us
   const accounts: { accountId: string }[] = [];
   const users: { accountId: string; userId: string }[] = [];
   const keys: { accountId: string; keyHash: string; keyId: string; userId: string }[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await getDocumentClient().send(
+  const pages = pagesOf((start) =>
+    getDocumentClient().send(
       new ScanCommand({
         TableName: tableName(),
         ConsistentRead: true,
@@ -196,15 +196,16 @@ export async function rebuildOperatorDirectory(): Promise<{ accounts: number; us
         ExpressionAttributeValues: { ":account": kinds.account, ":user": kinds.user, ":key": kinds.apiKey },
         ExclusiveStartKey: start,
       }),
-    );
-    for (const item of page.Items ?? []) {
+    ),
+  );
+  for await (const items of pages) {
+    for (const item of items) {
       const kind = item[ENTITY_ATTRIBUTE];
       if (kind === kinds.account) accounts.push(item as (typeof accounts)[number]);
       else if (kind === kinds.user) users.push(item as (typeof users)[number]);
       else if (kind === kinds.apiKey) keys.push(item as (typeof keys)[number]);
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   const entries = [
     ...accounts.map((a) => ({ directory: ACCOUNTS, entry: a.accountId, accountId: a.accountId })),
     ...users.map((u) => ({ directory: USERS_AND_KEYS(u.userId), entry: "user", accountId: u.accountId })),

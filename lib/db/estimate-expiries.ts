@@ -1,5 +1,6 @@
-import { QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
+import { pagesOf } from "./pages.js";
 import { isConditionalFailure } from "./dynamo-errors.js";
 import { db, type DocumentItem } from "./service.js";
 import { nowIso } from "../core/clock.js";
@@ -45,9 +46,8 @@ function daysUpTo(now: string, days: number): string[] {
 export async function passedEstimateExpiries(now: string, limit = 500): Promise<PassedExpiry[]> {
   const found: PassedExpiry[] = [];
   for (const day of daysUpTo(now, EXPIRY_SWEEP_DAYS)) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const output: QueryCommandOutput = await getDocumentClient().send(
+    const pages = pagesOf((start) =>
+      getDocumentClient().send(
         new QueryCommand({
           TableName: tableName(),
           IndexName: EXPIRY_INDEX.indexName,
@@ -56,8 +56,10 @@ export async function passedEstimateExpiries(now: string, limit = 500): Promise<
           ExclusiveStartKey: start,
           Limit: limit - found.length,
         }),
-      );
-      for (const item of output.Items ?? []) {
+      ),
+    );
+    for await (const items of pages) {
+      for (const item of items) {
         const sortKey = String(item.ex1sk);
         const [instant, ...rest] = sortKey.split("#");
         const documentId = rest.pop();
@@ -65,8 +67,8 @@ export async function passedEstimateExpiries(now: string, limit = 500): Promise<
         if (!documentId || instant! > now) continue;
         found.push({ accountId: rest.join("#"), documentId, sortKey });
       }
-      start = output.LastEvaluatedKey;
-    } while (start && found.length < limit);
+      if (found.length >= limit) break;
+    }
     if (found.length >= limit) break;
   }
   return found;

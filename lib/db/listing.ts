@@ -1,5 +1,6 @@
-import { QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
+import { pagesOf } from "./pages.js";
 import { LISTING_FACTS, LISTING_NAMES, tableName } from "./table.js";
 
 /**
@@ -53,9 +54,8 @@ export async function readListEntries<F>(partition: ListPartition, options: { de
   else if (from !== undefined) condition += " AND #sk >= :from";
   else if (to !== undefined) condition += " AND #sk <= :to";
   const entries: ListEntry<F>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const output: QueryCommandOutput = await getDocumentClient().send(
+  const pages = pagesOf((start) =>
+    getDocumentClient().send(
       new QueryCommand({
         TableName: tableName(),
         IndexName: index,
@@ -66,16 +66,18 @@ export async function readListEntries<F>(partition: ListPartition, options: { de
         ExclusiveStartKey: start,
         Limit: options.limit === undefined ? undefined : Math.min(1000, options.limit - entries.length),
       }),
-    );
-    for (const item of output.Items ?? []) {
+    ),
+  );
+  for await (const items of pages) {
+    for (const item of items) {
       entries.push({
         pk: item.pk as string,
         sk: item.sk as string,
         facts: JSON.parse((item[index === "lx1" ? LISTING_NAMES : LISTING_FACTS] as string | undefined) ?? "{}") as F,
       });
     }
-    start = output.LastEvaluatedKey;
-  } while (start && (options.limit === undefined || entries.length < options.limit));
+    if (options.limit !== undefined && entries.length >= options.limit) break;
+  }
   return entries;
 }
 

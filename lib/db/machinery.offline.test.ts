@@ -6,6 +6,7 @@ import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder } from "./trans
 import { referenceDetails, referenceLabel } from "./references.js";
 import { batchGetAll, inOrderOf } from "./batch-get.js";
 import { readNumber } from "./client.js";
+import { pagesOf } from "./pages.js";
 import { moneyFromMinor } from "../domain/common/money.js";
 
 const op = {} as never;
@@ -170,5 +171,37 @@ describe("offline: stored numbers", () => {
     expect(readNumber(String(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
     expect(readNumber("9007199254740993")).toBe("9007199254740993");
     expect(moneyFromMinor(readNumber("123456789012345678901"))).toBe("12345678901234567.8901");
+  });
+});
+
+describe("offline: pagesOf (every Query or Scan loop over LastEvaluatedKey)", () => {
+  const table = Array.from({ length: 7 }, (_, i) => ({ n: i }));
+  /** A paged read of `table`, `size` items a page (or the Limit asked for), recording each request. */
+  const pagedRead = (size: number, asked: { start: unknown; limit?: number }[]) => async (start: Record<string, unknown> | undefined, limit?: number) => {
+    asked.push({ start, limit });
+    const from = start === undefined ? 0 : Number(start.n) + 1;
+    const items = table.slice(from, from + Math.min(size, limit ?? size));
+    const last = items.at(-1);
+    return { Items: items, LastEvaluatedKey: last && Number(last.n) < table.length - 1 ? { n: last.n } : undefined };
+  };
+
+  it("reads every page in order, each from the previous page's LastEvaluatedKey, and stops after the last", async () => {
+    const asked: { start: unknown }[] = [];
+    const seen: unknown[] = [];
+    for await (const items of pagesOf(pagedRead(3, asked))) seen.push(...items);
+    expect(seen).toEqual(table);
+    expect(asked.map((a) => a.start)).toEqual([undefined, { n: 2 }, { n: 5 }]);
+  });
+
+  it("reads no further page once the caller leaves its loop, and asks each page for what is still wanted", async () => {
+    const asked: { start: unknown; limit?: number }[] = [];
+    const held: unknown[] = [];
+    const read = pagedRead(2, asked);
+    for await (const items of pagesOf((start) => read(start, 5 - held.length))) {
+      held.push(...items);
+      if (held.length >= 5) break;
+    }
+    expect(held).toHaveLength(5);
+    expect(asked.map((a) => a.limit)).toEqual([5, 3, 1]);
   });
 });

@@ -1,5 +1,6 @@
-import { QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
+import { pagesOf } from "./pages.js";
 import { readToOffset } from "./offset-page.js";
 import { tableName } from "./table.js";
 import { isCutNameKey } from "../core/name-keys.js";
@@ -47,9 +48,8 @@ export function namePartitionOf(params: object, entity: string): NamePartition {
  */
 export async function readNameEntries(partition: NamePartition, options: { keep?: (entry: NameEntry) => boolean; limit?: number } = {}): Promise<NameEntry[]> {
   const entries: NameEntry[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const output: QueryCommandOutput = await getDocumentClient().send(
+  const pages = pagesOf((start) =>
+    getDocumentClient().send(
       new QueryCommand({
         TableName: tableName(),
         IndexName: partition.index === "gsi1" ? "nx1" : "nx2",
@@ -60,15 +60,17 @@ export async function readNameEntries(partition: NamePartition, options: { keep?
         // Each entry read keeps at most one: asking for what is still wanted never overshoots.
         Limit: options.limit === undefined ? undefined : Math.min(1000, options.limit - entries.length),
       }),
-    );
-    for (const item of output.Items ?? []) {
+    ),
+  );
+  for await (const items of pages) {
+    for (const item of items) {
       if (item.__edb_e__ !== partition.entity) continue;
       const entry = item as unknown as NameEntry;
       if (options.keep && !options.keep(entry)) continue;
       entries.push(entry);
     }
-    start = output.LastEvaluatedKey;
-  } while (start && (options.limit === undefined || entries.length < options.limit));
+    if (options.limit !== undefined && entries.length >= options.limit) break;
+  }
   return entries;
 }
 

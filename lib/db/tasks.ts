@@ -1,6 +1,7 @@
 import { batchGetAll } from "./batch-get.js";
 import { QueryCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { getDocumentClient } from "./client.js";
+import { pagesOf } from "./pages.js";
 import { isConditionalFailure } from "./dynamo-errors.js";
 import {
   db,
@@ -184,21 +185,19 @@ export async function queryStatsWindow(
       ? ["gsi1", "gsi1pk", "gsi1sk", `${p}#tasks#assignee_${partition.userId}#open`]
       : ["gsi2", "gsi2pk", "gsi2sk", `${p}#tasks#open`];
   const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const output = await getDocumentClient().send(
+  const pages = pagesOf((start) =>
+    getDocumentClient().send(
       new QueryCommand({
         TableName: tableName(),
         IndexName: index,
         KeyConditionExpression: "#pk = :pk AND #sk BETWEEN :from AND :to",
         ExpressionAttributeNames: { "#pk": pkField, "#sk": skField },
         ExpressionAttributeValues: { ":pk": pk, ":from": "!", ":to": `${windowEnd}#~` },
-        ExclusiveStartKey: startKey,
+        ExclusiveStartKey: start,
       }),
-    );
-    items.push(...(output.Items ?? []));
-    startKey = output.LastEvaluatedKey;
-  } while (startKey);
+    ),
+  );
+  for await (const page of pages) items.push(...page);
   const tallyItems = { Items: items.filter((item) => item[ENTITY_ATTRIBUTE] === (partition.kind === "assignee" ? "tasktally" : "taskaccounttally")) };
   const taskItems = items.filter((item) => item[ENTITY_ATTRIBUTE] === "task");
   const tally: TaskTallyItem | TaskAccountTallyItem | undefined =
