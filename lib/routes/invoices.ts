@@ -112,7 +112,7 @@ export const invoiceRoutes: RouteDefinition[] = [
     group: "invoices",
     summary: "Delete an unpaid standalone invoice",
     description:
-      "Unpaid (or cancelled) invoices without payment records or packing lists, not created from a sales order; else 409 invoice_delete_not_allowed. An unpaid invoice's stock comes back and its total leaves the customer's revenue in the same write. Returns {id, object: \"invoice\", deleted: true}.",
+      "Unpaid (or cancelled) invoices without payment records or packing lists, not created from a sales order (a cancelled one of a sales order deleted since may go too); else 409 invoice_delete_not_allowed. An unpaid invoice's stock comes back and its total leaves the customer's revenue in the same write. Returns {id, object: \"invoice\", deleted: true}.",
     scopes: ["invoices:write"],
     permissions: ["invoices.modify"],
     ifMatch: "optional",

@@ -454,7 +454,7 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     expect(minor(b.total) + minor(rest.total)).toBe(minor(again.total));
   });
 
-  it("a cancelled invoice stays as it was cancelled: the reopened order is untouched again (editable, deletable) and packing moves only its live invoices", async () => {
+  it("a cancelled invoice stays as it was cancelled: the reopened order is untouched again (editable, deletable, and then so is the invoice) and packing moves only its live invoices", async () => {
     const w = await world();
     const order = (await w.client.post("/sales-orders", { customer_id: w.customer.id, lines: [{ item_id: w.item.id, quantity: 4 }] })).body;
     const line = order.lines[0].id;
@@ -476,8 +476,18 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     const invoice = (await w.client.post(`/sales-orders/${other.id}/invoices`, {})).body;
     expectError(await w.client.request("DELETE", `/sales-orders/${other.id}`), 409, "sales_order_update_not_allowed");
     expect((await w.client.post(`/invoices/${invoice.id}/cancel`, {})).status).toBe(200);
+    // The cancelled invoice keeps its order while the order stands ...
+    expectError(await w.client.request("DELETE", `/invoices/${invoice.id}`), 409, "invoice_delete_not_allowed");
     const deleted = await w.client.request("DELETE", `/sales-orders/${other.id}`);
     expect(deleted.status, deleted.text).toBe(200);
+    expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 2 });
+    // ... and may go once the order is gone (else it would stay for ever); nothing else moves.
+    const counted = (await w.client.get(`/customers/${w.customer.id}`)).body.document_count;
+    const gone = await w.client.request("DELETE", `/invoices/${invoice.id}`);
+    expect(gone.status, gone.text).toBe(200);
+    expect(gone.body).toEqual({ id: invoice.id, object: "invoice", deleted: true });
+    expectError(await w.client.get(`/invoices/${invoice.id}`), 404, "resource_missing");
+    expect((await w.client.get(`/customers/${w.customer.id}`)).body.document_count).toBe(counted - 1);
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 2 });
   });
 

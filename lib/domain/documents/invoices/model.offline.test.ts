@@ -52,6 +52,13 @@ describe("offline: invoice rules", () => {
     ]) {
       expect(() => assertDeletable(tree)).toThrow(expect.objectContaining({ statusCode: 409, code: "invoice_delete_not_allowed" }));
     }
+    // A sales order's invoice: cancelled, and only once the order is gone.
+    const linkedCancelled = { header: header({ sourceSalesOrderId: "so", status: "cancelled" }), lines: [line()], payments };
+    expect(() => assertDeletable(linkedCancelled)).toThrow(expect.objectContaining({ statusCode: 409, code: "invoice_delete_not_allowed" }));
+    expect(() => assertDeletable(linkedCancelled, true)).not.toThrow();
+    expect(() => assertDeletable({ header: header({ sourceSalesOrderId: "so" }), lines: [line()], payments }, true)).toThrow(
+      expect.objectContaining({ code: "invoice_delete_not_allowed" }),
+    );
   });
 
   it("refuses an update that drops a line with packed quantities", () => {

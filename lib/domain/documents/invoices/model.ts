@@ -253,10 +253,22 @@ export function assertCancellable(header: DocumentItem): void {
   }
 }
 
-/** 409 `invoice_delete_not_allowed` unless the invoice is standalone, unpaid (or cancelled), without payment records or packing lists. */
-export function assertDeletable(tree: SalesTree): void {
+/**
+ * 409 `invoice_delete_not_allowed` unless the invoice is standalone, unpaid (or cancelled),
+ * without payment records or packing lists. A cancelled invoice of a sales order deleted since
+ * (`orderGone`: a cancelled invoice reopens its order, which may then be deleted) is deletable
+ * too: it would otherwise stay for ever.
+ */
+export function assertDeletable(tree: SalesTree, orderGone = false): void {
   const header = tree.header;
-  if (isLinked(header)) throw errors.stateConflict("invoice_delete_not_allowed", "An invoice created from a sales order cannot be deleted; cancel it instead.");
+  if (isLinked(header) && !(header.status === "cancelled" && orderGone)) {
+    throw errors.stateConflict(
+      "invoice_delete_not_allowed",
+      header.status === "cancelled"
+        ? "A cancelled invoice of a sales order can be deleted only once its sales order is deleted."
+        : "An invoice created from a sales order cannot be deleted; cancel it instead.",
+    );
+  }
   if (header.status !== "sent" && header.status !== "cancelled") {
     throw errors.stateConflict(
       "invoice_delete_not_allowed",

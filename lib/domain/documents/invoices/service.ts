@@ -5,7 +5,7 @@ import type { Principal } from "../../../auth/permissions.js";
 import { Decimal } from "../../../core/decimal.js";
 import { errors } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
-import { DOCUMENT_LABEL, addDocumentWrite, readDocumentTree } from "../../../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentWrite, readDocumentHeader, readDocumentTree } from "../../../db/documents.js";
 import { latestIssueDate } from "../../../db/document-lists.js";
 import { addDocumentActivity, readParty } from "../../../db/parties.js";
 import { checkReferences } from "../../../db/references.js";
@@ -346,8 +346,10 @@ export async function cancelInvoice(
  */
 export const deleteInvoice = (principal: Principal, id: string, ifMatchHeader: string | undefined, completion: IdempotencyCompletion | undefined) =>
   deleteSalesDocument(principal, INVOICE_KIND, id, ifMatchHeader, completion, async (tree) => {
-    assertDeletable(tree);
     const header = tree.header;
+    // A deleted order never comes back: once gone, its cancelled invoices may go (one read, only for them).
+    const orderGone = isLinked(header) && header.status === "cancelled" && !(await readDocumentHeader(header.accountId, header.sourceSalesOrderId!));
+    assertDeletable(tree, orderGone);
     const live = header.status === "sent";
     const customer = await readParty(header.accountId, header.partyId!);
     return {
