@@ -564,11 +564,11 @@ describe("webhook delivery: deletion", () => {
    */
   async function attemptFailingAfter(
     change: (owner: ApiClient, endpointId: string) => Promise<TestResponse | undefined>,
-    options: { failing?: number; creator?: (account: TestAccount) => Promise<ApiClient> } = {},
+    options: { failing?: number; creator?: (account: TestAccount) => Promise<ApiClient>; resources?: string[] } = {},
   ) {
     const failing = options.failing ?? 1;
     const { account, owner } = await ownerOf();
-    const { endpoint, inbox } = await endpointOn(options.creator ? await options.creator(account) : owner, { resources: ["item"] });
+    const { endpoint, inbox } = await endpointOn(options.creator ? await options.creator(account) : owner, { resources: options.resources ?? ["item"] });
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     inbox.respond = async (message) => {
@@ -619,6 +619,20 @@ describe("webhook delivery: deletion", () => {
     expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "enabled", disabled_reason: null });
     const later = await createItem(owner, "Later");
     await waitFor("the later item's message", () => inbox.about(later.id).length > 0);
+  });
+
+  it("an endpoint that stops selecting the message's resource while it waits for its retry: the retry is not sent (its other resources still arrive)", async () => {
+    const { owner, endpoint, inbox, item } = await attemptFailingAfter((client, id) => client.patch(`/webhook-endpoints/${id}`, { resources: ["invoice"] }), {
+      resources: ["invoice", "item"],
+    });
+    expect(inbox.about(item.id)).toHaveLength(1);
+    const deliveries = (await deliveriesOf(owner, endpoint.id)).body.data;
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({ attempt: 1, status: "failed", next_attempt_at: null });
+    expect(await getEndpoint(owner, endpoint.id)).toMatchObject({ status: "enabled", resources: ["invoice"] });
+    const customer = (await owner.post("/customers", { name: "Buyer" })).body;
+    const invoice = (await owner.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "1" }] })).body;
+    await waitFor("the invoice's message", () => inbox.about(invoice.id).length > 0);
   });
 
   it("the endpoint's user losing the right while a message waits for its retry: the retry is not sent, the endpoint is disabled (permission_revoked)", async () => {

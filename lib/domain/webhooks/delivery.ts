@@ -24,6 +24,8 @@ import {
   expiryOfDay,
   isSuccess,
   planAfterAttempt,
+  messageResource,
+  receives,
   signingSecrets,
   type AttemptPlan,
 } from "./model.js";
@@ -50,14 +52,17 @@ const PLANNED_ATTEMPT_SLACK_SECONDS = 3_600;
 /**
  * Why a message is not sent (undefined: it is): its endpoint was deleted; disabled (only test
  * messages go to a disabled endpoint), or disabled and enabled again since the message was made
- * (disabling drops the messages waiting); or its user lost the right to sync one of its
- * resources since (the endpoint is disabled with `permission_revoked`, as the fan-out does).
+ * (disabling drops the messages waiting); its `resources` no longer select the message's
+ * resource (an endpoint receives a change while it selects its resource, retries included); or
+ * its user lost the right to sync one of its resources since (the endpoint is disabled with
+ * `permission_revoked`, as the fan-out does).
  */
 async function dropReason(message: WebhookMessage, endpoint: WebhookEndpointItem | undefined): Promise<string | undefined> {
   if (!endpoint) return "endpoint deleted";
   if (message.type === TEST_TYPE) return undefined;
   if (endpoint.status !== "enabled") return "endpoint disabled";
   if (message.createdAt && endpoint.enabledAt && message.createdAt < endpoint.enabledAt) return "endpoint disabled since the message was made";
+  if (!receives(endpoint, messageResource(message.type))) return "endpoint no longer selects the message's resource";
   if (!accessRevoked(viewerOf(await readUser(endpoint.accountId, endpoint.userId)), endpoint)) return undefined;
   await disableRevokedEndpoint({ accountId: endpoint.accountId, endpointId: endpoint.endpointId });
   return "endpoint user lost access";

@@ -130,6 +130,9 @@ export function changeMessageBody(change: MarkerChange): { type: string; body: s
   return { type, body: JSON.stringify(body) };
 }
 
+/** The sync resource a change message's `type` (`<resource>.<operation>`) names. */
+export const messageResource = (type: string): string => type.slice(0, type.lastIndexOf("."));
+
 /** The body of a `webhook.test` message. */
 export function testMessageBody(endpointId: string, at: Date): { type: string; body: string } {
   const type = "webhook.test";
