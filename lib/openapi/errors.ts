@@ -1,4 +1,3 @@
-import type * as z from "zod";
 import type { ErrorCode } from "../core/error-codes.js";
 import type { RouteDefinition } from "../routes/define.js";
 
@@ -17,20 +16,13 @@ import type { RouteDefinition } from "../routes/define.js";
  *   `permission_denied` (a replay after the user's access changed);
  * - `ifMatch`: 409 `mobile_mutation_conflict` (a stale `If-Match`);
  * - path parameters: 404 `resource_missing`;
- * - a query schema: 400 `invalid_query_parameter` (malformed percent-encoding); one that can
- *   refuse a value: 422 `invalid_query_parameter`;
+ * - a query schema: 422 `invalid_query_parameter` (a refused value, malformed percent-encoding,
+ *   a parameter given twice; `GET /sync` declares its own 400);
  * - every route: 500 `internal_error`; writes (not GET): 503 `resource_busy`.
  * `route_not_found` (404) and `method_not_allowed` (405) belong to no route: they are what the
  * API answers for unknown paths and methods (documented once, in the document's description).
  */
 export type ErrorStatus = number;
-
-/** Values a query schema is tried with: one that refuses any of them can answer 422. */
-const QUERY_PROBES = ["\u0000", "x".repeat(100_000), "-", "1.5", "abc"];
-
-function queryCanRefuse(schema: z.ZodObject): boolean {
-  return Object.keys(schema.shape).some((name) => QUERY_PROBES.some((probe) => !schema.safeParse({ [name]: probe }).success));
-}
 
 /** The codes a route can answer, by status (statuses ascending; derived codes first). */
 export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, ErrorCode[]> {
@@ -57,9 +49,8 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, ErrorCode
   const refusesBody = route.bodyProblems !== "report";
   if (body && refusesBody) add(422, "validation_failed", ...(route.bodyErrorCode ? [route.bodyErrorCode] : []));
   if (route.protectedFields && refusesBody) add(422, route.protectedFields.code);
-  // A query that is not valid percent-encoding (400), a value the schema refuses (422).
-  if (query) add(400, "invalid_query_parameter");
-  if (query && queryCanRefuse(query)) add(422, "invalid_query_parameter");
+  // A value the schema refuses, a query that is not valid percent-encoding, a parameter given twice.
+  if (query) add(route.errors?.[400]?.includes("invalid_query_parameter") ? 400 : 422, "invalid_query_parameter");
   if (route.authenticated) add(429, "rate_limited");
   add(500, "internal_error");
   if (route.method !== "GET") add(503, "resource_busy");
@@ -91,9 +82,9 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   idempotency_in_progress: "a request with this `Idempotency-Key` is still being processed: retry shortly with the same key",
   request_too_large: "the body exceeds 1 MB",
   validation_failed: "fields are invalid or reference records that are missing or in another account (`details` names each, `param` the first)",
-  "422 invalid_query_parameter": "a query parameter has an invalid value (`param` names it)",
+  "422 invalid_query_parameter": "a query parameter has an invalid value, is not valid percent-encoding or is given twice (`param` names it)",
   "400 invalid_query_parameter":
-    "a query parameter is malformed (not valid percent-encoding), given twice, conflicting, or unknown where the route accepts only its own (`GET /sync`); `param` names it",
+    "a query parameter is malformed (not valid percent-encoding), given twice, conflicting, or unknown (`GET /sync` accepts only its own); `param` names it",
   rate_limited: "this API key sent more requests than its limit in the current window: retry after `Retry-After` seconds",
   internal_error: "an unexpected failure; nothing about it is revealed: retry later",
   resource_busy: "the record is being changed by many requests at once and this write gave up: nothing was written; retry after `Retry-After` seconds",

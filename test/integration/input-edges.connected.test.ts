@@ -53,20 +53,24 @@ describe("connected: input edges", () => {
     expect(earliest.prospect_date).toBe("0001-01-01");
   });
 
-  it("answers a query that is not valid percent-encoding with 400 invalid_query_parameter naming the parameter", async () => {
+  it("answers a query that is not valid percent-encoding with 422 invalid_query_parameter naming the parameter (sync: 400)", async () => {
     const client = await owner();
     const broken = await fetch(`${client.baseUrl}/api/v3/items?q=%E0%A4%A`, { headers: { authorization: `Bearer ${client.apiKey}` } });
-    expect(broken.status).toBe(400);
+    expect(broken.status).toBe(422);
     const body = (await broken.json()) as any;
     expect(body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_query_parameter", param: "q" });
     const brokenName = await fetch(`${client.baseUrl}/api/v3/items?%ZZ=1`, { headers: { authorization: `Bearer ${client.apiKey}` } });
-    expect(brokenName.status).toBe(400);
+    expect(brokenName.status).toBe(422);
+    // Spec part 1, section 7: sync's parameter errors are 400.
+    const brokenSync = await fetch(`${client.baseUrl}/api/v3/sync?start=now&resources=item%E0`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    expect(brokenSync.status).toBe(400);
+    expect(((await brokenSync.json()) as any).error).toMatchObject({ code: "invalid_query_parameter", param: "resources" });
     // Valid escapes (UTF-8, + as space) still search.
     const fine = await fetch(`${client.baseUrl}/api/v3/items?q=caf%C3%A9+au+lait`, { headers: { authorization: `Bearer ${client.apiKey}` } });
     expect(fine.status).toBe(200);
   });
 
-  it("answers a parameter given twice with 400 invalid_query_parameter naming it; a comma-separated list may repeat", async () => {
+  it("answers a parameter given twice with 422 invalid_query_parameter naming it (sync: 400); a comma-separated list may repeat", async () => {
     const client = await owner();
     const get = (query: string) => fetch(`${client.baseUrl}/api/v3/${query}`, { headers: { authorization: `Bearer ${client.apiKey}` } });
     for (const [query, param] of [
@@ -75,7 +79,7 @@ describe("connected: input edges", () => {
       ["customers?limit=5&q=x&limit=5", "limit"],
     ] as const) {
       const response = await get(query);
-      expect(response.status, query).toBe(400);
+      expect(response.status, query).toBe(422);
       expect(((await response.json()) as any).error, query).toMatchObject({ code: "invalid_query_parameter", param });
     }
     // A parameter the route does not know is answered as when given once (a list ignores it; sync refuses it with 400).
@@ -84,6 +88,9 @@ describe("connected: input edges", () => {
     const sync = await get("sync?start=now&resources=item&foo=1&foo=2");
     expect(sync.status).toBe(400);
     expect(((await sync.json()) as any).error).toMatchObject({ code: "invalid_query_parameter", param: "foo" });
+    const twiceSync = await get("sync?start=now&start=now&resources=item");
+    expect(twiceSync.status).toBe(400);
+    expect(((await twiceSync.json()) as any).error).toMatchObject({ code: "invalid_query_parameter", param: "start" });
     const [a, b] = [(await client.post("/items", { name: "Repeat A" })).body, (await client.post("/items", { name: "Repeat B" })).body];
     const listed = await get(`items?ids=${a.id}&ids=${b.id}`);
     expect(listed.status).toBe(200);

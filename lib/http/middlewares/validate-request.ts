@@ -68,11 +68,11 @@ function decodeQueryComponent(text: string): string | undefined {
 }
 
 /**
- * The raw query must be valid percent-encoding of UTF-8 (`?q=%E0%A4%A` is not): else 400
- * `invalid_query_parameter` naming the parameter, rather than a search for replacement
- * characters (a lenient decoder would turn the broken escape into U+FFFD).
+ * The raw query must be valid percent-encoding of UTF-8 (`?q=%E0%A4%A` is not): else
+ * `invalid_query_parameter` naming the parameter (at `status`), rather than a search for
+ * replacement characters (a lenient decoder would turn the broken escape into U+FFFD).
  */
-function assertQueryEncoding(raw: string | undefined): void {
+function assertQueryEncoding(raw: string | undefined, status: number): void {
   for (const pair of (raw ?? "").split("&")) {
     if (pair === "") continue;
     const separator = pair.indexOf("=");
@@ -80,7 +80,7 @@ function assertQueryEncoding(raw: string | undefined): void {
     const name = decodeQueryComponent(rawName);
     if (name === undefined || decodeQueryComponent(separator < 0 ? "" : pair.slice(separator + 1)) === undefined) {
       const shown = name ?? rawName;
-      throw errors.invalidQueryParameter(shown, `Query parameter ${shown} is not valid percent-encoding (escapes must spell UTF-8, e.g. %C3%A9).`, 400);
+      throw errors.invalidQueryParameter(shown, `Query parameter ${shown} is not valid percent-encoding (escapes must spell UTF-8, e.g. %C3%A9).`, status);
     }
   }
 }
@@ -92,12 +92,12 @@ function isListParameter(field: unknown): boolean {
 }
 
 /**
- * A parameter given twice (`page=2&page=3`) is 400 `invalid_query_parameter` naming it: API
+ * A parameter given twice (`page=2&page=3`) is `invalid_query_parameter` naming it: API
  * Gateway joins repeats with commas, which would turn it into a value nobody sent ("2,3", or a
  * search for "a,b"). Only comma-separated lists may repeat; a parameter the route does not
  * know is answered as when given once.
  */
-function assertNoRepeatedParameters(raw: string | undefined, shape: Record<string, unknown>): void {
+function assertNoRepeatedParameters(raw: string | undefined, shape: Record<string, unknown>, status: number): void {
   const seen = new Set<string>();
   for (const pair of (raw ?? "").split("&")) {
     if (pair === "") continue;
@@ -105,7 +105,7 @@ function assertNoRepeatedParameters(raw: string | undefined, shape: Record<strin
     const name = decodeQueryComponent(separator < 0 ? pair : pair.slice(0, separator)) ?? "";
     // A parameter the route does not know is left to the schema (ignored, or refused once), as when given once.
     if (seen.has(name) && name in shape && !isListParameter(shape[name])) {
-      throw errors.invalidQueryParameter(name, `Query parameter ${name} is given more than once; give it once.`, 400);
+      throw errors.invalidQueryParameter(name, `Query parameter ${name} is given more than once; give it once.`, status);
     }
     seen.add(name);
   }
@@ -212,8 +212,10 @@ export function validateRequest(options: { writeBack?: boolean } = {}): Pipeline
 
     let query: Record<string, unknown> = request.event.queryStringParameters ?? {};
     if (querySchema) {
-      assertQueryEncoding(request.event.rawQueryString);
-      assertNoRepeatedParameters(request.event.rawQueryString, querySchema.shape);
+      // Spec part 1, section 7: a query value is 422 `invalid_query_parameter`; sync's parameter errors are 400.
+      const status = route.errors?.[400]?.includes("invalid_query_parameter") ? 400 : 422;
+      assertQueryEncoding(request.event.rawQueryString, status);
+      assertNoRepeatedParameters(request.event.rawQueryString, querySchema.shape, status);
       const result = querySchema.safeParse(query);
       if (!result.success) {
         const detail = toValidationDetails(result.error, query)[0]!;
