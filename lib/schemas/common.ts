@@ -83,13 +83,13 @@ export const nullMeansAbsent = <T extends z.ZodType>(schema: T) =>
 // that large would be empty anyway, a limit that large 100).
 const integerText = lazy(() => z.string().regex(/^[-+]?\d{1,15}$/, "must be an integer of at most 15 digits"));
 
-/** A query integer's documented range (9 digits, optional sign; the text may have up to 15). */
-const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999_999_999, maximum: 999_999_999, default: defaultValue });
+/** A query integer's documented range: what `integerText` takes (15 digits, optional sign). */
+const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999_999_999_999_999, maximum: 999_999_999_999_999, default: defaultValue });
 
 /**
  * `page` and `limit` of page-based lists (spec part 1, section 8): normalised, never rejected
  * for range (`page` below 1 is 1; `limit` above 100 is 100, below 1 is 1). Documented as
- * integers with their defaults and a wide range (9 digits), not with the effective range as
+ * integers with their defaults and the range accepted (15 digits), not with the effective range as
  * minimum/maximum: a generated client would then refuse values the API accepts. Anything that
  * is not an integer (of at most 15 digits) is 422 invalid_query_parameter.
  */

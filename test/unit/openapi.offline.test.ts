@@ -8,6 +8,7 @@ import { ESTIMATE_STATUS } from "../../lib/domain/documents/estimates/model.js";
 import { INVOICE_STATUS } from "../../lib/domain/documents/invoices/model.js";
 import { SO_STATUS } from "../../lib/domain/documents/sales-orders/model.js";
 import { buildOpenApiDocument } from "../../lib/openapi/document.js";
+import { pageQuery } from "../../lib/schemas/common.js";
 import { errorCodesOf } from "../../lib/openapi/errors.js";
 import { ENDPOINT_GROUPS, ROUTES, type RouteDefinition } from "../../lib/routes/index.js";
 import { STATUS_IDS, type StatusKind } from "../../lib/schemas/documents.js";
@@ -290,6 +291,10 @@ describe("offline: OpenAPI document", () => {
     const parameter = (operationId: string, name: string) => parametersOf(operationOf(byId(operationId))).find((p) => p.name === name)!;
     expect(parameter("listLocations", "page").schema).toMatchObject({ type: "integer", default: 1 });
     expect(parameter("listLocations", "limit").schema).toMatchObject({ type: "integer", default: 20 });
+    // The documented range is the one the server takes: 15 digits (a page past the end is an empty page).
+    expect(parameter("listLocations", "page").schema).toMatchObject({ minimum: -999_999_999_999_999, maximum: 999_999_999_999_999 });
+    expect(pageQuery().safeParse({ page: "999999999999999", limit: "-999999999999999" }).success).toBe(true);
+    expect(pageQuery().safeParse({ page: "9999999999999999" }).success).toBe(false);
     expect(parameter("listLocations", "limit").schema).not.toHaveProperty("pattern");
     expect(parameter("sync", "start").schema).toEqual({ type: "string", enum: ["now"] });
     expect(parameter("sync", "limit").schema).toEqual({ type: "integer", minimum: 1, maximum: 500, default: 100 });
