@@ -11,7 +11,7 @@ import { jsonBody } from "./json-body.js";
 import { rateLimit } from "./rate-limit.js";
 import { requestContext } from "./request-context.js";
 import { requireScopes } from "./scopes.js";
-import { validateRequest } from "./validate-request.js";
+import { recordNamedBy, validateRequest } from "./validate-request.js";
 
 /**
  * The pipeline's middlewares (architecture section 3), each wrapped in a REAL middy() handler
@@ -466,7 +466,15 @@ describe("offline: validateRequest", () => {
     const result = await run(validating(GET), event({ method: "GET", pathParameters: { category_id: "not-a-uuid" } }));
     expect(result.handlerCalls).toBe(0);
     expect(result.response.statusCode).toBe(404);
-    expect(bodyOf(result.response).error.code).toBe("resource_missing");
+    expect(bodyOf(result.response).error).toMatchObject({ code: "resource_missing", message: "No such item category: not-a-uuid." });
+  });
+
+  it("names the record a malformed path parameter stands for", () => {
+    expect(recordNamedBy("/api/v3/sales-orders/{sales_order_id}/fulfillments/{fulfillment_id}/ship", "sales_order_id")).toBe("sales order");
+    expect(recordNamedBy("/api/v3/sales-orders/{sales_order_id}/fulfillments/{fulfillment_id}/ship", "fulfillment_id")).toBe("fulfillment");
+    expect(recordNamedBy("/api/v3/webhook-endpoints/{id}", "id")).toBe("webhook endpoint");
+    expect(recordNamedBy("/api/v3/tasks/reminders/{id}/{operation}", "id")).toBe("reminder");
+    expect(recordNamedBy("/api/v3/customers/{id}", "id")).toBe("customer");
   });
 
   it("a bad query value is 422 invalid_query_parameter naming the parameter", async () => {

@@ -184,6 +184,19 @@ function adoptCopyRevision(request: PipelineRequest, route: RouteDefinition, raw
   }
 }
 
+/** Path parameters whose name is shorter than the record's. */
+const NAMED_BY: Record<string, string> = { category_id: "item category", build_id: "kit build" };
+
+/**
+ * What a path parameter names, for its 404: `sales_order_id` a "sales order"; `id` the kind of
+ * the segment before it (`/webhook-endpoints/{id}`: a "webhook endpoint").
+ */
+export function recordNamedBy(routePath: string, param: string): string {
+  if (param !== "id") return NAMED_BY[param] ?? (param.replace(/_id$/, "").replaceAll("_", " ") || "resource");
+  const segment = /([a-z-]+)\/\{id\}/.exec(routePath)?.[1];
+  return segment ? segment.replace(/s$/, "").replaceAll("-", " ") : "resource";
+}
+
 /**
  * Validates path, query and body against the route's zod schemas. A malformed path id
  * cannot name a record, so it is 404 `resource_missing`; a bad query value is 422
@@ -205,7 +218,8 @@ export function validateRequest(options: { writeBack?: boolean } = {}): Pipeline
         if (result.error.issues.some((issue) => issue.code === "invalid_value")) {
           throw errors.routeNotFound(request.event.requestContext.http.method, request.event.rawPath);
         }
-        throw errors.resourceMissing("resource", Object.values(path).join("/"));
+        const param = String(result.error.issues[0]?.path[0] ?? "");
+        throw errors.resourceMissing(recordNamedBy(route.path, param), String(path[param] ?? Object.values(path).join("/")));
       }
       path = result.data as Record<string, unknown>;
     }
