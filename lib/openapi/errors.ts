@@ -1,5 +1,5 @@
 import type { ErrorCode } from "../core/error-codes.js";
-import type { RouteDefinition } from "../routes/define.js";
+import { queryErrorStatus, type RouteDefinition } from "../routes/define.js";
 
 /**
  * Which error codes a route can answer, by HTTP status: the ones every route of its shape can
@@ -50,7 +50,7 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, ErrorCode
   if (body && refusesBody) add(422, "validation_failed", ...(route.bodyErrorCode ? [route.bodyErrorCode] : []));
   if (route.protectedFields && refusesBody) add(422, route.protectedFields.code);
   // A value the schema refuses, a query that is not valid percent-encoding, a parameter given twice.
-  if (query) add(route.errors?.[400]?.includes("invalid_query_parameter") ? 400 : 422, "invalid_query_parameter");
+  if (query) add(queryErrorStatus(route), "invalid_query_parameter");
   if (route.authenticated) add(429, "rate_limited");
   add(500, "internal_error");
   if (route.method !== "GET") add(503, "resource_busy");

@@ -177,3 +177,11 @@ export function specificity(a: string, b: string): number {
 
 /** The pattern of a route's path: each `{param}` one segment (captured in order); `trailingSlash` allows one at the end. */
 export const pathPattern = (path: string, trailingSlash = false): RegExp => new RegExp(`^${path.replace(/\{\w+\}/g, "([^/]+)")}${trailingSlash ? "/?" : ""}$`);
+
+/**
+ * The status of a route's query errors (`invalid_query_parameter`): 422, "invalid query value"
+ * (spec part 1, section 7), except where the route declares 400 for them (`GET /sync`:
+ * "invalid or conflicting parameters").
+ */
+export const queryErrorStatus = (definition: Pick<RouteDefinition, "errors">): 400 | 422 =>
+  definition.errors?.[400]?.includes("invalid_query_parameter") ? 400 : 422;

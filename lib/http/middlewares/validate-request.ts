@@ -1,7 +1,7 @@
 import { requirePermission } from "../../auth/permissions.js";
 import { ApiError, errors, type BodyProblem } from "../../core/errors.js";
 import { parseIfMatch } from "../../domain/common/revisions.js";
-import type { RouteDefinition } from "../../routes/define.js";
+import { queryErrorStatus, type RouteDefinition } from "../../routes/define.js";
 import type { ZodError, ZodSafeParseResult } from "zod";
 import { countIssues, jsonPath, toValidationDetails } from "../validation.js";
 import type { PipelineMiddleware, PipelineRequest } from "../types.js";
@@ -226,8 +226,7 @@ export function validateRequest(options: { writeBack?: boolean } = {}): Pipeline
 
     let query: Record<string, unknown> = request.event.queryStringParameters ?? {};
     if (querySchema) {
-      // Spec part 1, section 7: a query value is 422 `invalid_query_parameter`; sync's parameter errors are 400.
-      const status = route.errors?.[400]?.includes("invalid_query_parameter") ? 400 : 422;
+      const status = queryErrorStatus(route);
       assertQueryEncoding(request.event.rawQueryString, status);
       assertNoRepeatedParameters(request.event.rawQueryString, querySchema.shape, status);
       const result = querySchema.safeParse(query);
