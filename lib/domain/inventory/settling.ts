@@ -139,10 +139,31 @@ const HOLD_WAIT_MS = 20_000;
  * A writer whose change breaks a rule only because live holds reserve the stock waits for
  * them to commit or be released (their writers are seconds from either) and plans again;
  * answers false when there is nothing to wait for (the refusal stands).
+ *
+ * Wait-die between holds: for a hold's own chunk (`self`), it waits only when those holds are
+ * all younger than it (created later; the id breaks a tie); when one is older, the hold gives
+ * way (`HoldYieldError`): its writer releases it and waits, holding nothing, for the older ones
+ * to end, then plans again. So two holds never wait on each other: three 100-line sends of one
+ * item's 250 units once all waited for the others' reservations until their leases ran out
+ * (503); now the oldest goes on. The holds' states are read once for both decisions.
  */
-export async function waitForReservingHolds(accountId: string, error: unknown, state: LedgerState, changes: readonly StockChange[]): Promise<boolean> {
+export async function waitForReservingHolds(
+  accountId: string,
+  error: unknown,
+  state: LedgerState,
+  changes: readonly StockChange[],
+  self?: { journalId: string; createdAt: string },
+): Promise<boolean> {
   if (!refusedForReservations(error, state, changes)) return false;
-  return waitForHoldsToEnd(accountId, [...state.live!]);
+  const journalIds = [...state.live!];
+  const states = await readJournalStates(accountId, journalIds);
+  if (self) {
+    const olderThanSelf = (journal: JournalState) =>
+      journal.createdAt < self.createdAt || (journal.createdAt === self.createdAt && journal.journalId < self.journalId);
+    const older = states.filter((journal) => isLive(journal) && olderThanSelf(journal));
+    if (older.length > 0) throw new HoldYieldError(older.map((journal) => journal.journalId));
+  }
+  return waitForHoldsToEnd(accountId, journalIds, states);
 }
 
 /** Whether a refusal (`error`) broke its rule only on stock that live holds reserve. */
@@ -157,36 +178,20 @@ function refusedForReservations(error: unknown, state: LedgerState, changes: rea
 /** A hold still open: neither committed nor released, and its writer's lease not run out. */
 const isLive = (journal: JournalState) => (journal.status === "pending" || journal.status === "held") && (journal.leaseUntil ?? 0) > Date.now();
 
-/** Waits (at most a hold's lease) until none of `journalIds` is live; false when some still is. */
-export async function waitForHoldsToEnd(accountId: string, journalIds: readonly string[]): Promise<boolean> {
-  const deadline = Date.now() + HOLD_WAIT_MS;
-  while (Date.now() < deadline) {
-    // Ended, or its writer died (a lease that ran out): plan again, settling it.
-    if (!(await readJournalStates(accountId, journalIds)).some(isLive)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
-
 /**
- * Wait-die between holds: a hold's chunk refused only for what other live holds reserve waits
- * for them (`waitForReservingHolds`) only when they are all younger than it (created later;
- * the id breaks a tie); when one is older, the hold gives way (`HoldYieldError`): its writer
- * releases it and waits, holding nothing, for the older ones to end, then plans again. So two
- * holds never wait on each other: three 100-line sends of one item's 250 units once all waited
- * for the others' reservations until their leases ran out (503); now the oldest goes on.
+ * Waits (at most a hold's lease) until none of `journalIds` is live; false when some still is.
+ * `known`: their states as just read (no second read before the first wait).
  */
-async function giveWayToOlderHolds(
-  self: { accountId: string; journalId: string; createdAt: string },
-  error: unknown,
-  state: LedgerState,
-  changes: readonly StockChange[],
-): Promise<void> {
-  if (!refusedForReservations(error, state, changes)) return;
-  const olderThanSelf = (journal: JournalState) =>
-    journal.createdAt < self.createdAt || (journal.createdAt === self.createdAt && journal.journalId < self.journalId);
-  const older = (await readJournalStates(self.accountId, [...state.live!])).filter((journal) => isLive(journal) && olderThanSelf(journal));
-  if (older.length > 0) throw new HoldYieldError(older.map((journal) => journal.journalId));
+export async function waitForHoldsToEnd(accountId: string, journalIds: readonly string[], known?: readonly JournalState[]): Promise<boolean> {
+  const deadline = Date.now() + HOLD_WAIT_MS;
+  let states = known ?? (await readJournalStates(accountId, journalIds));
+  // Ended, or its writer died (a lease that ran out): plan again, settling it.
+  while (states.some(isLive)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    states = await readJournalStates(accountId, journalIds);
+  }
+  return true;
 }
 
 /** The name under which writers of one item's record queue in this process (see `retrying`). */
@@ -237,8 +242,7 @@ export async function applyChunk(
         // Another applier may have marked this chunk since: then the state reflects it, and the
         // chunk must not be judged (or applied) again.
         if (error instanceof StockRuleError && (await markedElsewhere())) return true;
-        if (isHold && step === "forward") await giveWayToOlderHolds(journal, error, state, changes);
-        if (await waitForReservingHolds(journal.accountId, error, state, changes)) return RETRY;
+        if (await waitForReservingHolds(journal.accountId, error, state, changes, isHold && step === "forward" ? journal : undefined)) return RETRY;
         throw error;
       }
       // History ids follow each change's position in the journal, not in the chunk.
