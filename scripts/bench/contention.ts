@@ -14,6 +14,13 @@ import { runWhenInvoked } from "./run-when-invoked.js";
  * machine, to compare with each other. `SCENARIOS` (comma-separated words, e.g. `invoice,kit`)
  * runs only the scenarios whose names contain one of them. `--json`: the rows as one JSON line
  * (what `npm run bench` reads).
+ *
+ * Before the measured runs, every scenario runs once unmeasured (`WARMUP_PROCESSES`, default 4
+ * processes, with half the requests; `WARMUP_PROCESSES=0` skips it): DynamoDB Local's JVM
+ * compiles its hot paths during its first minute, and a cold JIT competes with the API
+ * processes for the same two cores (kit builds run first in a fresh DynamoDB Local took 9-14 s
+ * at p99, 6-7 s once warm). The warm-up makes every configuration, `PROCESSES=8` alone
+ * included, measure the design rather than the emulator's start.
  */
 
 /** One scenario at one number of processes. */
@@ -37,14 +44,23 @@ interface Outcome {
  * Runs every scenario through each number of processes against the DynamoDB Local at
  * `DYNAMODB_ENDPOINT` (already set up by the caller: `applyLocalEnvironment`, table created).
  */
-export async function benchContention(options: { processes: readonly number[]; requests: number; only?: readonly string[] }): Promise<ContentionRow[]> {
-  const REQUESTS = options.requests;
+export async function benchContention(options: {
+  processes: readonly number[];
+  requests: number;
+  only?: readonly string[];
+  /** Processes of the unmeasured warm-up run (half the requests), or 0 for none. */
+  warmupProcesses?: number;
+}): Promise<ContentionRow[]> {
   const rows: ContentionRow[] = [];
+  const runs = [
+    ...(options.warmupProcesses ? [{ processes: options.warmupProcesses, requests: Math.max(1, Math.ceil(options.requests / 2)), measured: false }] : []),
+    ...options.processes.map((processes) => ({ processes, requests: options.requests, measured: true })),
+  ];
   {
     const { createAccount } = await import("../../lib/domain/admin/service.js");
     const { startApiServer } = await import("../local/server.js");
-    for (const processes of options.processes) {
-      const account = await createAccount({ name: `Contention ${processes}` });
+    for (const { processes, requests: REQUESTS, measured } of runs) {
+      const account = await createAccount({ name: `Contention ${processes}${measured ? "" : " (warm-up)"}` });
       const api = await startApiServer(0, { processes });
       const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json", "idempotency-key": "" };
       const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any; ms: number }> => {
@@ -84,13 +100,16 @@ export async function benchContention(options: { processes: readonly number[]; r
         ["packs, one sales order", () => call("POST", `/sales-orders/${order.id}/fulfillments`, { lines: [{ id: orderLine, quantity: 1 }] })],
       ];
       for (const [name, request] of scenarios) {
-        if (options.only && !options.only.some((word) => name.includes(word))) continue;
+        // The warm-up runs every scenario: it warms DynamoDB Local, whichever scenarios are measured.
+        if (measured && options.only && !options.only.some((word) => name.includes(word))) continue;
         const started = Date.now();
         const outcomes: Outcome[] = await Promise.all(Array.from({ length: REQUESTS }, request));
         const total = Date.now() - started;
         const ok = outcomes.filter((o) => o.status === 201).length;
         const busy = outcomes.filter((o) => o.status === 503).length;
         const latencies = outcomes.map((o) => o.ms);
+        process.stderr.write(`${measured ? "" : "warm-up: "}${processes} process(es), ${name}: ${ok}/${REQUESTS} in ${total} ms\n`);
+        if (!measured) continue;
         rows.push({
           processes,
           scenario: name,
@@ -101,7 +120,6 @@ export async function benchContention(options: { processes: readonly number[]; r
           p50Ms: percentile(latencies, 50),
           p99Ms: percentile(latencies, 99),
         });
-        process.stderr.write(`${processes} process(es), ${name}: ${ok}/${REQUESTS} in ${total} ms\n`);
       }
       api.server.closeAllConnections();
       await new Promise((resolve) => api.server.close(resolve));
@@ -147,8 +165,11 @@ export function contentionFailures(rows: readonly ContentionRow[]): string[] {
 async function main(): Promise<void> {
   const requests = Number.parseInt(process.env.REQUESTS ?? "100", 10);
   const processes = (process.env.PROCESSES ?? "1,4,8").split(",").map((n) => Number.parseInt(n, 10));
+  const warmupProcesses = Number(process.env.WARMUP_PROCESSES ?? "4");
+  if (!Number.isInteger(warmupProcesses) || warmupProcesses < 0)
+    throw new Error(`WARMUP_PROCESSES must be a whole number from 0, not "${process.env.WARMUP_PROCESSES}".`);
   const rows = await withFreshDynamoLocal(
-    () => benchContention({ processes, requests, only: process.env.SCENARIOS ? process.env.SCENARIOS.split(",") : undefined }),
+    () => benchContention({ processes, requests, warmupProcesses, only: process.env.SCENARIOS ? process.env.SCENARIOS.split(",") : undefined }),
     { RATE_LIMIT_PER_MINUTE: "1000000" },
   );
   if (process.argv.includes("--json")) {
