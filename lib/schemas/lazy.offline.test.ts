@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import * as z from "zod";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { scaled } from "../../test/support/timeouts.js";
 
 /**
@@ -9,12 +9,14 @@ import { scaled } from "../../test/support/timeouts.js";
  *
  * What is built is seen through zod's global registry, where `.meta()` records a schema (nearly
  * every schema here has one, `Uuid` inside most). This file imports the project's modules only
- * after the registry is watched, so they are evaluated here.
+ * after the registry is watched and the module registry reset (`vi.resetModules()`, which also
+ * gives it a module graph of its own: vitest.config.ts), so they are evaluated here.
  */
 const recorded: unknown[] = [];
 const add = z.globalRegistry.add;
 
 beforeAll(() => {
+  vi.resetModules();
   z.globalRegistry.add = function (this: typeof z.globalRegistry, schema, ...meta) {
     recorded.push(meta[0]);
     return add.call(this, schema, ...meta);
