@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ContentionError } from "../core/errors.js";
 import { RETRY, backoffDelay, oneAtATime, retrying, type RetryPolicy } from "./retry.js";
 import { Cancellation, MAX_TRANSACTION_ITEMS, TransactionBuilder } from "./transactions.js";
-import { referenceDetails, referenceLabel } from "./references.js";
+import { checkReferences, referenceDetails, referenceLabel } from "./references.js";
+import { db } from "./service.js";
 import { batchGetAll, inOrderOf } from "./batch-get.js";
 import { readNumber } from "./client.js";
 import { pagesOf } from "./pages.js";
@@ -120,6 +121,22 @@ describe("offline: transaction builder", () => {
     );
     expect(() => tx.add("extra", op)).toThrow(/101 items/);
     expect(tx.items().map((i) => i.label)).toEqual(Array.from({ length: 99 }, () => "rows"));
+  });
+
+  it("checks each referenced record once, under its first field, whatever the casing of its id", () => {
+    // A transaction may not name one item twice (DynamoDB refuses it whole), and keys match in any casing.
+    const tx = new TransactionBuilder(db().entities as never); // the entities a transaction gets build the same ops
+    checkReferences(tx, "account", [
+      { param: "custom_field_values[0].custom_field_id", kind: "custom_field", id: "9f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", recordKind: "customer" },
+      { param: "custom_field_values[1].custom_field_id", kind: "custom_field", id: "9F0C8F9E-6A53-4F0A-9A57-0B5E1B1C2D3E", recordKind: "customer" },
+      { param: "custom_field_values[2].custom_field_id", kind: "custom_field", id: "9f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e", recordKind: "supplier" },
+      { param: "pricing_tier_id", kind: "pricing_tier", id: "9f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e" },
+    ]);
+    expect(tx.items().map((item) => item.label)).toEqual([
+      referenceLabel("custom_field_values[0].custom_field_id"),
+      referenceLabel("custom_field_values[2].custom_field_id"),
+      referenceLabel("pricing_tier_id"),
+    ]);
   });
 
   it("maps failures by label, never by position", () => {

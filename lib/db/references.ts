@@ -75,7 +75,15 @@ function checkOp(tx: TransactionBuilder, accountId: string, reference: Reference
 
 /** Adds a ConditionCheck per reference (labelled by its field) to the write's transaction. */
 export function checkReferences(tx: TransactionBuilder, accountId: string, references: readonly Reference[]): void {
-  for (const reference of references) tx.add(referenceLabel(reference.param), checkOp(tx, accountId, reference), MESSAGES[reference.kind]);
+  const checked = new Set<string>();
+  for (const reference of references) {
+    // One check per record, under its first field: a transaction may not name an item twice, and
+    // keys match ids in any casing.
+    const record = `${reference.kind}|${reference.kind === "custom_field" ? reference.recordKind : ""}|${String(reference.id).toLowerCase()}`;
+    if (checked.has(record)) continue;
+    checked.add(record);
+    tx.add(referenceLabel(reference.param), checkOp(tx, accountId, reference), MESSAGES[reference.kind]);
+  }
 }
 
 /**

@@ -23,6 +23,12 @@ const SAFE_TEXT_MESSAGE = "must not contain NUL characters or unpaired surrogate
 
 /** A trimmed string of at most `max` characters, safe to store. */
 export const text = (max: number) => z.string().trim().max(max).regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
+/**
+ * A custom field's id in a request: trimmed and lowercased, as `uuid` is (ids are stored lower
+ * case, and their keys match in any casing, so two casings of one id are one field). Any other
+ * text is not refused here: it names no field, which the write reports as `invalid_reference`.
+ */
+export const customFieldId = () => text(64).min(1).toLowerCase();
 /** A required, trimmed, non-empty string of at most `max` characters. */
 export const requiredText = (max: number) => z.string().trim().min(1).max(max).regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
 /**

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { documentedAs, listEnvelope, pageQuery, requiredText, text, uuid } from "./common.js";
+import { customFieldId, documentedAs, listEnvelope, pageQuery, requiredText, text, uuid } from "./common.js";
 
 export const customFieldDefinition = lazy(() =>
   z
@@ -31,7 +31,7 @@ export const itemCategoryList = lazy(() => listEnvelope(itemCategoryResource(), 
 
 const customFieldInput = lazy(() =>
   z.strictObject({
-    id: text(64).min(1).optional().meta({ description: "Existing field id to keep; omit to add a field." }),
+    id: customFieldId().optional().meta({ description: "Existing field id to keep; omit to add a field." }),
     name: requiredText(255),
     // Absent: false on a new field, the stored flag on a kept one (resolveCustomFields).
     display_on_inventory_list: z.boolean().optional(),

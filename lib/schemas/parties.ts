@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { lazy } from "./lazy.js";
-import { calendarDate, isoDate, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid, blankAsNull } from "./common.js";
+import { calendarDate, customFieldId, isoDate, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid, blankAsNull } from "./common.js";
 import { percentInput } from "./amounts.js";
 
 /** Customers, prospects and suppliers (spec part 1, sections 2.6 and 4.4). */
@@ -20,7 +20,7 @@ const taxRate = lazy(() => percentInput().nullish());
 
 export const customFieldValueInput = lazy(() =>
   z.strictObject({
-    custom_field_id: text(64).min(1),
+    custom_field_id: customFieldId(),
     value: z.union([text(4000), z.number().min(-1e15).max(1e15), z.boolean()]).nullable(),
   }),
 );

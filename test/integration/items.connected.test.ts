@@ -579,6 +579,21 @@ describe("custom_field_values on items", () => {
       "custom_field_values[0].custom_field_id",
     );
     expect((await getItem(client, plain.id)).custom_field_values).toEqual([{ custom_field_id: itemField, value: "France" }]);
+    // Ids match in any casing and read back as the field's own; two casings of one id are a duplicate.
+    const upper = await client.patch(`/items/${plain.id}`, { custom_field_values: [{ custom_field_id: itemField.toUpperCase(), value: "Italy" }] });
+    expect(upper.status, upper.text).toBe(200);
+    expect(upper.body.custom_field_values).toEqual([{ custom_field_id: itemField, value: "Italy" }]);
+    expectValidation(
+      await client.patch(`/items/${plain.id}`, {
+        custom_field_values: [
+          { custom_field_id: itemField, value: "a" },
+          { custom_field_id: itemField.toUpperCase(), value: "b" },
+        ],
+      }),
+      "custom_field_values[1].custom_field_id",
+      "duplicate",
+    );
+    expect((await getItem(client, plain.id)).custom_field_values).toEqual([{ custom_field_id: itemField, value: "Italy" }]);
 
     // A complete replacement: a blank value removes the value.
     const cleared = await client.patch(`/items/${item.id}`, { custom_field_values: [{ custom_field_id: itemField, value: "" }] });
@@ -598,8 +613,10 @@ describe("custom_field_values on items", () => {
         { custom_field_id: plug, value: "Type G" },
       ],
     });
-    const kept = (await client.patch(`/item-categories/${category.id}`, { custom_fields: [{ id: plug, name: "Plug" }] })).status;
-    expect(kept).toBe(200);
+    // The field to keep named in upper case: the same field, kept under its own id.
+    const kept = await client.patch(`/item-categories/${category.id}`, { custom_fields: [{ id: plug!.toUpperCase(), name: "Plug" }] });
+    expect(kept.status, kept.text).toBe(200);
+    expect(kept.body.custom_fields.map((field: { id: string }) => field.id)).toEqual([plug]);
     const read = await getItem(client, item.id);
     expect(read.custom_field_values).toEqual([{ custom_field_id: plug, value: "Type G" }]);
     const listed = (await client.get("/items", { ids: item.id })).body.data[0];

@@ -365,12 +365,26 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
         }),
         "custom_field_values[1].custom_field_id",
       );
+      // One id in two casings is one field: a duplicate (422, not a failed write), on create and PATCH.
+      const twoCasings = [
+        { custom_field_id: f1, value: "a" },
+        { custom_field_id: f1.toUpperCase(), value: "b" },
+      ];
+      const duplicated = await client.post(path, { name: "x", custom_field_values: twoCasings });
+      expectValidation(duplicated, "custom_field_values[1].custom_field_id", "duplicate");
+      expectValidation(await client.patch(`${path}/${created.id}`, { custom_field_values: twoCasings }), "custom_field_values[1].custom_field_id", "duplicate");
       expectValidation(
         await client.patch(`${path}/${created.id}`, { custom_field_values: [{ custom_field_id: wrongKind, value: "a" }] }),
         "custom_field_values[0].custom_field_id",
       );
       expect(await total(client, path)).toBe(1);
       expect((await client.get(`${path}/${created.id}`)).body.custom_field_values).toEqual(values);
+
+      // An id sent in upper case is stored and shown as the field's own (lower case) id.
+      const upper = await create(client, path, { name: "Upper", custom_field_values: [{ custom_field_id: ` ${f3.toUpperCase()} `, value: "up" }] });
+      expect(upper.custom_field_values).toEqual([{ custom_field_id: f3, value: "up" }]);
+      expect((await client.get(`${path}/${upper.id}`)).body.custom_field_values).toEqual([{ custom_field_id: f3, value: "up" }]);
+      expect((await client.request("DELETE", `${path}/${upper.id}`)).status).toBe(200);
 
       // PATCH without custom_field_values keeps them.
       const renamed = await client.patch(`${path}/${created.id}`, { name: "Renamed" });
