@@ -27,6 +27,9 @@ describe("offline: normalizePage", () => {
   it.each([
     [{ page: "0" }, 1],
     [{ page: "-5" }, 1],
+    [{ page: `-${"9".repeat(40)}` }, 1],
+    [{ page: "9".repeat(40) }, 999_999_999_999_999],
+    [{ page: "999999999999999" }, 999_999_999_999_999],
     [{ page: "1" }, 1],
   ])("normalizes page %j to %i", (query, page) => {
     expect(normalizePage(query).page).toBe(page);
@@ -36,6 +39,8 @@ describe("offline: normalizePage", () => {
     [{ limit: "101" }, 100],
     [{ limit: "500" }, 100],
     [{ limit: "999999999" }, 100],
+    [{ limit: "9".repeat(40) }, 100],
+    [{ limit: `-${"9".repeat(40)}` }, 1],
     [{ limit: "0" }, 1],
     [{ limit: "-3" }, 1],
     [{ limit: "1" }, 1],

@@ -4,16 +4,21 @@
  */
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
+/** The highest page number kept as sent: a larger one (any number of digits) reads as this page, which is empty. */
+export const MAX_PAGE = 999_999_999_999_999;
 
 export interface PageRequest {
   page: number;
   limit: number;
 }
 
+/** An integer's text (any number of digits) as a number within `min`..`max`: exact inside the range, clamped outside. */
+const clampedInteger = (text: string, min: number, max: number): number => Math.min(max, Math.max(min, Number.parseInt(text, 10)));
+
 export function normalizePage(query: { page?: string; limit?: string }): PageRequest {
-  const page = query.page === undefined ? 1 : Math.max(1, Number.parseInt(query.page, 10));
-  const rawLimit = query.limit === undefined ? DEFAULT_LIMIT : Number.parseInt(query.limit, 10);
-  return { page, limit: Math.min(MAX_LIMIT, Math.max(1, rawLimit)) };
+  const page = query.page === undefined ? 1 : clampedInteger(query.page, 1, MAX_PAGE);
+  const limit = query.limit === undefined ? DEFAULT_LIMIT : clampedInteger(query.limit, 1, MAX_LIMIT);
+  return { page, limit };
 }
 
 export interface ListEnvelope<T> {

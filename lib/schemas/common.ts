@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { lazy } from "./lazy.js";
 import { documentedAs } from "./documented.js";
+import { MAX_PAGE } from "../core/pagination.js";
 
 export { IDS_QUERY_MAX_LENGTH, QUERY_UUID, documentedAs, type DocumentedParameter } from "./documented.js";
 
@@ -85,25 +86,27 @@ export const nullMeansAbsent = <T extends z.ZodType>(schema: T) =>
     .transform((value): z.output<T> | undefined => value ?? undefined)
     .optional();
 
-// Fifteen digits: every such integer is exact as a JS number; a longer one is refused (a page
-// that large would be empty anyway, a limit that large 100).
-const integerText = lazy(() => z.string().regex(/^[-+]?\d{1,15}$/, "must be an integer of at most 15 digits"));
+// Any integer, of at most 100 digits (a bound on the text): `normalizePage` brings it into range.
+const integerText = lazy(() => z.string().regex(/^[-+]?\d{1,100}$/, "must be an integer (at most 100 digits)"));
 
-/** A query integer's documented range: what `integerText` takes (15 digits, optional sign). */
-const queryInteger = (defaultValue: number) => ({ type: "integer", minimum: -999_999_999_999_999, maximum: 999_999_999_999_999, default: defaultValue });
+/** A query integer as documented: any integer, with its default (the description says how it is normalised). */
+const queryInteger = (defaultValue: number) => ({ type: "integer", default: defaultValue });
 
 /**
  * `page` and `limit` of page-based lists (spec part 1, section 8): normalised, never rejected
- * for range (`page` below 1 is 1; `limit` above 100 is 100, below 1 is 1). Documented as
- * integers with their defaults and the range accepted (15 digits), not with the effective range as
- * minimum/maximum: a generated client would then refuse values the API accepts. Anything that
- * is not an integer (of at most 15 digits) is 422 invalid_query_parameter.
+ * for range (`page` below 1 is 1; `limit` above 100 is 100, below 1 is 1; however many digits).
+ * Documented as integers with their defaults, not with the effective range as minimum/maximum:
+ * a generated client would then refuse values the API accepts. Anything that is not an integer
+ * (of at most 100 digits) is 422 invalid_query_parameter.
  */
 export const pageQuery = lazy(() =>
   z.object({
     page: integerText()
       .optional()
-      .meta({ description: "Page number, default 1; values below 1 are treated as 1.", ...documentedAs({ schema: queryInteger(1) }) }),
+      .meta({
+        description: `Page number, default 1; values below 1 are treated as 1, values above ${MAX_PAGE.toLocaleString("en-US")} as that page (empty).`,
+        ...documentedAs({ schema: queryInteger(1) }),
+      }),
     limit: integerText()
       .optional()
       .meta({ description: "Page size, default 20; values above 100 are treated as 100, below 1 as 1.", ...documentedAs({ schema: queryInteger(20) }) }),

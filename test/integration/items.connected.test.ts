@@ -794,12 +794,19 @@ describe("GET /items", () => {
     expect(past.body).toMatchObject({ url: LIST_URL, has_more: false, pagination: { page: 4, per_page: 2, total_records: 5 } });
     const capped = await listItems(client, { limit: 1000 });
     expect(capped.body.pagination.per_page).toBe(100);
-    // Any integer is normalised, however large (spec part 1, section 8); more than 15 digits is 422.
+    // Any integer is normalised, however large (spec part 1, section 8); a page past 15 digits is that last page (empty).
     const huge = await listItems(client, { limit: "9999999999", page: "99999999999999" });
     expect(huge.status).toBe(200);
     expect(huge.body).toMatchObject({ data: [], has_more: false, pagination: { page: 99999999999999, per_page: 100, total_records: 5 } });
     expect((await listItems(client, { limit: "-9999999999" })).body.pagination.per_page).toBe(1);
-    expectError(await client.get("/items", { limit: "1".repeat(16) }), 422, "invalid_query_parameter", "limit");
+    const longer = await listItems(client, { limit: "1".repeat(21), page: "9".repeat(20) });
+    expect(longer.status, longer.text).toBe(200);
+    expect(longer.body).toMatchObject({ data: [], has_more: false, pagination: { page: 999_999_999_999_999, per_page: 100, total_records: 5 } });
+    const below = await listItems(client, { limit: `-${"9".repeat(20)}`, page: `-${"9".repeat(20)}` });
+    expect(below.body).toMatchObject({ pagination: { page: 1, per_page: 1, total_records: 5 } });
+    expect(names(below)).toEqual(["Apple"]);
+    expectError(await client.get("/items", { limit: "1".repeat(101) }), 422, "invalid_query_parameter", "limit");
+    expectError(await client.get("/items", { page: "2.0" }), 422, "invalid_query_parameter", "page");
   });
 
   it('orders a name before a longer name it is a prefix of ("Apple" before "apple pie")', async () => {
