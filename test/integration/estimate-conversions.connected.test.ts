@@ -334,6 +334,45 @@ describe("connected: estimate conversions", () => {
     expectError(await w.client.post(`/estimates/${large.id}/convert-to-invoice`, { issue_date: "2026-02-30" }), 422, "validation_failed");
   });
 
+  it("an estimate whose line names no stock row of an item stocked at several locations is 409 on both conversions, naming the line; once named, it converts", async () => {
+    const w = await world();
+    const annex = await w.client.post("/locations", { name: "Annex", short_name: "ANX" }, { idempotencyKey: idempotencyKey() });
+    expect(annex.status, annex.text).toBe(201);
+    expect((await w.client.post(`/items/${w.item.id}/adjustments`, { location_id: annex.body.id, quantity: 5 })).status).toBe(201);
+    const estimate = await estimateFor(w, w.customer.id, {
+      lines: [
+        { name: "Survey", unit_price: "20" },
+        { item_id: w.item.id, quantity: 2 },
+      ],
+    });
+    const toInvoice = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
+    expectError(toInvoice, 409, "estimate_conversion_not_allowed");
+    expect(toInvoice.body.error.message).toContain("lines[1].item_variation_location_id is required: the item is stocked at several locations.");
+    const toOrder = await w.client.post(`/estimates/${estimate.id}/convert-to-sales-order`);
+    expectError(toOrder, 409, "estimate_sales_order_conversion_not_allowed");
+    expect(toOrder.body.error.message).toContain("lines[1].item_variation_location_id");
+    expect((await w.client.get(`/estimates/${estimate.id}`)).body).toMatchObject({ status_id: 5, converted_document: null });
+    expect(await totalOf(w.client, "/invoices")).toBe(0);
+    expect(await totalOf(w.client, "/sales-orders")).toBe(0);
+    expect(await onHand(w)).toEqual({ onHand: 100, reserved: 0 });
+
+    // The row named on the estimate's line: the conversion sells from it.
+    const rows = (await w.client.get(`/items/${w.item.id}/variations`, { include: "locations" })).body.data[0].locations as any[];
+    const annexRow = rows.find((row) => row.location_id === annex.body.id).item_variation_location_id as number;
+    const [survey, cable] = (await w.client.get(`/estimates/${estimate.id}`)).body.lines as any[];
+    const named = await w.client.patch(`/estimates/${estimate.id}`, {
+      lines: [
+        { id: survey.id, name: "Survey", unit_price: "20" },
+        { id: cable.id, item_id: w.item.id, item_variation_location_id: annexRow, quantity: 2 },
+      ],
+    });
+    expect(named.status, named.text).toBe(200);
+    const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
+    expect(converted.status, converted.text).toBe(201);
+    expect(converted.body.lines[1]).toMatchObject({ item_variation_location_id: annexRow, location_name: "Annex", quantity: 2 });
+    expect(await onHand(w)).toEqual({ onHand: 100, reserved: 0 });
+  });
+
   it("If-Match on both conversions: a stale revision is 409 mobile_mutation_conflict (before the state check) and changes nothing; the current one converts", async () => {
     const w = await world();
     const estimate = await estimateFor(w);

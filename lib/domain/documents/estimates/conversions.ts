@@ -9,7 +9,7 @@ import type { Cancellation, TransactionBuilder } from "../../../db/transactions.
 import { errors } from "../../../core/errors.js";
 import { writeAtRevision } from "../documents.js";
 import { addEstimateConversion, ESTIMATE_CONVERSION_LABEL, visibleEstimate } from "./service.js";
-import { conversionSource, estimateDetails, type ConversionKind, type EstimateConversionSource } from "./model.js";
+import { conversionSource, estimateDetails, unplacedLinesConflict, type ConversionKind, type EstimateConversionSource } from "./model.js";
 import { createInvoiceFromDraft } from "../invoices/service.js";
 import { createSalesOrderFromDraft } from "../sales-orders/service.js";
 import type { DraftLine, DraftOptions, SalesDraft } from "../sales/drafts.js";
@@ -88,7 +88,9 @@ async function convert(
     { operation: `convert estimate to ${kind}`, accountId: principal.accountId, documentId: estimateId, ifMatch: ifMatchHeader },
     () => visibleEstimate(principal, estimateId),
     async (tree) => {
-      const written = await write(conversionSource(tree.header, tree.lines, kind, nowIso()));
+      const written = await write(conversionSource(tree.header, tree.lines, kind, nowIso())).catch((error: unknown) => {
+        throw unplacedLinesConflict(error, kind);
+      });
       if (written.ok) return written.result;
       if (written.cancellation.failed(ESTIMATE_CONVERSION_LABEL)) return RETRY;
       throw errors.internal(new Error(`estimate conversion failed: ${written.cancellation.labels.join(", ")}`));

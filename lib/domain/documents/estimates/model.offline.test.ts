@@ -14,7 +14,9 @@ import {
   priceEstimate,
   statusFilter,
   type EstimateLine,
+  unplacedLinesConflict,
 } from "./model.js";
+import { errors } from "../../../core/errors.js";
 import { dateProblems } from "./problems.js";
 
 const principal = (permissions: string[] = [], role: "owner" | "staff" = "staff"): Principal => ({
@@ -236,6 +238,30 @@ describe("offline: conversion source", () => {
     expect(() => conversionSource(header(), lines, "invoice", "2026-04-02T00:00:00.000Z")).toThrow(
       expect.objectContaining({ code: "estimate_conversion_not_allowed" }),
     );
+  });
+});
+
+describe("offline: a conversion that cannot place a line", () => {
+  const unplaced = {
+    param: "lines[1].item_variation_location_id",
+    code: "required",
+    message: "is required: the item is stocked at several locations.",
+  } as const;
+
+  it("is 409 with the conversion kind's code, naming the line, when every problem is an unplaced line", () => {
+    const conflict = unplacedLinesConflict(errors.validationFailed([unplaced]), "sales_order");
+    expect(conflict).toMatchObject({ statusCode: 409, code: "estimate_sales_order_conversion_not_allowed" });
+    expect((conflict as Error).message).toContain("lines[1].item_variation_location_id is required: the item is stocked at several locations.");
+    expect(unplacedLinesConflict(errors.validationFailed([unplaced]), "invoice")).toMatchObject({ code: "estimate_conversion_not_allowed" });
+  });
+
+  it("leaves any other error as it is (short stock, a bad date, a row refused for another reason)", () => {
+    const short = errors.validationFailed([{ param: "lines[0].quantity", code: "insufficient_stock", message: "exceeds the stock." } as const]);
+    expect(unplacedLinesConflict(short, "invoice")).toBe(short);
+    const mixed = errors.validationFailed([unplaced, { param: "issue_date", code: "invalid", message: "is not a date." } as const]);
+    expect(unplacedLinesConflict(mixed, "invoice")).toBe(mixed);
+    const plain = new Error("boom");
+    expect(unplacedLinesConflict(plain, "invoice")).toBe(plain);
   });
 });
 

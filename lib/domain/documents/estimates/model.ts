@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { Decimal } from "../../../core/decimal.js";
 import { DateTime } from "luxon";
 import { startOfLocalDay } from "../../common/local-time.js";
-import { errors, type ErrorCode } from "../../../core/errors.js";
+import { ApiError, errors, type ErrorCode } from "../../../core/errors.js";
 import { isValidZone } from "../../../core/time-zones.js";
 import { nowIso } from "../../../core/clock.js";
 import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
@@ -346,6 +346,22 @@ const conversionCode: Record<ConversionKind, ErrorCode> = {
   invoice: "estimate_conversion_not_allowed",
   sales_order: "estimate_sales_order_conversion_not_allowed",
 };
+
+/**
+ * What a conversion answers when the new document cannot place an inventory line (its item is
+ * stocked at several locations, or at none, and the estimate names no row): the estimate cannot
+ * be converted as it stands, so 409 with the conversion's code and what to change, rather than
+ * the create's 422 on a field a conversion's body cannot carry. Any other error is returned as is.
+ */
+export function unplacedLinesConflict(error: unknown, kind: ConversionKind): unknown {
+  if (!(error instanceof ApiError) || error.code !== "validation_failed" || !error.details?.length) return error;
+  const unplaced = error.details.filter((detail) => detail.code === "required" && /^lines\[\d+\]\.item_variation_location_id$/.test(detail.param));
+  if (unplaced.length !== error.details.length) return error;
+  return errors.stateConflict(
+    conversionCode[kind],
+    `The estimate cannot be converted as it stands: ${unplaced.map((detail) => `${detail.param} ${detail.message}`).join(" ")} Name the stock row on the estimate's line (PATCH the estimate's lines with item_variation_location_id), then convert.`,
+  );
+}
 
 /** A visible estimate's values in the shape of the new document converting it into `kind` (pure): 409 unless it is Open (unexpired) and unconverted. */
 export function conversionSource(header: DocumentItem, lines: readonly EstimateLine[], kind: ConversionKind, now: string): EstimateConversionSource {
