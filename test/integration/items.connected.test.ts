@@ -659,6 +659,11 @@ describe("custom_field_values on items", () => {
         { custom_field_id: origin, value: "Italy" },
       ],
     });
+    // The former category's value sent back unchanged with the new category is refused too: it is
+    // no longer the item's (only while the category stays may a value be sent back as read).
+    const carried = await client.patch(`/items/${item.id}`, { category_id: tools.id, custom_field_values: item.custom_field_values });
+    expectValidation(carried, "custom_field_values[0].custom_field_id", "invalid_reference");
+    expect(await getItem(client, item.id)).toMatchObject({ category_id: paint.id, custom_field_values: item.custom_field_values });
     const moved = await client.patch(`/items/${item.id}`, { category_id: tools.id });
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body.custom_field_values).toEqual([{ custom_field_id: origin, value: "Italy" }]);

@@ -177,7 +177,10 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       const category = input.category_id !== undefined ? references.category : former;
       const categories = categoryView(all ?? [category]);
       const shownValues = liveFieldValues(previous.customFieldValues, categories.deletedFieldIds);
-      const changes = itemChanges(input, category, references.unitName, shownValues);
+      // Values sent back as read are kept unchecked only while the category stays: with a new one,
+      // a former category's value is no longer the item's to keep.
+      const categoryChanges = input.category_id !== undefined && input.category_id !== (previous.categoryId ?? null);
+      const changes = itemChanges(input, category, references.unitName, categoryChanges ? [] : shownValues);
       if (dropsFormerValues) {
         const formerFields = new Set((former?.customFields ?? []).map((field) => field.id));
         const kept = (shownValues ?? []).filter((value) => !formerFields.has(value.id));
