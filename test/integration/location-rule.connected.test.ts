@@ -258,3 +258,59 @@ describe("connected: the location rule", () => {
     expect((await ok(w.restricted.get(`/tasks/${task.id}`))).record).toEqual({ available: false });
   });
 });
+
+describe("connected: the row a line sells from", () => {
+  async function rows(client: ApiClient, itemId: string): Promise<Map<string, { row: number; quantity: number; reserved: number }>> {
+    const locations = (await ok(client.get(`/items/${itemId}/variations`, { include: "locations" }))).data[0].locations as any[];
+    return new Map(locations.map((l) => [l.location_id, { row: l.item_variation_location_id, quantity: l.quantity, reserved: l.quantity_reserved }]));
+  }
+
+  it("without a row named: the item's only row when its default location has none (not a new, empty row there)", async () => {
+    const account = await newAccount();
+    const owner = api().withKey(account.ownerKey);
+    const [main, annex] = await Promise.all(
+      ["Main", "Annex"].map((name) => ok(owner.post("/locations", { name, short_name: name.toUpperCase() }, { idempotencyKey: idempotencyKey() }), 201)),
+    );
+    const customer = await ok(owner.post("/customers", { name: "Acme" }), 201);
+    const item = await newItem(owner, main.id, { body: { location_id: main.id } });
+    await ok(owner.post(`/items/${item.id}/adjustments`, { location_id: annex.id, quantity: 10 }), 201);
+    const annexRow = (await rows(owner, item.id)).get(annex.id)!.row;
+
+    const invoice = await ok(owner.post("/invoices", { customer_id: customer.id, lines: [{ item_id: item.id, quantity: 1 }] }), 201);
+    expect(invoice.lines[0]).toMatchObject({ item_variation_location_id: annexRow, location_name: "Annex" });
+    const order = await ok(owner.post("/sales-orders", { customer_id: customer.id, lines: [{ item_id: item.id, quantity: 2 }] }), 201);
+    expect(order.lines[0]).toMatchObject({ item_variation_location_id: annexRow, location_name: "Annex" });
+    const after = await rows(owner, item.id);
+    expect([...after.keys()]).toEqual([annex.id]);
+    expect(after.get(annex.id)).toMatchObject({ quantity: 9, reserved: 2 });
+  });
+
+  it("a line sent back by its id without item_variation_location_id keeps its row on sales orders, invoices and estimates", async () => {
+    const account = await newAccount();
+    const owner = api().withKey(account.ownerKey);
+    const [main, annex] = await Promise.all(
+      ["Main", "Annex"].map((name) => ok(owner.post("/locations", { name, short_name: name.toUpperCase() }, { idempotencyKey: idempotencyKey() }), 201)),
+    );
+    const customer = await ok(owner.post("/customers", { name: "Acme" }), 201);
+    const item = await newItem(owner, main.id, { stock: 10 });
+    await ok(owner.post(`/items/${item.id}/adjustments`, { location_id: annex.id, quantity: 10 }), 201);
+    const annexRow = (await rows(owner, item.id)).get(annex.id)!.row;
+    const line = (quantity: number) => ({ item_id: item.id, item_variation_location_id: annexRow, quantity });
+
+    const order = await ok(owner.post("/sales-orders", { customer_id: customer.id, lines: [line(2)] }), 201);
+    const editedOrder = await ok(owner.patch(`/sales-orders/${order.id}`, { lines: [{ id: order.lines[0].id, item_id: item.id, quantity: 3 }] }));
+    expect(editedOrder.lines[0]).toMatchObject({ item_variation_location_id: annexRow, location_name: "Annex", quantity: 3 });
+    expect((await rows(owner, item.id)).get(annex.id)).toMatchObject({ reserved: 3 });
+    expect((await rows(owner, item.id)).get(main.id)).toMatchObject({ reserved: 0 });
+
+    const invoice = await ok(owner.post("/invoices", { customer_id: customer.id, lines: [line(1)] }), 201);
+    const editedInvoice = await ok(owner.patch(`/invoices/${invoice.id}`, { lines: [{ id: invoice.lines[0].id, item_id: item.id, quantity: 2 }] }));
+    expect(editedInvoice.lines[0]).toMatchObject({ item_variation_location_id: annexRow, quantity: 2 });
+    expect((await rows(owner, item.id)).get(annex.id)).toMatchObject({ quantity: 8 });
+    expect((await rows(owner, item.id)).get(main.id)).toMatchObject({ quantity: 10 });
+
+    const estimate = await ok(owner.post("/estimates", { customer_id: customer.id, lines: [line(1)] }), 201);
+    const editedEstimate = await ok(owner.patch(`/estimates/${estimate.id}`, { lines: [{ id: estimate.lines[0].id, item_id: item.id, quantity: 2 }] }));
+    expect(editedEstimate.lines[0]).toMatchObject({ item_variation_location_id: annexRow, quantity: 2 });
+  });
+});

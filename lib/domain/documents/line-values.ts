@@ -11,11 +11,20 @@ interface KeptLine {
   itemId?: string;
   variationId?: string;
   name?: string;
+  ivlId?: number;
 }
 
 /** Whether a request's line keeps the item of the stored line it keeps (only inventory lines name one). */
 export const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined): kept is KeptLine =>
   kept !== undefined && itemId !== undefined && kept.itemId === itemId;
+
+/**
+ * The stock row a request's line names: its `item_variation_location_id`, else, on a line that
+ * keeps its stored line's item, the row that line already has. A line sent back by id without
+ * its row keeps it, on every document (the rule for a new line could pick another row).
+ */
+export const sentOrKeptRow = (sent: number | undefined, kept: KeptLine | undefined, itemId: string | undefined): number | undefined =>
+  sent ?? (keepsItem(kept, itemId) ? kept.ivlId : undefined);
 
 /** The SKU a line shows: the variation's, else the item's. */
 export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;

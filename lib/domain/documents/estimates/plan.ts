@@ -1,7 +1,16 @@
 import { seesOwnedBy } from "../../common/ownership.js";
 import { laterUpdatedAt } from "../../../core/clock.js";
 import { encodeDocumentLines, type EncodedLines } from "../../../db/document-lines.js";
-import { inventoryLineIds, inventoryLineName, itemSnapshot, keepsItem, keptUnitCost, defaultUnitCost, defaultUnitPrice } from "../line-values.js";
+import {
+  inventoryLineIds,
+  inventoryLineName,
+  itemSnapshot,
+  keepsItem,
+  keptUnitCost,
+  sentOrKeptRow,
+  defaultUnitCost,
+  defaultUnitPrice,
+} from "../line-values.js";
 import { accountToday, documentTextFields, localToday, matchReplacementLines } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
@@ -210,7 +219,14 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   const itemRequests = (lineInput ?? []).flatMap((line, index) =>
     line.item_id === undefined
       ? []
-      : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: keepsItem(kept[index], line.item_id) }],
+      : [
+          {
+            index,
+            itemId: line.item_id,
+            ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id),
+            keepsItem: keepsItem(kept[index], line.item_id),
+          },
+        ],
   );
   const [account, customer, resolved, referenceProblems] = await Promise.all([
     accountSettings(principal.accountId),

@@ -1,4 +1,4 @@
-import { isKeptUnitPrice } from "../line-values.js";
+import { isKeptUnitPrice, sentOrKeptRow } from "../line-values.js";
 import { hasPermission, type Permission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
@@ -172,7 +172,7 @@ export function lineSpecsOf(
     index,
     kept: kept[index],
     itemId: line.item_id,
-    ivlId: line.item_variation_location_id,
+    ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id),
     name: line.item_id === undefined ? line.name : undefined,
     sentName: line.item_id === undefined ? undefined : line.name,
     description: line.description,

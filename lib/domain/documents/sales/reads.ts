@@ -54,9 +54,10 @@ export async function readCustomer(
 
 /**
  * Builds stored lines from specs. Each inventory line sells from one stock row: the given
- * `item_variation_location_id`, else the item's row at the document's location, else at the
- * user's assigned location, else at the item's default location, else its only row (an item
- * stocked at several locations needs the row named). A location-restricted user may only name
+ * `item_variation_location_id` (a kept line's own row when it names none), else the item's row at
+ * the document's location, else at the user's assigned location (a new row there if need be), else
+ * at the item's default location, else its only row, else a new row at its default location (an
+ * item stocked at several locations, none its default, needs the row named). A location-restricted user may only name
  * rows at their location; the location must be active. A kept line keeps its id and its
  * fulfilment quantities: its item cannot change once it has any, nor its quantity drop below them.
  */
@@ -93,8 +94,14 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     const found = resolved.get(spec.index);
     if (!found) continue;
     let row = found.row;
-    let locationId = row?.locationId ?? context.location?.locationId ?? restriction ?? found.item.locationId;
+    // The document's or the user's location decides the row (a new one there if need be); else
+    // the item's row at its default location, else its only row, else a new row at its default.
+    let locationId = row?.locationId ?? context.location?.locationId ?? restriction;
     if (!row && locationId) row = found.rows.find((r) => r.locationId === locationId);
+    if (!locationId && found.item.locationId) {
+      row = found.rows.find((r) => r.locationId === found.item.locationId) ?? (found.rows.length === 1 ? found.rows[0] : undefined);
+      locationId = row?.locationId ?? found.item.locationId;
+    }
     if (!locationId) {
       // No row at all: the item may have been deleted (with its rows) since it was read.
       if (found.rows.length === 0 && (await readItems(principal.accountId, [found.item.itemId])).length === 0) {
