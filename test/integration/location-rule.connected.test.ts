@@ -260,18 +260,23 @@ describe("connected: the location rule", () => {
 });
 
 describe("connected: the row a line sells from", () => {
+  /** A fresh account's owner with locations Main and Annex and a customer. */
+  async function twoLocations() {
+    const account = await newAccount();
+    const owner = api().withKey(account.ownerKey);
+    const [main, annex] = await Promise.all(
+      ["Main", "Annex"].map((name) => ok(owner.post("/locations", { name, short_name: name.toUpperCase() }, { idempotencyKey: idempotencyKey() }), 201)),
+    );
+    return { owner, main, annex, customer: await ok(owner.post("/customers", { name: "Acme" }), 201) };
+  }
+
   async function rows(client: ApiClient, itemId: string): Promise<Map<string, { row: number; quantity: number; reserved: number }>> {
     const locations = (await ok(client.get(`/items/${itemId}/variations`, { include: "locations" }))).data[0].locations as any[];
     return new Map(locations.map((l) => [l.location_id, { row: l.item_variation_location_id, quantity: l.quantity, reserved: l.quantity_reserved }]));
   }
 
   it("without a row named: the item's only row when its default location has none (not a new, empty row there)", async () => {
-    const account = await newAccount();
-    const owner = api().withKey(account.ownerKey);
-    const [main, annex] = await Promise.all(
-      ["Main", "Annex"].map((name) => ok(owner.post("/locations", { name, short_name: name.toUpperCase() }, { idempotencyKey: idempotencyKey() }), 201)),
-    );
-    const customer = await ok(owner.post("/customers", { name: "Acme" }), 201);
+    const { owner, main, annex, customer } = await twoLocations();
     const item = await newItem(owner, main.id, { body: { location_id: main.id } });
     await ok(owner.post(`/items/${item.id}/adjustments`, { location_id: annex.id, quantity: 10 }), 201);
     const annexRow = (await rows(owner, item.id)).get(annex.id)!.row;
@@ -286,12 +291,7 @@ describe("connected: the row a line sells from", () => {
   });
 
   it("a line sent back by its id without item_variation_location_id keeps its row on sales orders, invoices and estimates", async () => {
-    const account = await newAccount();
-    const owner = api().withKey(account.ownerKey);
-    const [main, annex] = await Promise.all(
-      ["Main", "Annex"].map((name) => ok(owner.post("/locations", { name, short_name: name.toUpperCase() }, { idempotencyKey: idempotencyKey() }), 201)),
-    );
-    const customer = await ok(owner.post("/customers", { name: "Acme" }), 201);
+    const { owner, main, annex, customer } = await twoLocations();
     const item = await newItem(owner, main.id, { stock: 10 });
     await ok(owner.post(`/items/${item.id}/adjustments`, { location_id: annex.id, quantity: 10 }), 201);
     const annexRow = (await rows(owner, item.id)).get(annex.id)!.row;
