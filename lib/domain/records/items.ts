@@ -163,8 +163,10 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       if (!previous) throw errors.resourceMissing("item", itemId);
       // A location sent back as stored is kept; a new one must be the caller's (the location rule).
       if (input.location_id !== previous.locationId) requireReachableLocation(principal, "location_id", input.location_id);
-      // A new category drops the former category's field values (a value sent with it is checked as usual).
-      const dropsFormerValues = input.category_id !== undefined && input.category_id !== previous.categoryId && input.custom_field_values === undefined;
+      // A new category drops the former category's field values; values sent with it are checked as
+      // usual, one sent back as read included (it is kept unchecked only while the category stays).
+      const categoryChanges = input.category_id !== undefined && input.category_id !== (previous.categoryId ?? null);
+      const dropsFormerValues = categoryChanges && input.custom_field_values === undefined;
       // The stored category is read only when it matters: to check values against it, or to drop its values;
       // every category when the item holds values (those of fields deleted since are not its own any more).
       const [former, all] = await Promise.all([
@@ -177,9 +179,6 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       const category = input.category_id !== undefined ? references.category : former;
       const categories = categoryView(all ?? [category]);
       const shownValues = liveFieldValues(previous.customFieldValues, categories.deletedFieldIds);
-      // Values sent back as read are kept unchecked only while the category stays: with a new one,
-      // a former category's value is no longer the item's to keep.
-      const categoryChanges = input.category_id !== undefined && input.category_id !== (previous.categoryId ?? null);
       const changes = itemChanges(input, category, references.unitName, categoryChanges ? [] : shownValues);
       if (dropsFormerValues) {
         const formerFields = new Set((former?.customFields ?? []).map((field) => field.id));

@@ -97,10 +97,10 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     // The document's or the user's location decides the row (a new one there if need be); else
     // the item's row at its default location, else its only row, else a new row at its default.
     let locationId = row?.locationId ?? context.location?.locationId ?? restriction;
-    if (!row && locationId) row = found.rows.find((r) => r.locationId === locationId);
-    if (!locationId && found.item.locationId) {
+    if (locationId) row ??= found.rows.find((r) => r.locationId === locationId);
+    else {
       row = found.rows.find((r) => r.locationId === found.item.locationId) ?? (found.rows.length === 1 ? found.rows[0] : undefined);
-      locationId = row?.locationId ?? found.item.locationId;
+      locationId = row?.locationId ?? found.item.locationId ?? null;
     }
     if (!locationId) {
       // No row at all: the item may have been deleted (with its rows) since it was read.
@@ -108,19 +108,15 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
         details.push(referenceDetail(`lines[${spec.index}].item_id`, "is not an item of this account."));
         continue;
       }
-      if (found.rows.length !== 1) {
-        details.push({
-          param: `lines[${spec.index}].item_variation_location_id`,
-          code: "required",
-          message:
-            found.rows.length === 0
-              ? "is required: the item has no stock location and no default location."
-              : "is required: the item is stocked at several locations.",
-        });
-        continue;
-      }
-      row = found.rows[0]!;
-      locationId = row.locationId;
+      details.push({
+        param: `lines[${spec.index}].item_variation_location_id`,
+        code: "required",
+        message:
+          found.rows.length === 0
+            ? "is required: the item has no stock location and no default location."
+            : "is required: the item is stocked at several locations.",
+      });
+      continue;
     }
     if (!mayReachLocation(principal, locationId)) {
       details.push(outsideLocationDetail(`lines[${spec.index}].${spec.ivlId === undefined ? "item_id" : "item_variation_location_id"}`));
