@@ -80,14 +80,17 @@ export async function changeWebhookEndpoint(key: EndpointKey, changes: EndpointC
   return failed === null;
 }
 
-/** Deletes an endpoint and uncounts it. Returns false when it did not exist. */
-export async function deleteWebhookEndpoint(key: EndpointKey, outcome: Outcome): Promise<boolean> {
+/**
+ * Deletes an endpoint and uncounts it, on condition that it exists and (when `expectedUpdatedAt`
+ * is given) was not changed since it was read. Returns false when that condition failed.
+ */
+export async function deleteWebhookEndpoint(key: EndpointKey, outcome: Outcome, expectedUpdatedAt?: string): Promise<boolean> {
   const failed = await writeTransaction((tx) => {
     tx.add(
       "webhook endpoint",
       tx.entities.webhookEndpoint
         .delete(key)
-        .where(({ endpointId }, { exists }) => exists(endpointId))
+        .where(({ endpointId, updatedAt }, { exists, eq }) => (expectedUpdatedAt === undefined ? exists(endpointId) : eq(updatedAt, expectedUpdatedAt)))
         .commit(),
     );
     tx.add("webhook endpoint count", tx.entities.accountCounters.update({ accountId: key.accountId }).add({ webhookEndpointCount: -1 }).commit());

@@ -17,6 +17,8 @@ const one = `${base}/{id}`;
 
 const resourcesRule = "Each of `resources` needs what `GET /sync` needs for it (else 403 sync_permission_denied).";
 const changeRule = "The caller must be able to sync each of the endpoint's resources (else 403 sync_permission_denied).";
+const actOnRule =
+  "On another user's endpoint, the caller must be able to sync each of its resources (else 403 sync_permission_denied); its own user always may.";
 
 /** Endpoint group `webhooks`: push delivery of the change feed (architecture section 9). */
 export const webhookRoutes: RouteDefinition[] = [
@@ -76,10 +78,11 @@ export const webhookRoutes: RouteDefinition[] = [
     path: one,
     group: "webhooks",
     summary: "Delete a webhook endpoint",
-    description: "Messages still waiting for it are dropped.",
+    description: `Messages still waiting for it are dropped. ${actOnRule}`,
     scopes: ["webhooks:write"],
     idempotency: "optional",
     request: { path: webhookEndpointPath },
+    errors: { 403: ["sync_permission_denied"] },
     responses: { 200: deletedWebhookEndpoint },
   }),
   route({
@@ -102,12 +105,12 @@ export const webhookRoutes: RouteDefinition[] = [
     path: `${one}/test`,
     group: "webhooks",
     summary: "Send a test message to a webhook endpoint",
-    description:
-      'Sends one `webhook.test` message (`data: {object: "webhook_endpoint", id}`) to this endpoint only, even when it is disabled, with the usual signatures and retries; its attempts appear in the endpoint\'s deliveries. A test message that fails every attempt does not count towards disabling the endpoint.',
+    description: `Sends one \`webhook.test\` message (\`data: {object: "webhook_endpoint", id}\`) to this endpoint only, even when it is disabled, with the usual signatures and retries; its attempts appear in the endpoint's deliveries. A test message that fails every attempt does not count towards disabling the endpoint. ${actOnRule}`,
     scopes: ["webhooks:write"],
     idempotency: "optional",
     enqueuesWebhooks: true,
     request: { path: webhookEndpointPath, body: emptyBody },
+    errors: { 403: ["sync_permission_denied"] },
     example: { body: {} },
     responses: { 202: webhookTest },
   }),

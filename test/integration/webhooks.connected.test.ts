@@ -402,12 +402,18 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     expectError(await itemsOnly.patch(path, { url: "https://attacker.example.com/x" }), 403, "sync_permission_denied");
     expectError(await itemsOnly.patch(path, { status: "disabled" }), 403, "sync_permission_denied");
     expectError(await itemsOnly.post(`${path}/rotate-secret`), 403, "sync_permission_denied");
+    // Nor may it delete or test it.
+    expectError(await itemsOnly.request("DELETE", path), 403, "sync_permission_denied");
+    expectError(await itemsOnly.post(`${path}/test`), 403, "sync_permission_denied");
     const stored = (await owner.get(path)).body;
     expect(stored).toMatchObject({ url, status: "enabled", updated_at: endpoint.updated_at });
+    expect((await owner.get(`${path}/deliveries`)).body.pagination.total_records).toBe(0);
     const seesAll = api().withKey((await newUser(account, { permissions: ["inventory.list", "invoices.list", "records.view_all"] })).key);
     const changed = await seesAll.patch(path, { description: "kept by a colleague" });
     expect(changed.status, changed.text).toBe(200);
     expect(changed.body).toMatchObject({ description: "kept by a colleague", user_id: account.ownerUserId });
+    const tested = await seesAll.post(`${path}/test`);
+    expect(tested.status, tested.text).toBe(202);
 
     // New resources for another user's endpoint must be ones that user may sync (deliveries follow its permissions).
     const itemsUser = await newUser(account, { permissions: ["inventory.list"] });
@@ -418,6 +424,10 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     expect(same.status, same.text).toBe(200);
     // Another user cannot narrow an endpoint whose resources it may not all sync either.
     expectError(await itemsOnly.patch(path, { resources: ["item"] }), 403, "sync_permission_denied");
+    // One who may sync them all deletes it.
+    const deleted = await seesAll.request("DELETE", path);
+    expect(deleted.status, deleted.text).toBe(200);
+    expectError(await owner.get(path), 404, "resource_missing");
   });
 
   it("an endpoint's own user who lost one of its resources may narrow it to the others and enable it again; enabled on an enabled endpoint writes nothing", async () => {
@@ -430,8 +440,15 @@ describe("webhook endpoints: validation, scopes, permissions, isolation", () => 
     const again = await client.patch(path, { status: "enabled" });
     expect(again.status, again.text).toBe(200);
     expect(again.body.updated_at).toBe(endpoint.updated_at);
+    const spare = await createEndpoint(client, { url: "https://example.com/staff-spare", resources: ["invoice"] });
     await updateUser(staff.userId, { permissions: ["inventory.list"] });
     expectError(await client.patch(path, { description: "still invoices" }), 403, "sync_permission_denied");
+    // Its own endpoints stay its own to test and delete.
+    const tested = await client.post(`${path}/test`);
+    expect(tested.status, tested.text).toBe(202);
+    const deleted = await client.request("DELETE", `/webhook-endpoints/${spare.id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expectError(await owner.get(`/webhook-endpoints/${spare.id}`), 404, "resource_missing");
     const narrowed = await client.patch(path, { resources: ["item"] });
     expect(narrowed.status, narrowed.text).toBe(200);
     expect(narrowed.body.resources).toEqual(["item"]);

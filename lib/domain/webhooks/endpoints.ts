@@ -243,6 +243,15 @@ export async function rotateWebhookSecret(principal: Principal, endpointId: stri
   );
 }
 
+/**
+ * Acting on another user's endpoint (deleting it, testing it) needs what changing it needs: the
+ * caller may sync each of its resources (else 403 `sync_permission_denied`). Its own user may
+ * always act on it, even after losing a resource.
+ */
+function requireActingOn(principal: Principal, endpoint: WebhookEndpointItem): void {
+  if (endpoint.userId !== principal.userId) requireSyncAccess(principal, endpoint.resources as SyncResource[]);
+}
+
 /** `DELETE /webhook-endpoints/{id}`: its messages still waiting are dropped. */
 export async function deleteWebhookEndpointOf(
   principal: Principal,
@@ -250,13 +259,30 @@ export async function deleteWebhookEndpointOf(
   completion: Outcome,
 ): Promise<{ id: string; object: "webhook_endpoint"; deleted: true }> {
   const body = { id: endpointId, object: "webhook_endpoint" as const, deleted: true as const };
-  if (!(await deleteWebhookEndpoint({ accountId: principal.accountId, endpointId }, { completion, body }))) throw missing(endpointId);
-  return body;
+  const key = { accountId: principal.accountId, endpointId };
+  // A caller who may sync every resource may delete any endpoint: one conditional delete.
+  if (SYNC_RESOURCES.every((resource) => maySync(principal, resource))) {
+    if (!(await deleteWebhookEndpoint(key, { completion, body }))) throw missing(endpointId);
+    return body;
+  }
+  // Otherwise its resources decide, as read: the delete is conditional on the endpoint being
+  // unchanged since (a PATCH adding a resource in between is read again).
+  return retrying(
+    "delete webhook endpoint",
+    async () => {
+      const endpoint = await readEndpoint(principal, endpointId);
+      requireActingOn(principal, endpoint);
+      return (await deleteWebhookEndpoint(key, { completion, body }, endpoint.updatedAt)) ? body : RETRY;
+    },
+    CONTENTION_POLICY,
+    [`webhook-endpoint:${principal.accountId}:${endpointId}`],
+  );
 }
 
 /** `POST /webhook-endpoints/{id}/test`: 202; one `webhook.test` message to this endpoint (even a disabled one). */
 export async function sendTestMessage(principal: Principal, endpointId: string): Promise<{ object: "webhook_test"; message_id: string }> {
   const endpoint = await readEndpoint(principal, endpointId);
+  requireActingOn(principal, endpoint);
   const { type, body } = testMessageBody(endpoint.endpointId, currentTime());
   const messageId = randomMessageId();
   await enqueueWebhookMessages([{ accountId: principal.accountId, endpointId, messageId, type, body }]);
