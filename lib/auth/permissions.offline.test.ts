@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AccessHolder, accessText, hasPermission, holdsAccess, locationRestriction, reachesLocation, usedAccessText } from "./permissions.js";
+import { type AccessHolder, accessLost, accessText, hasPermission, holdsAccess, locationRestriction, reachesLocation, usedAccessText } from "./permissions.js";
 
 const staff = (permissions: string[], location: string | null = null): AccessHolder =>
   ({ role: "staff", permissions: new Set(permissions), assignedLocationId: location, accessUsed: new Set() }) as AccessHolder;
@@ -43,6 +43,15 @@ describe("the access an idempotent outcome depended on", () => {
     expect(holdsAccess(staff([], "loc-a"), text)).toBe(false); // loc-b is out of reach now
     expect(holdsAccess(staff([], "loc-a"), "||loc-a")).toBe(true);
     expect(reachesLocation(staff([], "loc-a"), "loc-b")).toBe(false);
+  });
+
+  it("tells a record out of sight (a location out of reach, records.view_all gone) from other lost access", () => {
+    expect(accessLost(staff(["invoices.modify"]), "|invoices.modify")).toBeNull();
+    expect(accessLost(staff([], "loc-a"), "||loc-a,loc-b")).toBe("visibility");
+    expect(accessLost(staff(["invoices.modify"]), "|invoices.modify,records.view_all")).toBe("visibility");
+    expect(accessLost(staff(["records.view_all"]), "|costs.view,records.view_all")).toBe("access");
+    expect(accessLost(staff([], "loc-b"), "*|")).toBe("access"); // an answer over every location it saw
+    expect(accessLost(staff([]), "|costs.view")).toBe("access");
   });
 
   it("checking a replay's access records nothing of its own", () => {

@@ -291,11 +291,24 @@ export function usedAccessText(principal: AccessHolder): string {
  * permissions).
  */
 export function holdsAccess(principal: AccessHolder, text: string): boolean {
+  return accessLost(principal, text) === null;
+}
+
+/**
+ * What the caller lacks of the access `text` records (`usedAccessText`), or null when it holds
+ * it all: `visibility` when a record the request acted on is now out of its sight (a location
+ * it acted at is out of reach, or `records.view_all` is gone: such a record is 404 to it
+ * everywhere), else `access` (another permission, or a narrower restriction than an answer
+ * covering every location it saw).
+ */
+export function accessLost(principal: AccessHolder, text: string): "visibility" | "access" | null {
   const [location, granted = "", places = ""] = text.split("|");
   const restriction = restrictionOf(principal);
-  if (location !== "" && restriction !== null && restriction !== location) return false;
-  if (places !== "" && restriction !== null && places.split(",").some((place) => place !== restriction)) return false;
-  return granted === "" || granted.split(",").every((name) => isPermission(name) && holds(principal, name));
+  const missing = granted === "" ? [] : granted.split(",").filter((name) => !isPermission(name) || !holds(principal, name));
+  if (places !== "" && restriction !== null && places.split(",").some((place) => place !== restriction)) return "visibility";
+  if (missing.includes("records.view_all")) return "visibility";
+  if (location !== "" && restriction !== null && restriction !== location) return "access";
+  return missing.length > 0 ? "access" : null;
 }
 
 /**

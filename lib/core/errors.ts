@@ -70,6 +70,8 @@ export const errors = {
   insufficientScope: (scope: string) => invalid(403, "insufficient_scope", `This API key lacks the scope ${scope}.`, { param: scope }),
   permissionDenied: (message: string, param?: string) => invalid(403, "permission_denied", message, { param }),
   resourceMissing: (what: string, id?: string) => invalid(404, "resource_missing", id ? `No such ${what}: ${id}.` : `No such ${what}.`),
+  /** 404 `resource_missing` with its own message (a replay whose record the caller no longer sees). */
+  resourceMissingAs: (message: string) => invalid(404, "resource_missing", message),
   routeNotFound: (method: string, path: string) => invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}.`),
   /** A known path with a method it does not have; `Allow` lists the methods it has. */
   methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>

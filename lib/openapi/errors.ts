@@ -15,7 +15,8 @@ import { queryErrorStatus, type RouteDefinition } from "../routes/define.js";
  *   counted); with scopes: 403 `insufficient_scope`; with `permissions` or idempotency: 403
  *   `permission_denied` (a replay after the user's access changed);
  * - `ifMatch`: 409 `mobile_mutation_conflict` (a stale `If-Match`);
- * - path parameters: 404 `resource_missing`;
+ * - path parameters, or idempotency: 404 `resource_missing` (a replay whose record the user no
+ *   longer sees);
  * - a query schema: 422 `invalid_query_parameter` (a refused value, malformed percent-encoding,
  *   a parameter given twice; `GET /sync` declares its own 400);
  * - every route: 500 `internal_error`; writes (not GET): 503 `resource_busy`.
@@ -40,7 +41,8 @@ export function errorCodesOf(route: RouteDefinition): Map<ErrorStatus, ErrorCode
   if (route.authenticated && route.scopes.length > 0) add(403, "insufficient_scope");
   // A replay after the user's access changed is refused with it too (lib/http/middlewares/idempotency.ts).
   if (route.authenticated && ((route.permissions ?? []).length > 0 || route.idempotency !== "none")) add(403, "permission_denied");
-  if (path && Object.keys(path.shape).length > 0) add(404, "resource_missing");
+  // A replay whose record the user no longer sees is 404 as well (lib/http/middlewares/idempotency.ts).
+  if ((path && Object.keys(path.shape).length > 0) || (route.authenticated && route.idempotency !== "none")) add(404, "resource_missing");
   if (route.idempotency !== "none") add(409, "idempotency_key_reused", "idempotency_in_progress");
   if (route.ifMatch) add(409, "mobile_mutation_conflict");
   if (body) add(413, "request_too_large");
@@ -77,7 +79,8 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   authentication_required: "the API key is missing, malformed, invalid, revoked or expired, or its user is inactive, deleted or no longer in the key's account",
   insufficient_scope: "the API key lacks a scope this route requires (`param` names it)",
   permission_denied: "the key's user lacks a permission this action requires (or, replaying an `Idempotency-Key`, access the original request used)",
-  resource_missing: "the record in the path does not exist, is in another account or outside the caller's visibility (a malformed id too)",
+  resource_missing:
+    "the record in the path does not exist, is in another account or outside the caller's visibility (a malformed id too); replaying an `Idempotency-Key`, the record the original request acted on is no longer visible to the caller",
   idempotency_key_reused: "this `Idempotency-Key` was used with different request data",
   idempotency_in_progress: "a request with this `Idempotency-Key` is still being processed: retry shortly with the same key",
   request_too_large: "the body exceeds 1 MB",

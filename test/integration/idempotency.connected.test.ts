@@ -306,7 +306,7 @@ describe("outcomes once the handler ran are stored", () => {
     expect(await storedZones(account.accountId, missing)).toHaveLength(0);
   });
 
-  it("stores a 403 permission_denied: granting the permission does not change the replay; a new key succeeds", async () => {
+  it("stores no 403 permission_denied: once the permission is granted, the same key runs the request", async () => {
     const { account } = await setup();
     const user = await newUser(account, { permissions: [] });
     const client = api().withKey(user.key);
@@ -318,23 +318,51 @@ describe("outcomes once the handler ran are stored", () => {
     expect(denied.headers.get(REPLAYED)).toBeNull();
     expect(await storedLocations(account.accountId)).toHaveLength(0);
 
+    // Refused again while nothing changed: still not a replay.
+    const again = await client.post("/locations", body, { idempotencyKey: key });
+    expectError(again, 403, "permission_denied");
+    expect(again.headers.get(REPLAYED)).toBeNull();
+
     await updateUser(user.userId, { permissions: ["inventory.modify"] });
 
-    const replay = await client.post("/locations", body, { idempotencyKey: key });
-    expect(replay.status).toBe(403);
-    expect(replay.headers.get(REPLAYED)).toBe("true");
-    expect(replay.body).toEqual(denied.body);
-    expect(await storedLocations(account.accountId)).toHaveLength(0);
-
-    const fresh = await client.post("/locations", body, { idempotencyKey: idempotencyKey() });
-    expect(fresh.status, fresh.text).toBe(201);
-    expect(fresh.headers.get(REPLAYED)).toBeNull();
+    const granted = await client.post("/locations", body, { idempotencyKey: key });
+    expect(granted.status, granted.text).toBe(201);
+    expect(granted.headers.get(REPLAYED)).toBeNull();
     expect(await storedLocations(account.accountId)).toHaveLength(1);
+    // From then on the key replays that 201.
+    const replay = await client.post("/locations", body, { idempotencyKey: key });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(granted.body);
+    expect(await storedLocations(account.accountId)).toHaveLength(1);
+  });
+
+  it("stores no stale If-Match 409: the retry with the current revision and the same key runs", async () => {
+    const { client } = await setup();
+    const customer = (await client.post("/customers", { name: "Revision retry" })).body as { id: string };
+    const invoice = (await client.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] })).body as {
+      id: string;
+      revision: string;
+    };
+    const key = idempotencyKey();
+    const body = { name: "Renamed" };
+    const stale = await client.patch(`/invoices/${invoice.id}`, body, { idempotencyKey: key, headers: { "if-match": '"inv_stale"' } });
+    expectError(stale, 409, "mobile_mutation_conflict");
+    expect((await client.get(`/invoices/${invoice.id}`)).body.name).not.toBe("Renamed");
+
+    const current = await client.patch(`/invoices/${invoice.id}`, body, { idempotencyKey: key, headers: { "if-match": `"${invoice.revision}"` } });
+    expect(current.status, current.text).toBe(200);
+    expect(current.headers.get(REPLAYED)).toBeNull();
+    expect(current.body.name).toBe("Renamed");
+    const replay = await client.patch(`/invoices/${invoice.id}`, body, { idempotencyKey: key, headers: { "if-match": `"${invoice.revision}"` } });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get(REPLAYED)).toBe("true");
+    expect(replay.body).toEqual(current.body);
   });
 });
 
 describe("requests rejected before the handler store nothing", () => {
-  it("replays only to a user who still holds the access the request used: a lost permission it consulted or a narrower location is 403 and replays nothing", async () => {
+  it("replays only to a user who still holds the access the request used: a lost permission it consulted is 403, a location out of reach 404, and nothing replays", async () => {
     const { account, client: owner } = await setup();
     const location = await createLocation(owner);
     const permissions = ["inventory.list", "inventory.modify", "costs.view"] as const;
@@ -358,10 +386,10 @@ describe("requests rejected before the handler store nothing", () => {
     expectError(lost, 403, "permission_denied");
     expect(lost.headers.get(REPLAYED)).toBeNull();
     expect(lost.text).not.toContain(created.body.id);
-    // Restricted to another location since (the zone's location is a rule the request consulted).
+    // Restricted to another location since: the zone is out of its sight (404, as its other routes answer).
     const elsewhere = await createLocation(owner);
     await updateUser(user.userId, { permissions: [...permissions], locationId: elsewhere.id });
-    expectError(await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key }), 403, "permission_denied");
+    expectError(await client.post(`/locations/${location.id}/zones`, body, { idempotencyKey: key }), 404, "resource_missing");
     expect(await storedZones(account.accountId, location.id)).toHaveLength(1);
     // Restricted to the zone's own location: the one place the request acted at is still theirs.
     await updateUser(user.userId, { permissions: [...permissions], locationId: location.id });
@@ -393,6 +421,35 @@ describe("requests rejected before the handler store nothing", () => {
     expect(replay.status, replay.text).toBe(201);
     expect(replay.headers.get(REPLAYED)).toBe("true");
     expect(replay.body).toEqual(created.body);
+  });
+
+  it("answers 404 to a user who no longer sees the document the request wrote (restricted to another location, or records.view_all lost); its effect stands", async () => {
+    const { account, client: owner } = await setup();
+    const [here, elsewhere] = [await createLocation(owner), await createLocation(owner)];
+    const customer = (await owner.post("/customers", { name: "Replay sight" })).body as { id: string };
+    const permissions = ["records.view_all", "sales_orders.list", "sales_orders.modify", "invoices.list", "invoices.modify"] as const;
+    const user = await newUser(account, { permissions: [...permissions] });
+    const client = api().withKey(user.key);
+    const orderKey = idempotencyKey();
+    const orderBody = { customer_id: customer.id, location_id: here.id, lines: [{ name: "Service", unit_price: "10" }] };
+    const order = await client.post("/sales-orders", orderBody, { idempotencyKey: orderKey });
+    expect(order.status, order.text).toBe(201);
+    await updateUser(user.userId, { permissions: [...permissions], locationId: elsewhere.id });
+    const unseen = await client.post("/sales-orders", orderBody, { idempotencyKey: orderKey });
+    expectError(unseen, 404, "resource_missing");
+    expect(unseen.text).not.toContain(order.body.id);
+    expectError(await client.get(`/sales-orders/${order.body.id}`), 404, "resource_missing");
+
+    // The owner's invoice, changed while the user saw every record.
+    await updateUser(user.userId, { permissions: [...permissions], locationId: null });
+    const invoice = (await owner.post("/invoices", { customer_id: customer.id, lines: [{ name: "Service", unit_price: "10" }] })).body as { id: string };
+    const patchKey = idempotencyKey();
+    const patched = await client.patch(`/invoices/${invoice.id}`, { name: "Seen" }, { idempotencyKey: patchKey });
+    expect(patched.status, patched.text).toBe(200);
+    await updateUser(user.userId, { permissions: ["sales_orders.list", "sales_orders.modify", "invoices.list", "invoices.modify"] });
+    expectError(await client.patch(`/invoices/${invoice.id}`, { name: "Seen" }, { idempotencyKey: patchKey }), 404, "resource_missing");
+    expect((await owner.get(`/invoices/${invoice.id}`)).body.name).toBe("Seen");
+    expect((await owner.get(`/sales-orders/${order.body.id}`)).status).toBe(200);
   });
 
   it("does not replay costs to a user who lost costs.view since: the invoice it showed them on is 403, its creation stands", async () => {

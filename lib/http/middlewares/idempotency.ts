@@ -3,7 +3,8 @@ import { type ApiError, errors } from "../../core/errors.js";
 import { apiErrorOf } from "./error-handler.js";
 import { IdempotencyConflictError, idempotencyScope, isValidIdempotencyKey, requestFingerprint, type IdempotencyContext } from "../../core/idempotency.js";
 import type { HttpResult, PipelineMiddleware, PipelineRequest } from "../types.js";
-import { holdsAccess, usedAccessText } from "../../auth/permissions.js";
+import { accessLost, usedAccessText } from "../../auth/permissions.js";
+import type { ErrorCode } from "../../core/error-codes.js";
 
 /**
  * `Idempotency-Key` handling (spec part 1, section 8; architecture section 4).
@@ -12,12 +13,14 @@ import { holdsAccess, usedAccessText } from "../../auth/permissions.js";
  * scope and the request fingerprint, and claims the scope (an in-progress record with a short
  * lease). A scope with a live record is answered at once: its stored outcome replayed with
  * `Idempotent-Replayed: true`, or 409 `idempotency_key_reused` (different data) or
- * `idempotency_in_progress` (the identical request still running), or 403 `permission_denied`
- * when the user no longer holds the access the outcome was stored with. The route's domain code then
+ * `idempotency_in_progress` (the identical request still running), or 404 `resource_missing` /
+ * 403 `permission_denied` when the user no longer sees the record / holds the access the
+ * outcome was stored with. The route's domain code then
  * writes the outcome over its claim in the same transaction as its effect. after / onError: an
  * outcome that no transaction carried (a 4xx raised once the handler ran) is stored now; a 5xx
- * or a crash gives the claim up (a crash by its lease), so the retry runs again. Requests
- * rejected before this middleware (validation, scopes, rate limit) store nothing.
+ * or a crash gives the claim up (a crash by its lease), so the retry runs again, as does a
+ * permission refusal or a failed precondition (`STORES_NOTHING`). Requests rejected before this
+ * middleware (validation, scopes, rate limit) store nothing.
  */
 export function idempotency(): PipelineMiddleware {
   const idempotencyBefore = async (request: PipelineRequest): Promise<void> => {
@@ -67,7 +70,7 @@ export function idempotency(): PipelineMiddleware {
     }
     if (context.stored) return;
     const answer = apiErrorOf(error);
-    if (!request.internal.handlerStarted || !answer || answer.statusCode >= 500) {
+    if (!request.internal.handlerStarted || !answer || answer.statusCode >= 500 || STORES_NOTHING.has(answer.code)) {
       await releaseClaim(context);
       return;
     }
@@ -81,6 +84,14 @@ export function idempotency(): PipelineMiddleware {
 
   return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError };
 }
+
+/**
+ * Refusals that store nothing, like those made before the handler ran: a missing permission
+ * (403) and a failed precondition (a stale `If-Match`, 409; a missing one, 428). The route wrote
+ * nothing, and the retry that corrects them (once the permission is granted, or with the current
+ * revision) runs rather than replaying the refusal.
+ */
+const STORES_NOTHING: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["permission_denied", "mobile_mutation_conflict", "estimate_revision_required"]);
 
 /**
  * The endpoint path a key is isolated by (spec part 1, section 8): the route's path with its
@@ -106,11 +117,19 @@ async function replayOrReject(request: PipelineRequest, context: IdempotencyCont
   let error: ApiError | undefined;
   if (record && record.fingerprint !== context.fingerprint) error = errors.idempotencyKeyReused();
   else if (!record || record.inProgress) error = errors.idempotencyInProgress();
-  else if (record.access !== undefined && !holdsAccess(request.internal.principal!, record.access)) {
+  else if (record.access !== undefined) {
     // Replaying would answer with what the user may no longer do or see (a cost, another location).
-    error = errors.permissionDenied(
-      "Your permissions or location changed since this Idempotency-Key was first used, so its stored result is not replayed; the original request's effect stands.",
-    );
+    const lost = accessLost(request.internal.principal!, record.access);
+    if (lost === "visibility") {
+      // The record it wrote is out of the user's sight now: 404, as every other route answers it.
+      error = errors.resourceMissingAs(
+        "The record this Idempotency-Key's request acted on is no longer visible to you (your location or visibility changed), so its stored result is not replayed; the original request's effect stands.",
+      );
+    } else if (lost === "access") {
+      error = errors.permissionDenied(
+        "Your permissions or location changed since this Idempotency-Key was first used, so its stored result is not replayed; the original request's effect stands.",
+      );
+    }
   }
   if (error) {
     request.response = {
