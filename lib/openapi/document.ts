@@ -112,8 +112,8 @@ const HEADER_PARAMETERS: Record<string, JsonSchema> = {
     in: "header",
     required: false,
     description:
-      "The record's current revision: its `ETag` (quoted, or `W/` weak) or the bare `revision` (a list: any of them). The write happens only while the record is still at that revision, else 409 `mobile_mutation_conflict` and nothing changes; `*` or blank means any revision.",
-    schema: { type: "string", maxLength: 255 },
+      "The record's current revision: its `ETag` (quoted, or `W/` weak) or the bare `revision` (a list: any of them). The write happens only while the record is still at that revision, else 409 `mobile_mutation_conflict` and nothing changes; `*` or blank means any revision. A value that names no revision (however long or malformed) is that 409 too.",
+    schema: { type: "string" },
     example: '"est_0mf3k2q1a9c4e1b2d3f4a5b6"',
   },
 };
