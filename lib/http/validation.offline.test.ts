@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { itemCategoryCreateBody, itemCategoryUpdateBody } from "../schemas/item-categories.js";
 import { locationCreateBody } from "../schemas/locations.js";
-import { jsonPath, toValidationDetails } from "./validation.js";
+import { countIssues, jsonPath, toValidationDetails } from "./validation.js";
 
 /** Validation details (architecture section 4): `details: [{param, code, message}]`, `param` a JSON path. */
 function detailsOf(schema: z.ZodType, input: unknown) {
@@ -29,6 +29,15 @@ describe("offline: toValidationDetails", () => {
   it("a missing required field is `required`", () => {
     const details = detailsOf(itemCategoryCreateBody(), { inventory_type: "quantity" });
     expect(details).toEqual([{ param: "name", code: "required", message: "is required." }]);
+  });
+
+  it("an integer beyond 2^53 is one too_large detail with the field's own bound (zod reports two)", () => {
+    const schema = z.object({ row: z.int().min(1).max(2_147_483_647) });
+    const input = { row: 2 ** 53 + 2 };
+    const result = schema.safeParse(input);
+    expect(result.error?.issues).toHaveLength(2);
+    expect(toValidationDetails(result.error!, input)).toEqual([{ param: "row", code: "too_large", message: expect.stringContaining("2147483647") }]);
+    expect(countIssues(result.error!)).toBe(1);
   });
 
   it("reports every offending field, each with a message", () => {

@@ -65,9 +65,34 @@ function message(issue: z.core.$ZodIssue, code: string): string {
   }
 }
 
+/**
+ * The issues, with bound checks of one value collapsed into the tightest: zod reports an integer
+ * above 2^53 twice (its safe-integer range, then the field's own maximum), one problem.
+ */
+function distinctIssues(error: z.ZodError): z.core.$ZodIssue[] {
+  const bounds = new Map<string, number>();
+  const out: z.core.$ZodIssue[] = [];
+  for (const issue of error.issues) {
+    if (issue.code !== "too_big" && issue.code !== "too_small") {
+      out.push(issue);
+      continue;
+    }
+    const key = `${issue.code}\u0000${jsonPath(issue.path)}`;
+    const bound = (issue: z.core.$ZodIssue) => Number(issue.code === "too_big" ? issue.maximum : (issue as { minimum: unknown }).minimum);
+    const seen = bounds.get(key);
+    if (seen === undefined) {
+      bounds.set(key, out.length);
+      out.push(issue);
+    } else if (issue.code === "too_big" ? bound(issue) < bound(out[seen]!) : bound(issue) > bound(out[seen]!)) {
+      out[seen] = issue;
+    }
+  }
+  return out;
+}
+
 /** How many problems a zod error holds (unknown keys count one each). */
 export function countIssues(error: z.ZodError): number {
-  return error.issues.reduce((sum, issue) => sum + (issue.code === "unrecognized_keys" ? issue.keys.length : 1), 0);
+  return distinctIssues(error).reduce((sum, issue) => sum + (issue.code === "unrecognized_keys" ? issue.keys.length : 1), 0);
 }
 
 /**
@@ -76,7 +101,7 @@ export function countIssues(error: z.ZodError): number {
  */
 export function toValidationDetails(error: z.ZodError, input: unknown, prefix: readonly PropertyKey[] = []): ValidationDetail[] {
   const details: ValidationDetail[] = [];
-  for (const issue of error.issues) {
+  for (const issue of distinctIssues(error)) {
     if (details.length >= MAX_DETAILS) break;
     const code = detailCode(issue, valueAt(input, issue.path));
     if (issue.code === "unrecognized_keys") {
