@@ -23,11 +23,11 @@ export const syncQuery = lazy(() =>
         .optional()
         .meta({
           description:
-            "ISO 8601 with an explicit zone and whole seconds (encode + as %2B), or epoch seconds (1-10 digits). Boundary second included; not in the future (400); at most 90 days old (409 sync_full_refresh_required).",
+            "ISO 8601 date and time with an explicit zone (Z, +hh, +hhmm or +hh:mm; encode + as %2B), extended or basic format, seconds optional and never fractional; or epoch seconds (1-10 digits). Boundary second included; not in the future (400); at most 90 days old (409 sync_full_refresh_required).",
           ...documentedAs({
             schema: {
               type: "string",
-              pattern: "^(\\d{1,10}|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(Z|[+-]\\d{2}:?\\d{2}))$",
+              pattern: "^(\\d{1,10}|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2})?(Z|[+-]\\d{2}(:?\\d{2})?)|\\d{8}T\\d{4}(\\d{2})?(Z|[+-]\\d{2}(\\d{2})?))$",
               examples: ["2026-11-01T00:00:00Z", "1793577600"],
             },
           }),

@@ -51,6 +51,15 @@ describe("parseSince", () => {
     expect(parseSince("2026-01-01T00:00:00-05:00")).toBe(utc(2026, 1, 1, 5));
   });
 
+  it("reads reduced precision (no seconds), the basic format and hour-only offsets, as ISO 8601 allows", () => {
+    expect(parseSince("2026-01-01T10:00Z")).toBe(utc(2026, 1, 1, 10));
+    expect(parseSince("2026-01-01T12:00+02:00")).toBe(utc(2026, 1, 1, 10));
+    expect(parseSince("20260101T100000Z")).toBe(utc(2026, 1, 1, 10));
+    expect(parseSince("20260101T1200+0200")).toBe(utc(2026, 1, 1, 10));
+    expect(parseSince("2026-01-01T12:00:00+02")).toBe(utc(2026, 1, 1, 10));
+    expect(parseSince("20260101T053000-05")).toBe(utc(2026, 1, 1, 10, 30));
+  });
+
   it("accepts real calendar edge values", () => {
     expect(parseSince("2024-02-29T00:00:00Z")).toBe(utc(2024, 2, 29));
     expect(parseSince("2026-12-31T23:59:59Z")).toBe(utc(2026, 12, 31, 23, 59, 59));
@@ -80,7 +89,9 @@ describe("parseSince", () => {
     ["a signed positive epoch", "+1700000000"],
     ["no time zone", "2026-01-01T00:00:00"],
     ["a date only", "2026-01-01"],
-    ["no seconds", "2026-01-01T00:00Z"],
+    ["basic and extended mixed", "2026-01-01T000000Z"],
+    ["a basic date without time", "20260101Z"],
+    ["a three-digit offset", "2026-01-01T00:00:00+020"],
     ["a space instead of T", "2026-01-01 00:00:00Z"],
     ["February 30", "2026-02-30T00:00:00Z"],
     ["February 29 of a common year", "2025-02-29T00:00:00Z"],
@@ -117,6 +128,20 @@ describe("parseSyncQuery", () => {
       since: NOW,
       limit: 100,
     });
+  });
+
+  it("refuses a resource name with spaces or an empty entry (malformed values are 400, not trimmed)", () => {
+    for (const resources of ["item ", " item", "item, invoice", "item,", ",item", ""]) {
+      expectApiError(() => parseSyncQuery({ start: "now", resources }, NOW), 400, "invalid_query_parameter", "resources");
+    }
+  });
+
+  it("reads limit's digits as the number they spell, leading zeros too; a sign or a space is 400", () => {
+    expect(parseSyncQuery({ start: "now", resources: "item", limit: "010" }, NOW)).toMatchObject({ limit: 10 });
+    expect(parseSyncQuery({ start: "now", resources: "item", limit: "0500" }, NOW)).toMatchObject({ limit: 500 });
+    for (const limit of ["+10", " 10", "10 ", "0", "0501", "1e2", "10.0"]) {
+      expectApiError(() => parseSyncQuery({ start: "now", resources: "item", limit }, NOW), 400, "invalid_query_parameter", "limit");
+    }
   });
 
   it("cursor needs no resources", () => {

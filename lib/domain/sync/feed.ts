@@ -19,19 +19,26 @@ export type SyncRequest =
   | { mode: "since"; resources: SyncResource[]; since: number; limit: number }
   | { mode: "cursor"; cursor: string; limit: number };
 
-const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(Z|[+-]\d{2}:?\d{2})$/;
+/**
+ * ISO 8601 date and time with an explicit zone, in the extended (`2026-11-28T10:00:00+02:00`) or
+ * basic (`20261128T100000+0200`) format; seconds may be left out (reduced precision, `T10:00Z`),
+ * an offset may give hours only (`+02`). Fractions of a second are refused (spec part 1, 4.7).
+ */
+const ISO_EXTENDED = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}(?::?\d{2})?)$/;
+const ISO_BASIC = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})?(Z|[+-]\d{2}(?:\d{2})?)$/;
 
 /** Epoch seconds of a `since` value, or a 400 (fractions, milliseconds, exponents, no zone...). */
 export function parseSince(value: string): number {
   if (/^\d{1,10}$/.test(value)) return Number(value);
-  const match = ISO_WITH_ZONE.exec(value);
+  const match = ISO_EXTENDED.exec(value) ?? ISO_BASIC.exec(value);
   if (!match) {
     throw badParameter("since", "since must be ISO 8601 with an explicit time zone (no fractional seconds) or epoch seconds (at most 10 digits).");
   }
-  const zone = match[7]!;
-  const normalized = `${match[1]}-${match[2]}-${match[3]}T${match[4]}:${match[5]}:${match[6]}${zone === "Z" ? "Z" : `${zone.slice(0, 3)}:${zone.slice(-2)}`}`;
+  const zone = match[7]!.replace(":", "");
+  const offset = zone === "Z" ? "Z" : `${zone.slice(0, 3)}:${zone.length > 3 ? zone.slice(3) : "00"}`;
+  const normalized = `${match[1]}-${match[2]}-${match[3]}T${match[4]}:${match[5]}:${match[6] ?? "00"}${offset}`;
   const time = Date.parse(normalized);
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [...match.slice(1, 6), match[6] ?? "0"].map(Number) as [number, number, number, number, number, number];
   const calendar = new Date(Date.UTC(year, month - 1, day));
   const valid = !Number.isNaN(time) && calendar.getUTCMonth() === month - 1 && calendar.getUTCDate() === day && hour < 24 && minute < 60 && second < 60;
   if (!valid) throw badParameter("since", "since is not a real date and time.");
@@ -40,7 +47,8 @@ export function parseSince(value: string): number {
 
 function parseResources(value: string | undefined): SyncResource[] {
   if (value === undefined) throw badParameter("resources", "resources is required with start or since.");
-  const names = value.split(",").map((s) => s.trim());
+  // Names exactly as listed: a space or an empty entry is a malformed value (400), not trimmed.
+  const names = value.split(",");
   if (names.some((name) => !(SYNC_RESOURCES as readonly string[]).includes(name))) {
     throw badParameter("resources", `resources takes a comma-separated list of ${SYNC_RESOURCES.join(", ")}.`);
   }
@@ -61,7 +69,8 @@ export function parseSyncQuery(query: Record<string, unknown>, nowSeconds: numbe
   let limit = 100;
   const rawLimit = value("limit");
   if (rawLimit !== undefined) {
-    if (!/^\d{1,3}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > 500) throw badParameter("limit", "limit must be an integer from 1 to 500.");
+    // Digits only (no sign, no spaces); leading zeros read as the number they spell.
+    if (!/^\d{1,10}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > 500) throw badParameter("limit", "limit must be an integer from 1 to 500.");
     limit = Number(rawLimit);
   }
   if (given[0] === "cursor") {
