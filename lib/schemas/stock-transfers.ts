@@ -80,7 +80,9 @@ export const stockTransferLine = lazy(() =>
       item_variation_location_id: z.int().min(1),
       name: z.string(),
       description: nullableText(),
-      variation: nullableText().meta({ description: 'The variation\'s values for display, e.g. "Size: M, Colour: Red"' }),
+      variation: z.string().meta({
+        description: 'The variation\'s values for display, e.g. "Size: M, Colour: Red"; "" for an item without variations (a display string, never null)',
+      }),
       quantity: z.number(),
       unit_id: z.int().min(1).nullable(),
     })

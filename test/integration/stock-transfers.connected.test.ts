@@ -94,7 +94,7 @@ describe("connected: stock transfers", () => {
     });
     expect(t.issue_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(Object.keys(t.lines[0])).toEqual(LINE_KEYS);
-    expect(t.lines[0]).toMatchObject({ item_id: bolt.id, name: bolt.name, description: "M6 bolt", quantity: 4, variation: null });
+    expect(t.lines[0]).toMatchObject({ item_id: bolt.id, name: bolt.name, description: "M6 bolt", quantity: 4, variation: "" });
     expect(await at(w, bolt.id, w.origin)).toEqual({ onHand: 10, inTransit: 0 });
 
     const sent = await w.client.post(`/stock-transfers/${t.id}/send`, { date_sent: "2026-11-23", shipping_tracking_code: "TRACK-1" });

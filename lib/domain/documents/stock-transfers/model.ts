@@ -58,7 +58,8 @@ export function presentStockTransfer(header: DocumentItem, lines?: readonly Tran
       item_variation_location_id: line.ivlId,
       name: line.name,
       description: orNull(line.description),
-      variation: orNull(line.variation),
+      // A display string (spec 2.2), never null: empty for an item without variations.
+      variation: line.variation ?? "",
       quantity: line.quantity,
       unit_id: orNull(line.unitId),
     }));
