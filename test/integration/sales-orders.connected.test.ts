@@ -158,6 +158,23 @@ describe("connected: sales orders", () => {
     expect(await stockOf(w.client, w.item.id)).toMatchObject({ reserved: 10 });
   });
 
+  it("shows the order's own shipping address in party.shipping_address when it has one, else the customer's (as an invoice does)", async () => {
+    const w = await world();
+    const own = await createOrder(w, { shipping_address: "Dock 4\n  Gate 2  \n" });
+    expect(own.status, own.text).toBe(201);
+    expect(own.body.shipping_address).toBe("Dock 4\n  Gate 2");
+    expect(own.body.party.shipping_address).toEqual(["Dock 4", "Gate 2"]);
+    expect((await w.client.get(`/sales-orders/${own.body.id}`)).body.party.shipping_address).toEqual(["Dock 4", "Gate 2"]);
+    const invoiced = await w.client.post(`/sales-orders/${own.body.id}/invoices`, {});
+    expect(invoiced.status, invoiced.text).toBe(201);
+    expect(invoiced.body.party.shipping_address).toEqual(["Dock 4", "Gate 2"]);
+    const plain = await createOrder(w);
+    expect(plain.body.party.shipping_address).toEqual([w.customer.name, "9 Dock Rd"]);
+    const changed = await w.client.patch(`/sales-orders/${plain.body.id}`, { shipping_address: "Bay 7" });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.party.shipping_address).toEqual(["Bay 7"]);
+  });
+
   it("replays a create by Idempotency-Key (with its ETag); the same key with another body is 409 idempotency_key_reused", async () => {
     const w = await world();
     const key = idempotencyKey();

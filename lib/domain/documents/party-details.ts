@@ -58,3 +58,17 @@ export function partyOf(header: DocumentItem): PartyDetails {
     shipping_address: stored.shipping_address ?? [],
   };
 }
+
+/**
+ * The `party` of a customer's document (a sales order, an invoice): the customer's contact and
+ * billing lines, and the document's own stored shipping address when it has one (spec 2.5:
+ * "stored invoice address when present, else the customer's"), else the customer's.
+ */
+export function customerPartyOf(header: DocumentItem): PartyDetails {
+  const party = partyOf(header);
+  const stored = header.shippingAddress
+    ?.split(/\r?\n/)
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
+  return { ...party, shipping_address: stored && stored.length > 0 ? stored : party.shipping_address };
+}

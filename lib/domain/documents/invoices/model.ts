@@ -7,7 +7,7 @@ import { errors } from "../../../core/errors.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { minorOf } from "../../common/money.js";
-import { partyOf } from "../party-details.js";
+import { customerPartyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
@@ -72,16 +72,6 @@ function presentLine(principal: Principal, header: DocumentItem, line: SalesLine
   return presentSalesLine(principal, line, "invoice_line", { quantity_packed: packed, quantity_shipped: shipped });
 }
 
-/** The invoice's `party`: the customer's contact and billing lines; its stored shipping address when present. */
-function invoiceParty(header: DocumentItem) {
-  const party = partyOf(header);
-  const stored = header.shippingAddress
-    ?.split(/\r?\n/)
-    .map((part) => part.trim())
-    .filter((part) => part !== "");
-  return { ...party, shipping_address: stored && stored.length > 0 ? stored : party.shipping_address };
-}
-
 /** The invoice as the API shows it: list entries without the detail-only fields, details with lines. */
 export function presentInvoice(principal: Principal, header: DocumentItem, lines?: readonly SalesLine[]): Record<string, unknown> {
   const status = INVOICE_STATUS[header.status as InvoiceStatus];
@@ -108,7 +98,7 @@ export function presentInvoice(principal: Principal, header: DocumentItem, lines
   if (lines) {
     const edit = editBlockReason(principal, header);
     Object.assign(out, {
-      party: invoiceParty(header),
+      party: customerPartyOf(header),
       ...presentDiscountAndTaxLabels(header),
       ...presentEditable(edit),
       revision: header.revision,

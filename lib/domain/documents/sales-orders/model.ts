@@ -10,7 +10,7 @@ import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { mayReachLocation } from "../../common/location-access.js";
 import { newRevision } from "../../common/revisions.js";
 import { addQuantities } from "../../inventory/math.js";
-import { partyOf } from "../party-details.js";
+import { customerPartyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
@@ -130,7 +130,7 @@ export function presentSalesOrder(principal: Principal, header: DocumentItem, li
     const edit = editBlockReason(principal, header, lines);
     const pack = packBlockReason(principal, header, lines);
     Object.assign(out, {
-      party: partyOf(header),
+      party: customerPartyOf(header),
       discount_percent: header.discountPercent,
       ...presentDiscountAndTaxLabels(header),
       ...presentEditable(edit),
