@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   "resource_missing",
   "invalid_json",
   "request_too_large",
+  "malformed_request",
   "validation_failed",
   "invalid_query_parameter",
   "invalid_cursor",

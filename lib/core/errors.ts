@@ -146,6 +146,10 @@ export const errors = {
       cause,
     }),
   requestTooLarge: (maxBytes: number) => invalid(413, "request_too_large", `The request body exceeds ${Math.round(maxBytes / 1024 / 1024)} MB.`),
+  /** 431: the request's headers together are over the front's limit (before any route is matched). */
+  headersTooLarge: (maxBytes: number) => invalid(431, "request_too_large", `The request's headers exceed ${Math.round(maxBytes / 1024)} KB together.`),
+  /** 400: not a well-formed HTTP request (its request line or a header), refused before any route is matched. */
+  malformedRequest: (message: string) => invalid(400, "malformed_request", message),
   // Tasks and reminders (spec part 2, section 4.6).
   taskConflict: (current: number) =>
     invalid(409, "task_conflict", `The task has changed: its current version is ${current}. Fetch it again and retry with that version.`, {

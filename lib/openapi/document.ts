@@ -2,7 +2,9 @@ import * as z from "zod";
 import { errorBody } from "../schemas/common.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../routes/index.js";
 import { describeErrorResponse, errorCodesOf, errorTypeOf } from "./errors.js";
+import type { ErrorCode } from "../core/error-codes.js";
 import { errorExample, exampleOf, parameterExample } from "./examples.js";
+import { HEADER_PARAMETERS } from "./header-parameters.js";
 
 /**
  * Builds the OpenAPI 3.1 document from the route table and its zod schemas: nothing about
@@ -95,39 +97,6 @@ function errorSchema(status: number, codes: readonly string[]): JsonSchema {
     ],
   };
 }
-
-/** Header parameters the routes share (components.parameters), by the route fact they document. */
-const HEADER_PARAMETERS: Record<string, JsonSchema> = {
-  IdempotencyKey: {
-    name: "Idempotency-Key",
-    in: "header",
-    required: false,
-    description:
-      "1 to 255 visible ASCII characters (else 400 `invalid_idempotency_key`). A retry with the same key and body within 300 s replays the original response with `Idempotent-Replayed: true`; the same key with other data is 409 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_in_progress` (retry shortly with the same key).",
-    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
-    example: "order-7781-create-1",
-  },
-  IfMatch: {
-    name: "If-Match",
-    in: "header",
-    required: false,
-    description:
-      "The record's current revision: its `ETag` (quoted, or `W/` weak) or the bare `revision` (a list: any of them). The write happens only while the record is still at that revision, else 409 `mobile_mutation_conflict` and nothing changes; `*` or blank means any revision. A value that names no revision (however long or malformed) is that 409 too.",
-    schema: { type: "string" },
-    example: '"est_0mf3k2q1a9c4e1b2d3f4a5b6"',
-  },
-};
-HEADER_PARAMETERS.IdempotencyKeyRequired = {
-  ...HEADER_PARAMETERS.IdempotencyKey,
-  required: true,
-  description: `Required on this operation (else 400 \`idempotency_key_required\`). ${HEADER_PARAMETERS.IdempotencyKey!.description}`,
-};
-HEADER_PARAMETERS.IfMatchRequired = {
-  ...HEADER_PARAMETERS.IfMatch,
-  required: true,
-  description:
-    "Required on this operation: the record's current revision, its `ETag` (quoted, or `W/` weak) or the bare `revision`. Missing, blank or `*` is 428; another revision is 409 `mobile_mutation_conflict`.",
-};
 
 function parameters(route: RouteDefinition, components: Record<string, JsonSchema>): JsonSchema[] {
   const list: JsonSchema[] = [];
@@ -318,9 +287,29 @@ Each operation names the API key **scopes** it needs (403 \`insufficient_scope\`
 
 Rules every write shares: in an optional field, blank text (\`""\` or only whitespace) is the same as \`null\` and clears the field (a required text field refuses it); a record's GET body is accepted by its PATCH or PUT and changes nothing: the fields the service controls, which the update schemas leave out, may be sent back as read (with another value they are refused), and a write that changes nothing writes nothing; dates are real calendar dates from \`0001-01-01\`. A user assigned to a location sees and acts on documents and stock at that location only: others are 404 \`resource_missing\`, a body naming another location 422 on that field (stock transfers are account-wide).
 
-An unknown path is 404 \`route_not_found\`; a known path with a method it lacks is 405 \`method_not_allowed\` with \`Allow\` (see \`x-unmatched-responses\`).
+An unknown path is 404 \`route_not_found\`; a known path with a method it lacks is 405 \`method_not_allowed\` with \`Allow\`; a request that is not well-formed HTTP is 400 \`malformed_request\`, and one whose headers are over 16 KB together 431 \`request_too_large\` (see \`x-unmatched-responses\`).
 
 \`GET ${API_PREFIX}\` links this document and its HTML rendering.`;
+
+/** Answers to requests that match no operation: status, component name, code, description, extra headers. */
+const UNMATCHED: readonly (readonly [number, string, ErrorCode, string, readonly string[]])[] = [
+  [
+    400,
+    "MalformedRequest",
+    "malformed_request",
+    "Not well-formed HTTP (an unknown or lower-case method, a path or header byte HTTP does not allow, a malformed header): 400 `malformed_request`.",
+    [],
+  ],
+  [404, "RouteNotFound", "route_not_found", "No operation has this path: 404 `route_not_found`.", []],
+  [
+    405,
+    "MethodNotAllowed",
+    "method_not_allowed",
+    "The path exists, but not with this method: 405 `method_not_allowed`; `Allow` lists the path's methods.",
+    ["Allow"],
+  ],
+  [431, "HeadersTooLarge", "request_too_large", "The request's headers together are over 16 KB: 431 `request_too_large`.", []],
+];
 
 /** Tag descriptions of the known endpoint groups (other groups are listed by name). */
 const GROUP_DESCRIPTIONS: Record<string, string> = {
@@ -388,18 +377,14 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
     paths[route.path]![route.method.toLowerCase()] = { operationId, summary, description, tags, ...parameters, ...rest, responses };
   }
 
-  const unmatched = {
-    RouteNotFound: {
-      description: "No operation has this path: 404 `route_not_found`.",
-      headers: headersOf(COMMON_HEADERS, usedHeaders),
-      content: { "application/json": { schema: errorSchema(404, ["route_not_found"]), example: errorExample(404, ["route_not_found"]) } },
-    },
-    MethodNotAllowed: {
-      description: "The path exists, but not with this method: 405 `method_not_allowed`; `Allow` lists the path's methods.",
-      headers: headersOf([...COMMON_HEADERS, "Allow"], usedHeaders),
-      content: { "application/json": { schema: errorSchema(405, ["method_not_allowed"]), example: errorExample(405, ["method_not_allowed"]) } },
-    },
-  };
+  // What a request that matches no operation gets, by status (the document's `x-unmatched-responses`).
+  const unmatched: Record<string, JsonSchema> = {};
+  const unmatchedByStatus: Record<number, JsonSchema> = {};
+  for (const [status, name, code, description, extra] of UNMATCHED) {
+    const content = { "application/json": { schema: errorSchema(status, [code]), example: errorExample(status, [code]) } };
+    unmatched[name] = { description, headers: headersOf([...COMMON_HEADERS, ...extra], usedHeaders), content };
+    unmatchedByStatus[status] = ref("responses", name);
+  }
 
   const groups = [...new Set(routes.map((route) => route.group))];
   // biome-ignore lint/suspicious/noExplicitAny: a JSON document assembled by path (its shape is checked by the OpenAPI validator test)
@@ -410,8 +395,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES
     security: [{ apiKey: [] }],
     tags: groups.map((name) => ({ name, description: GROUP_DESCRIPTIONS[name] ?? name })),
     paths,
-    // What a request that matches no operation gets, by status.
-    "x-unmatched-responses": { 404: ref("responses", "RouteNotFound"), 405: ref("responses", "MethodNotAllowed") },
+    "x-unmatched-responses": unmatchedByStatus,
     components: {
       securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key: isk_live_ followed by 40 letters and digits." } },
       headers: Object.fromEntries(Object.entries(HEADERS).filter(([name]) => usedHeaders.has(name))),

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isUtf8 } from "node:buffer";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type ApiError, errors } from "../../lib/core/errors.js";
 import { matchRoute, noStoreAtPath, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
@@ -19,6 +20,13 @@ import { startWorkerPool, type WorkerPool } from "./worker-pool.js";
  */
 /** The API's documented request body limit (API Gateway's own is 10 MB). */
 const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A request target that is not a path (nor an absolute URL). */
+class MalformedTarget extends Error {
+  constructor() {
+    super("malformed request target");
+  }
+}
 
 /** A request body over the API's documented limit (1 MB), read to its end. */
 class BodyTooLarge extends Error {
@@ -46,6 +54,19 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * The request target as a URL: origin-form (`/api/v3/items`, `//api/v3/items` keeps its double
+ * slash) or absolute-form (`http://host/api/v3/items`); undefined when it is neither.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  const text = target ?? "/";
+  try {
+    return text.startsWith("/") ? new URL(`http://127.0.0.1${text}`) : new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** matchRoute, where a path that is not valid percent-encoding matches no route. */
 function matchPath(method: string, path: string): ReturnType<typeof matchRoute> {
   try {
@@ -58,7 +79,8 @@ function matchPath(method: string, path: string): ReturnType<typeof matchRoute> 
 
 /** Builds the payload 2.0 event API Gateway would send for this request. */
 export function toHttpEvent(request: IncomingMessage, body: Buffer, requestId: string = randomUUID()): { event: HttpEvent; group: EndpointGroup } {
-  const url = new URL(request.url ?? "/", "http://127.0.0.1");
+  const url = requestUrl(request.url);
+  if (!url) throw new MalformedTarget();
   const method = (request.method ?? "GET").toUpperCase();
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -125,12 +147,7 @@ function sendError(response: ServerResponse, error: ApiError, requestId: string,
  * where the path's routes declare `noStore` (under /tasks), as the document promises.
  */
 function sendTooLarge(request: IncomingMessage, response: ServerResponse, requestId: string): void {
-  let path: string | undefined;
-  try {
-    path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
-  } catch {
-    path = undefined; // no URL at all: no route, no path rules
-  }
+  const path = requestUrl(request.url)?.pathname; // no URL at all: no route, no path rules
   const matched = path === undefined ? undefined : matchPath((request.method ?? "GET").toUpperCase(), path);
   const noStore = matched ? matched.route.noStore === true : path !== undefined && noStoreAtPath(path);
   sendError(response, errors.requestTooLarge(MAX_BODY_BYTES), requestId, {
@@ -179,6 +196,10 @@ async function serve(
       await health(response, dynamo, options.tableName, options.healthTimeoutMs);
       return;
     }
+    if (!requestUrl(request.url)) {
+      sendError(response, errors.malformedRequest("The request target is not a path."), requestId, unattributedRateLimitHeaders());
+      return;
+    }
     const { event, group } = toHttpEvent(request, body, requestId);
     const result = pool ? await pool.invoke(group, event, requestId) : await invokeHandler(group, event, requestId);
     if (response.headersSent) return;
@@ -188,6 +209,65 @@ async function serve(
     // What the API answers when the integration itself fails: the error shape, no internals.
     process.stderr.write(`local server: ${request.method} ${request.url}: ${(error as Error)?.stack ?? String(error)}\n`);
     sendError(response, errors.internal(error), requestId);
+  }
+}
+
+/** The size of all headers Node's parser takes (its `--max-http-header-size`, 16 KB by default). */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * What Node's HTTP parser refuses before there is a request (an unknown or lower-case method,
+ * a byte HTTP does not allow in the path or a header, a malformed header, headers over 16 KB):
+ * the API's error shape with the headers every response carries, instead of Node's bare 400 or
+ * 431, then the connection closes (the rest of the stream cannot be trusted).
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // A request that was too slow to arrive: Node's own answer (408) stands.
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n");
+    return;
+  }
+  const answer =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? errors.headersTooLarge(MAX_HEADER_BYTES)
+      : errors.malformedRequest(`The request is not well-formed HTTP (${malformedPart(error.code)}).`);
+  const text = JSON.stringify(answer.toBody());
+  const headers = {
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(text)),
+    "X-Request-Id": randomUUID(),
+    ...unattributedRateLimitHeaders(),
+    Connection: "close",
+  };
+  const reason = answer.statusCode === 431 ? "Request Header Fields Too Large" : "Bad Request";
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
+  socket.end(`HTTP/1.1 ${answer.statusCode} ${reason}\r\n${head}\r\n${text}`);
+}
+
+/** Which part of the request Node's parser refused, from its error code. */
+function malformedPart(code: string | undefined): string {
+  switch (code) {
+    case "HPE_INVALID_METHOD":
+      return "an unknown method; methods are upper case";
+    case "HPE_INVALID_URL":
+      return "a character the request path may not hold; percent-encode it";
+    case "HPE_INVALID_HEADER_TOKEN":
+    case "HPE_INVALID_CHARACTER":
+      return "a header name or value with a character HTTP does not allow";
+    case "HPE_INVALID_CONTENT_LENGTH":
+    case "HPE_UNEXPECTED_CONTENT_LENGTH":
+      return "an invalid Content-Length";
+    case "HPE_INVALID_TRANSFER_ENCODING":
+    case "HPE_INVALID_CHUNK_SIZE":
+      return "an invalid Transfer-Encoding or chunk";
+    default:
+      return "its request line or headers";
   }
 }
 
@@ -230,6 +310,13 @@ export async function startApiServer(port: number, options: ApiServerOptions = {
     });
   });
   server.keepAliveTimeout = 5000;
+  // Every header counts (the 16 KB size limit bounds them): past Node's default of 2,000 the
+  // rest, an Authorization header too, would be dropped without a word.
+  server.maxHeadersCount = 0;
+  server.on("clientError", answerClientError);
+  server.on("checkExpectation", (_request: IncomingMessage, response: ServerResponse) => {
+    sendError(response, errors.malformedRequest("Expect takes only 100-continue."), randomUUID(), { ...unattributedRateLimitHeaders(), Connection: "close" });
+  });
   server.on("close", () => {
     client?.destroy();
     void pool?.close();

@@ -273,19 +273,80 @@ describe("the local server (in-process, real HTTP)", () => {
     await stillServes();
   });
 
-  it("answers a request it cannot even turn into an event with 500 internal_error in the error shape, nothing internal", async () => {
-    // `//[` is no URL at all: building the API Gateway event throws.
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(server.address() as { port: number }, () => socket.end("GET //[ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
-      let text = "";
-      socket.on("data", (chunk) => (text += String(chunk)));
-      socket.on("end", () => resolve(text));
+  /** Sends `text` as is on a new connection and returns everything the server writes back. */
+  function rawRequest(text: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const socket = connect(server.address() as { port: number }, () => socket.write(text));
+      let answer = "";
+      socket.on("data", (chunk) => (answer += String(chunk)));
+      socket.on("end", () => resolve(answer));
       socket.on("error", reject);
     });
-    expect(raw).toMatch(/^HTTP\/1\.1 500 /);
-    const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4)) as unknown;
-    expect(body).toEqual({ error: { type: "api_error", code: "internal_error", message: "An internal error occurred. Retry later." } });
+  }
+
+  /** The status and the error body of a raw answer (which must carry the headers every response does). */
+  function errorOf(raw: string): { status: number; error: Record<string, unknown> } {
+    const [head = "", body = ""] = raw.split("\r\n\r\n");
+    expect(head).toMatch(/\r\nContent-Type: application\/json/i);
+    for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) expect(head).toMatch(new RegExp(`\r\n${name}: `, "i"));
+    const json = body.startsWith("{") ? body : body.slice(body.indexOf("\r\n") + 2, body.lastIndexOf("}") + 1); // chunked
+    return { status: Number(head.split(" ")[1]), error: (JSON.parse(json) as { error: Record<string, unknown> }).error };
+  }
+
+  it("answers a path that is no URL (//[, //api/...) with 404 route_not_found naming it as sent, and a target that is not a path with 400 malformed_request", async () => {
+    for (const path of ["//[", "//api/v3/customers"]) {
+      const { status, error } = errorOf(await rawRequest(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
+      expect(status, path).toBe(404);
+      expect(error).toEqual({ type: "invalid_request_error", code: "route_not_found", message: `Unrecognized request: GET ${path}.` });
+    }
+    for (const target of ["*", "http://["]) {
+      const { status, error } = errorOf(await rawRequest(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
+      expect(status, target).toBe(400);
+      expect(error).toMatchObject({ code: "malformed_request" });
+    }
     await stillServes();
+  });
+
+  it("answers what Node's HTTP parser refuses in the error shape with the usual headers (400 malformed_request, 431 for headers over 16 KB), writing nothing", async () => {
+    const account = await newAccount();
+    const auth = `Authorization: Bearer ${account.ownerKey}\r\n`;
+    const cases: [string, number, string][] = [
+      [`FOO /api/v3/locations HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, 400, "malformed_request"],
+      [`get /api/v3/locations HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, 400, "malformed_request"],
+      [`GET /api/v3/locations/\u00e9 HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, 400, "malformed_request"],
+      [
+        `POST /api/v3/locations HTTP/1.1\r\nHost: x\r\n${auth}Idempotency-Key: a\x7fb\r\nContent-Type: application/json\r\nContent-Length: 31\r\n\r\n{"name":"Raw","short_name":"R"}`,
+        400,
+        "malformed_request",
+      ],
+      [
+        `POST /api/v3/locations HTTP/1.1\r\nHost: x\r\n${auth}Expect: foo\r\nContent-Type: application/json\r\nContent-Length: 31\r\n\r\n{"name":"Raw","short_name":"R"}`,
+        400,
+        "malformed_request",
+      ],
+      [
+        `POST /api/v3/locations HTTP/1.1\r\nHost: x\r\n${auth}X-Big: ${"a".repeat(20_000)}\r\nContent-Type: application/json\r\nContent-Length: 31\r\n\r\n{"name":"Raw","short_name":"R"}`,
+        431,
+        "request_too_large",
+      ],
+    ];
+    for (const [text, expectedStatus, code] of cases) {
+      const { status, error } = errorOf(await rawRequest(text));
+      expect(status, text.slice(0, 40)).toBe(expectedStatus);
+      expect(error).toMatchObject({ type: "invalid_request_error", code, message: expect.any(String) });
+    }
+    const listed = await fetch(`${url}/api/v3/locations`, { headers: { authorization: `Bearer ${account.ownerKey}` } });
+    expect(((await listed.json()) as { data: { name: string }[] }).data.map((location) => location.name)).not.toContain("Raw");
+    await stillServes();
+  });
+
+  it("reads every header, however many (an Authorization after 2,100 others still authenticates)", async () => {
+    const account = await newAccount();
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < 2100; i++) headers[`x-h${i}`] = "1";
+    headers.authorization = `Bearer ${account.ownerKey}`;
+    const response = await fetch(`${url}/api/v3/locations`, { headers });
+    expect(response.status, await response.clone().text()).toBe(200);
   });
 
   it("answers a body over 1 MB with 413 request_too_large (with the headers every response carries), accepts exactly 1 MB, and keeps serving", async () => {

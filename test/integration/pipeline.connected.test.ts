@@ -123,16 +123,23 @@ describe("JSON bodies (architecture 1 gotchas, 4: invalid_json)", () => {
     }
   });
 
-  it("a body sent with Content-Type text/plain is 400 invalid_json (never 415)", async () => {
+  it("a body sent with a content type that is not JSON (text/plain, application/jsonx) is 400 invalid_json saying to send JSON (never 415)", async () => {
     const account = await newAccount();
-    const response = await api()
-      .withKey(account.ownerKey)
-      .post("/locations", undefined, {
-        raw: JSON.stringify({ name: "Plain", short_name: "P" }),
-        headers: { "content-type": "text/plain" },
-        idempotencyKey: idempotencyKey(),
-      });
-    expectError(response, 400, "invalid_json");
+    for (const type of ["text/plain", "application/jsonx"]) {
+      const response = await api()
+        .withKey(account.ownerKey)
+        .post("/locations", undefined, {
+          raw: JSON.stringify({ name: "Plain", short_name: "P" }),
+          headers: { "content-type": type },
+          idempotencyKey: idempotencyKey(),
+        });
+      expectError(response, 400, "invalid_json");
+      expect(response.body.error.message, type).toBe("Send the request body as JSON with Content-Type: application/json.");
+    }
+    // A JSON media type whose body is not JSON: the body is the problem.
+    const broken = await api().withKey(account.ownerKey).post("/locations", undefined, { raw: "{nope", idempotencyKey: idempotencyKey() });
+    expectError(broken, 400, "invalid_json");
+    expect(broken.body.error.message).toBe("The request body is not valid JSON.");
     expect(await locationCount(account.ownerKey)).toBe(0);
   });
 

@@ -207,7 +207,7 @@ describe("offline: OpenAPI document", () => {
 
   it("answers every code of the catalogue (lib/core/error-codes.ts) on some route, but the two for unknown paths and methods", () => {
     const answered = new Set(ROUTES.flatMap((route) => [...errorCodesOf(route).values()].flat()));
-    expect(ERROR_CODES.filter((code) => !answered.has(code))).toEqual(["route_not_found", "method_not_allowed"]);
+    expect(ERROR_CODES.filter((code) => !answered.has(code))).toEqual(["route_not_found", "method_not_allowed", "malformed_request"]);
   });
 
   it("derives the generic codes from the route's shape", () => {
@@ -343,14 +343,16 @@ describe("offline: OpenAPI document", () => {
     expect(schemas.ContactUpdate!.properties.account_record_ids).toMatchObject({ uniqueItems: true });
   });
 
-  it("documents unknown routes once: 404 route_not_found and 405 method_not_allowed with Allow", () => {
+  it("documents unmatched requests once: 404 route_not_found, 405 method_not_allowed with Allow, 400 malformed_request, 431 request_too_large", () => {
     const doc = document() as unknown as { info: { description: string }; components: { responses: Record<string, any> } };
-    expect(doc.info.description).toContain("route_not_found");
-    expect(doc.info.description).toContain("method_not_allowed");
+    for (const code of ["route_not_found", "method_not_allowed", "malformed_request", "431 `request_too_large`"]) expect(doc.info.description).toContain(code);
     expect(Object.keys(doc.components.responses.MethodNotAllowed.headers)).toContain("Allow");
+    expect(Object.keys(doc.components.responses.MalformedRequest.headers)).toContain("X-Request-Id");
     expect((doc as unknown as Record<string, unknown>)["x-unmatched-responses"]).toEqual({
+      400: { $ref: "#/components/responses/MalformedRequest" },
       404: { $ref: "#/components/responses/RouteNotFound" },
       405: { $ref: "#/components/responses/MethodNotAllowed" },
+      431: { $ref: "#/components/responses/HeadersTooLarge" },
     });
   });
 });

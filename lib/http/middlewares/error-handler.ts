@@ -59,7 +59,9 @@ function toApiError(request: PipelineRequest): ApiError {
   const status = (error as { statusCode?: number } | null)?.statusCode;
   if (status === 415) {
     const contentType = request.event.headers?.["content-type"];
-    return contentType && /json/i.test(contentType)
+    // A JSON media type as Middy's parser reads one (application/json, application/*+json): the
+    // body itself was not JSON. Anything else (application/jsonx, text/plain) was not sent as JSON.
+    return contentType && /^application\/(.+\+)?json($|;.+)/.test(contentType)
       ? errors.invalidJson()
       : errors.invalidJson("Send the request body as JSON with Content-Type: application/json.");
   }
