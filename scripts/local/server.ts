@@ -196,16 +196,16 @@ async function serve(
       await health(response, dynamo, options.tableName, options.healthTimeoutMs);
       return;
     }
-    if (!requestUrl(request.url)) {
-      sendError(response, errors.malformedRequest("The request target is not a path."), requestId, unattributedRateLimitHeaders());
-      return;
-    }
     const { event, group } = toHttpEvent(request, body, requestId);
     const result = pool ? await pool.invoke(group, event, requestId) : await invokeHandler(group, event, requestId);
     if (response.headersSent) return;
     response.writeHead(result.statusCode, result.headers);
     response.end(result.body ?? "");
   } catch (error) {
+    if (error instanceof MalformedTarget) {
+      sendError(response, errors.malformedRequest("The request target is not a path."), requestId, unattributedRateLimitHeaders());
+      return;
+    }
     // What the API answers when the integration itself fails: the error shape, no internals.
     process.stderr.write(`local server: ${request.method} ${request.url}: ${(error as Error)?.stack ?? String(error)}\n`);
     sendError(response, errors.internal(error), requestId);
