@@ -31,7 +31,10 @@ const commonWritable = lazy(() => ({
   office_email: text255(),
   office_phone: text255(),
   office_fax: text255(),
-  url: blankAsNull(z.url({ protocol: /^https?$/, hostname: z.regexes.domain }).max(255)).meta({ description: "http(s) URL, max 255" }),
+  // Any valid http(s) URL (spec 2.6: "valid URL"): a single-label host, an IP address and a port too.
+  url: blankAsNull(z.url({ protocol: /^https?$/ }).max(255)).meta({
+    description: "A valid http(s) URL (any host: a name, localhost, an IP address; a port), max 255",
+  }),
   billing_address_1: text255(),
   billing_address_2: text255(),
   billing_city: text255(),

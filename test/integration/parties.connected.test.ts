@@ -202,6 +202,7 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
       expectValidation(await post({ name: "ok", billing_city: "c".repeat(256) }), "billing_city");
       expectValidation(await post({ name: "ok", url: "not a url" }), "url");
       expectValidation(await post({ name: "ok", url: "ftp://x.com" }), "url");
+      expectValidation(await post({ name: "ok", url: "https://" }), "url");
       for (const bad of [0, 1.5, "x", -3]) {
         expectValidation(await post({ name: "ok", billing_region_id: bad }), "billing_region_id");
       }
@@ -237,6 +238,9 @@ describe.each(KINDS)("$path", ({ kind, path }) => {
       expect(ok.customer_number).toBe(1);
       expect(ok.url).toBe("https://example.com");
       await create(client, path, { name: "plain http", url: "http://example.com/path?q=1" });
+      // Any valid http(s) URL is taken (spec 2.6, "valid URL"): a single-label host, an IP address with a port.
+      for (const url of ["http://127.0.0.1:8080/x", "https://localhost", "http://[::1]:3000/"])
+        expect((await create(client, path, { name: "any host", url })).url).toBe(url);
       await create(client, path, { name: "region", billing_region_id: 1, tax_rate1: 0, tax_rate2: 7.5 });
       if (kind !== "supplier") expect((await create(client, path, { name: "vat", vat_number: "v".repeat(24) })).vat_number).toBe("v".repeat(24));
       if (kind === "prospect") {
