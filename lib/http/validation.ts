@@ -78,7 +78,7 @@ function distinctIssues(error: z.ZodError): z.core.$ZodIssue[] {
       continue;
     }
     const key = `${issue.code}\u0000${jsonPath(issue.path)}`;
-    const bound = (issue: z.core.$ZodIssue) => Number(issue.code === "too_big" ? issue.maximum : (issue as { minimum: unknown }).minimum);
+    const bound = (candidate: z.core.$ZodIssue) => Number(candidate.code === "too_big" ? candidate.maximum : (candidate as { minimum: unknown }).minimum);
     const seen = bounds.get(key);
     if (seen === undefined) {
       bounds.set(key, out.length);

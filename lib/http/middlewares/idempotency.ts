@@ -87,11 +87,11 @@ export function idempotency(): PipelineMiddleware {
 
 /**
  * Refusals that store nothing, like those made before the handler ran: a missing permission
- * (403) and a failed precondition (a stale `If-Match`, 409; a missing one, 428). The route wrote
- * nothing, and the retry that corrects them (once the permission is granted, or with the current
- * revision) runs rather than replaying the refusal.
+ * (403) and a failed precondition (a stale `If-Match`, 409; a missing one is 428 at validation,
+ * before any claim). The route wrote nothing, and the retry that corrects them (once the
+ * permission is granted, or with the current revision) runs rather than replaying the refusal.
  */
-const STORES_NOTHING: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["permission_denied", "mobile_mutation_conflict", "estimate_revision_required"]);
+const STORES_NOTHING: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["permission_denied", "mobile_mutation_conflict"]);
 
 /**
  * The endpoint path a key is isolated by (spec part 1, section 8): the route's path with its
