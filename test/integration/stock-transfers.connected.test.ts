@@ -153,6 +153,45 @@ describe("connected: stock transfers", () => {
     expect(created.body.lines[1]).toMatchObject({ item_variation_location_id: row.item_variation_location_id, variation: "Size: M", quantity: 2 });
   });
 
+  it("a unique item in transit is its one unit: adding another is 422; the transfer still receives, or deletes in every state, past one transaction too", async () => {
+    const w = await world();
+    const third = (await w.client.post("/locations", { name: "East", short_name: "East" }, { idempotencyKey: idempotencyKey() })).body.id as string;
+    const meter = await stockedItem(w, 1, { inventory_type: "unique", serial_number: `SN-${randomUUID().slice(0, 8)}` });
+    const moving = (await transfer(w, [{ item_id: meter.id, quantity: 1 }])).body;
+    expect((await w.client.post(`/stock-transfers/${moving.id}/send`, {})).status).toBe(200);
+    const second = await w.client.post(`/items/${meter.id}/adjustments`, { location_id: third, quantity: 1 });
+    expectValidation(second, "quantity", "unique_item");
+    expect(await at(w, meter.id, third)).toEqual({ onHand: 0, inTransit: 0 });
+    expect(await at(w, meter.id, w.destination)).toEqual({ onHand: 0, inTransit: 1 });
+    const received = await w.client.post(`/stock-transfers/${moving.id}/receive`, {});
+    expect(received.status, received.text).toBe(200);
+    expect(await at(w, meter.id, w.destination)).toEqual({ onHand: 1, inTransit: 0 });
+
+    // More lines than one transaction takes (a stock hold, checked change by change): a send,
+    // and a delete in transit and once transferred, never count the unit twice.
+    const fillers = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const item = (await w.client.post("/items", { name: `Filler ${randomUUID().slice(0, 8)}` })).body;
+        expect((await w.client.post(`/items/${item.id}/adjustments`, { location_id: w.destination, quantity: 5 })).status).toBe(201);
+        return item;
+      }),
+    );
+    const lines = [{ item_id: meter.id, quantity: 1 }, ...fillers.map((f) => ({ item_id: f.id, quantity: 2 }))];
+    for (const receivedFirst of [false, true]) {
+      const t = await w.client.post("/stock-transfers", { origin_location_id: w.destination, destination_location_id: third, lines });
+      expect(t.status, t.text).toBe(201);
+      const sent = await w.client.post(`/stock-transfers/${t.body.id}/send`, {});
+      expect(sent.status, sent.text).toBe(200);
+      expect(await at(w, meter.id, third)).toEqual({ onHand: 0, inTransit: 1 });
+      if (receivedFirst) expect((await w.client.post(`/stock-transfers/${t.body.id}/receive`, {})).status).toBe(200);
+      const removed = await w.client.request("DELETE", `/stock-transfers/${t.body.id}`);
+      expect(removed.status, removed.text).toBe(200);
+      expect(await at(w, meter.id, w.destination)).toEqual({ onHand: 1, inTransit: 0 });
+      expect(await at(w, meter.id, third)).toEqual({ onHand: 0, inTransit: 0 });
+      expect(await at(w, fillers[0]!.id, w.destination)).toEqual({ onHand: 5, inTransit: 0 });
+    }
+  });
+
   it("a send that would take origin stock below zero is 422 naming the line, and changes nothing", async () => {
     const w = await world();
     const a = await stockedItem(w, 5);

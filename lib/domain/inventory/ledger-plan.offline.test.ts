@@ -336,6 +336,20 @@ describe("planLedgerWrite: rules", () => {
     });
   });
 
+  it("counts a unique item's unit in transit: another unit on hand is refused; the transfer's receipt and its reversal are not", () => {
+    const id = randomUUID();
+    const travelling = row(id, "v", L2, 1, { inTransit: 1 });
+    const unique = itemWithRows(id, [travelling], { inventoryType: "unique" });
+    expect(ruleError(() => plan({ items: [unique], rows: [travelling], changes: [change(id, "v", L3, { onHand: 1 })] }))).toMatchObject({
+      rule: "unique_quantity",
+      changeIndex: 0,
+    });
+    const received = plan({ items: [unique], rows: [travelling], changes: [change(id, "v", L2, { inTransit: -1, onHand: 1 })] });
+    expect(received.items[0]!.stock[L2]).toEqual(balances({ onHand: 1 }));
+    const reversed = plan({ items: [unique], rows: [travelling], changes: [change(id, "v", L2, { inTransit: -1 }), change(id, "v", L1, { onHand: 1 })] });
+    expect(reversed.items[0]!.stock).toEqual({ [L1]: balances({ onHand: 1 }), [L2]: balances() });
+  });
+
   it("counts a unique item in whole units, and un-sells a sold one whose unit comes back on hand", () => {
     const id = randomUUID();
     expect(ruleError(() => plan({ items: [item(id, { inventoryType: "unique" })], changes: [change(id, "v", L1, { onHand: 0.5 })] }))).toMatchObject({

@@ -18,7 +18,10 @@ import {
 import { itemStock, pendingJournalsOf, pendingOf, rowBalances, withoutEntry, type LedgerSource, type StockChange } from "./stock-changes.js";
 
 /** The rule of a unique item's stock (`unique_quantity`). */
-const UNIQUE_UNITS = "A unique item is counted in whole units: at most one unit on hand.";
+const UNIQUE_UNITS = "A unique item is counted in whole units: at most one unit, on hand or in transit.";
+
+/** A unique item's units in some balances: on hand and in transit (a unit on its way between locations still exists). */
+const unitsIn = (balances: Balances): number => addQuantities(balances.onHand, balances.inTransit);
 
 /**
  * The ledger's pure planning (architecture section 5): current state + changes -> what one
@@ -190,8 +193,8 @@ export function planLedgerWrite(given: PlanInput): LedgerWrite {
       });
     }
     if (item.inventoryType === "unique" && input.enforceUnique !== false && !input.fold) {
-      const total = addQuantities(sumBalances(Object.values(stock)).onHand, input.heldUnits?.get(itemId) ?? 0);
-      // One unit, counted whole: 0 or 1 on hand (a half serial number is no stock at all).
+      const total = addQuantities(unitsIn(sumBalances(Object.values(stock))), input.heldUnits?.get(itemId) ?? 0);
+      // One unit, counted whole: 0 or 1, on hand or in transit (a half serial number is no stock at all).
       if (total > 1 || !Number.isInteger(total)) {
         const index = input.changes.findIndex((c) => c.itemId === itemId);
         throw new StockRuleError(index, "unique_quantity", UNIQUE_UNITS);
@@ -271,7 +274,8 @@ export function planHold(input: PlanInput): LedgerWrite {
   // changes may span several chunks, and each chunk is judged on top of the ones before it.
   const ownPending = (row: StockRowItem | undefined): Balances => applyDeltas({ ...ZERO_BALANCES }, (row && pendingOf(row)[input.journalId]) ?? {});
   const added = new Map<string, number>(); // unique items: units this hold adds
-  const unitsHeldBefore = (itemId: string) => addQuantities(0, ...[...input.rows.values()].filter((r) => r.itemId === itemId).map((r) => ownPending(r).onHand));
+  const unitsHeldBefore = (itemId: string) =>
+    addQuantities(0, ...[...input.rows.values()].filter((r) => r.itemId === itemId).map((r) => unitsIn(ownPending(r))));
   input.changes.forEach((change, index) => {
     const item = checkedItem(change, index, input.items);
     const key = rowKeyOf(change);
@@ -292,8 +296,11 @@ export function planHold(input: PlanInput): LedgerWrite {
       if (to < 0) throw belowZero(index, field, to, reserved[field]);
     }
     if (item.inventoryType === "unique" && input.enforceUnique !== false) {
-      added.set(change.itemId, addQuantities(added.get(change.itemId) ?? unitsHeldBefore(change.itemId), change.deltas.onHand ?? 0));
-      const total = addQuantities(sumBalances(Object.values(itemStock(item))).onHand, input.heldUnits?.get(change.itemId) ?? 0, added.get(change.itemId));
+      added.set(
+        change.itemId,
+        addQuantities(added.get(change.itemId) ?? unitsHeldBefore(change.itemId), change.deltas.onHand ?? 0, change.deltas.inTransit ?? 0),
+      );
+      const total = addQuantities(unitsIn(sumBalances(Object.values(itemStock(item)))), input.heldUnits?.get(change.itemId) ?? 0, added.get(change.itemId));
       if (total > 1 || !Number.isInteger(total)) throw new StockRuleError(index, "unique_quantity", UNIQUE_UNITS);
     }
   });

@@ -27,6 +27,18 @@ describe("offline: stock-changes", () => {
     expect(merged).toEqual([change("a", { onHand: 1.5 })]);
   });
 
+  it("counts the units a live hold adds to a unique item by its net on hand and in transit: a transfer's send or a move adds none", () => {
+    const rowAt = (locationId: string, pending: Record<string, Record<string, number>>) =>
+      ({ itemId: "unique", variationId: "v", locationId, onHand: 0, reserved: 0, incoming: 0, inTransit: 0, pending }) as unknown as StockRowItem;
+    const items = new Map([["unique", { inventoryType: "unique" as const }]]);
+    const send = [rowAt("origin", { send: { onHand: -1 } }), rowAt("destination", { send: { inTransit: 1 } })];
+    expect(reservationsOf(send, items, new Set(["send"])).heldUnits.size).toBe(0);
+    const move = [rowAt("origin", { move: { onHand: -1 } }), rowAt("destination", { move: { onHand: 1 } })];
+    expect(reservationsOf(move, items, new Set(["move"])).heldUnits.size).toBe(0);
+    const receipt = [rowAt("origin", { receipt: { onHand: 1 } })];
+    expect([...reservationsOf(receipt, items, new Set(["receipt"])).heldUnits]).toEqual([["unique", 1]]);
+  });
+
   it("sums what live holds reserve on each row", () => {
     const row = {
       itemId: "item",

@@ -78,17 +78,23 @@ export function reservationsOf(
 ): { reserved: Map<string, Balances>; heldUnits: Map<string, number> } {
   const reserved = new Map<string, Balances>();
   const heldUnits = new Map<string, number>();
+  // A hold's units of a unique item: its net on-hand and in-transit deltas over the item's rows
+  // (a transfer's send or receive only moves a unit, and adds none).
+  const unitsByHold = new Map<string, { itemId: string; units: number }>();
   for (const row of rows) {
     for (const [journalId, deltas] of Object.entries(pendingOf(row))) {
       if (!live.has(journalId)) continue;
       const sum = { ...(reserved.get(rowKeyOf(row)) ?? ZERO_BALANCES) };
       for (const field of BALANCE_FIELDS) if ((deltas[field] ?? 0) < 0) sum[field] = addQuantities(sum[field], deltas[field]);
       reserved.set(rowKeyOf(row), sum);
-      if (items.get(row.itemId)?.inventoryType === "unique" && (deltas.onHand ?? 0) > 0) {
-        heldUnits.set(row.itemId, addQuantities(heldUnits.get(row.itemId) ?? 0, deltas.onHand));
+      if (items.get(row.itemId)?.inventoryType === "unique") {
+        const key = `${journalId}#${row.itemId}`;
+        const units = addQuantities(unitsByHold.get(key)?.units ?? 0, deltas.onHand ?? 0, deltas.inTransit ?? 0);
+        unitsByHold.set(key, { itemId: row.itemId, units });
       }
     }
   }
+  for (const { itemId, units } of unitsByHold.values()) if (units > 0) heldUnits.set(itemId, addQuantities(heldUnits.get(itemId) ?? 0, units));
   return { reserved, heldUnits };
 }
 

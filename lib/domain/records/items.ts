@@ -386,7 +386,7 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
       if (error.rule === "unknown_item") throw errors.resourceMissing("item", itemId);
       const [code, message]: [DetailCode, string] =
         error.rule === "unique_quantity"
-          ? ["unique_item", "a unique item is counted in whole units: at most one unit on hand."]
+          ? ["unique_item", "a unique item is counted in whole units: at most one unit, on hand or in transit."]
           : error.rule === "no_effect"
             ? ["no_effect", "the adjustment would not move the stock."]
             : ["insufficient_stock", "the adjustment would take on-hand stock below zero."];

@@ -116,8 +116,11 @@ export function changesOf(header: DocumentItem, lines: readonly TransferLine[], 
     const q = sign * line.quantity;
     if (q === 0) continue;
     if (effect === "send") {
-      out.push({ itemId: line.itemId, variationId: line.variationId, locationId: header.originLocationId!, deltas: { onHand: -q } });
-      out.push({ itemId: line.itemId, variationId: line.variationId, locationId: header.destinationLocationId!, deltas: { inTransit: q } });
+      const origin = { itemId: line.itemId, variationId: line.variationId, locationId: header.originLocationId!, deltas: { onHand: -q } };
+      const destination = { itemId: line.itemId, variationId: line.variationId, locationId: header.destinationLocationId!, deltas: { inTransit: q } };
+      // The decrease first, in both directions: no change in between counts a unit twice (a
+      // unique item is one unit, on hand or in transit, checked after each change of a long write).
+      out.push(...(sign === 1 ? [origin, destination] : [destination, origin]));
     } else {
       out.push({ itemId: line.itemId, variationId: line.variationId, locationId: header.destinationLocationId!, deltas: { inTransit: -q, onHand: q } });
     }
