@@ -62,6 +62,12 @@ export async function readDocumentPayment(accountId: string, documentId: string,
   return data ?? undefined;
 }
 
+/** Every payment of a document (strongly consistent), in ONE Query of its partition's payments. */
+export async function readDocumentPayments(accountId: string, documentId: string): Promise<DocumentPaymentItem[]> {
+  const { data } = await db().entities.documentPayment.query.primary({ accountId, documentId }).go({ pages: "all", consistent: true });
+  return data as DocumentPaymentItem[];
+}
+
 /** Several headers, ONE BatchGetItem per 100 (missing ones are absent), in the order asked. */
 export async function readDocumentHeaders(accountId: string, documentIds: readonly string[]): Promise<DocumentItem[]> {
   const ids = [...new Set(documentIds)];

@@ -1,8 +1,8 @@
 /** What a document has been paid and still owes, from its header: pure. */
 import { Decimal } from "../../core/decimal.js";
 import { errors } from "../../core/errors.js";
-import type { DocumentItem } from "../../db/service.js";
-import { MINOR_UNITS_PER_UNIT, money, moneyFromMinor } from "../common/money.js";
+import type { DocumentItem, DocumentPaymentItem } from "../../db/service.js";
+import { MINOR_UNITS_PER_UNIT, minorOf, money, moneyFromMinor } from "../common/money.js";
 
 /** `amount_due` of a header: total - amount paid. */
 export const amountDue = (header: Pick<DocumentItem, "total" | "amountPaidMinor">): string =>
@@ -17,6 +17,21 @@ export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentD
   if (due.lte(0) && !new Decimal(next.total).isZero()) next.dateFullyPaid = header.dateFullyPaid ?? paymentDate;
   else delete next.dateFullyPaid;
   return next;
+}
+
+/**
+ * Whether deleting a payment of `amountMinor` leaves nothing due on a document that still owes
+ * something (only a refund's deletion can): its `date_fully_paid` then comes from the payments
+ * that remain (`latestPaymentDate`), not from the deleted refund.
+ */
+export const deletionCompletesPayment = (header: Pick<DocumentItem, "total" | "amountPaidMinor">, amountMinor: number): boolean =>
+  header.amountPaidMinor < minorOf(header.total) && header.amountPaidMinor - amountMinor === minorOf(header.total);
+
+/** The latest payment date among payments (YYYY-MM-DD compares as text); undefined when none has one. */
+export function latestPaymentDate(payments: readonly Pick<DocumentPaymentItem, "paymentDate">[]): string | undefined {
+  let latest: string | undefined;
+  for (const { paymentDate } of payments) if (paymentDate && (latest === undefined || paymentDate > latest)) latest = paymentDate;
+  return latest;
 }
 
 /**

@@ -1,12 +1,12 @@
 import { laterUpdatedAt } from "../../core/clock.js";
-import { amountDue, amountPaid, withAmountPaid } from "./amounts.js";
+import { amountDue, amountPaid, deletionCompletesPayment, latestPaymentDate, withAmountPaid } from "./amounts.js";
 import { localToday, requireDocumentPermission } from "./rules.js";
 import { randomUUID } from "node:crypto";
 import type { Permission, Principal } from "../../auth/permissions.js";
 import { errors, type ErrorCode } from "../../core/errors.js";
 import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentWrite, readDocumentPayment } from "../../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentWrite, readDocumentPayment, readDocumentPayments } from "../../db/documents.js";
 import type { DocumentKind } from "../../db/entities/document.js";
 import { RETRY, type AttemptContext } from "../../db/retry.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../db/service.js";
@@ -180,16 +180,21 @@ export async function deletePayment(
       ]);
       // An unknown payment is 404 whatever the If-Match.
       if (!payment) throw errors.resourceMissing("payment", paymentId);
-      return { header, payment };
+      // A refund's deletion that leaves nothing due: fully paid as of the payments that remain
+      // (one more Query, only then; the write is conditioned on the header read above).
+      const remaining = deletionCompletesPayment(header, payment.amountMinor)
+        ? (await readDocumentPayments(principal.accountId, documentId)).filter((other) => other.paymentId !== paymentId)
+        : [];
+      return { header, payment, fullyPaidOn: latestPaymentDate(remaining) ?? payment.paymentDate ?? header.dateFullyPaid ?? "" };
     },
-    async ({ header, payment }, turns) => {
+    async ({ header, payment, fullyPaidOn }, turns) => {
       assertWithinBounds(policy, header, -payment.amountMinor, "delete");
       const cancellation = await writePaymentChange(
         policy,
         header,
         {
           deltaMinor: -payment.amountMinor,
-          paymentDate: payment.paymentDate ?? header.dateFullyPaid ?? "",
+          paymentDate: fullyPaidOn,
           paymentCount: Math.max(0, header.paymentCount - 1),
           payment: (tx) =>
             tx.add(
