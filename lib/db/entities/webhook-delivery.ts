@@ -23,6 +23,8 @@ export const webhookDeliveryEntity = () =>
       error: { type: "string" },
       durationMs: { type: "number", required: true },
       nextAttemptAt: { type: "string" },
+      /** When the message was made (its retry is dropped if the endpoint was enabled again since). */
+      messageCreatedAt: { type: "string" },
       createdAt: { type: "string", required: true, readOnly: true },
       ...EXPIRY,
     },

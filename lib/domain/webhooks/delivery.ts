@@ -24,9 +24,9 @@ import {
   expiryOfDay,
   isSuccess,
   planAfterAttempt,
-  messageResource,
-  receives,
+  droppedByEndpoint,
   signingSecrets,
+  TEST_TYPE,
   type AttemptPlan,
 } from "./model.js";
 
@@ -44,8 +44,6 @@ export interface WebhookMessage {
   createdAt?: string;
 }
 
-const TEST_TYPE = "webhook.test";
-
 /** How late a retry may run after its planned time (queue delays) and still find the attempt that planned it. */
 const PLANNED_ATTEMPT_SLACK_SECONDS = 3_600;
 
@@ -60,9 +58,8 @@ const PLANNED_ATTEMPT_SLACK_SECONDS = 3_600;
 async function dropReason(message: WebhookMessage, endpoint: WebhookEndpointItem | undefined): Promise<string | undefined> {
   if (!endpoint) return "endpoint deleted";
   if (message.type === TEST_TYPE) return undefined;
-  if (endpoint.status !== "enabled") return "endpoint disabled";
-  if (message.createdAt && endpoint.enabledAt && message.createdAt < endpoint.enabledAt) return "endpoint disabled since the message was made";
-  if (!receives(endpoint, messageResource(message.type))) return "endpoint no longer selects the message's resource";
+  const dropped = droppedByEndpoint(endpoint, message.type, message.createdAt);
+  if (dropped) return dropped;
   if (!accessRevoked(viewerOf(await readUser(endpoint.accountId, endpoint.userId)), endpoint)) return undefined;
   await disableRevokedEndpoint({ accountId: endpoint.accountId, endpointId: endpoint.endpointId });
   return "endpoint user lost access";
@@ -118,6 +115,7 @@ export async function attemptDelivery(message: WebhookMessage, attempt: number):
       error: outcome.error ?? undefined,
       durationMs: outcome.durationMs,
       nextAttemptAt: plan.kind === "retry" ? new Date(now.getTime() + plan.delaySeconds * 1000).toISOString() : undefined,
+      messageCreatedAt: message.createdAt,
       createdAt: now.toISOString(),
       expiresAt: expiryOfDay(day),
     },

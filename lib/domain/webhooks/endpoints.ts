@@ -22,7 +22,7 @@ import { SYNC_RESOURCES, type SyncResource } from "../../sync/classify.js";
 import { newWebhookSecret, randomMessageId } from "../../webhooks/signing.js";
 import { maySync, requireSyncAccess, seesAccountWide } from "../sync/access.js";
 import { readUser } from "../../db/auth-store.js";
-import { viewerOf } from "./model.js";
+import { plannedAttemptOf, viewerOf } from "./model.js";
 import { enqueueWebhookMessages } from "./queue.js";
 import {
   MAX_ENDPOINTS,
@@ -303,7 +303,8 @@ export interface WebhookDeliveryResource {
   created_at: string;
 }
 
-export function presentDelivery(delivery: WebhookDeliveryItem): WebhookDeliveryResource {
+/** A delivery attempt as the API shows it (`next_attempt_at`: `plannedAttemptOf`). */
+export function presentDelivery(delivery: WebhookDeliveryItem, endpoint: WebhookEndpointItem, now: string): WebhookDeliveryResource {
   return {
     id: delivery.deliveryId,
     object: "webhook_delivery",
@@ -314,7 +315,7 @@ export function presentDelivery(delivery: WebhookDeliveryItem): WebhookDeliveryR
     response_status: delivery.responseStatus ?? null,
     error: delivery.error ?? null,
     duration_ms: delivery.durationMs,
-    next_attempt_at: delivery.nextAttemptAt ?? null,
+    next_attempt_at: plannedAttemptOf(delivery, endpoint, now),
     created_at: delivery.createdAt,
   };
 }
@@ -325,8 +326,14 @@ export function presentDelivery(delivery: WebhookDeliveryItem): WebhookDeliveryR
  */
 export async function listDeliveries(principal: Principal, endpointId: string, url: string, page: PageRequest): Promise<ListEnvelope<WebhookDeliveryResource>> {
   const key = { accountId: principal.accountId, endpointId };
-  await readEndpoint(principal, endpointId);
-  const fromDay = firstKeptDay(currentTime());
+  const endpoint = await readEndpoint(principal, endpointId);
+  const now = currentTime();
+  const fromDay = firstKeptDay(now);
   const [total, deliveries] = await Promise.all([countDeliveries(key, fromDay), queryDeliveries(key, fromDay, (page.page - 1) * page.limit, page.limit)]);
-  return listEnvelope(url, page, total, deliveries.map(presentDelivery));
+  return listEnvelope(
+    url,
+    page,
+    total,
+    deliveries.map((delivery) => presentDelivery(delivery, endpoint, now.toISOString())),
+  );
 }

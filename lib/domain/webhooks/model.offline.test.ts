@@ -11,6 +11,7 @@ import {
   firstKeptDay,
   isSuccess,
   planAfterAttempt,
+  plannedAttemptOf,
   presentEndpoint,
   receives,
   signingSecrets,
@@ -157,6 +158,26 @@ describe("webhook messages and attempts", () => {
     expect(planAfterAttempt(false, 7, schedule)).toEqual({ kind: "retry", delaySeconds: 36000 });
     expect(planAfterAttempt(false, 8, schedule)).toEqual({ kind: "exhausted" });
     expect([199, 200, 204, 299, 300, 500, null].map(isSuccess)).toEqual([false, true, true, true, false, false, false]);
+  });
+
+  it("an attempt shows its planned retry until the endpoint says the retry will be dropped, test messages aside", () => {
+    const at = "2026-11-27T09:00:00.000Z";
+    const now = "2026-11-27T09:03:00.000Z";
+    const failed = { eventType: "item.upsert", createdAt: at, nextAttemptAt: "2026-11-27T09:05:00.000Z" };
+    expect(plannedAttemptOf(failed, endpoint, now)).toBe("2026-11-27T09:05:00.000Z");
+    expect(plannedAttemptOf({ ...failed, nextAttemptAt: undefined }, endpoint, now)).toBeNull();
+    expect(plannedAttemptOf(failed, { ...endpoint, status: "disabled" }, now)).toBeNull();
+    // Disabled and enabled again after the attempt: its message is dropped all the same.
+    expect(plannedAttemptOf(failed, { ...endpoint, enabledAt: "2026-11-27T09:01:00.000Z" }, now)).toBeNull();
+    expect(plannedAttemptOf(failed, { ...endpoint, enabledAt: "2026-11-27T08:59:00.000Z" }, now)).toBe(failed.nextAttemptAt);
+    // An attempt under way while the endpoint was disabled and enabled again ends after it: its message's time decides.
+    const late = { ...failed, createdAt: "2026-11-27T09:02:00.000Z", messageCreatedAt: at };
+    expect(plannedAttemptOf(late, { ...endpoint, enabledAt: "2026-11-27T09:01:00.000Z" }, now)).toBeNull();
+    expect(plannedAttemptOf(failed, { ...endpoint, resources: ["invoice"] }, now)).toBeNull();
+    // A test message goes even to a disabled endpoint.
+    expect(plannedAttemptOf({ ...failed, eventType: "webhook.test" }, { ...endpoint, status: "disabled" }, now)).toBe(failed.nextAttemptAt);
+    // A planned time already past is history: that retry ran (or was dropped and cleared when it came).
+    expect(plannedAttemptOf(failed, { ...endpoint, status: "disabled" }, "2026-11-27T09:06:00.000Z")).toBe(failed.nextAttemptAt);
   });
 
   it("keeps deliveries 30 UTC days, today included", () => {

@@ -133,9 +133,48 @@ export function changeMessageBody(change: MarkerChange): { type: string; body: s
 /** The sync resource a change message's `type` (`<resource>.<operation>`) names. */
 export const messageResource = (type: string): string => type.slice(0, type.lastIndexOf("."));
 
+/** The type of a test message (`POST .../test`): it goes even to a disabled endpoint, and never counts as failing. */
+export const TEST_TYPE = "webhook.test";
+
+/**
+ * Why a message made at `madeAt` (or an attempt made then) would be dropped at its next attempt,
+ * read from the endpoint alone, or undefined when it would be attempted: the endpoint is disabled,
+ * was disabled and enabled again since then, or no longer selects the message's resource. (A user
+ * who lost access is found when the attempt reads the user, and disables the endpoint.)
+ */
+export function droppedByEndpoint(
+  endpoint: Pick<EndpointState, "status" | "resources"> & { enabledAt?: string },
+  type: string,
+  madeAt: string | undefined,
+): string | undefined {
+  if (type === TEST_TYPE) return undefined;
+  if (endpoint.status !== "enabled") return "endpoint disabled";
+  if (madeAt && endpoint.enabledAt && madeAt < endpoint.enabledAt) return "endpoint disabled since the message was made";
+  if (!receives(endpoint, messageResource(type))) return "endpoint no longer selects the message's resource";
+  return undefined;
+}
+
+/**
+ * The `next_attempt_at` a delivery attempt shows at `now`: the retry it planned, or null once the
+ * endpoint says that retry will be dropped (`droppedByEndpoint`) while its time is still to come.
+ * A planned time already past stays as recorded: that retry ran (a later attempt), or was dropped
+ * and its time cleared when it came.
+ */
+export function plannedAttemptOf(
+  attempt: { eventType: string; createdAt: string; messageCreatedAt?: string; nextAttemptAt?: string },
+  endpoint: Pick<EndpointState, "status" | "resources"> & { enabledAt?: string },
+  now: string,
+): string | null {
+  if (!attempt.nextAttemptAt) return null;
+  if (attempt.nextAttemptAt <= now) return attempt.nextAttemptAt;
+  // The message's own time when recorded (an attempt under way while the endpoint was disabled and enabled again ends after it).
+  const madeAt = attempt.messageCreatedAt ?? attempt.createdAt;
+  return droppedByEndpoint(endpoint, attempt.eventType, madeAt) === undefined ? attempt.nextAttemptAt : null;
+}
+
 /** The body of a `webhook.test` message. */
 export function testMessageBody(endpointId: string, at: Date): { type: string; body: string } {
-  const type = "webhook.test";
+  const type = TEST_TYPE;
   return { type, body: JSON.stringify({ type, timestamp: at.toISOString(), data: { object: "webhook_endpoint", id: endpointId } }) };
 }
 
