@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type ApiError, errors } from "../../lib/core/errors.js";
 import { matchRoute, noStoreAtPath, routeKey, type EndpointGroup } from "../../lib/routes/index.js";
+import { MAX_BODY_BYTES } from "../../lib/http/middlewares/json-body.js";
 import { unattributedRateLimitHeaders } from "../../lib/http/middlewares/rate-limit.js";
 import type { HttpEvent } from "../../lib/http/types.js";
 import { tableName } from "../../lib/db/table.js";
@@ -18,8 +19,14 @@ import { startWorkerPool, type WorkerPool } from "./worker-pool.js";
  * request is answered in the API's error shape; the process keeps serving. It also answers
  * `GET /health` itself.
  */
-/** The API's documented request body limit (API Gateway's own is 10 MB). */
-const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * The most body a deployed function can receive: a synchronous Lambda invocation carries at most
+ * 6 MB (API Gateway's own limit is 10 MB). A larger body never reaches a handler there (AWS
+ * answers in its own shape); here it is 413 `request_too_large` before any route, in the API's
+ * shape. Within it, the body goes to the handler, whose pipeline applies the API's 1 MB limit
+ * after authentication, as deployed (`lib/http/middlewares/json-body.ts`).
+ */
+const MAX_INVOCATION_BODY_BYTES = 6 * 1024 * 1024;
 
 /** A request target that is not a path (nor an absolute URL). */
 class MalformedTarget extends Error {
@@ -28,7 +35,7 @@ class MalformedTarget extends Error {
   }
 }
 
-/** A request body over the API's documented limit (1 MB), read to its end. */
+/** A request body over what an invocation carries (6 MB), read to its end. */
 class BodyTooLarge extends Error {
   constructor() {
     super("body too large");
@@ -36,7 +43,7 @@ class BodyTooLarge extends Error {
 }
 
 /**
- * Reads the body. One over 1 MB is still read to its end (what is past 1 MB is discarded, so
+ * Reads the body. One over 6 MB is still read to its end (what is past 6 MB is discarded, so
  * memory stays bounded) before the 413 is sent: a client that sends its whole body before it
  * reads the answer (most do) then gets the 413, never a connection reset, whatever the size.
  * Node's `requestTimeout` (300 s) bounds a body that never ends.
@@ -44,13 +51,13 @@ class BodyTooLarge extends Error {
 async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  // No GET or DELETE route takes a body: read and dropped, whatever its size (as the handlers do).
+  // No GET or DELETE route takes a body: read and dropped (as the handlers do), within the invocation's limit.
   const ignored = request.method === "GET" || request.method === "HEAD" || request.method === "DELETE";
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size <= MAX_BODY_BYTES && !ignored) chunks.push(chunk as Buffer);
+    if (size <= MAX_INVOCATION_BODY_BYTES && !ignored) chunks.push(chunk as Buffer);
   }
-  if (size > MAX_BODY_BYTES && !ignored) throw new BodyTooLarge();
+  if (size > MAX_INVOCATION_BODY_BYTES) throw new BodyTooLarge();
   return Buffer.concat(chunks);
 }
 
@@ -82,10 +89,11 @@ export function toHttpEvent(request: IncomingMessage, body: Buffer, requestId: s
   const url = requestUrl(request.url);
   if (!url) throw new MalformedTarget();
   const method = (request.method ?? "GET").toUpperCase();
+  // A header given more than once is joined with commas, as API Gateway does (Node's `headers`
+  // would keep only the first Authorization, and join others with ", ").
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(",") : value;
+  for (const [name, values] of Object.entries(request.headersDistinct)) {
+    if (values !== undefined) headers[name.toLowerCase()] = values.join(",");
   }
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
@@ -150,6 +158,7 @@ function sendTooLarge(request: IncomingMessage, response: ServerResponse, reques
   const path = requestUrl(request.url)?.pathname; // no URL at all: no route, no path rules
   const matched = path === undefined ? undefined : matchPath((request.method ?? "GET").toUpperCase(), path);
   const noStore = matched ? matched.route.noStore === true : path !== undefined && noStoreAtPath(path);
+  // The message names the API's limit (1 MB), which such a body exceeds too.
   sendError(response, errors.requestTooLarge(MAX_BODY_BYTES), requestId, {
     ...unattributedRateLimitHeaders(),
     ...(noStore ? { "Cache-Control": "no-store" } : {}),
