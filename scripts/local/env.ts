@@ -3,11 +3,14 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { LOCAL_TABLE_NAME } from "../../lib/db/table.js";
 
+/** The data directory when DATA_DIR is not set. */
+export const DEFAULT_DATA_DIR = ".local/dynamodb";
+
 /** The local stack's environment (architecture section 7), with its defaults. */
 export const localEnv = {
   port: () => Number.parseInt(process.env.PORT ?? "3000", 10),
   dynamoPort: () => Number.parseInt(process.env.DYNAMODB_PORT ?? "8000", 10),
-  dataDir: () => process.env.DATA_DIR ?? ".local/dynamodb",
+  dataDir: () => process.env.DATA_DIR ?? DEFAULT_DATA_DIR,
   seed: () => process.env.SEED ?? "demo",
   tableName: () => process.env.TABLE_NAME ?? LOCAL_TABLE_NAME,
   rateLimitPerMinute: () => process.env.RATE_LIMIT_PER_MINUTE ?? "1200",

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { apiProcesses, localEnv, applyLocalEnvironment } from "./env.js";
+import { apiProcesses, DEFAULT_DATA_DIR, localEnv, applyLocalEnvironment } from "./env.js";
 import { checkConfig } from "../../lib/core/config.js";
 import { portProblem, startDynamoLocal, type DynamoLocal } from "./dynamodb.js";
 import { acquireDataDirLock, type DataDirLockInfo } from "./data-dir-lock.js";
@@ -100,12 +100,22 @@ function lockDataDir(port: number, dynamoPort: number): void {
 }
 
 /**
- * Where the keys printed at first start are saved: next to the data directory
- * (`.local/keys.txt` for the default `.local/dynamodb`). Nothing is saved with DATA_DIR=memory.
+ * Where the keys printed at first start are saved: next to the data directory, one file per
+ * data directory (`.local/keys.txt` for the default `.local/dynamodb`, `.local/other.keys.txt`
+ * for `.local/other`), so a second stack never overwrites the first one's. Nothing is saved with
+ * DATA_DIR=memory.
  */
 export function keysFile(): string | undefined {
   const dataDir = localEnv.dataDir();
-  return dataDir === "memory" ? undefined : join(dirname(resolve(dataDir)), "keys.txt");
+  if (dataDir === "memory") return undefined;
+  const resolved = resolve(dataDir);
+  return resolved === resolve(DEFAULT_DATA_DIR) ? join(dirname(resolved), "keys.txt") : `${resolved}.keys.txt`;
+}
+
+/** What the admin CLI needs set to reach this stack's data (nothing for the default DATA_DIR). */
+function adminPrefix(): string {
+  const dataDir = localEnv.dataDir();
+  return resolve(dataDir) === resolve(DEFAULT_DATA_DIR) ? "" : `DATA_DIR=${dataDir} `;
 }
 
 function saveKeys(path: string, demo: { account_id: string; user_id: string; api_key: string; staff_user_id: string; staff_api_key: string }): void {
@@ -117,7 +127,7 @@ function saveKeys(path: string, demo: { account_id: string; user_id: string; api
     `Demo API key: ${demo.api_key}`,
     `Staff API key (sees only its own records; user ${demo.staff_user_id}): ${demo.staff_api_key}`,
     "# Lost a key? Create a new one (with the stack running):",
-    `#   npm run -s admin -- key create --user ${demo.user_id} --name "New key" --json`,
+    `#   ${adminPrefix()}npm run -s admin -- key create --user ${demo.user_id} --name "New key" --json`,
     "",
   ].join("\n");
   writeFileSync(path, text, { mode: 0o600 });
@@ -190,7 +200,9 @@ async function main(): Promise<void> {
     const path = keysFile();
     if (path) {
       saveKeys(path, demo);
-      console.log(`Keys saved to ${relative(process.cwd(), path) || path} (mode 600); lost one? npm run -s admin -- key create --user ${demo.user_id} --json`);
+      console.log(
+        `Keys saved to ${relative(process.cwd(), path) || path} (mode 600); lost one? ${adminPrefix()}npm run -s admin -- key create --user ${demo.user_id} --json`,
+      );
     } else {
       // Nothing on disk tells the admin CLI where this stack's DynamoDB is: the command says it.
       const reach = external ? `DYNAMODB_ENDPOINT=${external}` : `DYNAMODB_PORT=${dynamoPort}`;

@@ -65,7 +65,8 @@ describe("npm start", () => {
     async () => {
       const dynamoPort = await freePort();
       const dataDir = join(scratch, "persisted", "dynamodb");
-      const keysFile = join(scratch, "persisted", "keys.txt");
+      // One keys file per data directory (the default .local/dynamodb's is .local/keys.txt).
+      const keysFile = `${dataDir}.keys.txt`;
       const env = { PORT: String(await freePort()), DYNAMODB_PORT: String(dynamoPort), DATA_DIR: dataDir };
       const first = await startLocalStack(env);
       expect(first.apiKey).toMatch(/^isk_live_[0-9A-Za-z]{40}$/);
@@ -89,9 +90,10 @@ describe("npm start", () => {
       const saved = readFileSync(keysFile, "utf8");
       expect(saved).toContain(first.apiKey);
       expect(saved).toContain(first.staffKey);
-      expect(saved).toMatch(/npm run -s admin -- key create --user [0-9a-f-]{36}/);
+      // The recovery command reaches this data directory's stack as written.
+      expect(saved).toContain(`#   DATA_DIR=${dataDir} npm run -s admin -- key create --user `);
       if (process.platform !== "win32") expect(statSync(keysFile).mode & 0o777).toBe(0o600);
-      expect(first.output()).toContain("keys.txt (mode 600)");
+      expect(first.output()).toContain(`dynamodb.keys.txt (mode 600); lost one? DATA_DIR=${dataDir} npm run -s admin -- key create --user `);
 
       const health = await fetch(`${first.url}/health`);
       expect(health.status).toBe(200);
