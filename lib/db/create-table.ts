@@ -2,12 +2,25 @@ import {
   CreateTableCommand,
   UpdateTableCommand,
   DescribeTableCommand,
+  ListTablesCommand,
   ResourceInUseException,
   UpdateTimeToLiveCommand,
   type CreateTableCommandInput,
   type DynamoDBClient,
 } from "@aws-sdk/client-dynamodb";
 import { GLOBAL_INDEXES, TABLE_KEYS, projectionOf, type GlobalIndexDefinition } from "./table.js";
+
+/** Whether `name` exists on the DynamoDB `client` talks to; undefined when it does not, with the tables that do (at most 100). */
+export async function missingTable(client: DynamoDBClient, name: string): Promise<{ others: string[] } | undefined> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: name }));
+    return undefined;
+  } catch (error) {
+    if ((error as { name?: string }).name !== "ResourceNotFoundException") throw error;
+  }
+  const listed = await client.send(new ListTablesCommand({ Limit: 100 }));
+  return { others: listed.TableNames ?? [] };
+}
 
 /**
  * Creates the table from the shared definition (the same one the CDK stack deploys) when it

@@ -13,10 +13,12 @@ import { PERMISSIONS, PERMISSION_DESCRIPTIONS, SCOPES, SCOPE_DESCRIPTIONS, USER_
  * - With --json it prints exactly one JSON object on stdout: the result, `{"help": ...}` for
  *   --help, or `{"error": {"code", "message"}}` with a non-zero exit code (2 for argument
  *   errors, 1 otherwise).
- * - It talks to DYNAMODB_ENDPOINT, else to a DynamoDB on DYNAMODB_PORT when it is set and
- *   answers, else to the DynamoDB of the local stack that has DATA_DIR open (its lock, see
- *   `data-dir-lock.ts`), else to one on DYNAMODB_PORT (8000); with none of these it starts
- *   DynamoDB Local on DATA_DIR, under the same lock, for the duration of the command. It never
+ * - It talks to DYNAMODB_ENDPOINT, else to the DynamoDB on DYNAMODB_PORT when it is set (none
+ *   answering there is `database_unavailable`), else to the DynamoDB of the local stack that has
+ *   DATA_DIR open (its lock, see `data-dir-lock.ts`), else to one on port 8000; with none of
+ *   these it starts DynamoDB Local on DATA_DIR, under the same lock, for the duration of the
+ *   command (and makes the table there as npm start does). On a DynamoDB it did not start, the
+ *   table must exist (a TABLE_NAME other than the stack's is `database_unavailable`). It never
  *   opens a DATA_DIR another live process has locked. DYNAMODB_ENDPOINT=aws uses the real
  *   DynamoDB with the default AWS credentials.
  * - `scopes` and `permissions` describe what keys and users may do, without any database.
@@ -77,14 +79,14 @@ class Flags {
     return value.toLowerCase();
   }
 
+  /** A comma-separated list flag: "" is an empty list; an empty entry (`a,,b`, `a,`) is an argument error. */
   list(name: string): string[] | undefined {
     const value = this.values.get(name);
-    return value === undefined
-      ? undefined
-      : value
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean);
+    if (value === undefined) return undefined;
+    if (value.trim() === "") return [];
+    const entries = value.split(",").map((s) => s.trim());
+    if (entries.includes("")) throw new UsageError(`--${name} takes a comma-separated list without empty entries: ${value}.`);
+    return entries;
   }
 
   /** Runs one of the domain's own input checks now, as an argument error. */
@@ -530,8 +532,9 @@ function overview(): string {
     "  --help   show a command's options",
     "",
     "`npm run -s admin -- <command> --help` shows the command's options. It uses DYNAMODB_ENDPOINT,",
-    "else DYNAMODB_PORT when set, else the DynamoDB of the local stack running on DATA_DIR, else",
-    "DYNAMODB_PORT 8000, else starts DynamoDB Local on DATA_DIR (never while something else has it open).",
+    "else DYNAMODB_PORT when set (an error when nothing answers there), else the DynamoDB of the local",
+    "stack running on DATA_DIR, else port 8000, else starts DynamoDB Local on DATA_DIR (never while",
+    "something else has it open). On a DynamoDB it did not start, TABLE_NAME's table must exist.",
   ].join("\n");
 }
 
@@ -660,17 +663,22 @@ async function connect(): Promise<OwnDatabase | undefined> {
   }
   const portIsSet = process.env.DYNAMODB_PORT !== undefined;
   const port = localEnv.dynamoPort();
-  if (portIsSet && (await portAnswers(port))) {
+  const dataDir = localEnv.dataDir();
+  if (portIsSet) {
+    // The operator named a DynamoDB: never another one in its place (a stack that died would
+    // otherwise send the command to DATA_DIR's data without a word).
+    if (!(await portAnswers(port))) {
+      throw new DatabaseUnavailable(`No DynamoDB listens on DYNAMODB_PORT=${port}; start that stack, or leave DYNAMODB_PORT unset to use DATA_DIR ${dataDir}.`);
+    }
     applyLocalEnvironment(`http://127.0.0.1:${port}`, ADMIN_ENV);
     return undefined;
   }
-  const dataDir = localEnv.dataDir();
   const held = dataDir === "memory" ? undefined : liveDataDirLock(dataDir);
   if (held) {
     await useLockHolder(dataDir, held);
     return undefined;
   }
-  if (!portIsSet && (await portAnswers(port))) {
+  if (await portAnswers(port)) {
     applyLocalEnvironment(`http://127.0.0.1:${port}`, ADMIN_ENV);
     return undefined;
   }
@@ -838,17 +846,28 @@ export async function runAdminCli(args: readonly string[], io: AdminIo = PROCESS
   let local: OwnDatabase | undefined;
   try {
     local = await connect();
-    const { ensureTable } = await import("../../lib/db/create-table.js");
+    const { ensureTable, missingTable } = await import("../../lib/db/create-table.js");
     const { createDynamoClient } = await import("../../lib/db/client.js");
     const { tableName } = await import("../../lib/db/table.js");
     if (process.env.DYNAMODB_ENDPOINT) {
       const client = createDynamoClient();
+      let missing: { others: string[] } | undefined;
       try {
-        await ensureTable(client, tableName());
+        // Its own DynamoDB Local on DATA_DIR: the table is made as npm start makes it. Another's
+        // (a running stack, an endpoint): the table must be there; a TABLE_NAME that differs
+        // from the stack's would otherwise write where the API never reads.
+        if (local) await ensureTable(client, tableName());
+        else missing = await missingTable(client, tableName());
       } catch (error) {
         throw new DatabaseUnavailable(`DynamoDB at ${process.env.DYNAMODB_ENDPOINT} did not answer: ${(error as Error).message}`);
       } finally {
         client.destroy();
+      }
+      if (missing) {
+        const others = missing.others.length > 0 ? `it has ${missing.others.join(", ")}` : "it has no table";
+        throw new DatabaseUnavailable(
+          `DynamoDB at ${process.env.DYNAMODB_ENDPOINT} has no table ${tableName()} (${others}); set TABLE_NAME to the table the stack uses, or start the stack first (npm start makes its table).`,
+        );
       }
     }
     printResult(io, command, await action(admin), json);

@@ -298,6 +298,15 @@ describe("admin CLI: help and argument errors", () => {
         [wouldStart, ["key", "create", "--user", randomUUID(), "--expires-at", "2030-02-30T00:00:00Z", "--json"], /--expires-at must be an ISO 8601/],
         [wouldStart, ["key", "create", "--user", randomUUID(), "--expires-at", "2030-01-01T00:00:00", "--json"], /with its offset/],
         [wouldStart, ["user", "create", "--account", randomUUID(), "--name", "Bad", "--email", "notanemail", "--json"], /--email must be an email address/],
+        // A list with an empty entry is refused, not read without it.
+        [
+          wouldStart,
+          ["user", "create", "--account", randomUUID(), "--name", "Clerk", "--permissions", "inventory.list,", "--json"],
+          /--permissions .*without empty entries/,
+        ],
+        [wouldStart, ["key", "create", "--user", randomUUID(), "--scopes", "items:read,,items:write", "--json"], /--scopes .*without empty entries/],
+        // --name is optional on key create: given blank, it is blank, not missing.
+        [wouldStart, ["key", "create", "--user", randomUUID(), "--name", "", "--json"], /^--name must not be blank\.$/],
       ];
       const results = await Promise.all(cases.map(([env, args]) => cliWithEnv(env, ...args)));
       results.forEach((result, i) => {
@@ -322,6 +331,56 @@ describe("admin CLI: help and argument errors", () => {
       const listed = await cliWithEnv({ DATA_DIR: dataDir, SYNC_CURSOR_SECRET: undefined }, "account", "list", "--json");
       expect(listed.code, listed.stderr).toBe(0);
       expect(existsSync(dataDir)).toBe(false);
+    },
+    CLI_TIMEOUT,
+  );
+});
+
+describe("admin CLI: the database it talks to", () => {
+  const scratch = mkdtempSync(join(tmpdir(), "admin-cli-db-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it(
+    "DYNAMODB_PORT set with nothing there is database_unavailable naming it: never DATA_DIR's data instead",
+    async () => {
+      const port = await freePort();
+      const dataDir = join(scratch, "other-data");
+      const result = await cliWithEnv({ DYNAMODB_ENDPOINT: undefined, DYNAMODB_PORT: String(port), DATA_DIR: dataDir }, "account", "list", "--json");
+      expect(result.code).toBe(1);
+      expect(failed(result, "database_unavailable").error.message).toContain(`DYNAMODB_PORT=${port}`);
+      expect(existsSync(dataDir)).toBe(false);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "a TABLE_NAME the DynamoDB does not hold is database_unavailable naming the tables there, and no table is made",
+    async () => {
+      const missing = `no-such-table-${randomUUID().slice(0, 8)}`;
+      const result = await cliWithEnv({ TABLE_NAME: missing }, "account", "list", "--json");
+      expect(result.code).toBe(1);
+      const message = failed(result, "database_unavailable").error.message;
+      expect(message).toContain(`has no table ${missing}`);
+      expect(message).toContain(process.env.TABLE_NAME!);
+      const { ListTablesCommand } = await import("@aws-sdk/client-dynamodb");
+      const { createDynamoClient } = await import("../../lib/db/client.js");
+      const client = createDynamoClient();
+      try {
+        expect((await client.send(new ListTablesCommand({}))).TableNames).not.toContain(missing);
+      } finally {
+        client.destroy();
+      }
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    "stores a time zone with the zone database's casing, as the API does",
+    async () => {
+      const created = succeeded(await cli("account", "create", "--name", "Zones", "--time-zone", "america/new_york", "--json"));
+      expect((await readAccount(created.account_id))?.timeZone).toBe("America/New_York");
+      const updated = succeeded(await cli("account", "update", "--account", created.account_id, "--time-zone", "utc", "--json"));
+      expect(updated.time_zone).toBe("UTC");
     },
     CLI_TIMEOUT,
   );

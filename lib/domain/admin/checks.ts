@@ -3,7 +3,7 @@
  * permissions, scopes, names, locations and kit definitions. No database: each throws `AdminError`.
  */
 import { AdminError, KitDefinitionError } from "../../core/failures.js";
-import { isValidZone } from "../../core/time-zones.js";
+import { canonicalTimeZone, isValidZone } from "../../core/time-zones.js";
 import { locationCreateBody } from "../../schemas/locations.js";
 import { itemCreateBody } from "../../schemas/items.js";
 import { isPermission, isScope, PERMISSIONS, SCOPES } from "../../auth/permissions.js";
@@ -14,6 +14,12 @@ import { z } from "zod";
 
 export function checkTimeZone(zone: string | undefined): void {
   if (zone !== undefined && !isValidZone(zone)) throw new AdminError(`Unknown time zone: ${zone}.`);
+}
+
+/** A time zone as stored: checked, with the zone database's casing (`europe/london` -> `Europe/London`), as the API stores one. */
+export function storedTimeZone(zone: string | undefined): string | undefined {
+  checkTimeZone(zone);
+  return zone === undefined ? undefined : (canonicalTimeZone(zone) ?? zone);
 }
 
 /** ISO 4217 codes in use, as the runtime's Intl knows them. */
@@ -64,7 +70,7 @@ export function checkEmail(email: string | undefined): void {
 
 export function requireName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw new AdminError("--name is required.");
+  if (!trimmed) throw new AdminError("--name must not be blank.");
   if (trimmed.length > 255) throw new AdminError("--name must be at most 255 characters.");
   return trimmed;
 }

@@ -31,7 +31,7 @@ import {
   checkExpiresAt,
   checkPermissions,
   checkScopes,
-  checkTimeZone,
+  storedTimeZone,
   requireName,
 } from "./checks.js";
 
@@ -76,13 +76,13 @@ export interface CreatedAccount {
 /** Creates an account with an owner user and an all-scopes key for that owner. */
 export async function createAccount(input: { name: string; timeZone?: string; currency?: string }): Promise<CreatedAccount> {
   if (!input.name.trim()) throw new AdminError("--name is required.");
-  checkTimeZone(input.timeZone);
+  const timeZone = storedTimeZone(input.timeZone);
   checkCurrency(input.currency);
   const now = nowIso();
   const account: AccountItem = {
     accountId: randomUUID(),
     name: input.name.trim(),
-    timeZone: input.timeZone ?? "UTC",
+    timeZone: timeZone ?? "UTC",
     currency: input.currency ?? "USD",
     estimateExpiryDays: 30,
     packingListsEnabled: true,
@@ -116,8 +116,8 @@ export interface AccountSettingsInput {
   recordLimit?: number | null;
 }
 
-export async function updateAccount(accountId: string, input: AccountSettingsInput): Promise<AccountItem> {
-  checkTimeZone(input.timeZone);
+export async function updateAccount(accountId: string, settings: AccountSettingsInput): Promise<AccountItem> {
+  const input = { ...settings, timeZone: storedTimeZone(settings.timeZone) };
   if (
     input.estimateExpiryDays !== undefined &&
     (!Number.isInteger(input.estimateExpiryDays) || input.estimateExpiryDays < 0 || input.estimateExpiryDays > MAX_ESTIMATE_EXPIRY_DAYS)
@@ -178,7 +178,7 @@ export async function createUser(input: UserInput): Promise<{ user_id: string }>
   if (!input.name.trim()) throw new AdminError("--name is required.");
   checkEmail(input.email);
   checkPermissions(input.permissions ?? []);
-  checkTimeZone(input.timeZone);
+  const timeZone = storedTimeZone(input.timeZone);
   await checkLocation(input.accountId, input.locationId);
   const now = nowIso();
   const user: UserItem = {
@@ -190,7 +190,7 @@ export async function createUser(input: UserInput): Promise<{ user_id: string }>
     permissions: input.permissions && input.permissions.length > 0 ? input.permissions : undefined,
     assignedLocationId: input.locationId,
     status: "active",
-    timeZone: input.timeZone,
+    timeZone,
     createdAt: now,
     updatedAt: now,
   };
