@@ -61,15 +61,21 @@ export class TransactionBuilder {
     return this;
   }
 
-  /** @internal the touches not already written by another item of the transaction, while room is left. */
-  withItemTouches(): void {
-    if (this.touched.size === 0) return;
+  /**
+   * @internal the touches not already written by another item of the transaction, while room
+   * is left; returns the items left without one (no room), for `markReferencing`.
+   */
+  withItemTouches(): { accountId: string; itemId: string }[] {
+    const untouched: { accountId: string; itemId: string }[] = [];
+    if (this.touched.size === 0) return untouched;
     const written = new Set(this.entries.map((entry) => keyOf(entry.op)));
     for (const { accountId, itemId } of this.touched.values()) {
-      if (this.remaining <= 0) return;
       const op = this.entities.item.patch({ accountId, itemId }).add({ referenceTick: 1 }).commit();
-      if (!written.has(keyOf(op))) this.add(ITEM_TOUCH_LABEL, op, itemId);
+      if (written.has(keyOf(op))) continue;
+      if (this.remaining > 0) this.add(ITEM_TOUCH_LABEL, op, itemId);
+      else untouched.push({ accountId, itemId });
     }
+    return untouched;
   }
 
   get size(): number {
@@ -136,6 +142,41 @@ export class Cancellation {
   }
 }
 
+/**
+ * How long a reference mark (`markReferencing`) holds off an item's deletion: longer than any
+ * request runs (API Gateway gives an integration 29 s), so the write that set it has committed
+ * or given up by then.
+ */
+export const REFERENCING_LEASE_MS = 30_000;
+
+/**
+ * Marks items a document write starts referencing but cannot touch in its own transaction (no
+ * room: a document of about 95 distinct items or more), BEFORE that transaction: each moves its
+ * `referenceTick` and holds `referencingUntil` a lease ahead, on condition that it exists. A
+ * deletion that read the item before the mark fails its condition; one that reads it after
+ * waits for the lease or finds the write's reference intent. RETRY on a conflict; throws
+ * `ReferencedItemGoneError` naming the items deleted meanwhile.
+ */
+async function markReferencing(entities: TransactionEntities, items: readonly { accountId: string; itemId: string }[]): Promise<typeof RETRY | undefined> {
+  const until = Date.now() + REFERENCING_LEASE_MS;
+  for (let start = 0; start < items.length; start += MAX_TRANSACTION_ITEMS) {
+    const chunk = items.slice(start, start + MAX_TRANSACTION_ITEMS);
+    const ops = chunk.map(({ accountId, itemId }) =>
+      entities.item.patch({ accountId, itemId }).add({ referenceTick: 1 }).set({ referencingUntil: until }).commit(),
+    );
+    const result = await createWriteTransaction(constructedEntities() as Entities, () => ops as never).go();
+    if (!result.canceled) continue;
+    const codes = (result.data as { code: string }[]).map((entry) => entry.code);
+    const gone = chunk.filter((_, index) => codes[index] === "ConditionalCheckFailed").map((item) => item.itemId);
+    if (gone.length > 0) throw new ReferencedItemGoneError(gone);
+    if (codes.every((code) => code === "None" || TRANSIENT_CODES.has(code))) return RETRY;
+    throw new TransactionCanceledError(
+      codes.map((code, index) => ({ label: ITEM_TOUCH_LABEL, code, note: chunk[index]?.itemId })).filter((r) => r.code !== "None"),
+    );
+  }
+  return undefined;
+}
+
 /** Codes that say "try again": another transaction held the items, or DynamoDB throttled. */
 const TRANSIENT_CODES = new Set(["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"]);
 
@@ -161,7 +202,8 @@ export async function writeTransaction(
       const entities = db().entities as unknown as TransactionEntities;
       const tx = new TransactionBuilder(entities, MAX_TRANSACTION_ITEMS - outcomeItemCount);
       build(tx);
-      tx.withItemTouches();
+      const untouched = tx.withItemTouches();
+      if (untouched.length > 0 && (await markReferencing(entities, untouched)) === RETRY) return RETRY;
       const items = [...tx.items()];
       if (stored) {
         const writable = recordWritable(outcome!.completion!.context) as never;

@@ -47,7 +47,7 @@ export function changeOf(eventName: string | undefined, image: Record<string, un
  * references that keep an item from deletion): a change of nothing else is no change of the
  * item, for the feed and its webhooks.
  */
-const ITEM_BOOKKEEPING: ReadonlySet<string> = new Set(["documentCount", "referenceTick"]);
+const ITEM_BOOKKEEPING: ReadonlySet<string> = new Set(["documentCount", "referenceTick", "referencingUntil"]);
 
 /** Whether a stream record changes only an item's bookkeeping (`ITEM_BOOKKEEPING`). */
 export function onlyItemBookkeeping(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): boolean {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
+import { readItem } from "../../lib/db/items.js";
+import { inBatches } from "../support/batches.js";
+import { scaled } from "../support/timeouts.js";
 import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
@@ -148,6 +151,43 @@ describe("connected: deleting an item that documents reference", () => {
     }
     console.info(`item deletion races: ${JSON.stringify(outcomes)}`);
     expect(outcomes.deleted + outcomes.referenced).toBe(12);
+  });
+
+  it("a document of more distinct items than its transaction can touch marks the rest before it commits; a deletion of a marked item waits for the write, then finds its reference", async () => {
+    const w = await world();
+    const ids = await inBatches(110, (index) => newItem(w, `Wide ${index}`));
+    const estimate = await w.client.post("/estimates", { customer_id: w.customer.id, lines: ids.map((id) => ({ item_id: id, quantity: 1 })) });
+    expect(estimate.status, estimate.text).toBe(201);
+    const marked = (await Promise.all(ids.map((id) => readItem(w.account.accountId, id)))).filter((item) => (item?.referencingUntil ?? 0) > Date.now());
+    // The transaction held the header, its line pages and intent, and touches for the rest of its room.
+    expect(marked.length).toBeGreaterThan(0);
+    expect(marked.length).toBeLessThan(ids.length);
+    expectValidation(await w.client.request("DELETE", `/items/${marked[0]!.itemId}`), "document_count");
+
+    // A mark with no write committed yet (the write is between its mark and its transaction):
+    // the deletion waits, and the write that commits meanwhile holds the item.
+    const itemId = await newItem(w, "Marked");
+    await db()
+      .entities.item.patch({ accountId: w.account.accountId, itemId })
+      .set({ referencingUntil: Date.now() + scaled(3_000) })
+      .go();
+    const deletion = w.client.request("DELETE", `/items/${itemId}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const write = await w.client.post("/estimates", { customer_id: w.customer.id, lines: [{ item_id: itemId, quantity: 1 }] });
+    expect(write.status, write.text).toBe(201);
+    expectValidation(await deletion, "document_count");
+    expect((await w.client.get(`/items/${itemId}`)).status).toBe(200);
+
+    // A mark whose write never commits: the deletion goes through once the mark has run out.
+    const lone = await newItem(w, "Lone");
+    await db()
+      .entities.item.patch({ accountId: w.account.accountId, itemId: lone })
+      .set({ referencingUntil: Date.now() + 1_000 })
+      .go();
+    const startedAt = Date.now();
+    const deleted = await w.client.request("DELETE", `/items/${lone}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(900);
   });
 
   it("an adjustment that loses to the item's deletion is 404 resource_missing (as if sent after it), never a stock refusal", async () => {

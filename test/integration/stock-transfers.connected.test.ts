@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { inBatches } from "../support/batches.js";
 import { HOLD_LEASE_MS, holdStock, readHold } from "../../lib/domain/inventory/stock-holds.js";
 import { sweepExpiredHolds } from "../../lib/domain/inventory/service.js";
+import { releaseHold } from "../../lib/domain/inventory/settling.js";
 import { readItemTree } from "../../lib/db/inventory.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
@@ -373,6 +374,29 @@ describe("connected: stock transfers", () => {
     },
     scaled(180_000),
   );
+
+  it("an item under a live hold is not deleted until the hold ends: the deletion waits, then goes through once it was released", async () => {
+    const w = await world();
+    const a = await stockedItem(w, 5);
+    const tree = await readItemTree(w.account.accountId, a.id);
+    const hold = await holdStock({
+      accountId: w.account.accountId,
+      source: { sourceType: "stock_transfer", reason: "test: a long write in flight" },
+      changes: [{ itemId: a.id, variationId: tree.variations[0]!.variationId, locationId: w.origin, deltas: { onHand: -3 } }],
+    });
+    let deletedAt = 0;
+    const deletion = w.client.request("DELETE", `/items/${a.id}`).then((response) => {
+      deletedAt = Date.now();
+      return response;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const releasedAt = Date.now();
+    await releaseHold(w.account.accountId, hold.journalId, "test: the writer gave up");
+    const deleted = await deletion;
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deletedAt).toBeGreaterThanOrEqual(releasedAt);
+    expectError(await w.client.get(`/items/${a.id}`), 404, "resource_missing");
+  });
 
   it("a hold whose writer died is invisible, reserves its stock until its lease ran out, then the sweeper releases it", async () => {
     const w = await world();

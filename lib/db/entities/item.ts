@@ -47,6 +47,11 @@ export const itemEntity = () =>
        */
       referenceTick: { type: "number" },
       /**
+       * Until when (epoch ms) a document write may be committing a reference to the item that its
+       * own transaction had no room to touch (`markReferencing`): a deletion waits for it.
+       */
+      referencingUntil: { type: "number" },
+      /**
        * Kits the item takes part in (as the assembled item or a component), counted when the admin
        * CLI defines a kit: its deletion is refused while > 0 (a kit's builds must stay reversible).
        */

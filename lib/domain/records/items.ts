@@ -1,5 +1,5 @@
 import { readSettledItemTree, readSettledItems } from "../inventory/reads.js";
-import { itemLockName } from "../inventory/settling.js";
+import { itemLockName, waitForHoldsToEnd } from "../inventory/settling.js";
 import { referenceDetail } from "../../core/errors.js";
 import { rowKeyOf } from "../../core/records.js";
 import { nowIso, laterUpdatedAt } from "../../core/clock.js";
@@ -31,7 +31,7 @@ import type { IdempotencyCompletion } from "../../core/idempotency.js";
 import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "../../core/pagination.js";
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../schemas/items.js";
 import { postStockChanges } from "../inventory/service.js";
-import { itemStock } from "../inventory/stock-changes.js";
+import { itemStock, pendingJournalsOf } from "../inventory/stock-changes.js";
 import { BALANCE_FIELDS, sumBalances } from "../inventory/math.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 import { replaceOutcome } from "./record-writes.js";
@@ -225,6 +225,9 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
   );
 }
 
+/** How often a deletion looks again at an item a document write has marked (`referencingUntil`). */
+const REFERENCE_MARK_POLL_MS = 250;
+
 /** Deletes an item that no document references (else 422 on `document_count`). */
 export async function deleteItem(principal: Principal, itemId: string, completion: IdempotencyCompletion | undefined) {
   requireModify(principal);
@@ -251,6 +254,21 @@ export async function deleteItem(principal: Principal, itemId: string, completio
         ]);
       }
       if (!tree?.item) throw errors.resourceMissing("item", itemId);
+      // A write in flight that will name the item: a stock hold not ended (a long document's
+      // stock), or a reference mark (a document of more distinct items than its transaction can
+      // touch). Wait for it: once committed its reference intent refuses this deletion (422).
+      const holds = Object.keys(pendingJournalsOf(tree.item));
+      if (holds.length > 0) {
+        await waitForHoldsToEnd(principal.accountId, holds);
+        return RETRY;
+      }
+      const markedFor = (tree.item.referencingUntil ?? 0) - Date.now();
+      if (markedFor > 0) {
+        // Each look a quarter second apart: the write commits in moments (its intent then refuses
+        // this deletion), or its mark runs out (it gave up); a deletion never outlives its request.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(markedFor, REFERENCE_MARK_POLL_MS)));
+        return RETRY;
+      }
       const kits = tree.item.kitCount ?? 0;
       if (kits > 0) {
         throw errors.validationFailed([
