@@ -157,8 +157,11 @@ export const REFERENCING_LEASE_MS = 30_000;
  * waits for the lease or finds the write's reference intent. RETRY on a conflict; throws
  * `ReferencedItemGoneError` naming the items deleted meanwhile.
  */
-async function markReferencing(entities: TransactionEntities, items: readonly { accountId: string; itemId: string }[]): Promise<typeof RETRY | undefined> {
-  const until = Date.now() + REFERENCING_LEASE_MS;
+async function markReferencing(
+  entities: TransactionEntities,
+  items: readonly { accountId: string; itemId: string }[],
+  until: number,
+): Promise<typeof RETRY | undefined> {
   for (let start = 0; start < items.length; start += MAX_TRANSACTION_ITEMS) {
     const chunk = items.slice(start, start + MAX_TRANSACTION_ITEMS);
     const ops = chunk.map(({ accountId, itemId }) =>
@@ -175,6 +178,24 @@ async function markReferencing(entities: TransactionEntities, items: readonly { 
     );
   }
   return undefined;
+}
+
+/**
+ * Takes back the marks of a write that will not commit (its transaction was refused, or threw),
+ * so deletions need not wait out the lease: each only while it is still this write's (another
+ * write's later mark of the same item stays). Best effort: a mark left behind runs out.
+ */
+async function unmarkReferencing(items: readonly { accountId: string; itemId: string }[], until: number): Promise<void> {
+  await Promise.all(
+    items.map(({ accountId, itemId }) =>
+      db()
+        .entities.item.patch({ accountId, itemId })
+        .remove(["referencingUntil"])
+        .where(({ referencingUntil }, { eq }) => eq(referencingUntil, until))
+        .go()
+        .catch(() => undefined),
+    ),
+  );
 }
 
 /** Codes that say "try again": another transaction held the items, or DynamoDB throttled. */
@@ -203,29 +224,48 @@ export async function writeTransaction(
       const tx = new TransactionBuilder(entities, MAX_TRANSACTION_ITEMS - outcomeItemCount);
       build(tx);
       const untouched = tx.withItemTouches();
-      if (untouched.length > 0 && (await markReferencing(entities, untouched)) === RETRY) return RETRY;
-      const items = [...tx.items()];
-      if (stored) {
-        const writable = recordWritable(outcome!.completion!.context) as never;
-        items.push({ label: OUTCOME_LABEL, op: entities.idempotencyRecord.put(stored.record).where(writable).commit() });
-        for (const part of stored.parts) items.push({ label: OUTCOME_PART_LABEL, op: entities.idempotencyPart.put(part).commit() });
+      if (untouched.length === 0) return sendTransaction(entities, tx, stored, outcome);
+      const until = Date.now() + REFERENCING_LEASE_MS;
+      if ((await markReferencing(entities, untouched, until)) === RETRY) return RETRY;
+      let committed = false;
+      try {
+        const sent = await sendTransaction(entities, tx, stored, outcome);
+        committed = sent === null;
+        return sent;
+      } finally {
+        if (!committed) await unmarkReferencing(untouched, until);
       }
-      const result = await createWriteTransaction(constructedEntities() as Entities, () => items.map((item) => item.op) as never).go();
-      if (!result.canceled) {
-        if (storesOutcome) outcome!.completion!.context.stored = true;
-        return null;
-      }
-      const reasons: CancellationReason[] = (result.data as { code: string; item?: Record<string, unknown> }[])
-        .map((entry, index) => ({ label: items[index]?.label ?? `#${index}`, code: entry.code, note: items[index]?.note, item: entry.item ?? undefined }))
-        .filter((r) => r.code !== "None");
-      const failed = reasons.filter((r) => r.code === "ConditionalCheckFailed" && r.label !== OUTCOME_LABEL);
-      const gone = failed.filter((r) => r.label === ITEM_TOUCH_LABEL);
-      if (gone.length > 0) throw new ReferencedItemGoneError(gone.map((r) => r.note ?? ""));
-      if (failed.length > 0) return new Cancellation(failed);
-      if (reasons.some((r) => r.label === OUTCOME_LABEL && r.code === "ConditionalCheckFailed")) throw new IdempotencyConflictError(reasons);
-      if (reasons.length > 0 && reasons.every((r) => TRANSIENT_CODES.has(r.code))) return RETRY;
-      throw new TransactionCanceledError(reasons);
     },
     CONFLICT_POLICY,
   );
+}
+
+/** Sends a built transaction (with the stored outcome, when one is given): null when it committed, else what `writeTransaction` says of it. */
+async function sendTransaction(
+  entities: TransactionEntities,
+  tx: TransactionBuilder,
+  stored: ReturnType<typeof outcomeItems> | undefined,
+  outcome: { completion: IdempotencyCompletion | undefined; body: unknown } | undefined,
+): Promise<Cancellation | null | typeof RETRY> {
+  const items = [...tx.items()];
+  if (stored) {
+    const writable = recordWritable(outcome!.completion!.context) as never;
+    items.push({ label: OUTCOME_LABEL, op: entities.idempotencyRecord.put(stored.record).where(writable).commit() });
+    for (const part of stored.parts) items.push({ label: OUTCOME_PART_LABEL, op: entities.idempotencyPart.put(part).commit() });
+  }
+  const result = await createWriteTransaction(constructedEntities() as Entities, () => items.map((item) => item.op) as never).go();
+  if (!result.canceled) {
+    if (stored) outcome!.completion!.context.stored = true;
+    return null;
+  }
+  const reasons: CancellationReason[] = (result.data as { code: string; item?: Record<string, unknown> }[])
+    .map((entry, index) => ({ label: items[index]?.label ?? `#${index}`, code: entry.code, note: items[index]?.note, item: entry.item ?? undefined }))
+    .filter((r) => r.code !== "None");
+  const failed = reasons.filter((r) => r.code === "ConditionalCheckFailed" && r.label !== OUTCOME_LABEL);
+  const gone = failed.filter((r) => r.label === ITEM_TOUCH_LABEL);
+  if (gone.length > 0) throw new ReferencedItemGoneError(gone.map((r) => r.note ?? ""));
+  if (failed.length > 0) return new Cancellation(failed);
+  if (reasons.some((r) => r.label === OUTCOME_LABEL && r.code === "ConditionalCheckFailed")) throw new IdempotencyConflictError(reasons);
+  if (reasons.length > 0 && reasons.every((r) => TRANSIENT_CODES.has(r.code))) return RETRY;
+  throw new TransactionCanceledError(reasons);
 }

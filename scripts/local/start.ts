@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { apiProcesses, DEFAULT_DATA_DIR, localEnv, applyLocalEnvironment } from "./env.js";
 import { checkConfig } from "../../lib/core/config.js";
+import { LOCAL_TABLE_NAME } from "../../lib/db/table.js";
 import { portProblem, startDynamoLocal, type DynamoLocal } from "./dynamodb.js";
 import { acquireDataDirLock, type DataDirLockInfo } from "./data-dir-lock.js";
 
@@ -112,13 +113,27 @@ export function keysFile(): string | undefined {
   return resolved === resolve(DEFAULT_DATA_DIR) ? join(dirname(resolved), "keys.txt") : `${resolved}.keys.txt`;
 }
 
-/** What the admin CLI needs set to reach this stack's data (nothing for the default DATA_DIR). */
-function adminPrefix(): string {
+/** A value as a POSIX shell reads it back (quoted when it holds anything but plain characters). */
+const shellWord = (value: string): string => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
+/**
+ * What the admin CLI needs set to reach this stack (nothing for the default DATA_DIR): the
+ * DynamoDB it was started on (`external`, DYNAMODB_ENDPOINT at start), else its DATA_DIR; its TABLE_NAME when not the default.
+ */
+function adminPrefix(external: string | undefined): string {
   const dataDir = localEnv.dataDir();
-  return resolve(dataDir) === resolve(DEFAULT_DATA_DIR) ? "" : `DATA_DIR=${dataDir} `;
+  const parts: string[] = [];
+  if (external) parts.push(`DYNAMODB_ENDPOINT=${shellWord(external)}`);
+  else if (resolve(dataDir) !== resolve(DEFAULT_DATA_DIR)) parts.push(`DATA_DIR=${shellWord(dataDir)}`);
+  if (localEnv.tableName() !== LOCAL_TABLE_NAME) parts.push(`TABLE_NAME=${shellWord(localEnv.tableName())}`);
+  return parts.map((part) => `${part} `).join("");
 }
 
-function saveKeys(path: string, demo: { account_id: string; user_id: string; api_key: string; staff_user_id: string; staff_api_key: string }): void {
+function saveKeys(
+  path: string,
+  demo: { account_id: string; user_id: string; api_key: string; staff_user_id: string; staff_api_key: string },
+  external: string | undefined,
+): void {
   mkdirSync(dirname(path), { recursive: true });
   const text = [
     `# Keys of the demo account npm start created on ${new Date().toISOString()} (DATA_DIR=${localEnv.dataDir()}).`,
@@ -127,7 +142,7 @@ function saveKeys(path: string, demo: { account_id: string; user_id: string; api
     `Demo API key: ${demo.api_key}`,
     `Staff API key (sees only its own records; user ${demo.staff_user_id}): ${demo.staff_api_key}`,
     "# Lost a key? Create a new one (with the stack running):",
-    `#   ${adminPrefix()}npm run -s admin -- key create --user ${demo.user_id} --name "New key" --json`,
+    `#   ${adminPrefix(external)}npm run -s admin -- key create --user ${demo.user_id} --name "New key" --json`,
     "",
   ].join("\n");
   writeFileSync(path, text, { mode: 0o600 });
@@ -199,9 +214,9 @@ async function main(): Promise<void> {
     console.log(`Staff API key (sees only its own records): ${demo.staff_api_key}`);
     const path = keysFile();
     if (path) {
-      saveKeys(path, demo);
+      saveKeys(path, demo, external);
       console.log(
-        `Keys saved to ${relative(process.cwd(), path) || path} (mode 600); lost one? ${adminPrefix()}npm run -s admin -- key create --user ${demo.user_id} --json`,
+        `Keys saved to ${relative(process.cwd(), path) || path} (mode 600); lost one? ${adminPrefix(external)}npm run -s admin -- key create --user ${demo.user_id} --json`,
       );
     } else {
       // Nothing on disk tells the admin CLI where this stack's DynamoDB is: the command says it.

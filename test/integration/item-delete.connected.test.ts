@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
 import { readItem } from "../../lib/db/items.js";
+import { writeTransaction } from "../../lib/db/transactions.js";
 import { inBatches } from "../support/batches.js";
 import { scaled } from "../support/timeouts.js";
 import { useStreamPoller } from "../support/stream-poller.js";
@@ -188,6 +190,26 @@ describe("connected: deleting an item that documents reference", () => {
     const deleted = await w.client.request("DELETE", `/items/${lone}`);
     expect(deleted.status, deleted.text).toBe(200);
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(900);
+  });
+
+  it("a write whose transaction does not commit takes back the marks it set: a deletion of those items does not wait", async () => {
+    const w = await world();
+    const ids = await inBatches(110, (index) => newItem(w, `Doomed ${index}`));
+    const accountId = w.account.accountId;
+    const cancellation = await writeTransaction((tx) => {
+      // A patch of an item that does not exist: its condition fails, so nothing of this transaction commits.
+      tx.add("doomed", tx.entities.item.patch({ accountId, itemId: randomUUID() }).set({ name: "Nobody" }).commit());
+      tx.touchItems(accountId, ids);
+    });
+    expect(cancellation?.failed("doomed")).toBe(true);
+    const items = await Promise.all(ids.map((id) => readItem(accountId, id)));
+    const markedOnce = items.filter((item) => item?.referenceTick === 1);
+    // The items without room in the transaction were marked before it (their tick moved), then unmarked.
+    expect(markedOnce.length).toBeGreaterThan(0);
+    expect(items.filter((item) => item?.referencingUntil !== undefined)).toEqual([]);
+    const startedAt = Date.now();
+    expect((await w.client.request("DELETE", `/items/${markedOnce[0]!.itemId}`)).status).toBe(200);
+    expect(Date.now() - startedAt).toBeLessThan(scaled(5_000));
   });
 
   it("an adjustment that loses to the item's deletion is 404 resource_missing (as if sent after it), never a stock refusal", async () => {

@@ -1,5 +1,5 @@
 import { readSettledItemTree, readSettledItems } from "../inventory/reads.js";
-import { itemLockName, waitForHoldsToEnd } from "../inventory/settling.js";
+import { itemLockName } from "../inventory/settling.js";
 import { referenceDetail } from "../../core/errors.js";
 import { rowKeyOf } from "../../core/records.js";
 import { nowIso, laterUpdatedAt } from "../../core/clock.js";
@@ -256,17 +256,13 @@ export async function deleteItem(principal: Principal, itemId: string, completio
       if (!tree?.item) throw errors.resourceMissing("item", itemId);
       // A write in flight that will name the item: a stock hold not ended (a long document's
       // stock), or a reference mark (a document of more distinct items than its transaction can
-      // touch). Wait for it: once committed its reference intent refuses this deletion (422).
-      const holds = Object.keys(pendingJournalsOf(tree.item));
-      if (holds.length > 0) {
-        await waitForHoldsToEnd(principal.accountId, holds);
-        return RETRY;
-      }
+      // touch). Wait for it, looking again a quarter second apart (the retries stop before the
+      // request's deadline: 503 resource_busy): once committed its reference intent refuses this
+      // deletion (422); a write that gave up took its mark back, or its hold was released.
+      const held = Object.keys(pendingJournalsOf(tree.item)).length > 0;
       const markedFor = (tree.item.referencingUntil ?? 0) - Date.now();
-      if (markedFor > 0) {
-        // Each look a quarter second apart: the write commits in moments (its intent then refuses
-        // this deletion), or its mark runs out (it gave up); a deletion never outlives its request.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(markedFor, REFERENCE_MARK_POLL_MS)));
+      if (held || markedFor > 0) {
+        await new Promise((resolve) => setTimeout(resolve, held ? REFERENCE_MARK_POLL_MS : Math.min(markedFor, REFERENCE_MARK_POLL_MS)));
         return RETRY;
       }
       const kits = tree.item.kitCount ?? 0;
