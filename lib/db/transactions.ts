@@ -147,7 +147,7 @@ export class Cancellation {
  * request runs (API Gateway gives an integration 29 s), so the write that set it has committed
  * or given up by then.
  */
-export const REFERENCING_LEASE_MS = 30_000;
+const REFERENCING_LEASE_MS = 30_000;
 
 /**
  * Marks items a document write starts referencing but cannot touch in its own transaction (no

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { readSettledItemTree, readSettledItems } from "../inventory/reads.js";
 import { itemLockName } from "../inventory/settling.js";
 import { referenceDetail } from "../../core/errors.js";
@@ -262,7 +263,7 @@ export async function deleteItem(principal: Principal, itemId: string, completio
       const held = Object.keys(pendingJournalsOf(tree.item)).length > 0;
       const markedFor = (tree.item.referencingUntil ?? 0) - Date.now();
       if (held || markedFor > 0) {
-        await new Promise((resolve) => setTimeout(resolve, held ? REFERENCE_MARK_POLL_MS : Math.min(markedFor, REFERENCE_MARK_POLL_MS)));
+        await sleep(held ? REFERENCE_MARK_POLL_MS : Math.min(markedFor, REFERENCE_MARK_POLL_MS));
         return RETRY;
       }
       const kits = tree.item.kitCount ?? 0;
