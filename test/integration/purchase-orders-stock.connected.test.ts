@@ -173,6 +173,38 @@ describe("connected: purchase-order stock", () => {
     expect((await w.client.get(url)).body.amount_paid).toBe("0.0000");
   });
 
+  it("a line for more than one unit of an item made unique since is refused at send, naming the line, and nothing moves; at 1 the order sends", async () => {
+    const w = await world();
+    const plain = await item(w.client);
+    const made = await item(w.client);
+    const order = (
+      await w.client.post("/purchase-orders", {
+        supplier_id: w.supplier,
+        location_id: w.location,
+        lines: [
+          { item_id: plain.id, quantity: 3 },
+          { item_id: made.id, quantity: 5 },
+        ],
+      })
+    ).body;
+    const changed = await w.client.patch(`/items/${made.id}`, { inventory_type: "unique" });
+    expect(changed.status, changed.text).toBe(200);
+    const refused = await w.client.post(`/purchase-orders/${order.id}/send`, {});
+    expectValidation(refused, "lines[1].quantity", "unique_item");
+    expect(refused.body.error.details[0].message).toContain("is 5");
+    const after = await w.client.get(`/purchase-orders/${order.id}`);
+    expect(after.body).toMatchObject({ status: "Not Sent", revision: order.revision });
+    expect(await stock(w.client, plain.id)).toEqual({ quantity: 0, incoming: 0 });
+    expect(await stock(w.client, made.id)).toEqual({ quantity: 0, incoming: 0 });
+
+    const lines = order.lines.map((line: any) => ({ id: line.id, item_id: line.item_id, quantity: line.item_id === made.id ? 1 : line.quantity }));
+    expect((await w.client.patch(`/purchase-orders/${order.id}`, { lines })).status).toBe(200);
+    const sent = await w.client.post(`/purchase-orders/${order.id}/send`, {});
+    expect(sent.status, sent.text).toBe(200);
+    expect(await stock(w.client, made.id)).toEqual({ quantity: 0, incoming: 1 });
+    expect(await stock(w.client, plain.id)).toEqual({ quantity: 0, incoming: 3 });
+  });
+
   it("the moving average cost weighs stock on hand and the received cost", async () => {
     const w = await world();
     const a = await item(w.client);

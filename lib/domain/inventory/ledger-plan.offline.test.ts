@@ -350,6 +350,28 @@ describe("planLedgerWrite: rules", () => {
     expect(reversed.items[0]!.stock).toEqual({ [L1]: balances({ onHand: 1 }), [L2]: balances() });
   });
 
+  it("makes one unit of a unique item incoming per change, never more or a part of one (a plan and a hold alike)", () => {
+    const id = randomUUID();
+    const unique = item(id, { inventoryType: "unique" });
+    for (const incoming of [2, 0.5]) {
+      expect(ruleError(() => plan({ items: [unique], changes: [change(id, "v", L1, { incoming })] }))).toMatchObject({
+        rule: "unique_quantity",
+        changeIndex: 0,
+      });
+    }
+    // One unit incoming, and its receipt, are ordinary; a quantity item may have any number incoming.
+    expect(plan({ items: [unique], changes: [change(id, "v", L1, { incoming: 1 })] }).items[0]!.stock[L1]).toEqual(balances({ incoming: 1 }));
+    const other = randomUUID();
+    expect(plan({ items: [item(other)], changes: [change(other, "v", L1, { incoming: 5 })] }).items[0]!.stock[L1]).toEqual(balances({ incoming: 5 }));
+    const ordered = row(id, "v", L1, 1, { incoming: 2 });
+    const received = plan({
+      items: [itemWithRows(id, [ordered], { inventoryType: "unique" })],
+      rows: [ordered],
+      changes: [change(id, "v", L1, { onHand: 1, incoming: -1 })],
+    });
+    expect(received.items[0]!.stock[L1]).toEqual(balances({ onHand: 1, incoming: 1 }));
+  });
+
   it("counts a unique item in whole units, and un-sells a sold one whose unit comes back on hand", () => {
     const id = randomUUID();
     expect(ruleError(() => plan({ items: [item(id, { inventoryType: "unique" })], changes: [change(id, "v", L1, { onHand: 0.5 })] }))).toMatchObject({
@@ -441,6 +463,15 @@ describe("planHold: a hold's chunks judged together", () => {
       rows: new Map(options.rows.map((r) => [rowKeyOf(r), r])),
       sequence: 0,
     });
+
+  it("refuses a change that makes more than one unit of a unique item incoming", () => {
+    const id = randomUUID();
+    expect(
+      ruleError(() =>
+        holdChunk({ items: [item(randomUUID()), item(id, { inventoryType: "unique" })], rows: [], changes: [change(id, "v", L1, { incoming: 3 })] }),
+      ),
+    ).toMatchObject({ rule: "unique_quantity", changeIndex: 0 });
+  });
 
   it("counts what the hold's earlier chunks wrote on a row: a later chunk that would take the stock below zero is refused", () => {
     const id = randomUUID();

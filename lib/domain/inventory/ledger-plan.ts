@@ -90,6 +90,20 @@ function withoutUnitAlreadyBack(change: StockChange, items: ReadonlyMap<string, 
   return Object.values(others).some((delta) => (delta ?? 0) !== 0) ? { ...rest, deltas: others } : UNIT_ALREADY_BACK;
 }
 
+/** The rule of a unique item's order (`unique_quantity`): a purchase-order line is for one unit. */
+const UNIQUE_ORDERED = "A unique item is ordered one unit at a time: its purchase-order line must be for 1.";
+
+/**
+ * Refuses a change that makes more than one unit of a unique item incoming (or a part of one):
+ * only a purchase order's send makes stock incoming, and a unique item's line is for one unit
+ * (an item made unique after its line was written still carries the old quantity).
+ */
+function checkUniqueIncoming(change: StockChange, index: number, item: ItemRecord): void {
+  const incoming = change.deltas.incoming ?? 0;
+  if (item.inventoryType === "unique" && incoming > 0 && (incoming > 1 || !Number.isInteger(incoming)))
+    throw new StockRuleError(index, "unique_quantity", UNIQUE_ORDERED);
+}
+
 /** Refuses a change that moves nothing (or finer than the stored precision) or names no known item. */
 function checkedItem(change: StockChange, index: number, items: ReadonlyMap<string, ItemRecord>): ItemRecord {
   // A change below the stored precision would record history without moving any balance.
@@ -136,7 +150,8 @@ export function planLedgerWrite(given: PlanInput): LedgerWrite {
 
   input.changes.forEach((change, index) => {
     if (change === UNIT_ALREADY_BACK) return;
-    checkedItem(change, index, input.items);
+    const item = checkedItem(change, index, input.items);
+    if (!input.fold) checkUniqueIncoming(change, index, item);
     touchedItems.add(change.itemId);
     const key = rowKeyOf(change);
     let entry = rows.get(key);
@@ -278,6 +293,7 @@ export function planHold(input: PlanInput): LedgerWrite {
     addQuantities(0, ...[...input.rows.values()].filter((r) => r.itemId === itemId).map((r) => unitsIn(ownPending(r))));
   input.changes.forEach((change, index) => {
     const item = checkedItem(change, index, input.items);
+    checkUniqueIncoming(change, index, item);
     const key = rowKeyOf(change);
     let held = rows.get(key);
     if (!held) {

@@ -227,16 +227,17 @@ export function derive(header: DocumentItem, context: WriteContext, lines: reado
 
 /** The incoming (or received) quantity of each inventory line at the order's location. */
 export function stockChanges(header: DocumentItem, lines: readonly { line: PoLine; quantity: number }[], kind: "incoming" | "receive"): StockChange[] {
-  return lines
-    .filter(({ line, quantity }) => line.lineType === "inventory" && line.itemId && quantity > 0)
-    .map(({ line, quantity }) => ({
-      itemId: line.itemId!,
-      variationId: line.variationId!,
-      locationId: header.locationId!,
-      deltas: kind === "incoming" ? { incoming: quantity } : { onHand: quantity, incoming: -quantity },
-      ...(kind === "receive" ? { unitCost: line.discountedUnitCost ?? line.unitCost } : {}),
-    }));
+  return lines.filter(movesStock).map(({ line, quantity }) => ({
+    itemId: line.itemId!,
+    variationId: line.variationId!,
+    locationId: header.locationId!,
+    deltas: kind === "incoming" ? { incoming: quantity } : { onHand: quantity, incoming: -quantity },
+    ...(kind === "receive" ? { unitCost: line.discountedUnitCost ?? line.unitCost } : {}),
+  }));
 }
+
+/** Whether a line's quantity moves stock: an inventory line's, when there is any (`stockChanges` makes one change of each such line, in order). */
+export const movesStock = ({ line, quantity }: { line: PoLine; quantity: number }): boolean => line.lineType === "inventory" && !!line.itemId && quantity > 0;
 
 /** Lines with the ids of the stock rows the write created (rows appear with the first stock). */
 export const withRowIds = (header: DocumentItem, lines: readonly PoLine[], rowIdOf: RowIdOf): PoLine[] =>

@@ -17,7 +17,16 @@ import type { StockChange } from "../../inventory/stock-changes.js";
 import type { StockRuleError } from "../../../core/failures.js";
 import { accountSettings, writeAtRevision } from "../documents.js";
 import { commitStockWrite } from "../stock/writes.js";
-import { PO_STATUS, fullyReceived, purchaseOrderResult as result, stockChanges, withRowIds, type PoStatus, type PurchaseOrderResult } from "./model.js";
+import {
+  PO_STATUS,
+  fullyReceived,
+  movesStock,
+  purchaseOrderResult as result,
+  stockChanges,
+  withRowIds,
+  type PoStatus,
+  type PurchaseOrderResult,
+} from "./model.js";
 import { visibleOrder } from "./service.js";
 
 /**
@@ -59,13 +68,24 @@ export async function sendPurchaseOrder(
         revision: newRevision("po"),
         updatedAt: laterUpdatedAt(previous.updatedAt),
       };
-      const changes = stockChanges(
-        previous,
-        tree.lines.map((line) => ({ line, quantity: addQuantities(line.quantity, -line.quantityReceived) })),
-        "incoming",
-      );
-      // Incoming only grows here: a rule broken on a current plan is internal.
-      return commitOrderStock(principal, { previous, next: base, lines: tree.lines, changes, action: "sent", completion }, (rule) => rule, "not_sent");
+      const unreceived = tree.lines
+        .map((line, position) => ({ line, position, quantity: addQuantities(line.quantity, -line.quantityReceived) }))
+        .filter(movesStock);
+      const changes = stockChanges(previous, unreceived, "incoming");
+      // Incoming only grows here: the one rule a current plan can break is a line for more than
+      // one unit of an item made unique since the line was written; any other is internal.
+      const refusal = (error: StockRuleError): Error => {
+        const moved = unreceived[error.changeIndex];
+        if (error.rule !== "unique_quantity" || !moved) return error;
+        return errors.validationFailed([
+          {
+            param: `lines[${moved.position}].quantity`,
+            code: "unique_item",
+            message: `is ${moved.quantity}, but its item is now a unique item, whose order line is for 1 unit: update the line's quantity to 1, then send the order.`,
+          },
+        ]);
+      };
+      return commitOrderStock(principal, { previous, next: base, lines: tree.lines, changes, action: "sent", completion }, refusal, "not_sent");
     },
   );
 }
