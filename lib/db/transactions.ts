@@ -161,6 +161,7 @@ async function markReferencing(
   entities: TransactionEntities,
   items: readonly { accountId: string; itemId: string }[],
   until: number,
+  progress: { marked: number },
 ): Promise<typeof RETRY | undefined> {
   for (let start = 0; start < items.length; start += MAX_TRANSACTION_ITEMS) {
     const chunk = items.slice(start, start + MAX_TRANSACTION_ITEMS);
@@ -168,7 +169,10 @@ async function markReferencing(
       entities.item.patch({ accountId, itemId }).add({ referenceTick: 1 }).set({ referencingUntil: until }).commit(),
     );
     const result = await createWriteTransaction(constructedEntities() as Entities, () => ops as never).go();
-    if (!result.canceled) continue;
+    if (!result.canceled) {
+      progress.marked = start + chunk.length;
+      continue;
+    }
     const codes = (result.data as { code: string }[]).map((entry) => entry.code);
     const gone = chunk.filter((_, index) => codes[index] === "ConditionalCheckFailed").map((item) => item.itemId);
     if (gone.length > 0) throw new ReferencedItemGoneError(gone);
@@ -226,14 +230,16 @@ export async function writeTransaction(
       const untouched = tx.withItemTouches();
       if (untouched.length === 0) return sendTransaction(entities, tx, stored, outcome);
       const until = Date.now() + REFERENCING_LEASE_MS;
-      if ((await markReferencing(entities, untouched, until)) === RETRY) return RETRY;
+      // Marks already made (earlier chunks) are taken back when a later chunk, or the write, fails.
+      const progress = { marked: 0 };
       let committed = false;
       try {
+        if ((await markReferencing(entities, untouched, until, progress)) === RETRY) return RETRY;
         const sent = await sendTransaction(entities, tx, stored, outcome);
         committed = sent === null;
         return sent;
       } finally {
-        if (!committed) await unmarkReferencing(untouched, until);
+        if (!committed && progress.marked > 0) await unmarkReferencing(untouched.slice(0, progress.marked), until);
       }
     },
     CONFLICT_POLICY,

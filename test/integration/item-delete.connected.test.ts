@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
 import { readItem } from "../../lib/db/items.js";
 import { writeTransaction } from "../../lib/db/transactions.js";
+import { ReferencedItemGoneError } from "../../lib/core/failures.js";
+import { sampleItem } from "../../lib/domain/inventory/test-fixtures.js";
 import { inBatches } from "../support/batches.js";
 import { scaled } from "../support/timeouts.js";
 import { useStreamPoller } from "../support/stream-poller.js";
@@ -208,6 +210,24 @@ describe("connected: deleting an item that documents reference", () => {
     const startedAt = Date.now();
     expect((await w.client.request("DELETE", `/items/${markedOnce[0]!.itemId}`)).status).toBe(200);
     expect(Date.now() - startedAt).toBeLessThan(scaled(5_000));
+  });
+
+  it("a write whose later mark chunk finds an item gone takes back the marks of its earlier chunks", async () => {
+    const w = await world();
+    // Room in the transaction for about 99 touches, then marks in chunks of 100: the gone item is in the second chunk.
+    // The items are stored directly (only their existence matters to a mark): 215 creates through the API take seconds.
+    const accountId = w.account.accountId;
+    const at = new Date().toISOString();
+    const ids = Array.from({ length: 215 }, () => randomUUID());
+    await db()
+      .entities.item.put(ids.map((id, index) => sampleItem(accountId, id, at, { number: 1_000 + index })))
+      .go();
+    const gone = randomUUID();
+    await expect(writeTransaction((tx) => tx.touchItems(accountId, [...ids, gone]))).rejects.toBeInstanceOf(ReferencedItemGoneError);
+    const items = await Promise.all(ids.map((id) => readItem(accountId, id)));
+    // Some items were marked by the first chunk (their tick moved), and none keeps a mark.
+    expect(items.filter((item) => item?.referenceTick === 1).length).toBeGreaterThanOrEqual(100);
+    expect(items.filter((item) => item?.referencingUntil !== undefined)).toEqual([]);
   });
 
   it("an adjustment that loses to the item's deletion is 404 resource_missing (as if sent after it), never a stock refusal", async () => {
