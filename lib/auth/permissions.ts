@@ -321,6 +321,14 @@ export function reachesLocation(principal: Pick<AccessHolder, "role" | "assigned
   return restriction === null || restriction === locationId;
 }
 
+/**
+ * The location a restricted user's writes default to (a document's location, the row a line
+ * sells from), or null: NOT recorded as access the request used. A default reveals nothing of
+ * other locations, and the location the write then acts at is recorded when it is reached
+ * (`reachesLocation`), so a replay after a restriction that still reaches it is answered.
+ */
+export const defaultLocationOf = (principal: Pick<AccessHolder, "role" | "assignedLocationId">): string | null => restrictionOf(principal);
+
 /** The location a user is restricted to, or null (owners are never restricted); records that the request applied the whole restriction. */
 export function locationRestriction(principal: Pick<AccessHolder, "role" | "assignedLocationId" | "accessUsed">): string | null {
   principal.accessUsed?.add("location");

@@ -452,6 +452,35 @@ describe("requests rejected before the handler store nothing", () => {
     expect((await owner.get(`/sales-orders/${order.body.id}`)).status).toBe(200);
   });
 
+  it("replays a sales order and an invoice created before the user was restricted to the location they are at (or to any, for one at none): a default location is not access the answer used", async () => {
+    const { account, client: owner } = await setup();
+    const here = await createLocation(owner);
+    const customer = (await owner.post("/customers", { name: "Replay default" })).body as { id: string };
+    const permissions = ["records.view_all", "sales_orders.list", "sales_orders.modify", "invoices.list", "invoices.modify"] as const;
+    const user = await newUser(account, { permissions: [...permissions] });
+    const client = api().withKey(user.key);
+    const requests = [
+      { path: "/sales-orders", body: { customer_id: customer.id, location_id: here.id, lines: [{ name: "Service", unit_price: "10" }] } },
+      { path: "/sales-orders", body: { customer_id: customer.id, lines: [{ name: "Service", unit_price: "11" }] } },
+      { path: "/invoices", body: { customer_id: customer.id, lines: [{ name: "Service", unit_price: "12" }] } },
+    ].map((request) => ({ ...request, key: idempotencyKey() }));
+    const created = [];
+    for (const { path, body, key } of requests) {
+      const response = await client.post(path, body, { idempotencyKey: key });
+      expect(response.status, response.text).toBe(201);
+      created.push(response);
+    }
+    await updateUser(user.userId, { permissions: [...permissions], locationId: here.id });
+    for (const [index, { path, body, key }] of requests.entries()) {
+      const replay = await client.post(path, body, { idempotencyKey: key });
+      expect(replay.status, `${path} ${replay.text}`).toBe(201);
+      expect(replay.headers.get(REPLAYED)).toBe("true");
+      expect(replay.body).toEqual(created[index]!.body);
+    }
+    expect((await owner.get(`/sales-orders?customer_id=${customer.id}`)).body.data).toHaveLength(2);
+    expect((await owner.get(`/invoices?customer_id=${customer.id}`)).body.data).toHaveLength(1);
+  });
+
   it("does not replay costs to a user who lost costs.view since: the invoice it showed them on is 403, its creation stands", async () => {
     const { account, client: owner } = await setup();
     const customer = (await owner.post("/customers", { name: "Replay costs" })).body as { id: string };

@@ -1,7 +1,7 @@
 import { mergeStockChanges } from "../../inventory/stock-changes.js";
 import { changesNothing, statusIdFilter, withEtag } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
-import { locationRestriction, type Principal } from "../../../auth/permissions.js";
+import { defaultLocationOf, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { addDocumentWrite } from "../../../db/documents.js";
@@ -89,8 +89,8 @@ async function readOrderContext(
   locationId: string | undefined,
   options: { allowProspect?: boolean; defaultLocation?: boolean; customerUnchanged?: boolean; locationUnchanged?: boolean } = {},
 ): Promise<SalesContext> {
-  const restriction = locationRestriction(principal);
-  const wanted = locationId ?? (options.defaultLocation ? (restriction ?? undefined) : undefined);
+  // The user's location is a default only (not access the answer depends on): the location then reached is recorded.
+  const wanted = locationId ?? (options.defaultLocation ? (defaultLocationOf(principal) ?? undefined) : undefined);
   const [account, customer, location] = await Promise.all([
     accountSettings(principal.accountId),
     readCustomer(principal, customerId, { allowProspect: options.allowProspect, unchanged: options.customerUnchanged }),

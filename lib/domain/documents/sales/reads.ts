@@ -4,7 +4,7 @@ import { matchReplacementLines, withStoredDiscountLine } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
 import { Decimal } from "../../../core/decimal.js";
-import { locationRestriction, type Principal } from "../../../auth/permissions.js";
+import { defaultLocationOf, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import { readItems, readVariations } from "../../../db/items.js";
 import { readLocations } from "../../../db/locations.js";
@@ -63,7 +63,8 @@ export async function readCustomer(
  */
 export async function buildSalesLines(context: SalesContext, specs: readonly LineSpec[]): Promise<SalesLine[]> {
   const { principal, customer } = context;
-  const restriction = locationRestriction(principal);
+  // The user's location is a default only: the row a line then sells from is what the write reached.
+  const restriction = defaultLocationOf(principal);
   const details: ValidationDetail[] = [];
   for (const spec of specs) {
     const kept = spec.kept;
