@@ -106,7 +106,7 @@ export class AdminError extends Error {
 export class StockRuleError extends Error {
   constructor(
     readonly changeIndex: number,
-    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item" | "no_effect",
+    readonly rule: "negative_balance" | "unique_quantity" | "unknown_item" | "no_effect" | "too_large",
     message: string,
   ) {
     super(message);

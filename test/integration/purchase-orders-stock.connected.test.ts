@@ -205,6 +205,45 @@ describe("connected: purchase-order stock", () => {
     expect(await stock(w.client, plain.id)).toEqual({ quantity: 0, incoming: 3 });
   });
 
+  it("an item's stock stops at the most it counts exactly (99999999999.9999): a send or an adjustment past it is 422 too_large naming the field, and nothing moves", async () => {
+    const w = await world();
+    const bulk = await item(w.client);
+    const other = await item(w.client);
+    // 100 lines of the largest quantity: 99999999900 incoming.
+    const lines = Array.from({ length: 100 }, () => ({ item_id: bulk.id, quantity: 999_999_999 }));
+    const order = (await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines })).body;
+    expect((await w.client.post(`/purchase-orders/${order.id}/send`, {})).status).toBe(200);
+    expect(await stock(w.client, bulk.id)).toEqual({ quantity: 0, incoming: 99_999_999_900 });
+    // Another order's 100 more would pass the maximum: its send is refused, naming the line, and moves nothing.
+    const more = (
+      await w.client.post("/purchase-orders", {
+        supplier_id: w.supplier,
+        location_id: w.location,
+        lines: [
+          { item_id: other.id, quantity: 1 },
+          { item_id: bulk.id, quantity: 100 },
+        ],
+      })
+    ).body;
+    expectValidation(await w.client.post(`/purchase-orders/${more.id}/send`, {}), "lines[1].quantity", "too_large");
+    expect(await stock(w.client, bulk.id)).toEqual({ quantity: 0, incoming: 99_999_999_900 });
+    expect(await stock(w.client, other.id)).toEqual({ quantity: 0, incoming: 0 });
+
+    const received = await w.client.post(`/purchase-orders/${order.id}/receive`, {
+      lines: order.lines.map((line: any) => ({ line_id: line.id, quantity: 999_999_999 })),
+    });
+    expect(received.status, received.text).toBe(200);
+    expect(await stock(w.client, bulk.id)).toEqual({ quantity: 99_999_999_900, incoming: 0 });
+
+    const adjust = (quantity: number) => w.client.post(`/items/${bulk.id}/adjustments`, { location_id: w.location, quantity });
+    expectValidation(await adjust(100), "quantity", "too_large");
+    expect(await stock(w.client, bulk.id)).toEqual({ quantity: 99_999_999_900, incoming: 0 });
+    const reached = await adjust(99.9999);
+    expect(reached.status, reached.text).toBe(201);
+    expect(reached.body.quantity_after).toBe(99_999_999_999.9999);
+    expect(await stock(w.client, bulk.id)).toEqual({ quantity: 99_999_999_999.9999, incoming: 0 });
+  });
+
   it("the moving average cost weighs stock on hand and the received cost", async () => {
     const w = await world();
     const a = await item(w.client);

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ledgerOpCount } from "../../db/inventory.js";
 import type { ItemRecord, StockRowItem } from "../../db/service.js";
-import { addQuantities, sumBalances, type Balances } from "./math.js";
+import { addQuantities, MAX_STOCK_BALANCE, sumBalances, type Balances } from "./math.js";
 import { planHold, planLedgerWrite, type PlanInput } from "./ledger-plan.js";
 import { sampleItem } from "./test-fixtures.js";
 
@@ -350,6 +350,30 @@ describe("planLedgerWrite: rules", () => {
     expect(reversed.items[0]!.stock).toEqual({ [L1]: balances({ onHand: 1 }), [L2]: balances() });
   });
 
+  it("refuses the change that takes an item's balance over all its locations past the most it counts exactly (15 significant digits)", () => {
+    const id = randomUUID();
+    const here = row(id, "v", L1, 1, { onHand: 60_000_000_000 });
+    const there = row(id, "v", L2, 2, { onHand: 39_999_999_999.9999 });
+    const full = itemWithRows(id, [here, there]);
+    const other = randomUUID();
+    const error = ruleError(() =>
+      plan({ items: [full, item(other)], rows: [here, there], changes: [change(other, "v", L1, { onHand: 5 }), change(id, "v", L2, { onHand: 0.0001 })] }),
+    );
+    expect(error).toMatchObject({ rule: "too_large", changeIndex: 1 });
+    expect(error.message).toContain("on-hand stock to 100000000000");
+    expect(
+      ruleError(() =>
+        plan({ items: [item(id)], changes: [change(id, "v", L1, { incoming: 60_000_000_000 }), change(id, "v", L2, { incoming: 40_000_000_000 })] }),
+      ),
+    ).toMatchObject({
+      rule: "too_large",
+      changeIndex: 1,
+    });
+    // Up to the maximum exactly, and down from it, are ordinary.
+    const reached = plan({ items: [full], rows: [here, there], changes: [change(id, "v", L1, { onHand: -1 }), change(id, "v", L2, { onHand: 1 })] });
+    expect(sumBalances(Object.values(reached.items[0]!.stock as Record<string, Balances>)).onHand).toBe(MAX_STOCK_BALANCE);
+  });
+
   it("makes one unit of a unique item incoming per change, never more or a part of one (a plan and a hold alike)", () => {
     const id = randomUUID();
     const unique = item(id, { inventoryType: "unique" });
@@ -463,6 +487,16 @@ describe("planHold: a hold's chunks judged together", () => {
       rows: new Map(options.rows.map((r) => [rowKeyOf(r), r])),
       sequence: 0,
     });
+
+  it("refuses a chunk that takes an item's balance past the most it counts exactly", () => {
+    const id = randomUUID();
+    const full = row(id, "v", L1, 1, { onHand: MAX_STOCK_BALANCE });
+    expect(
+      ruleError(() =>
+        holdChunk({ items: [itemWithRows(id, [full])], rows: [full], changes: [change(id, "v", L1, { onHand: -1 }), change(id, "v", L2, { onHand: 2 })] }),
+      ),
+    ).toMatchObject({ rule: "too_large", changeIndex: 1 });
+  });
 
   it("refuses a change that makes more than one unit of a unique item incoming", () => {
     const id = randomUUID();

@@ -5,6 +5,7 @@ import { bucketOf } from "../../db/items.js";
 import type { ItemRecord, StockHistoryItem, StockRowItem } from "../../db/service.js";
 import {
   BALANCE_FIELDS,
+  MAX_STOCK_BALANCE,
   QUANTITY_PLACES,
   ZERO_BALANCES,
   addQuantities,
@@ -90,6 +91,26 @@ function withoutUnitAlreadyBack(change: StockChange, items: ReadonlyMap<string, 
   return Object.values(others).some((delta) => (delta ?? 0) !== 0) ? { ...rest, deltas: others } : UNIT_ALREADY_BACK;
 }
 
+/** The names of the balances, as the API shows them. */
+const BALANCE_NAMES: Record<(typeof BALANCE_FIELDS)[number], string> = {
+  onHand: "on-hand",
+  reserved: "reserved",
+  incoming: "incoming",
+  inTransit: "in-transit",
+};
+
+/** Refuses an item whose balances over all its locations would pass `MAX_STOCK_BALANCE` (`too_large`). */
+function checkWithinMaximum(total: Balances, index: number): void {
+  const field = BALANCE_FIELDS.find((name) => total[name] > MAX_STOCK_BALANCE);
+  if (field) {
+    throw new StockRuleError(
+      index,
+      "too_large",
+      `The change would take the item's ${BALANCE_NAMES[field]} stock to ${total[field]}, over ${MAX_STOCK_BALANCE}, the most it can count exactly.`,
+    );
+  }
+}
+
 /** The rule of a unique item's order (`unique_quantity`): a purchase-order line is for one unit. */
 const UNIQUE_ORDERED = "A unique item is ordered one unit at a time: its purchase-order line must be for 1.";
 
@@ -148,10 +169,17 @@ export function planLedgerWrite(given: PlanInput): LedgerWrite {
   let sequence = input.sequence;
   const touchedItems = new Set<string>();
 
+  // Each item's balances over all its locations, change by change (`checkWithinMaximum`).
+  const itemTotals = new Map<string, Balances>();
   input.changes.forEach((change, index) => {
     if (change === UNIT_ALREADY_BACK) return;
     const item = checkedItem(change, index, input.items);
-    if (!input.fold) checkUniqueIncoming(change, index, item);
+    if (!input.fold) {
+      checkUniqueIncoming(change, index, item);
+      const total = applyDeltas(itemTotals.get(change.itemId) ?? sumBalances(Object.values(itemStock(item))), change.deltas);
+      checkWithinMaximum(total, index);
+      itemTotals.set(change.itemId, total);
+    }
     touchedItems.add(change.itemId);
     const key = rowKeyOf(change);
     let entry = rows.get(key);
@@ -311,6 +339,9 @@ export function planHold(input: PlanInput): LedgerWrite {
       const to = addQuantities(balances[field], reserved[field], held.net[field]);
       if (to < 0) throw belowZero(index, field, to, reserved[field]);
     }
+    // The item's balances as if this hold committed (its own net over the item's rows so far).
+    const heldNet = sumBalances([...rows.values()].filter(({ entry }) => entry.row.itemId === change.itemId).map(({ net }) => net));
+    checkWithinMaximum(sumBalances([sumBalances(Object.values(itemStock(item))), heldNet]), index);
     if (item.inventoryType === "unique" && input.enforceUnique !== false) {
       added.set(
         change.itemId,

@@ -16,6 +16,13 @@ export interface Balances {
 
 export type BalanceDeltas = Partial<Balances>;
 
+/**
+ * The most an item may count of any balance, over all its locations: 11 integer digits and 4
+ * decimals, 15 significant digits, which a JSON number (a double) holds exactly. Quantities are
+ * stored and summed as such numbers; past this they would lose their last decimals.
+ */
+export const MAX_STOCK_BALANCE = 99_999_999_999.9999;
+
 export const ZERO_BALANCES: Readonly<Balances> = { onHand: 0, reserved: 0, incoming: 0, inTransit: 0 };
 export const BALANCE_FIELDS = ["onHand", "reserved", "incoming", "inTransit"] as const;
 

@@ -109,6 +109,11 @@ describe("offline: planAssembly", () => {
     expect(error.message).toContain("2 needed, 1 available");
     // No row at the location counts as zero.
     expect(refusal(() => planAssembly(request(root, 1, { items: [item("box"), item("a"), item("b")], onHand: { a: 4 } }))).reason).toBe("insufficient_stock");
+    // The need is exact past a double's digits (999999999 x 999999999).
+    const large = refusal(() =>
+      planAssembly(request(kit("k3", 3, "box", [["a", 999_999_999]]), 999_999_999, { items: [item("box"), item("a")], onHand: { a: 1 } })),
+    );
+    expect(large.message).toContain("999999998000000001 needed, 1 available");
   });
 
   it("refuses missing or archived components, and a missing, archived or unique assembled item", () => {

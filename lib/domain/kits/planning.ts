@@ -241,7 +241,7 @@ export function planAssembly(request: AssemblyRequest): AssemblyPlan {
         const had = after.plus(needs[i]!);
         throw new KitBuildRefusal(
           "insufficient_stock",
-          `Insufficient stock of component ${describeItem(itemOf(component.itemId), component.itemId)} for kit ${kit.number} at this location: ${need} needed, ${had.toNumber()} available.`,
+          `Insufficient stock of component ${describeItem(itemOf(component.itemId), component.itemId)} for kit ${kit.number} at this location: ${needs[i]!.toFixed()} needed, ${had.toFixed()} available.`,
         );
       }
       build.changes.push({ itemId: component.itemId, variationId: component.variationId, onHand: -need, unitCost: money(costs[i]!) });

@@ -33,7 +33,7 @@ import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "..
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../schemas/items.js";
 import { postStockChanges } from "../inventory/service.js";
 import { itemStock, pendingJournalsOf } from "../inventory/stock-changes.js";
-import { BALANCE_FIELDS, sumBalances } from "../inventory/math.js";
+import { BALANCE_FIELDS, MAX_STOCK_BALANCE, sumBalances } from "../inventory/math.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 import { replaceOutcome } from "./record-writes.js";
 import {
@@ -404,7 +404,9 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
           ? ["unique_item", "a unique item is counted in whole units: at most one unit, on hand or in transit."]
           : error.rule === "no_effect"
             ? ["no_effect", "the adjustment would not move the stock."]
-            : ["insufficient_stock", "the adjustment would take on-hand stock below zero."];
+            : error.rule === "too_large"
+              ? ["too_large", `the adjustment would take the item's on-hand stock over ${MAX_STOCK_BALANCE} units, the most it can count exactly.`]
+              : ["insufficient_stock", "the adjustment would take on-hand stock below zero."];
       throw errors.validationFailed([{ param: "quantity", code, message }]);
     }
     throw error;

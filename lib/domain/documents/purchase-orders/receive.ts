@@ -72,17 +72,21 @@ export async function sendPurchaseOrder(
         .map((line, position) => ({ line, position, quantity: addQuantities(line.quantity, -line.quantityReceived) }))
         .filter(movesStock);
       const changes = stockChanges(previous, unreceived, "incoming");
-      // Incoming only grows here: the one rule a current plan can break is a line for more than
-      // one unit of an item made unique since the line was written; any other is internal.
+      // Incoming only grows here: the rules a current plan can break are a line for more than one
+      // unit of an item made unique since the line was written, and an item's incoming stock
+      // past the most it counts; each names the line.
       const refusal = (error: StockRuleError): Error => {
         const moved = unreceived[error.changeIndex];
-        if (error.rule !== "unique_quantity" || !moved) return error;
+        if (!moved) return error;
+        const param = `lines[${moved.position}].quantity`;
         return errors.validationFailed([
-          {
-            param: `lines[${moved.position}].quantity`,
-            code: "unique_item",
-            message: `is ${moved.quantity}, but its item is now a unique item, whose order line is for 1 unit: update the line's quantity to 1, then send the order.`,
-          },
+          error.rule === "unique_quantity"
+            ? {
+                param,
+                code: "unique_item",
+                message: `is ${moved.quantity}, but its item is now a unique item, whose order line is for 1 unit: update the line's quantity to 1, then send the order.`,
+              }
+            : { param, code: error.rule, message: error.message },
         ]);
       };
       return commitOrderStock(principal, { previous, next: base, lines: tree.lines, changes, action: "sent", completion }, refusal, "not_sent");
