@@ -15,6 +15,12 @@ const DECIMAL_TEXT = /^-?\d{1,12}(\.\d{1,4})?$/;
 /** The text of a decimal that may not be negative: no sign (so the document's pattern refuses `-1` too). */
 const UNSIGNED_DECIMAL_TEXT = /^\d{1,12}(\.\d{1,4})?$/;
 const DECIMAL_LIMIT = 10 ** DECIMAL_INTEGER_DIGITS;
+/**
+ * The most significant digits an amount sent as a JSON NUMBER may have: a double holds every
+ * decimal of 15 digits exactly, not every one of 16 (999999999999.9997 reads as ...9998). Longer
+ * amounts are sent as strings, which are read exactly.
+ */
+export const NUMBER_DIGITS = 15;
 
 function decimalOf(value: number | string): Decimal | undefined {
   if (typeof value === "number") {
@@ -55,6 +61,10 @@ export function decimalInput(options: { min?: number; max?: number; description:
         when: (payload) => payload.issues.length === 0,
       },
     )
+    .refine((value) => typeof value !== "number" || new Decimal(value).sd(true) <= NUMBER_DIGITS, {
+      message: `has more than ${NUMBER_DIGITS} significant digits, more than a JSON number holds exactly (it may have been read as another amount): send it as a string, e.g. "999999999999.9999"`,
+      when: (payload) => payload.issues.length === 0,
+    })
     .meta({ ...(options.id ? { id: options.id } : {}), description: options.description, example: options.example });
 }
 
@@ -63,13 +73,19 @@ export const moneyInput = lazy(() =>
   decimalInput({
     id: "MoneyInput",
     min: 0,
-    description: 'Amount, not negative, e.g. 12.5 or "12.5000": at most 12 integer digits and 4 decimals',
+    description:
+      'Amount, not negative, e.g. 12.5 or "12.5000": at most 12 integer digits and 4 decimals (as a JSON number at most 15 significant digits: send longer amounts as strings)',
     example: "12.5000",
   }),
 );
 /** Signed money in a request (payments: negative is a refund). */
 export const signedMoneyInput = lazy(() =>
-  decimalInput({ id: "SignedMoneyInput", description: 'Signed amount, e.g. -5 or "-5.0000": at most 12 integer digits and 4 decimals', example: "25.0000" }),
+  decimalInput({
+    id: "SignedMoneyInput",
+    description:
+      'Signed amount, e.g. -5 or "-5.0000": at most 12 integer digits and 4 decimals (as a JSON number at most 15 significant digits: send longer amounts as strings)',
+    example: "25.0000",
+  }),
 );
 /** A percentage or tax rate in a request: 0 to 100, at most 4 decimals (the spec bounds only what responses show: three). */
 export const percentInput = lazy(() =>
