@@ -14,11 +14,11 @@ const line = (quantity: number, unitPrice: string, taxRate = "0", discountPercen
 
 describe("offline: document totals", () => {
   it("bounds the totals of documents that move money at MAX_DOCUMENT_TOTAL (amounts paid and revenue are exact integers of ten-thousandths): 422 on lines", () => {
-    for (const total of [MAX_DOCUMENT_TOTAL, "-900000000000.0000", "0.0000"]) expect(() => assertTotalInRange(total)).not.toThrow();
+    for (const total of [MAX_DOCUMENT_TOTAL, "-900000000000.0000", "0.0000"]) expect(() => assertTotalInRange({ total, shippingFee: "0.0000" })).not.toThrow();
     for (const total of ["900000000000.0001", "99998999999999990.0001", "-900000000000.0001"]) {
       let refused: unknown;
       try {
-        assertTotalInRange(total);
+        assertTotalInRange({ total, shippingFee: "0.0000" });
       } catch (error) {
         refused = error;
       }
@@ -26,6 +26,21 @@ describe("offline: document totals", () => {
       expect((refused as ApiError).statusCode).toBe(422);
       expect((refused as ApiError).details).toEqual([{ param: "lines", code: "too_large", message: expect.stringContaining(MAX_DOCUMENT_TOTAL) }]);
     }
+  });
+
+  it("names shipping_fee when the lines alone are within the bound and the fee takes the total past it", () => {
+    const refusal = (total: string, shippingFee: string) => {
+      try {
+        assertTotalInRange({ total, shippingFee });
+      } catch (error) {
+        return (error as ApiError).details?.[0];
+      }
+      return undefined;
+    };
+    expect(refusal("900000000000.0001", "0.0002")).toMatchObject({ param: "shipping_fee", code: "too_large" });
+    expect(refusal("999999999999.9999", "999999999999.9999")).toMatchObject({ param: "shipping_fee", code: "too_large" });
+    // The lines alone pass it: the lines are named, whatever the fee.
+    expect(refusal("900000000001.0000", "0.5000")).toMatchObject({ param: "lines", code: "too_large" });
   });
 
   it("multiplies, taxes and sums with four-decimal strings", () => {

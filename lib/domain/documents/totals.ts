@@ -67,11 +67,23 @@ const round = (value: Decimal) => value.toDecimalPlaces(4, Decimal.ROUND_HALF_UP
  */
 export const MAX_DOCUMENT_TOTAL = "900000000000.0000";
 
-/** 422 on `lines` when a document's total passes `MAX_DOCUMENT_TOTAL` (nothing is written). */
-export function assertTotalInRange(total: string): void {
-  if (new Decimal(total).abs().lte(MAX_DOCUMENT_TOTAL)) return;
+/**
+ * 422 `too_large` when a document's total passes `MAX_DOCUMENT_TOTAL` (nothing is written): on
+ * `shipping_fee` when the lines alone are within it and the fee takes the total past it, else on
+ * `lines`.
+ */
+export function assertTotalInRange(totals: Pick<DocumentTotals, "total" | "shippingFee">): void {
+  const total = new Decimal(totals.total);
+  if (total.abs().lte(MAX_DOCUMENT_TOTAL)) return;
+  const byFee = new Decimal(totals.shippingFee).gt(0) && total.minus(totals.shippingFee).abs().lte(MAX_DOCUMENT_TOTAL);
   throw errors.validationFailed([
-    { param: "lines", code: "too_large", message: `make a total of ${total}; this document's total is at most ${MAX_DOCUMENT_TOTAL}.` },
+    byFee
+      ? {
+          param: "shipping_fee",
+          code: "too_large",
+          message: `takes the total to ${totals.total}; this document's total (lines, taxes and shipping) is at most ${MAX_DOCUMENT_TOTAL}.`,
+        }
+      : { param: "lines", code: "too_large", message: `make a total of ${totals.total}; this document's total is at most ${MAX_DOCUMENT_TOTAL}.` },
   ]);
 }
 

@@ -162,7 +162,7 @@ export function presentPayment(payment: DocumentPaymentItem) {
 export function priceLines(lines: readonly PoLine[], discountPercent: string, shippingFee: string): { lines: PoLine[]; totals: HeaderTotals } {
   const items = lines.filter((line) => line.lineType !== "discount");
   const totals = totalsOfLines(items, (line) => line.unitCost, discountPercent, shippingFee);
-  assertTotalInRange(totals.total);
+  assertTotalInRange(totals);
   const priced: PoLine[] = items.map((line, i) => ({ ...line, subtotal: totals.lines[i]!.subtotal, discountedUnitCost: totals.lines[i]!.discountedUnitPrice }));
   if (totals.discount !== null) {
     priced.push({

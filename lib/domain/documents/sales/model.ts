@@ -217,7 +217,7 @@ export interface PricedSalesLines {
 export function priceSalesLines(lines: readonly SalesLine[], discountPercent: string, shippingFee: string, fixedDiscount?: string): PricedSalesLines {
   const items = lines.filter((line) => line.lineType !== "discount");
   const totals = totalsOfLines(items, (line) => line.unitPrice, discountPercent, shippingFee, fixedDiscount);
-  assertTotalInRange(totals.total);
+  assertTotalInRange(totals);
   const lineMoney = new Map<string, LineMoney>();
   const priced: SalesLine[] = items.map((line, i) => {
     const amounts = totals.lines[i]!;
