@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { itemCategoryCreateBody, itemCategoryUpdateBody } from "../schemas/item-categories.js";
 import { locationCreateBody } from "../schemas/locations.js";
+import { estimateUpdateBody } from "../schemas/estimates.js";
+import { invoiceUpdateBody } from "../schemas/invoices.js";
 import { countIssues, jsonPath, toValidationDetails } from "./validation.js";
 
 /** Validation details (architecture section 4): `details: [{param, code, message}]`, `param` a JSON path. */
@@ -110,6 +112,15 @@ describe("offline: toValidationDetails", () => {
       custom_fields: Array.from({ length: 101 }, (_, i) => ({ name: `F${i}` })),
     });
     expect(details).toEqual([{ param: "custom_fields", code: "too_many", message: expect.stringContaining("100") }]);
+  });
+
+  it("an update's lines past the schema's room state the service's limit (500 lines, the discount line of a body sent back aside)", () => {
+    const line = { name: "Service", unit_price: "1" };
+    for (const body of [{ lines: Array.from({ length: 502 }, () => line) }]) {
+      for (const schema of [estimateUpdateBody(), invoiceUpdateBody()]) {
+        expect(detailsOf(schema, body)).toEqual([{ param: "lines", code: "too_many", message: expect.stringContaining("at most 500 entries") }]);
+      }
+    }
   });
 
   it("prefixes the path when asked", () => {

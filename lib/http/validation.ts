@@ -51,7 +51,8 @@ function message(issue: z.core.$ZodIssue, code: string): string {
     case "too_long":
       return `must be at most ${String((issue as { maximum?: unknown }).maximum)} characters.`;
     case "too_many":
-      return `must have at most ${String((issue as { maximum?: unknown }).maximum)} entries.`;
+      // A schema's own message, in the API's words, states a limit other than the schema's room (an update's lines).
+      return issue.message.startsWith("must ") ? issue.message : `must have at most ${String((issue as { maximum?: unknown }).maximum)} entries.`;
     case "invalid_email":
       return "must be a valid email address.";
     case "invalid_uuid":

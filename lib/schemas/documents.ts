@@ -34,15 +34,21 @@ export const MAX_DOCUMENT_LINES = 500;
  */
 export const MAX_UPDATE_LINE_ENTRIES = MAX_DOCUMENT_LINES + 1;
 
+/** The schema's refusal of an update's `lines` past `MAX_UPDATE_LINE_ENTRIES`: the same limit the service states. */
+export const UPDATE_LINES_MESSAGE = `must have at most ${MAX_DOCUMENT_LINES} entries (besides the generated discount line a body sent back as read holds, which is dropped).`;
+
+/** What an update's `lines` description says of the extra entry. */
+export const DISCOUNT_ENTRY_NOTE = `The schema's maxItems (${MAX_UPDATE_LINE_ENTRIES}) leaves room for the generated discount line of a body sent back as read, which is dropped.`;
+
 /** The `lines` of an update: 1 to max(`createLimit`, the document's current line count). */
 export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number, description: string) =>
   z
     .array(line)
     .min(1)
-    .max(MAX_UPDATE_LINE_ENTRIES)
+    .max(MAX_UPDATE_LINE_ENTRIES, UPDATE_LINES_MESSAGE)
     .optional()
     .meta({
-      description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate).`,
+      description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate). ${DISCOUNT_ENTRY_NOTE}`,
     });
 
 /** A four-decimal money string in responses. */

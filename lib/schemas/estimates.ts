@@ -3,7 +3,9 @@ import { type Infer, lazy } from "./lazy.js";
 import { isoDate, listEnvelope, optionalText, uuid } from "./common.js";
 import { moneyInput, percentInput } from "./amounts.js";
 import {
+  DISCOUNT_ENTRY_NOTE,
   MAX_UPDATE_LINE_ENTRIES,
+  UPDATE_LINES_MESSAGE,
   customFieldValuesIn,
   customFieldValuesOut,
   dateOut,
@@ -89,10 +91,14 @@ export const estimateUpdateBody = lazy(() =>
   z
     .strictObject({
       customer_id: uuid().optional().meta({ description: "Changing it requires `lines` in the same request" }),
-      lines: z.array(estimateLineUpdate()).min(1).max(MAX_UPDATE_LINE_ENTRIES).optional().meta({
-        description:
-          "The complete set of active non-discount lines: an existing `id` keeps that line, no `id` adds one, omitted lines are removed. Never the generated discount line.",
-      }),
+      lines: z
+        .array(estimateLineUpdate())
+        .min(1)
+        .max(MAX_UPDATE_LINE_ENTRIES, UPDATE_LINES_MESSAGE)
+        .optional()
+        .meta({
+          description: `The complete set of active non-discount lines: an existing \`id\` keeps that line, no \`id\` adds one, omitted lines are removed. Never the generated discount line. At most ${MAX_ESTIMATE_LINES} lines. ${DISCOUNT_ENTRY_NOTE}`,
+        }),
       ...headerFields(),
       expiry_date: isoDate().optional().meta({ description: "After today in the account's time zone, and not before issue_date" }),
     })
