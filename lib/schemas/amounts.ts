@@ -74,7 +74,7 @@ export const moneyInput = lazy(() =>
     id: "MoneyInput",
     min: 0,
     description:
-      'Amount, not negative, e.g. 12.5 or "12.5000": at most 12 integer digits and 4 decimals (as a JSON number at most 15 significant digits: send longer amounts as strings)',
+      'Amount, not negative, e.g. 12.5 or "12.5000": at most 12 integer digits and 4 decimals (a JSON number: 15 significant digits at most, else a string)',
     example: "12.5000",
   }),
 );
@@ -82,8 +82,7 @@ export const moneyInput = lazy(() =>
 export const signedMoneyInput = lazy(() =>
   decimalInput({
     id: "SignedMoneyInput",
-    description:
-      'Signed amount, e.g. -5 or "-5.0000": at most 12 integer digits and 4 decimals (as a JSON number at most 15 significant digits: send longer amounts as strings)',
+    description: 'Signed amount, e.g. -5 or "-5.0000": at most 12 integer digits and 4 decimals (a JSON number: 15 significant digits at most, else a string)',
     example: "25.0000",
   }),
 );

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
-import { customFieldValueInput } from "./parties.js";
+import { customFieldValuesInput } from "./parties.js";
 import {
   IDS_QUERY_MAX_LENGTH,
   QUERY_UUID,
@@ -38,7 +38,7 @@ export const MAX_UPDATE_LINE_ENTRIES = MAX_DOCUMENT_LINES + 1;
 export const UPDATE_LINES_MESSAGE = `must have at most ${MAX_DOCUMENT_LINES} entries (besides the generated discount line a body sent back as read holds, which is dropped).`;
 
 /** What an update's `lines` description says of the extra entry. */
-export const DISCOUNT_ENTRY_NOTE = `The schema's maxItems (${MAX_UPDATE_LINE_ENTRIES}) leaves room for the generated discount line of a body sent back as read, which is dropped.`;
+export const DISCOUNT_ENTRY_NOTE = "Room for a sent-back discount line (dropped).";
 
 /** The `lines` of an update: 1 to max(`createLimit`, the document's current line count). */
 export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number, description: string) =>
@@ -72,9 +72,7 @@ export const nullableText = lazy(() => z.string().nullable());
 /** `custom_field_values` in responses. */
 export const customFieldValuesOut = lazy(() => z.array(z.object({ custom_field_id: z.string(), value: z.string() }).meta({ id: "CustomFieldValue" })));
 /** `custom_field_values` in requests: a complete replacement. */
-export const customFieldValuesIn = lazy(() =>
-  z.array(customFieldValueInput()).max(100).meta({ description: "Complete replacement of the record's custom-field values" }),
-);
+export const customFieldValuesIn = lazy(() => customFieldValuesInput(100));
 
 /** The `party` object of detail responses: the counterparty's contact and addresses. */
 export const partyOut = lazy(() =>

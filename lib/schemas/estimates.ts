@@ -6,7 +6,6 @@ import {
   DISCOUNT_ENTRY_NOTE,
   MAX_UPDATE_LINE_ENTRIES,
   UPDATE_LINES_MESSAGE,
-  customFieldValuesIn,
   customFieldValuesOut,
   dateOut,
   headerNotesIn,
@@ -27,6 +26,7 @@ import {
   timestampsOut,
   totalsOut,
 } from "./documents.js";
+import { customFieldValuesInput } from "./parties.js";
 
 /** Estimates (spec part 2, sections 2.3, 3.3 and 4.3). */
 
@@ -70,7 +70,7 @@ const headerFields = lazy(() => ({
   shipping_fee: moneyInput().optional().meta({ description: "Non-negative, default 0" }),
   shipping_cost: moneyInput().optional().meta({ description: "Non-negative, default 0; needs the costs.view permission (else 403 permission_denied)" }),
   discount_percent: percentInput().optional().meta({ description: "Estimate-wide discount, 0 to 100: adds one generated discount line" }),
-  custom_field_values: customFieldValuesIn().max(MAX_ESTIMATE_CUSTOM_FIELDS).optional(),
+  custom_field_values: customFieldValuesInput(MAX_ESTIMATE_CUSTOM_FIELDS).optional(),
 }));
 
 export const estimateCreateBody = lazy(() =>

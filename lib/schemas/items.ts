@@ -2,7 +2,7 @@ import * as z from "zod";
 import { type Infer, lazy } from "./lazy.js";
 import { IDS_QUERY_MAX_LENGTH, QUERY_UUID, documentedAs, listEnvelope, optionalText, pageQuery, requiredText, text, timestamp, uuid } from "./common.js";
 import { moneyInput, quantityInput } from "./amounts.js";
-import { customFieldValueInput } from "./parties.js";
+import { customFieldValuesInput } from "./parties.js";
 
 /** Items, variations, units and adjustments (architecture section 4, "Items, variations and stock"). */
 
@@ -44,7 +44,7 @@ const itemWritable = lazy(() => ({
   }),
   threshold: quantityInput({ min: 0, description: "Reorder level, at most 4 decimals" }).optional(),
   published: z.boolean().optional(),
-  custom_field_values: z.array(customFieldValueInput()).max(50).optional(),
+  custom_field_values: customFieldValuesInput(50).optional(),
 }));
 
 export const MAX_VARIATIONS = 50;

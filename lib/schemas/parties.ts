@@ -18,6 +18,22 @@ const text255 = lazy(() => optionalText(255));
 const positiveId = lazy(() => z.int().min(1).max(2_147_483_647).nullish());
 const taxRate = lazy(() => percentInput().nullish());
 
+/**
+ * The most UTF-8 bytes a record's custom field values take together: with the record's other
+ * fields they must fit one DynamoDB item (400 KB). 25 values of 4,000 four-byte characters
+ * would not; 30 values of 4,000 ASCII characters do.
+ */
+export const MAX_CUSTOM_FIELD_VALUE_BYTES = 128 * 1024;
+
+/** A record's `custom_field_values` in a request: at most `max` values, together at most `MAX_CUSTOM_FIELD_VALUE_BYTES`. */
+export const customFieldValuesInput = (max: number) =>
+  z
+    .array(customFieldValueInput())
+    .max(max)
+    .meta({
+      description: `Replaces all values; ${MAX_CUSTOM_FIELD_VALUE_BYTES / 1024} KB of UTF-8 at most`,
+    });
+
 export const customFieldValueInput = lazy(() =>
   z.strictObject({
     custom_field_id: customFieldId(),
@@ -54,7 +70,7 @@ const commonWritable = lazy(() => ({
   tax_rate1: taxRate(),
   tax_rate2: taxRate(),
   customer_label_id: uuid().nullish().meta({ description: "A customer label of the account" }),
-  custom_field_values: z.array(customFieldValueInput()).max(100).optional(),
+  custom_field_values: customFieldValuesInput(100).optional(),
 }));
 
 const customerProspectWritable = lazy(() => ({

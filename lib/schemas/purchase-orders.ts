@@ -52,9 +52,7 @@ const headerFields = lazy(() => ({
   shipping_provider: optionalText(255),
   shipping_tracking_code: optionalText(255),
   custom_purchase_order_number: optionalText(24),
-  shipping_fee: moneyInput()
-    .optional()
-    .meta({ description: "Non-negative, default 0. The document's total (lines, taxes and shipping) is at most 900000000000.0000: past it, 422 too_large" }),
+  shipping_fee: moneyInput().optional().meta({ description: "Non-negative, default 0 (total at most 900000000000.0000)" }),
   discount_percent: percentInput().optional().meta({ description: "Order-wide discount, 0 to 100: adds one generated discount line" }),
   custom_field_values: customFieldValuesIn().optional(),
 }));

@@ -47,9 +47,7 @@ export const salesHeaderFields = lazy(() => ({
   purchase_order_number: optionalText(255).meta({ description: "The customer's own order reference" }),
   ...headerNotesIn(),
   payment_terms: optionalText(255).meta({ description: "Default: the account's payment terms" }),
-  shipping_fee: moneyInput()
-    .optional()
-    .meta({ description: "Non-negative, default 0. The document's total (lines, taxes and shipping) is at most 900000000000.0000: past it, 422 too_large" }),
+  shipping_fee: moneyInput().optional().meta({ description: "Non-negative, default 0 (total at most 900000000000.0000)" }),
   shipping_cost: moneyInput()
     .optional()
     .meta({ description: "Non-negative, default 0; requires the unit-cost permission (costs.view), else 403 permission_denied" }),

@@ -1,6 +1,7 @@
 import { errors, type ValidationDetail } from "../../core/errors.js";
 import type { CustomFieldKind } from "../../db/entities/custom-field.js";
 import type { Reference } from "../../db/references.js";
+import { MAX_CUSTOM_FIELD_VALUE_BYTES } from "../../schemas/parties.js";
 
 /**
  * `custom_field_values` on write (spec part 1, section 2.1): a complete replacement; ids must
@@ -12,12 +13,7 @@ export interface StoredCustomFieldValue {
   value: string;
 }
 
-/**
- * The most UTF-8 bytes a record's custom field values take together: with the record's other
- * fields they must fit one DynamoDB item (400 KB). 25 values of 4,000 four-byte characters
- * would not; 30 values of 4,000 ASCII characters do.
- */
-export const MAX_CUSTOM_FIELD_VALUE_BYTES = 128 * 1024;
+export { MAX_CUSTOM_FIELD_VALUE_BYTES };
 
 /**
  * Returns the values to store (blanks dropped) and every id sent with its position: each id is
