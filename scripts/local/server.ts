@@ -294,8 +294,17 @@ export interface ApiServerOptions {
   processes?: number;
 }
 
+/** A local API server started by `startApiServer`. */
+export interface StartedApiServer {
+  server: Server;
+  port: number;
+  url: string;
+  /** The API worker processes alive now, and whether each has started (none with one process). */
+  workers: () => { pid: number; ready: boolean }[];
+}
+
 /** Starts the local API on 127.0.0.1:`port` (0 picks a free port). */
-export async function startApiServer(port: number, options: ApiServerOptions = {}): Promise<{ server: Server; port: number; url: string }> {
+export async function startApiServer(port: number, options: ApiServerOptions = {}): Promise<StartedApiServer> {
   const processes = options.processes ?? 1;
   if (!Number.isInteger(processes) || processes < 1 || processes > 64) throw new Error(`API processes must be a whole number from 1 to 64, not ${processes}.`);
   const pool = processes > 1 ? await startWorkerPool(processes) : undefined;
@@ -341,5 +350,5 @@ export async function startApiServer(port: number, options: ApiServerOptions = {
   }
   const address = server.address();
   const actualPort = typeof address === "object" && address ? address.port : port;
-  return { server, port: actualPort, url: `http://127.0.0.1:${actualPort}` };
+  return { server, port: actualPort, url: `http://127.0.0.1:${actualPort}`, workers: () => pool?.processes() ?? [] };
 }

@@ -10,10 +10,14 @@ import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
  * so contention between requests is what it is between Lambda containers (the in-process
  * writer queues of `lib/db/retry.ts` then spare nothing). A request goes to any idle worker;
  * when all are busy it waits its turn (FIFO), as API Gateway's requests wait for a container.
- * A worker that dies fails its request (500) and is replaced.
+ * A worker that dies fails its request (500) and is replaced (again and again, a little later
+ * each time, while a replacement cannot start); a request is never handed to a worker whose
+ * channel has closed, and a send that fails puts the request back in the queue.
  */
 export interface WorkerPool {
   readonly size: number;
+  /** The workers alive now: their process ids, and whether each has started (else it is starting). */
+  processes(): { pid: number; ready: boolean }[];
   invoke(group: EndpointGroup, event: HttpEvent, requestId: string): Promise<HttpResult>;
   close(): Promise<void>;
 }
@@ -28,6 +32,7 @@ interface Job {
 
 interface Worker {
   child: ChildProcess;
+  ready: boolean;
   job?: Job & { id: number };
 }
 
@@ -45,21 +50,40 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
   const dispatch = () => {
     while (idle.length > 0 && queue.length > 0) {
       const worker = idle.shift()!;
-      const job = { ...queue.shift()!, id: nextId++ };
+      // Killed but not yet reported: its exit replaces it.
+      if (!worker.child.connected) continue;
+      const waiting = queue.shift()!;
+      const job = { ...waiting, id: nextId++ };
       worker.job = job;
-      worker.child.send({ id: job.id, group: job.group, event: job.event, requestId: job.requestId });
+      worker.child.send({ id: job.id, group: job.group, event: job.event, requestId: job.requestId }, (error) => {
+        // The channel closed before the request reached the worker: it ran nowhere, so another worker takes it.
+        if (!error || worker.job !== job) return;
+        worker.job = undefined;
+        queue.unshift(waiting);
+        dispatch();
+      });
     }
+  };
+
+  /** Replaces a worker that died, trying again (0.5 s, 1 s, ... up to 30 s apart) while the replacement cannot start. */
+  const replace = (attempt = 0) => {
+    if (closing) return;
+    spawn().catch((error: unknown) => {
+      if (closing) return;
+      const delayMs = Math.min(30_000, 500 * 2 ** attempt);
+      process.stderr.write(`local server: could not replace an API worker (${String(error)}); trying again in ${delayMs / 1000} s\n`);
+      setTimeout(() => replace(attempt + 1), delayMs);
+    });
   };
 
   const spawn = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
       const child = fork(WORKER_SCRIPT, [], { cwd: REPOSITORY, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
-      const worker: Worker = { child };
+      const worker: Worker = { child, ready: false };
       workers.add(worker);
-      let ready = false;
       child.on("message", (message: { ready?: true; id?: number; result?: HttpResult; error?: string }) => {
         if (message.ready) {
-          ready = true;
+          worker.ready = true;
           idle.push(worker);
           resolve(worker);
           dispatch();
@@ -73,20 +97,28 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
         idle.push(worker);
         dispatch();
       });
+      // A send on a channel closing meanwhile reports here (and to its callback), never as an uncaught error.
+      child.on("error", (error) => process.stderr.write(`local server: API worker ${child.pid}: ${error.message}\n`));
+      child.on("disconnect", () => {
+        const index = idle.indexOf(worker);
+        if (index >= 0) idle.splice(index, 1);
+      });
       child.on("exit", (code, signal) => {
         workers.delete(worker);
         const index = idle.indexOf(worker);
         if (index >= 0) idle.splice(index, 1);
         const reason = new Error(`API worker ${child.pid} exited (${signal ?? `code ${code}`})`);
         worker.job?.reject(reason);
-        if (!ready) reject(reason);
-        else if (!closing) spawn().catch((error: unknown) => process.stderr.write(`local server: could not replace an API worker: ${String(error)}\n`));
+        worker.job = undefined;
+        if (!worker.ready) reject(reason);
+        else replace();
       });
     });
 
   await Promise.all(Array.from({ length: size }, spawn));
   return {
     size,
+    processes: () => [...workers].flatMap(({ child, ready }) => (child.pid === undefined ? [] : [{ pid: child.pid, ready }])),
     invoke: (group, event, requestId) =>
       new Promise<HttpResult>((resolve, reject) => {
         if (closing) return reject(new Error("the API worker pool is closed"));
