@@ -369,6 +369,13 @@ describe("planLedgerWrite: rules", () => {
       rule: "too_large",
       changeIndex: 1,
     });
+    // An item past the maximum from before the bound: a change that lowers a balance, or leaves the one past it, is ordinary.
+    const ordered = row(id, "v", L1, 1, { onHand: 5, incoming: 200_000_000_000 });
+    const past = itemWithRows(id, [ordered]);
+    expect(plan({ items: [past], rows: [ordered], changes: [change(id, "v", L1, { onHand: -1 })] }).items[0]!.stock[L1]).toEqual(
+      balances({ onHand: 4, incoming: 200_000_000_000 }),
+    );
+    expect(ruleError(() => plan({ items: [past], rows: [ordered], changes: [change(id, "v", L1, { incoming: 1 })] }))).toMatchObject({ rule: "too_large" });
     // Up to the maximum exactly, and down from it, are ordinary.
     const reached = plan({ items: [full], rows: [here, there], changes: [change(id, "v", L1, { onHand: -1 }), change(id, "v", L2, { onHand: 1 })] });
     expect(sumBalances(Object.values(reached.items[0]!.stock as Record<string, Balances>)).onHand).toBe(MAX_STOCK_BALANCE);
@@ -496,6 +503,16 @@ describe("planHold: a hold's chunks judged together", () => {
         holdChunk({ items: [itemWithRows(id, [full])], rows: [full], changes: [change(id, "v", L1, { onHand: -1 }), change(id, "v", L2, { onHand: 2 })] }),
       ),
     ).toMatchObject({ rule: "too_large", changeIndex: 1 });
+  });
+
+  it("counts what the hold's earlier chunks left pending on the item's other rows against the maximum", () => {
+    const id = randomUUID();
+    const first = { ...row(id, "v1", L1, 1), pending: { "hold-1": { onHand: 60_000_000_000 } } } as StockRowItem;
+    const item1 = itemWithRows(id, [row(id, "v1", L1, 1)]);
+    expect(ruleError(() => holdChunk({ items: [item1], rows: [first], changes: [change(id, "v2", L2, { onHand: 60_000_000_000 })] }))).toMatchObject({
+      rule: "too_large",
+      changeIndex: 0,
+    });
   });
 
   it("refuses a change that makes more than one unit of a unique item incoming", () => {

@@ -99,9 +99,14 @@ const BALANCE_NAMES: Record<(typeof BALANCE_FIELDS)[number], string> = {
   inTransit: "in-transit",
 };
 
-/** Refuses an item whose balances over all its locations would pass `MAX_STOCK_BALANCE` (`too_large`). */
-function checkWithinMaximum(total: Balances, index: number): void {
-  const field = BALANCE_FIELDS.find((name) => total[name] > MAX_STOCK_BALANCE);
+/**
+ * Refuses a change that raises a balance of an item, over all its locations, past
+ * `MAX_STOCK_BALANCE` (`too_large`). A change that lowers it, or leaves it, is never refused for
+ * it: an item past the maximum from before the bound existed can still be sold, received or
+ * adjusted down.
+ */
+function checkWithinMaximum(total: Balances, deltas: BalanceDeltas, index: number): void {
+  const field = BALANCE_FIELDS.find((name) => (deltas[name] ?? 0) > 0 && total[name] > MAX_STOCK_BALANCE);
   if (field) {
     throw new StockRuleError(
       index,
@@ -177,7 +182,7 @@ export function planLedgerWrite(given: PlanInput): LedgerWrite {
     if (!input.fold) {
       checkUniqueIncoming(change, index, item);
       const total = applyDeltas(itemTotals.get(change.itemId) ?? sumBalances(Object.values(itemStock(item))), change.deltas);
-      checkWithinMaximum(total, index);
+      checkWithinMaximum(total, change.deltas, index);
       itemTotals.set(change.itemId, total);
     }
     touchedItems.add(change.itemId);
@@ -339,9 +344,14 @@ export function planHold(input: PlanInput): LedgerWrite {
       const to = addQuantities(balances[field], reserved[field], held.net[field]);
       if (to < 0) throw belowZero(index, field, to, reserved[field]);
     }
-    // The item's balances as if this hold committed (its own net over the item's rows so far).
-    const heldNet = sumBalances([...rows.values()].filter(({ entry }) => entry.row.itemId === change.itemId).map(({ net }) => net));
-    checkWithinMaximum(sumBalances([sumBalances(Object.values(itemStock(item))), heldNet]), index);
+    // The item's balances as if this hold committed: its net on the rows this chunk touches, and
+    // what its earlier chunks left pending on the item's other rows. (Other live holds' increases
+    // are not counted: a hold keeps only its decreases in `reserved`.)
+    const heldNet = sumBalances([
+      ...[...rows.values()].filter(({ entry }) => entry.row.itemId === change.itemId).map(({ net }) => net),
+      ...[...input.rows.values()].filter((r) => r.itemId === change.itemId && !rows.has(rowKeyOf(r))).map(ownPending),
+    ]);
+    checkWithinMaximum(sumBalances([sumBalances(Object.values(itemStock(item))), heldNet]), change.deltas, index);
     if (item.inventoryType === "unique" && input.enforceUnique !== false) {
       added.set(
         change.itemId,

@@ -405,7 +405,7 @@ export async function adjustItem(principal: Principal, itemId: string, input: Ad
           : error.rule === "no_effect"
             ? ["no_effect", "the adjustment would not move the stock."]
             : error.rule === "too_large"
-              ? ["too_large", `the adjustment would take the item's on-hand stock over ${MAX_STOCK_BALANCE} units, the most it can count exactly.`]
+              ? ["too_large", `the adjustment would take the item's on-hand stock over ${MAX_STOCK_BALANCE}, the most it can count exactly.`]
               : ["insufficient_stock", "the adjustment would take on-hand stock below zero."];
       throw errors.validationFailed([{ param: "quantity", code, message }]);
     }
