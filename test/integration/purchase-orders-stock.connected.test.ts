@@ -203,6 +203,18 @@ describe("connected: purchase-order stock", () => {
     expect(sent.status, sent.text).toBe(200);
     expect(await stock(w.client, made.id)).toEqual({ quantity: 0, incoming: 1 });
     expect(await stock(w.client, plain.id)).toEqual({ quantity: 0, incoming: 3 });
+
+    // Its unit came on hand otherwise meanwhile: the receipt of the line is refused, naming the body's entry.
+    expect((await w.client.post(`/items/${made.id}/adjustments`, { location_id: w.location, quantity: 1 })).status).toBe(201);
+    const [plainLine, madeLine] = sent.body.lines;
+    const receipt = await w.client.post(`/purchase-orders/${order.id}/receive`, {
+      lines: [
+        { line_id: plainLine.id, quantity: 3 },
+        { line_id: madeLine.id, quantity: 1 },
+      ],
+    });
+    expectValidation(receipt, "lines[1].quantity", "unique_item");
+    expect(await stock(w.client, plain.id)).toEqual({ quantity: 0, incoming: 3 });
   });
 
   it("an item's stock stops at the most it counts exactly (99999999999.9999): a send or an adjustment past it is 422 too_large naming the field, and nothing moves", async () => {

@@ -78,16 +78,11 @@ export async function sendPurchaseOrder(
       const refusal = (error: StockRuleError): Error => {
         const moved = unreceived[error.changeIndex];
         if (!moved) return error;
-        const param = `lines[${moved.position}].quantity`;
-        return errors.validationFailed([
-          error.rule === "unique_quantity"
-            ? {
-                param,
-                code: "unique_item",
-                message: `is ${moved.quantity}, but its item is now a unique item, whose order line is for 1 unit: update the line's quantity to 1, then send the order.`,
-              }
-            : { param, code: error.rule, message: error.message },
-        ]);
+        return lineRefusal(
+          error,
+          `lines[${moved.position}].quantity`,
+          `is ${moved.quantity}, but its item is now a unique item, whose order line is for 1 unit: update the line's quantity to 1, then send the order.`,
+        );
       };
       return commitOrderStock(principal, { previous, next: base, lines: tree.lines, changes, action: "sent", completion }, refusal, "not_sent");
     },
@@ -164,17 +159,28 @@ export async function receivePurchaseOrder(
         updatedAt: laterUpdatedAt(previous.updatedAt),
       };
       if (complete) base.dateReceived = input.received_date ?? localToday(principal, account);
-      const changes = stockChanges(
-        previous,
-        tree.lines.filter((line) => received.has(line.id)).map((line) => ({ line, quantity: received.get(line.id)! })),
-        "receive",
-      );
-      // A unique item already on hand cannot be received again.
-      return commitOrderStock(principal, { previous, next: base, lines, changes, action: "received", completion }, (error) =>
-        errors.validationFailed([{ param: "lines", code: error.rule, message: error.message }]),
-      );
+      const receipts = tree.lines.filter((line) => received.has(line.id)).map((line) => ({ line, quantity: received.get(line.id)! }));
+      const changes = stockChanges(previous, receipts, "receive");
+      // A unique item already on hand cannot be received again; an item's stock has a maximum.
+      // Each refusal names the body's entry of the line (one change per receipt, in order).
+      return commitOrderStock(principal, { previous, next: base, lines, changes, action: "received", completion }, (error) => {
+        const receipt = receipts[error.changeIndex];
+        const entry = receipt ? input.lines.findIndex((line) => line.line_id === receipt.line.id) : -1;
+        return lineRefusal(error, entry >= 0 ? `lines[${entry}].quantity` : "lines", error.message);
+      });
     },
   );
+}
+
+/**
+ * A stock rule an order's step breaks, as 422 naming the line's quantity (`param`): a unique
+ * item's rule as `unique_item` (as an adjustment says it) with `uniqueMessage`, any other as its
+ * rule (`too_large`: past the item's maximum).
+ */
+function lineRefusal(error: StockRuleError, param: string, uniqueMessage: string): Error {
+  return errors.validationFailed([
+    error.rule === "unique_quantity" ? { param, code: "unique_item", message: uniqueMessage } : { param, code: error.rule, message: error.message },
+  ]);
 }
 
 /**

@@ -365,11 +365,12 @@ export async function deleteStockTransfer(
     async () => {
       const tree = await readTransfer(principal, id);
       const header = tree.header;
+      const changes = mergeStockChanges(reversalOf(header, tree.lines));
       const { cancellation } = await commitStockWrite(
         {
           accountId: principal.accountId,
           source: { sourceType: "stock_transfer", sourceId: id, userId: principal.userId, reason: `Stock transfer ${header.number} deleted` },
-          changes: mergeStockChanges(reversalOf(header, tree.lines)),
+          changes,
           document: (tx) => {
             addDocumentDelete(tx, tree as unknown as DocumentTree);
             addKindCountDecrement(tx, tree.header);
@@ -377,11 +378,13 @@ export async function deleteStockTransfer(
           },
           outcome: () => ({ completion, body: resource }),
         },
-        () =>
-          errors.stateConflict(
-            "stock_transfer_delete_not_allowed",
-            "The transfer's stock can no longer be reversed (the destination no longer holds what arrived); nothing was changed.",
-          ),
+        (error) =>
+          error.rule === "negative_balance"
+            ? errors.stateConflict(
+                "stock_transfer_delete_not_allowed",
+                "The transfer's stock can no longer be reversed (the destination no longer holds what arrived); nothing was changed.",
+              )
+            : stockError(error, changes, tree.lines, "The deletion"),
         { accountId: principal.accountId, documentId: id, revision: header.revision },
       );
       if (!cancellation) return resource;
