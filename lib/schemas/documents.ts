@@ -34,8 +34,15 @@ export const MAX_DOCUMENT_LINES = 500;
  */
 export const MAX_UPDATE_LINE_ENTRIES = MAX_DOCUMENT_LINES + 1;
 
-/** The schema's refusal of an update's `lines` past `MAX_UPDATE_LINE_ENTRIES`: the same limit the service states. */
-export const UPDATE_LINES_MESSAGE = `must have at most ${MAX_DOCUMENT_LINES} entries (besides the generated discount line a body sent back as read holds, which is dropped).`;
+/**
+ * The schema's refusal of an update's `lines` past `MAX_UPDATE_LINE_ENTRIES`, in the words of the
+ * service's own limit (`assertUpdateLineCount`): the kind's create limit, or the lines the
+ * document holds when more.
+ */
+export const updateLinesMessage = (createLimit: number): string =>
+  createLimit >= MAX_DOCUMENT_LINES
+    ? `must have at most ${createLimit} entries (a sent-back discount line aside).`
+    : `must have at most ${createLimit} entries (${createLimit}, or as many lines as the document holds when it holds more).`;
 
 /** What an update's `lines` description says of the extra entry. */
 export const DISCOUNT_ENTRY_NOTE = "Room for a sent-back discount line (dropped).";
@@ -45,7 +52,7 @@ export const updateLinesOf = <T extends z.ZodType>(line: T, createLimit: number,
   z
     .array(line)
     .min(1)
-    .max(MAX_UPDATE_LINE_ENTRIES, UPDATE_LINES_MESSAGE)
+    .max(MAX_UPDATE_LINE_ENTRIES, updateLinesMessage(createLimit))
     .optional()
     .meta({
       description: `${description} At most ${createLimit} lines, or as many as the document holds now when it holds more (a document converted from a long estimate). ${DISCOUNT_ENTRY_NOTE}`,

@@ -5,7 +5,7 @@ import { moneyInput, percentInput } from "./amounts.js";
 import {
   DISCOUNT_ENTRY_NOTE,
   MAX_UPDATE_LINE_ENTRIES,
-  UPDATE_LINES_MESSAGE,
+  updateLinesMessage,
   customFieldValuesOut,
   dateOut,
   headerNotesIn,
@@ -94,7 +94,7 @@ export const estimateUpdateBody = lazy(() =>
       lines: z
         .array(estimateLineUpdate())
         .min(1)
-        .max(MAX_UPDATE_LINE_ENTRIES, UPDATE_LINES_MESSAGE)
+        .max(MAX_UPDATE_LINE_ENTRIES, updateLinesMessage(MAX_ESTIMATE_LINES))
         .optional()
         .meta({
           description: `The complete set of active non-discount lines: an existing \`id\` keeps that line, no \`id\` adds one, omitted lines are removed. Never the generated discount line. At most ${MAX_ESTIMATE_LINES} lines. ${DISCOUNT_ENTRY_NOTE}`,
