@@ -256,6 +256,25 @@ describe("connected: purchase-order stock", () => {
     expect(await stock(w.client, bulk.id)).toEqual({ quantity: 99_999_999_999.9999, incoming: 0 });
   });
 
+  it("a sales order's reservations stop at the maximum too: a create or an update past it is 422 too_large naming a line, never a 500, and nothing moves", async () => {
+    const w = await world();
+    const bulk = await item(w.client, { price: "0" });
+    const customer = (await w.client.post("/customers", { name: "Bulk buyer" })).body;
+    const order = (body: Record<string, unknown>) => w.client.post("/sales-orders", { customer_id: customer.id, location_id: w.location, ...body });
+    const big = await order({ lines: Array.from({ length: 100 }, () => ({ item_id: bulk.id, quantity: 999_999_999 })) });
+    expect(big.status, big.text).toBe(201);
+    const small = await order({ lines: [{ item_id: bulk.id, quantity: 99 }] });
+    expect(small.status, small.text).toBe(201);
+    const reserved = async () => (await w.client.get(`/items/${bulk.id}`)).body.quantity_reserved;
+    expect(await reserved()).toBe(99_999_999_999);
+    expectValidation(await order({ lines: [{ item_id: bulk.id, quantity: 1 }] }), "lines[0].quantity", "too_large");
+    const line = small.body.lines[0];
+    const update = await w.client.patch(`/sales-orders/${small.body.id}`, { lines: [{ id: line.id, item_id: bulk.id, quantity: 100 }] });
+    expectValidation(update, "lines[0].quantity", "too_large");
+    expect(await reserved()).toBe(99_999_999_999);
+    expect((await w.client.get(`/sales-orders/${small.body.id}`)).body.lines[0].quantity).toBe(99);
+  });
+
   it("the moving average cost weighs stock on hand and the received cost", async () => {
     const w = await world();
     const a = await item(w.client);

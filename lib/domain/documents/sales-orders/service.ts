@@ -199,7 +199,7 @@ export async function updateSalesOrder(
           return { completion: withEtag(completion, next.revision), body: written.body };
         },
       },
-      undefined,
+      priced,
       { accountId: principal.accountId, documentId: id, revision: previous.revision },
     );
     if (!cancellation) return written!;
