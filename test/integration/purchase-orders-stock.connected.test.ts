@@ -256,6 +256,30 @@ describe("connected: purchase-order stock", () => {
     expect(await stock(w.client, bulk.id)).toEqual({ quantity: 99_999_999_999.9999, incoming: 0 });
   });
 
+  it("a unique item is ordered one unit at a time: a second line or a second order of it is refused at send, naming the line; the first receives", async () => {
+    const w = await world();
+    const unique = await item(w.client, { inventory_type: "unique" });
+    const order = (lines: unknown[]) => w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines });
+    const twice = (
+      await order([
+        { item_id: unique.id, quantity: 1 },
+        { item_id: unique.id, quantity: 1 },
+      ])
+    ).body;
+    const refused = await w.client.post(`/purchase-orders/${twice.id}/send`, {});
+    expectValidation(refused, "lines[1].quantity", "unique_item");
+    expect(await stock(w.client, unique.id)).toEqual({ quantity: 0, incoming: 0 });
+    const first = (await order([{ item_id: unique.id, quantity: 1 }])).body;
+    const sent = await w.client.post(`/purchase-orders/${first.id}/send`, {});
+    expect(sent.status, sent.text).toBe(200);
+    const second = (await order([{ item_id: unique.id, quantity: 1 }])).body;
+    expectValidation(await w.client.post(`/purchase-orders/${second.id}/send`, {}), "lines[0].quantity", "unique_item");
+    expect(await stock(w.client, unique.id)).toEqual({ quantity: 0, incoming: 1 });
+    const received = await w.client.post(`/purchase-orders/${first.id}/receive`, { lines: [{ line_id: sent.body.lines[0].id, quantity: 1 }] });
+    expect(received.status, received.text).toBe(200);
+    expect(await stock(w.client, unique.id)).toEqual({ quantity: 1, incoming: 0 });
+  });
+
   it("a sales order's reservations stop at the maximum too: a create or an update past it is 422 too_large naming a line, never a 500, and nothing moves", async () => {
     const w = await world();
     const bulk = await item(w.client, { price: "0" });

@@ -390,6 +390,17 @@ describe("planLedgerWrite: rules", () => {
         changeIndex: 0,
       });
     }
+    // A second unit incoming (two lines, or two orders), or one while a unit is on hand, is refused too.
+    expect(ruleError(() => plan({ items: [unique], changes: [change(id, "v", L1, { incoming: 1 }), change(id, "v", L2, { incoming: 1 })] }))).toMatchObject({
+      rule: "unique_quantity",
+      changeIndex: 1,
+    });
+    const onHand = row(id, "v", L1, 1, { onHand: 1 });
+    expect(
+      ruleError(() =>
+        plan({ items: [itemWithRows(id, [onHand], { inventoryType: "unique" })], rows: [onHand], changes: [change(id, "v", L2, { incoming: 1 })] }),
+      ),
+    ).toMatchObject({ rule: "unique_quantity" });
     // One unit incoming, and its receipt, are ordinary; a quantity item may have any number incoming.
     expect(plan({ items: [unique], changes: [change(id, "v", L1, { incoming: 1 })] }).items[0]!.stock[L1]).toEqual(balances({ incoming: 1 }));
     const other = randomUUID();

@@ -116,17 +116,20 @@ function checkWithinMaximum(total: Balances, deltas: BalanceDeltas, index: numbe
   }
 }
 
-/** The rule of a unique item's order (`unique_quantity`): a purchase-order line is for one unit. */
-const UNIQUE_ORDERED = "A unique item is ordered one unit at a time: its purchase-order line must be for 1.";
+/** The rule of a unique item's order (`unique_quantity`): a purchase-order line is for one unit, of an item that has none. */
+const UNIQUE_ORDERED = "A unique item is one unit: it is ordered one at a time, and only while it has none on hand, in transit or incoming.";
 
 /**
- * Refuses a change that makes more than one unit of a unique item incoming (or a part of one):
- * only a purchase order's send makes stock incoming, and a unique item's line is for one unit
- * (an item made unique after its line was written still carries the old quantity).
+ * Refuses a change that makes a unique item incoming beyond its one unit: more than one unit (or
+ * a part of one) at once, or a unit while the item has one on hand, in transit or incoming
+ * already (`total`: the item's balances over all its locations after the change). Only a
+ * purchase order's send makes stock incoming (an item made unique after its line was written
+ * still carries the old quantity; two lines or orders of it would leave receipts that fail).
  */
-function checkUniqueIncoming(change: StockChange, index: number, item: ItemRecord): void {
+function checkUniqueIncoming(change: StockChange, index: number, item: ItemRecord, total: Balances): void {
   const incoming = change.deltas.incoming ?? 0;
-  if (item.inventoryType === "unique" && incoming > 0 && (incoming > 1 || !Number.isInteger(incoming)))
+  if (item.inventoryType !== "unique" || incoming <= 0) return;
+  if (incoming > 1 || !Number.isInteger(incoming) || addQuantities(total.onHand, total.inTransit, total.incoming) > 1)
     throw new StockRuleError(index, "unique_quantity", UNIQUE_ORDERED);
 }
 
@@ -180,8 +183,8 @@ export function planLedgerWrite(given: PlanInput): LedgerWrite {
     if (change === UNIT_ALREADY_BACK) return;
     const item = checkedItem(change, index, input.items);
     if (!input.fold) {
-      checkUniqueIncoming(change, index, item);
       const total = applyDeltas(itemTotals.get(change.itemId) ?? sumBalances(Object.values(itemStock(item))), change.deltas);
+      checkUniqueIncoming(change, index, item, total);
       checkWithinMaximum(total, change.deltas, index);
       itemTotals.set(change.itemId, total);
     }
@@ -326,7 +329,6 @@ export function planHold(input: PlanInput): LedgerWrite {
     addQuantities(0, ...[...input.rows.values()].filter((r) => r.itemId === itemId).map((r) => unitsIn(ownPending(r))));
   input.changes.forEach((change, index) => {
     const item = checkedItem(change, index, input.items);
-    checkUniqueIncoming(change, index, item);
     const key = rowKeyOf(change);
     let held = rows.get(key);
     if (!held) {
@@ -351,7 +353,9 @@ export function planHold(input: PlanInput): LedgerWrite {
       ...[...rows.values()].filter(({ entry }) => entry.row.itemId === change.itemId).map(({ net }) => net),
       ...[...input.rows.values()].filter((r) => r.itemId === change.itemId && !rows.has(rowKeyOf(r))).map(ownPending),
     ]);
-    checkWithinMaximum(sumBalances([sumBalances(Object.values(itemStock(item))), heldNet]), change.deltas, index);
+    const total = sumBalances([sumBalances(Object.values(itemStock(item))), heldNet]);
+    checkUniqueIncoming(change, index, item, total);
+    checkWithinMaximum(total, change.deltas, index);
     if (item.inventoryType === "unique" && input.enforceUnique !== false) {
       added.set(
         change.itemId,

@@ -81,7 +81,9 @@ export async function sendPurchaseOrder(
         return lineRefusal(
           error,
           `lines[${moved.position}].quantity`,
-          `is ${moved.quantity}, but its item is now a unique item, whose order line is for 1 unit: update the line's quantity to 1, then send the order.`,
+          moved.quantity > 1
+            ? `is ${moved.quantity}, but its item is now a unique item, whose order line is for 1 unit: update the line's quantity to 1, then send the order.`
+            : "orders a unit of a unique item that has one on hand, in transit or incoming already (on this order or another): a unique item is one unit.",
         );
       };
       return commitOrderStock(principal, { previous, next: base, lines: tree.lines, changes, action: "sent", completion }, refusal, "not_sent");
