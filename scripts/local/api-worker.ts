@@ -16,6 +16,8 @@ interface Invocation {
 }
 
 process.on("message", (message: Invocation) => {
+  // Taken before anything runs: a request this worker never acknowledged ran nowhere, and the pool gives it to another.
+  process.send?.({ accepted: message.id });
   invokeHandler(message.group, message.event, message.requestId).then(
     (result) => process.send?.({ id: message.id, result }),
     (error: unknown) => process.send?.({ id: message.id, error: (error as Error)?.stack ?? String(error) }),

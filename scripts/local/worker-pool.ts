@@ -10,7 +10,7 @@ import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
  * so contention between requests is what it is between Lambda containers (the in-process
  * writer queues of `lib/db/retry.ts` then spare nothing). A request goes to any idle worker;
  * when all are busy it waits its turn (FIFO), as API Gateway's requests wait for a container.
- * A worker that dies fails its request (500) and is replaced (again and again, a little later
+ * A worker that dies fails the request it took (500) and is replaced (again and again, a little later
  * each time, while a replacement cannot start); a request is never handed to a worker whose
  * channel has closed, and a send that fails puts the request back in the queue.
  */
@@ -33,7 +33,8 @@ interface Job {
 interface Worker {
   child: ChildProcess;
   ready: boolean;
-  job?: Job & { id: number };
+  /** The request it serves: `accepted` once the worker said it took it (before running it). */
+  job?: Job & { id: number; accepted?: boolean };
 }
 
 const REPOSITORY = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -46,6 +47,8 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
   const workers = new Set<Worker>();
   let nextId = 1;
   let closing = false;
+  /** Replacements waiting to be tried again (cancelled on close). */
+  const retries = new Set<NodeJS.Timeout>();
 
   const dispatch = () => {
     while (idle.length > 0 && queue.length > 0) {
@@ -72,7 +75,11 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
       if (closing) return;
       const delayMs = Math.min(30_000, 500 * 2 ** attempt);
       process.stderr.write(`local server: could not replace an API worker (${String(error)}); trying again in ${delayMs / 1000} s\n`);
-      setTimeout(() => replace(attempt + 1), delayMs);
+      const timer = setTimeout(() => {
+        retries.delete(timer);
+        replace(attempt + 1);
+      }, delayMs);
+      retries.add(timer);
     });
   };
 
@@ -81,7 +88,11 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
       const child = fork(WORKER_SCRIPT, [], { cwd: REPOSITORY, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
       const worker: Worker = { child, ready: false };
       workers.add(worker);
-      child.on("message", (message: { ready?: true; id?: number; result?: HttpResult; error?: string }) => {
+      child.on("message", (message: { ready?: true; accepted?: number; id?: number; result?: HttpResult; error?: string }) => {
+        if (message.accepted !== undefined) {
+          if (worker.job?.id === message.accepted) worker.job.accepted = true;
+          return;
+        }
         if (message.ready) {
           worker.ready = true;
           idle.push(worker);
@@ -98,7 +109,14 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
         dispatch();
       });
       // A send on a channel closing meanwhile reports here (and to its callback), never as an uncaught error.
-      child.on("error", (error) => process.stderr.write(`local server: API worker ${child.pid}: ${error.message}\n`));
+      child.on("error", (error) => {
+        process.stderr.write(`local server: API worker ${child.pid ?? "(not started)"}: ${error.message}\n`);
+        // A fork that failed (no process at all) never exits: it is gone now.
+        if (child.pid === undefined) {
+          workers.delete(worker);
+          reject(error);
+        }
+      });
       child.on("disconnect", () => {
         const index = idle.indexOf(worker);
         if (index >= 0) idle.splice(index, 1);
@@ -108,8 +126,14 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
         const index = idle.indexOf(worker);
         if (index >= 0) idle.splice(index, 1);
         const reason = new Error(`API worker ${child.pid} exited (${signal ?? `code ${code}`})`);
-        worker.job?.reject(reason);
+        const job = worker.job;
         worker.job = undefined;
+        if (job && !job.accepted && !closing) {
+          // It died before it took the request (killed a moment before it was handed over): the request ran nowhere.
+          const { id: _id, accepted: _accepted, ...waiting } = job;
+          queue.unshift(waiting);
+          dispatch();
+        } else job?.reject(reason);
         if (!worker.ready) reject(reason);
         else replace();
       });
@@ -127,6 +151,7 @@ export async function startWorkerPool(size: number): Promise<WorkerPool> {
       }),
     async close() {
       closing = true;
+      for (const timer of retries) clearTimeout(timer);
       for (const job of queue.splice(0)) job.reject(new Error("the API worker pool is closed"));
       await Promise.all(
         [...workers].map(
