@@ -101,14 +101,15 @@ export function updateCancellation(cancellation: Cancellation, kind: SalesKind):
  * `commitWithStock`; a stock rule the changes break is read again when `basis` (the document the
  * write was planned from) changed meanwhile (a sales order's delete planned before a parallel
  * invoice took its reservations: the loser gets the order's new state, not a stock refusal);
- * otherwise it is 422 naming the line of `lines` behind it (`stockRuleError`; `lines` without one).
+ * otherwise, with `lines`, it is 422 naming the line (`stockRuleError`); without them a rule
+ * broken on a current plan is internal (every write that can raise a balance passes its lines).
  */
 export async function commitSalesStock(options: Parameters<typeof commitWithStock>[0], lines?: readonly SalesLine[], basis?: PlanBasis) {
   try {
     return await commitWithStock(options);
   } catch (error) {
-    if (error instanceof StockRuleError) {
-      throw await stockRefusal(error, basis, (rule) => stockRuleError(rule, options.changes, lines ?? []));
+    if (error instanceof StockRuleError && (lines || basis)) {
+      throw await stockRefusal(error, basis, (rule) => (lines ? stockRuleError(rule, options.changes, lines) : rule));
     }
     throw error;
   }
