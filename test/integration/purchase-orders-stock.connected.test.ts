@@ -39,6 +39,13 @@ async function item(client: ApiClient, body: Record<string, unknown> = {}): Prom
   return created.body;
 }
 
+/** A Not Sent purchase order of the world's supplier at its location, created (201). */
+async function newOrder(w: World, lines: unknown[]): Promise<Record<string, any>> {
+  const created = await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines });
+  expect(created.status, created.text).toBe(201);
+  return created.body;
+}
+
 const stock = async (client: ApiClient, itemId: string) => {
   const body = (await client.get(`/items/${itemId}`)).body;
   return { quantity: body.quantity, incoming: body.quantity_incoming };
@@ -177,16 +184,10 @@ describe("connected: purchase-order stock", () => {
     const w = await world();
     const plain = await item(w.client);
     const made = await item(w.client);
-    const order = (
-      await w.client.post("/purchase-orders", {
-        supplier_id: w.supplier,
-        location_id: w.location,
-        lines: [
-          { item_id: plain.id, quantity: 3 },
-          { item_id: made.id, quantity: 5 },
-        ],
-      })
-    ).body;
+    const order = await newOrder(w, [
+      { item_id: plain.id, quantity: 3 },
+      { item_id: made.id, quantity: 5 },
+    ]);
     const changed = await w.client.patch(`/items/${made.id}`, { inventory_type: "unique" });
     expect(changed.status, changed.text).toBe(200);
     const refused = await w.client.post(`/purchase-orders/${order.id}/send`, {});
@@ -223,20 +224,14 @@ describe("connected: purchase-order stock", () => {
     const other = await item(w.client);
     // 100 lines of the largest quantity: 99999999900 incoming.
     const lines = Array.from({ length: 100 }, () => ({ item_id: bulk.id, quantity: 999_999_999 }));
-    const order = (await w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines })).body;
+    const order = await newOrder(w, lines);
     expect((await w.client.post(`/purchase-orders/${order.id}/send`, {})).status).toBe(200);
     expect(await stock(w.client, bulk.id)).toEqual({ quantity: 0, incoming: 99_999_999_900 });
     // Another order's 100 more would pass the maximum: its send is refused, naming the line, and moves nothing.
-    const more = (
-      await w.client.post("/purchase-orders", {
-        supplier_id: w.supplier,
-        location_id: w.location,
-        lines: [
-          { item_id: other.id, quantity: 1 },
-          { item_id: bulk.id, quantity: 100 },
-        ],
-      })
-    ).body;
+    const more = await newOrder(w, [
+      { item_id: other.id, quantity: 1 },
+      { item_id: bulk.id, quantity: 100 },
+    ]);
     expectValidation(await w.client.post(`/purchase-orders/${more.id}/send`, {}), "lines[1].quantity", "too_large");
     expect(await stock(w.client, bulk.id)).toEqual({ quantity: 0, incoming: 99_999_999_900 });
     expect(await stock(w.client, other.id)).toEqual({ quantity: 0, incoming: 0 });
@@ -259,20 +254,17 @@ describe("connected: purchase-order stock", () => {
   it("a unique item is ordered one unit at a time: a second line or a second order of it is refused at send, naming the line; the first receives", async () => {
     const w = await world();
     const unique = await item(w.client, { inventory_type: "unique" });
-    const order = (lines: unknown[]) => w.client.post("/purchase-orders", { supplier_id: w.supplier, location_id: w.location, lines });
-    const twice = (
-      await order([
-        { item_id: unique.id, quantity: 1 },
-        { item_id: unique.id, quantity: 1 },
-      ])
-    ).body;
+    const twice = await newOrder(w, [
+      { item_id: unique.id, quantity: 1 },
+      { item_id: unique.id, quantity: 1 },
+    ]);
     const refused = await w.client.post(`/purchase-orders/${twice.id}/send`, {});
     expectValidation(refused, "lines[1].quantity", "unique_item");
     expect(await stock(w.client, unique.id)).toEqual({ quantity: 0, incoming: 0 });
-    const first = (await order([{ item_id: unique.id, quantity: 1 }])).body;
+    const first = await newOrder(w, [{ item_id: unique.id, quantity: 1 }]);
     const sent = await w.client.post(`/purchase-orders/${first.id}/send`, {});
     expect(sent.status, sent.text).toBe(200);
-    const second = (await order([{ item_id: unique.id, quantity: 1 }])).body;
+    const second = await newOrder(w, [{ item_id: unique.id, quantity: 1 }]);
     expectValidation(await w.client.post(`/purchase-orders/${second.id}/send`, {}), "lines[0].quantity", "unique_item");
     expect(await stock(w.client, unique.id)).toEqual({ quantity: 0, incoming: 1 });
     const received = await w.client.post(`/purchase-orders/${first.id}/receive`, { lines: [{ line_id: sent.body.lines[0].id, quantity: 1 }] });
