@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../core/errors.js";
-import { MAX_CUSTOM_FIELD_VALUE_BYTES, normalizeCustomFieldValues } from "./custom-field-values.js";
+import { MAX_CUSTOM_FIELD_VALUE_BYTES } from "../../schemas/parties.js";
+import { normalizeCustomFieldValues } from "./custom-field-values.js";
 
 /** `custom_field_values` on write (spec part 1, section 2.1): complete replacement, unique ids, blanks removed, a size bound. */
 describe("offline: normalizeCustomFieldValues", () => {

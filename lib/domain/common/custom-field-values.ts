@@ -13,8 +13,6 @@ export interface StoredCustomFieldValue {
   value: string;
 }
 
-export { MAX_CUSTOM_FIELD_VALUE_BYTES };
-
 /**
  * Returns the values to store (blanks dropped) and every id sent with its position: each id is
  * checked, blank or not, so a blank value for a foreign field is still rejected; a value that
