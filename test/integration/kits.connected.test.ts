@@ -447,6 +447,34 @@ describe("POST /kits/{kit_id}/builds", () => {
     expect(await onHandAt(s.client, [box.id, cable.id, plug.id], s.location)).toEqual(before);
   });
 
+  it("a build that would count more of the assembled item than the stock maximum is 422 too_large on quantity, nothing changes", async () => {
+    const s = await setup();
+    const { box, cable, plug, kitId } = await cableKit(s, { cables: 1000, plugs: 1000 });
+    // 100 purchase-order lines of the largest quantity, received: 99999999900 of the box on hand.
+    const supplier = await s.client.post("/suppliers", { name: "Bulk" });
+    const lines = Array.from({ length: 100 }, () => ({ item_id: box.id, quantity: 999_999_999 }));
+    const order = await s.client.post("/purchase-orders", { supplier_id: supplier.body.id, location_id: s.location, lines });
+    expect(order.status, order.text).toBe(201);
+    expect((await s.client.post(`/purchase-orders/${order.body.id}/send`, {})).status).toBe(200);
+    const received = await s.client.post(`/purchase-orders/${order.body.id}/receive`, {
+      lines: order.body.lines.map((line: any) => ({ line_id: line.id, quantity: 999_999_999 })),
+    });
+    expect(received.status, received.text).toBe(200);
+    const before = await onHandAt(s.client, [box.id, cable.id, plug.id], s.location);
+    expect(before[box.id]).toBe(99_999_999_900);
+
+    const refused = await build(s.client, kitId, { location_id: s.location, quantity: 100 });
+    expectValidation(refused, "quantity", "too_large");
+    expect(refused.body.error.details[0].message).toContain("99999999999.9999");
+    expect(await onHandAt(s.client, [box.id, cable.id, plug.id], s.location)).toEqual(before);
+    expect(await history(s.account.accountId, cable.id, "kit_build")).toEqual([]);
+    expect((await getKit(s.client, kitId)).build_count).toBe(0);
+
+    // Up to the maximum itself: built.
+    expect((await buildOk(s.client, kitId, { location_id: s.location, quantity: 99.9999 })).quantity).toBe(99.9999);
+    expect((await onHandAt(s.client, [box.id], s.location))[box.id]).toBe(99_999_999_999.9999);
+  });
+
   it("an invalid definition (archived or deleted component, its own item, a cycle) is 422 invalid_kit_build, nothing changes", async () => {
     const s = await setup();
     const { box, cable, plug, kitId } = await cableKit(s);

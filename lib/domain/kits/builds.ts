@@ -105,8 +105,17 @@ async function loadClosure(accountId: string, root: KitItem): Promise<Closure> {
   return { root: kits.get(root.kitId)!, kits, records, automaticKits, variationCosts };
 }
 
-function stockRuleRefusal(error: StockRuleError): KitBuildRefusal {
-  return new KitBuildRefusal(error.rule === "negative_balance" ? "insufficient_stock" : "invalid_quantity", `The build breaks a stock rule: ${error.message}`);
+/**
+ * A build's answer to a stock rule it breaks: short component stock (or any rule of the
+ * definition) is 422 `invalid_kit_build`, as the spec says; a build that would count more of an
+ * item than `MAX_STOCK_BALANCE` is an input bound, 422 `validation_failed` (`too_large` on
+ * `quantity`), as an adjustment's is.
+ */
+function stockRuleAnswer(error: StockRuleError) {
+  if (error.rule === "too_large") return errors.validationFailed([{ param: "quantity", code: "too_large", message: error.message }]);
+  return refused(
+    new KitBuildRefusal(error.rule === "negative_balance" ? "insufficient_stock" : "invalid_quantity", `The build breaks a stock rule: ${error.message}`),
+  );
 }
 
 const kitLockName = (accountId: string, kitId: string) => `kit:${accountId}:${kitId}`;
@@ -243,7 +252,7 @@ export async function assembleKit(principal: Principal, kitId: string, input: Ki
         },
         respond: () => ({ completion, body }),
         explain: async (error) => {
-          if (error instanceof StockRuleError) return refused(stockRuleRefusal(error));
+          if (error instanceof StockRuleError) return stockRuleAnswer(error);
           if (error instanceof TransactionTooLargeError) return errors.invalidKitBuild("This build is too large to check and apply atomically.", "kit_id");
           return error;
         },
