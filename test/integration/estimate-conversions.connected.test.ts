@@ -373,6 +373,42 @@ describe("connected: estimate conversions", () => {
     expect(await onHand(w)).toEqual({ onHand: 100, reserved: 0 });
   });
 
+  it("an item never stocked and without a default location sells from the account's only active location (sales orders, the conversion to one); with two, its row must be named", async () => {
+    const account = await newAccount();
+    const client = api().withKey(account.ownerKey);
+    const location = async (name: string) => {
+      const created = await client.post("/locations", { name, short_name: name }, { idempotencyKey: idempotencyKey() });
+      expect(created.status, created.text).toBe(201);
+      return created.body.id as string;
+    };
+    const main = await location("Main");
+    const customer = (await client.post("/customers", { name: "Walk-in" })).body.id as string;
+    const item = (await client.post("/items", { name: "Widget", price: "5" })).body.id as string;
+    const lines = [{ item_id: item, quantity: 2 }];
+    const rowsOf = async () => (await client.get(`/items/${item}/variations`, { include: "locations" })).body.data[0].locations as any[];
+
+    const order = await client.post("/sales-orders", { customer_id: customer, lines });
+    expect(order.status, order.text).toBe(201);
+    expect(order.body.lines[0]).toMatchObject({ location_name: "Main", quantity: 2 });
+    const [row] = await rowsOf();
+    expect(row).toMatchObject({ location_id: main, quantity: 0, quantity_reserved: 2 });
+    expect(order.body.lines[0].item_variation_location_id).toBe(row.item_variation_location_id);
+
+    const toOrder = await client.post(`/estimates/${(await client.post("/estimates", { customer_id: customer, lines })).body.id}/convert-to-sales-order`);
+    expect(toOrder.status, toOrder.text).toBe(201);
+    expect(toOrder.body.lines[0]).toMatchObject({ location_name: "Main", item_variation_location_id: row.item_variation_location_id });
+
+    // A second location makes it ambiguous again, for an item never stocked (nothing is written).
+    await location("Annex");
+    const other = (await client.post("/items", { name: "Gadget", price: "5" })).body.id as string;
+    const refused = await client.post("/sales-orders", { customer_id: customer, lines: [{ item_id: other, quantity: 1 }] });
+    expectError(refused, 422, "validation_failed", "lines[0].item_variation_location_id");
+    const estimate = await client.post("/estimates", { customer_id: customer, lines: [{ item_id: other, quantity: 1 }] });
+    expectError(await client.post(`/estimates/${estimate.body.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
+    expect(await totalOf(client, "/sales-orders")).toBe(2);
+    expect(await totalOf(client, "/invoices")).toBe(0);
+  });
+
   it("If-Match on both conversions: a stale revision is 409 mobile_mutation_conflict (before the state check) and changes nothing; the current one converts", async () => {
     const w = await world();
     const estimate = await estimateFor(w);

@@ -7,7 +7,7 @@ import { Decimal } from "../../../core/decimal.js";
 import { defaultLocationOf, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import { readItems, readVariations } from "../../../db/items.js";
-import { readLocations } from "../../../db/locations.js";
+import { queryLocations, readLocations } from "../../../db/locations.js";
 import { readParty } from "../../../db/parties.js";
 import type { AccountItem, DocumentItem, PartyItem } from "../../../db/service.js";
 import type { SalesLineBody } from "../../../schemas/sales-documents.js";
@@ -56,8 +56,10 @@ export async function readCustomer(
  * Builds stored lines from specs. Each inventory line sells from one stock row: the given
  * `item_variation_location_id` (a kept line's own row when it names none), else the item's row at
  * the document's location, else at the user's assigned location (a new row there if need be), else
- * at the item's default location, else its only row, else a new row at its default location (an
- * item stocked at several locations, none its default, needs the row named). A location-restricted user may only name
+ * at the item's default location, else its only row, else a new row at its default location,
+ * else (an item never stocked, without a default) a new row at the account's only active
+ * location (an item stocked at several locations, none its default, or never stocked in an
+ * account of several locations, needs the row named). A location-restricted user may only name
  * rows at their location; the location must be active. A kept line keeps its id and its
  * fulfilment quantities: its item cannot change once it has any, nor its quantity drop below them.
  */
@@ -91,6 +93,14 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
   );
   // The row each inventory line sells from.
   const rows = new Map<number, { locationId: string; ivlId?: number }>();
+  let onlyActive: Promise<string | null> | undefined;
+  const onlyLocation = () => {
+    onlyActive ??= queryLocations(principal.accountId).then((all) => {
+      const active = all.filter((location) => location.active);
+      return active.length === 1 ? active[0]!.locationId : null;
+    });
+    return onlyActive;
+  };
   for (const spec of specs) {
     const found = resolved.get(spec.index);
     if (!found) continue;
@@ -101,7 +111,9 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     if (locationId) row ??= found.rows.find((r) => r.locationId === locationId);
     else {
       row = found.rows.find((r) => r.locationId === found.item.locationId) ?? (found.rows.length === 1 ? found.rows[0] : undefined);
-      locationId = row?.locationId ?? found.item.locationId ?? null;
+      // An item never stocked and without a default location: the account's only active
+      // location, when it has just one (a new row there), as there is nowhere else it could be.
+      locationId = row?.locationId ?? found.item.locationId ?? (found.rows.length === 0 ? await onlyLocation() : null);
     }
     if (!locationId) {
       // No row at all: the item may have been deleted (with its rows) since it was read.
