@@ -114,8 +114,7 @@ export const lineInputFields = <P extends z.core.$ZodLooseShape>(
   }),
   item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({ description: describe.item_variation_location_id }),
   name: nullMeansAbsent(requiredText(255)).meta({
-    description:
-      "Service lines (required there). Inventory lines take the item's name: one sent there must be the line's current name or the item's (as GET shows it).",
+    description: "Required on service lines. An inventory line takes its item's name; if sent, its current name or the item's.",
   }),
   description: optionalText(4000).meta({
     description: describe.description ?? 'Omitted on an inventory line, the item\'s description applies; null or "" clears it.',

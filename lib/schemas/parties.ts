@@ -31,7 +31,7 @@ export const customFieldValuesInput = (max: number) =>
     .array(customFieldValueInput())
     .max(max)
     .meta({
-      description: `Replaces all values; ${MAX_CUSTOM_FIELD_VALUE_BYTES / 1024} KB of UTF-8 at most`,
+      description: `Replaces all; at most ${MAX_CUSTOM_FIELD_VALUE_BYTES / 1024} KB UTF-8`,
     });
 
 export const customFieldValueInput = lazy(() =>

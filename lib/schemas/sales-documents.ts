@@ -183,5 +183,5 @@ export const lineCostsOut = lazy(() => ({
 }));
 
 export const percentOut = lazy(() =>
-  z.number().nullable().meta({ description: "Percent (two decimals, rounded down: 100 only when complete), or null when nothing applies" }),
+  z.number().nullable().meta({ description: "Percent, two decimals rounded down (100 only when complete); null when nothing applies" }),
 );

@@ -131,14 +131,25 @@ const tailShape = lazy(() => ({
   ...timestampsOut(),
 }));
 
-export const salesOrderListEntry = lazy(() => z.object({ ...listShape(), ...tailShape() }).meta({ id: "SalesOrderListEntry" }));
+const EDIT_BLOCK_REASONS = ["sales_order_not_open", "sales_order_activity_started", "permission_denied"] as const;
+
+export const salesOrderListEntry = lazy(() =>
+  z
+    .object({
+      ...listShape(),
+      edit_block_reason: z.enum(EDIT_BLOCK_REASONS).nullable(),
+      pack_block_reason: z.enum(PACK_BLOCK_REASONS).nullable(),
+      ...tailShape(),
+    })
+    .meta({ id: "SalesOrderListEntry" }),
+);
 
 export const salesOrderResource = lazy(() =>
   z
     .object({
       ...listShape(),
       ...discountDetailOut(),
-      edit_block_reason: z.enum(["sales_order_not_open", "sales_order_activity_started", "permission_denied"]).nullable(),
+      edit_block_reason: z.enum(EDIT_BLOCK_REASONS).nullable(),
       can_pack: z.boolean(),
       pack_block_reason: z.enum(PACK_BLOCK_REASONS).nullable(),
       ...tailShape(),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { updateAccount } from "../../lib/domain/admin/service.js";
+import { db } from "../../lib/db/service.js";
 import { useStreamPoller } from "../support/stream-poller.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError, expectValidation } from "../support/assertions.js";
@@ -54,6 +55,96 @@ const pack = (client: ApiClient, id: string, lines: { id: string; quantity: numb
   client.post(`/sales-orders/${id}/fulfillments`, { lines }, key ? { idempotencyKey: key } : {});
 
 describe("connected: sales-order packing, shipping and invoicing", () => {
+  it("a list entry says each order's edit and pack block reasons as its detail does, for every caller and account setting", async () => {
+    const { w, order: partly, second } = await orderWorld();
+    const annex = await w.client.post("/locations", { name: "Annex", short_name: "ANX" }, { idempotencyKey: idempotencyKey() });
+    expect(annex.status, annex.text).toBe(201);
+    const remote = await newItem(w.client, annex.body.id, { stock: 10 });
+    const create = async (body: Record<string, unknown>) => {
+      const created = await w.client.post("/sales-orders", { customer_id: w.customer.id, ...body });
+      expect(created.status, created.text).toBe(201);
+      return created.body;
+    };
+    // Packed in part; packed but for its service line; fully invoiced (closed); untouched; and,
+    // without a location, lines at two locations, the annex one left to pack.
+    expect((await pack(w.client, partly.id, [{ id: partly.lines[0].id, quantity: 1 }])).status).toBe(201);
+    const goods = await create({
+      location_id: w.location,
+      lines: [
+        { item_id: w.item.id, quantity: 2 },
+        { name: "Setup", unit_price: "5" },
+      ],
+    });
+    expect((await pack(w.client, goods.id, [{ id: goods.lines[0].id, quantity: 2 }])).status).toBe(201);
+    const closed = await create({ location_id: w.location, lines: [{ item_id: second.id, quantity: 1 }] });
+    expect((await w.client.post(`/sales-orders/${closed.id}/invoices`, {})).status).toBe(201);
+    await create({ location_id: w.location, lines: [{ item_id: w.item.id, quantity: 1 }] });
+    const spread = await create({
+      lines: [
+        { item_id: w.item.id, quantity: 1 },
+        { item_id: remote.id, quantity: 1 },
+      ],
+    });
+    expect((await pack(w.client, spread.id, [{ id: spread.lines[0].id, quantity: 1 }])).status).toBe(201);
+
+    const callers: [string, ApiClient][] = [
+      ["owner", w.client],
+      ["read-only", api().withKey((await newUser(w.account, { permissions: ["sales_orders.list", "records.view_all"] })).key)],
+      [
+        "at the main location",
+        api().withKey(
+          (await newUser(w.account, { permissions: ["sales_orders.list", "sales_orders.modify", "records.view_all"], locationId: w.location })).key,
+        ),
+      ],
+    ];
+    const settings = [
+      { packingListsEnabled: true, packingServiceItems: false },
+      { packingListsEnabled: true, packingServiceItems: true },
+      { packingListsEnabled: false, packingServiceItems: true },
+    ];
+    const seen = new Set<string>();
+    for (const setting of settings) {
+      await updateAccount(w.account.accountId, setting);
+      for (const [who, client] of callers) {
+        const list = await client.get("/sales-orders", { limit: 100 });
+        expect(list.status, list.text).toBe(200);
+        for (const entry of list.body.data) {
+          const shown = await detail(client, entry.id);
+          const reasons = (o: any) => ({ edit: o.edit_block_reason, pack: o.pack_block_reason });
+          expect(reasons(entry), `${who}, ${JSON.stringify(setting)}, order ${entry.sales_order_number}`).toEqual(reasons(shown));
+          seen.add(`${shown.edit_block_reason}/${shown.pack_block_reason}`);
+        }
+      }
+    }
+    // Orders last written before their packing facts were kept: the list answers from their percentages.
+    await updateAccount(w.account.accountId, settings[0]!);
+    for (const order of [partly, goods, closed]) {
+      await db()
+        .entities.document.patch({ accountId: w.account.accountId, documentId: order.id })
+        .remove(["packingStarted", "unpackedLocationIds", "unpackedServiceLines"])
+        .go();
+    }
+    const legacy = await w.client.get("/sales-orders", { ids: [partly.id, goods.id, closed.id].join(",") });
+    for (const entry of legacy.body.data) {
+      const shown = await detail(w.client, entry.id);
+      expect([entry.edit_block_reason, entry.pack_block_reason]).toEqual([shown.edit_block_reason, shown.pack_block_reason]);
+    }
+    // Every reason was met on the way (but location_restricted: an order whose lines left to pack
+    // are elsewhere is hidden from the restricted caller, in its list as in its detail).
+    expect([...seen].sort()).toEqual(
+      [
+        "null/null",
+        "permission_denied/permission_denied",
+        "sales_order_activity_started/nothing_remaining_to_pack",
+        "sales_order_activity_started/null",
+        "sales_order_activity_started/packing_lists_disabled",
+        "null/packing_lists_disabled",
+        "sales_order_not_open/sales_order_not_open",
+        "sales_order_not_open/packing_lists_disabled",
+      ].sort(),
+    );
+  });
+
   it("packs incremental quantities into numbered packing lists, with percentages and the line rules; stock never moves", async () => {
     const { w, order, second } = await orderWorld();
     const [first, other, service, discount] = order.lines;

@@ -396,7 +396,14 @@ describe("connected: sales orders", () => {
     const list = await client.get("/sales-orders");
     expect(list.status).toBe(200);
     expect(list.body.data.map((o: any) => o.sales_order_number)).toEqual([3, 2, 1]);
-    expect(Object.keys(list.body.data[0])).toEqual([...SALES_ORDER_KEYS, "shipping_cost", ...SALES_ORDER_PROGRESS_KEYS, ...SALES_ORDER_TAIL_KEYS]);
+    expect(Object.keys(list.body.data[0])).toEqual([
+      ...SALES_ORDER_KEYS,
+      "shipping_cost",
+      ...SALES_ORDER_PROGRESS_KEYS,
+      "edit_block_reason",
+      "pack_block_reason",
+      ...SALES_ORDER_TAIL_KEYS,
+    ]);
     expect(list.body.pagination).toEqual({ page: 1, per_page: 20, total_pages: 1, total_records: 3 });
     expect(list.body.url).toBe("/api/v3/sales-orders");
     const ids = (params: Record<string, string | number>, c: ApiClient = client) =>

@@ -119,6 +119,15 @@ export const documentEntity = () =>
       invoicedPercent: { type: "number" },
       packedPercent: { type: "number" },
       shippedPercent: { type: "number" },
+      /**
+       * Sales orders: what a list entry's edit and pack block reasons need of the lines, kept with
+       * them (`withPackingFacts`): whether any line was packed or shipped, the locations of
+       * inventory lines left to pack, and whether a service line is. Absent on orders last written
+       * before them.
+       */
+      packingStarted: { type: "boolean" },
+      unpackedLocationIds: { type: "list", items: { type: "string" } },
+      unpackedServiceLines: { type: "boolean" },
       /** Sales orders: invoices created from the order (at most `MAX_ORDER_INVOICES` not cancelled). */
       invoiceCount: { type: "number" },
       /**

@@ -15,7 +15,7 @@ const zoneOrUndefined = (zone: string | null | undefined) => (isValidZone(zone) 
 
 /**
  * Header attributes that alone are no reason to write: those a write moves by itself (and
- * `itemIds`, derived from the lines, an unordered set), and the related values a write refreshes
+ * `itemIds` and a sales order's packing facts, derived from the lines), and the related values a write refreshes
  * from their records (the party's contact details and kind, the location's name, the account's
  * tax labels and packing settings), which the document shows current anyway or takes along with
  * a real change. So a body read back after a customer or location edit still changes nothing.
@@ -24,6 +24,9 @@ const BOOKKEEPING: ReadonlySet<string> = new Set([
   "revision",
   "updatedAt",
   "itemIds",
+  "packingStarted",
+  "unpackedLocationIds",
+  "unpackedServiceLines",
   "partyDetails",
   "partyKind",
   "locationName",

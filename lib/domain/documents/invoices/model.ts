@@ -144,6 +144,7 @@ export const INVOICE_KIND: SalesKind<"invoice"> = {
   revisionPrefix: "inv",
   listPermission: "invoices.list",
   modifyPermission: "invoices.modify",
+  listReadsAccount: false,
   relatedOnRead: true,
   present: presentInvoice,
 };

@@ -15,7 +15,7 @@ import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
 import { presentSalesLine, sourceEstimateOf } from "../sales/presentation.js";
 import { withInvoiceOf, type InvoiceOfOrder } from "./invoiced-money.js";
-import { lineChanges, percentOf, progressOf, remainingToPack, withPercents } from "../sales/progress.js";
+import { lineChanges, listBlockFacts, percentOf, progressOf, remainingToPack, withPackingFacts, withPercents } from "../sales/progress.js";
 
 /**
  * Sales orders without storage: spec part 2, sections 2.4, 3.4 and 4.4; architecture sections 4
@@ -56,10 +56,20 @@ export const liveInvoiceIds = (order: DocumentItem): string[] => {
 export const activityStarted = (header: DocumentItem, lines: readonly SalesLine[]): boolean =>
   liveInvoiceIds(header).length > 0 || lines.some((line) => line.quantityInvoiced > 0 || line.quantityPacked > 0 || line.quantityShipped > 0);
 
-function editBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
+/** What the block reasons of an order depend on beyond the caller and its status. */
+interface BlockFacts {
+  /** Anything happened beyond its creation (`activityStarted`). */
+  started: boolean;
+  /** The caller may reach every location it is left to pack at (`hasLocationAccess`). */
+  reachable: boolean;
+  /** No line is left to pack. */
+  nothingToPack: boolean;
+}
+
+function editBlockReason(principal: Principal, header: DocumentItem, facts: BlockFacts) {
   if (!mayAct(principal, "sales_orders.modify", "sales_orders:write")) return "permission_denied" as const;
   if (header.status !== "open") return "sales_order_not_open" as const;
-  if (activityStarted(header, lines)) return "sales_order_activity_started" as const;
+  if (facts.started) return "sales_order_activity_started" as const;
   return null;
 }
 
@@ -73,14 +83,44 @@ export function hasLocationAccess(principal: Principal, header: DocumentItem, li
   return lines.every((line) => remainingToPack(line, serviceItems) === 0 || !line.locationId || mayReachLocation(principal, line.locationId));
 }
 
-function packBlockReason(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]) {
-  const serviceItems = header.packingServiceItems ?? false;
+function packBlockReason(principal: Principal, header: DocumentItem, facts: BlockFacts) {
   if (!mayAct(principal, "sales_orders.modify", "sales_orders:pack")) return "permission_denied" as const;
   if (header.packingListsEnabled === false) return "packing_lists_disabled" as const;
   if (header.status !== "open") return "sales_order_not_open" as const;
-  if (!hasLocationAccess(principal, header, lines, serviceItems)) return "location_restricted" as const;
-  if (!lines.some((line) => remainingToPack(line, serviceItems) > 0)) return "nothing_remaining_to_pack" as const;
+  if (!facts.reachable) return "location_restricted" as const;
+  if (facts.nothingToPack) return "nothing_remaining_to_pack" as const;
   return null;
+}
+
+/** A detail's block facts, from its lines. */
+function detailBlockFacts(principal: Principal, header: DocumentItem, lines: readonly SalesLine[]): BlockFacts {
+  const serviceItems = header.packingServiceItems ?? false;
+  return {
+    started: activityStarted(header, lines),
+    reachable: hasLocationAccess(principal, header, lines, serviceItems),
+    nothingToPack: !lines.some((line) => remainingToPack(line, serviceItems) > 0),
+  };
+}
+
+/**
+ * A list entry's block facts, from the header alone (its packing facts, kept with the lines);
+ * an order last written before they were kept answers from its percentages.
+ */
+function listBlockFactsOf(principal: Principal, header: DocumentItem): BlockFacts {
+  const invoiced = liveInvoiceIds(header).length > 0;
+  const kept = listBlockFacts(header, header.packingServiceItems ?? false);
+  if (!kept) {
+    return {
+      started: invoiced || (header.packedPercent ?? 0) > 0 || (header.shippedPercent ?? 0) > 0,
+      reachable: !header.locationId || mayReachLocation(principal, header.locationId),
+      nothingToPack: header.packedPercent === undefined || header.packedPercent >= 100,
+    };
+  }
+  return {
+    started: invoiced || kept.started,
+    reachable: header.locationId ? mayReachLocation(principal, header.locationId) : kept.unpackedLocationIds.every((id) => mayReachLocation(principal, id)),
+    nothingToPack: kept.nothingToPack,
+  };
 }
 
 function presentLine(principal: Principal, line: SalesLine, position: number, serviceItems: boolean) {
@@ -126,9 +166,10 @@ export function presentSalesOrder(principal: Principal, header: DocumentItem, li
     invoice_count: header.invoiceCount ?? 0,
     source_estimate: sourceEstimateOf(header),
   });
+  const facts = lines ? detailBlockFacts(principal, header, lines) : listBlockFactsOf(principal, header);
+  const edit = editBlockReason(principal, header, facts);
+  const pack = packBlockReason(principal, header, facts);
   if (lines) {
-    const edit = editBlockReason(principal, header, lines);
-    const pack = packBlockReason(principal, header, lines);
     Object.assign(out, {
       party: customerPartyOf(header),
       discount_percent: header.discountPercent,
@@ -137,6 +178,9 @@ export function presentSalesOrder(principal: Principal, header: DocumentItem, li
       can_pack: pack === null,
       pack_block_reason: pack,
     });
+  } else {
+    // The spec marks can_edit and can_pack detail only, not their reasons: a list entry says them.
+    Object.assign(out, { edit_block_reason: edit, pack_block_reason: pack });
   }
   Object.assign(out, {
     revision: header.revision,
@@ -159,6 +203,7 @@ export const SALES_ORDER_KIND: SalesKind<"sales_order"> = {
   revisionPrefix: "so",
   listPermission: "sales_orders.list",
   modifyPermission: "sales_orders.modify",
+  listReadsAccount: true,
   relatedOnRead: false,
   present: presentSalesOrder,
 };
@@ -198,6 +243,7 @@ export function deriveOrder(header: DocumentItem, context: SalesContext, lines: 
     delete next.locationName;
   }
   next = withPercents(next, progressOf(priced.lines, context.account.packingServiceItems));
+  next = withPackingFacts(next, priced.lines);
   next = deriveSalesHeader(next, context, priced.lines, [next.customNumber, next.name, next.purchaseOrderNumber]);
   return { header: next, lines: priced.lines };
 }

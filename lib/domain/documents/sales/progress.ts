@@ -71,6 +71,40 @@ export function withCurrentPacking(header: DocumentItem, lines: readonly SalesLi
   return withPercents(next, { packedPercent, shippedPercent });
 }
 
+/**
+ * A sales order's header with what its list entry needs of its lines (the detail reads them),
+ * under either packing-list service-item setting: `packingStarted` (a line packed or shipped),
+ * `unpackedLocationIds` (the locations of inventory lines left to pack, each once) and
+ * `unpackedServiceLines` (a service line left to pack, should the setting pack them). Set at
+ * every write of the lines or their packing.
+ */
+export function withPackingFacts(header: DocumentItem, lines: readonly SalesLine[]): DocumentItem {
+  const unpacked = (line: SalesLine) => addQuantities(line.quantity, -line.quantityPacked) > 0;
+  return {
+    ...header,
+    packingStarted: lines.some((line) => line.quantityPacked > 0 || line.quantityShipped > 0),
+    unpackedLocationIds: [...new Set(lines.flatMap((line) => (line.lineType === "inventory" && line.locationId && unpacked(line) ? [line.locationId] : [])))],
+    unpackedServiceLines: lines.some((line) => line.lineType === "service" && unpacked(line)),
+  };
+}
+
+/**
+ * A sales order's edit and pack block reasons from its header alone (a list entry), as the
+ * detail says them from its lines; undefined for an order last written before its packing
+ * facts were kept.
+ */
+export function listBlockFacts(
+  header: DocumentItem,
+  serviceItems: boolean,
+): { started: boolean; unpackedLocationIds: readonly string[]; nothingToPack: boolean } | undefined {
+  if (header.unpackedLocationIds === undefined) return undefined;
+  return {
+    started: header.packingStarted === true,
+    unpackedLocationIds: header.unpackedLocationIds,
+    nothingToPack: header.unpackedLocationIds.length === 0 && !(serviceItems && header.unpackedServiceLines === true),
+  };
+}
+
 /** The unpacked quantity of a line (0 when packing does not apply to it). */
 export const remainingToPack = (line: SalesLine, serviceItems: boolean): number =>
   isPackable(line, serviceItems) ? Math.max(0, addQuantities(line.quantity, -line.quantityPacked)) : 0;
@@ -84,7 +118,10 @@ export function afterFulfilment(kind: SalesDocumentKind, previous: DocumentItem,
   const serviceItems = account?.packingServiceItems ?? previous.packingServiceItems ?? false;
   const { packedPercent, shippedPercent, invoicedPercent } = progressOf(lines, serviceItems);
   const touched = { ...previous, revision: newRevision(kind === "sales_order" ? "so" : "inv"), updatedAt: laterUpdatedAt(previous.updatedAt) };
-  const next = withPercents(touched, kind === "sales_order" ? { packedPercent, shippedPercent, invoicedPercent } : { packedPercent, shippedPercent });
+  const next =
+    kind === "sales_order"
+      ? withPackingFacts(withPercents(touched, { packedPercent, shippedPercent, invoicedPercent }), lines)
+      : withPercents(touched, { packedPercent, shippedPercent });
   return account ? withAccountSnapshot(next, account) : next;
 }
 

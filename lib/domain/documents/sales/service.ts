@@ -17,7 +17,7 @@ import { commitWithStock } from "../../inventory/stock-holds.js";
 import { stockRefusal, type PlanBasis } from "../stock/writes.js";
 import { accountSettings, addAssigneeCount, addKindCountDecrement, listDocuments, visibleDocument, writeAtRevision } from "../documents.js";
 import { draftCreateRequest, type DraftOptions, type SalesDraft } from "./drafts.js";
-import { newSalesHeader, requireShippingCostPermission, type NewHeaderRules } from "./header.js";
+import { newSalesHeader, requireShippingCostPermission, withAccountSnapshot, type NewHeaderRules } from "./header.js";
 import { insertSalesDocument, type NewSalesDocument, type NewSalesResult } from "./insert.js";
 import { salesResult, type SalesContext, type SalesCreateRequest, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "./model.js";
 import { stockRuleError } from "./progress.js";
@@ -59,6 +59,9 @@ export async function listSalesDocuments(
 ): Promise<ListEnvelope<Record<string, unknown>>> {
   requireSalesRead(principal, kind);
   const needle = query.q?.trim().toLowerCase();
+  // Read beside the list's own reads; awaited when the page is presented.
+  const settings = kind.listReadsAccount ? accountSettings(principal.accountId) : undefined;
+  settings?.catch(() => undefined);
   return listDocuments({
     principal,
     kind: kind.kind,
@@ -66,7 +69,10 @@ export async function listSalesDocuments(
     page,
     ids: query.ids,
     filter: { ...filter, text: needle ? { needle, number: /^\d{1,9}$/.test(needle) ? Number(needle) : undefined } : undefined },
-    present: (headers) => headers.map((header) => kind.present(principal, header)),
+    present: async (headers) => {
+      const account = await settings;
+      return headers.map((header) => kind.present(principal, account ? withAccountSnapshot(header, account) : header));
+    },
   });
 }
 
