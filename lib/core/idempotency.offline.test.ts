@@ -29,6 +29,15 @@ describe("offline: canonicalJson", () => {
     expect(canonicalJson(undefined)).toBe("null");
   });
 
+  it("fingerprints a body nested far deeper than the call stack goes (it does not recurse)", () => {
+    const depth = 200_000;
+    const nested = JSON.parse(`{"bogus":${"[".repeat(depth)}1${"]".repeat(depth)},"name":{"b":${'{"a":'.repeat(depth)}2${"}".repeat(depth)}}}`);
+    const text = canonicalJson(nested);
+    expect(text.length).toBe(`{"bogus":,"name":{"b":}}`.length + 2 * depth + 1 + depth * 5 + depth + 1);
+    expect(text.startsWith(`{"bogus":[[[`)).toBe(true);
+    expect(text.endsWith("}}}")).toBe(true);
+  });
+
   it("equals JSON.parse-able output of the same value", () => {
     const value = { name: "Tools", custom_fields: [{ name: "A", publish_on_documents: true }], parent_id: null };
     expect(JSON.parse(canonicalJson(value))).toEqual(value);

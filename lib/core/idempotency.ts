@@ -44,14 +44,45 @@ export function isValidIdempotencyKey(key: string): boolean {
   return VISIBLE_ASCII.test(key);
 }
 
-/** JSON with object keys sorted at every depth, so equal bodies hash equally. */
+/**
+ * JSON with object keys sorted at every depth, so equal bodies hash equally. Written with a
+ * stack of its own, not by recursion: a body nested thousands of levels deep (which `JSON.parse`
+ * reads) is fingerprinted, then refused by validation, instead of overflowing the call stack.
+ */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  const out: string[] = [];
+  // Work left to do, the next piece on top: a value to write, or text to emit as it is.
+  const work: ({ text: string } | { value: unknown })[] = [{ value }];
+  while (work.length > 0) {
+    const next = work.pop()!;
+    if ("text" in next) {
+      out.push(next.text);
+      continue;
+    }
+    const current = next.value;
+    if (current === null || typeof current !== "object") {
+      out.push(JSON.stringify(current) ?? "null");
+    } else if (Array.isArray(current)) {
+      out.push("[");
+      work.push({ text: "]" });
+      for (let i = current.length - 1; i >= 0; i--) {
+        work.push({ value: current[i] });
+        if (i > 0) work.push({ text: "," });
+      }
+    } else {
+      const entries = Object.entries(current as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      out.push("{");
+      work.push({ text: "}" });
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, entry] = entries[i]!;
+        work.push({ value: entry }, { text: `${JSON.stringify(key)}:` });
+        if (i > 0) work.push({ text: "," });
+      }
+    }
+  }
+  return out.join("");
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
