@@ -116,18 +116,31 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
         }
       }
     }
-    // Orders last written before their packing facts were kept: the list answers from their percentages.
+    // Orders last written before their packing facts were kept (the attributes removed here): the
+    // list reads an open one's lines, so it says what the detail says even where the stored
+    // percentages cannot (a service line left to pack under a setting changed since; a packed
+    // quantity too small for a percentage).
     await updateAccount(w.account.accountId, settings[0]!);
-    for (const order of [partly, goods, closed]) {
+    const services = await create({ lines: [{ name: "Consult", unit_price: "50", quantity: 2 }] });
+    const bulk = await create({ location_id: w.location, lines: [{ item_id: w.item.id, quantity: 100_000 }] });
+    expect((await pack(w.client, bulk.id, [{ id: bulk.lines[0].id, quantity: 0.5 }])).status).toBe(201);
+    expect((await detail(w.client, bulk.id)).packed_percent).toBe(0);
+    const legacyIds = [partly.id, goods.id, closed.id, services.id, bulk.id];
+    for (const id of legacyIds) {
       await db()
-        .entities.document.patch({ accountId: w.account.accountId, documentId: order.id })
+        .entities.document.patch({ accountId: w.account.accountId, documentId: id })
         .remove(["packingStarted", "unpackedLocationIds", "unpackedServiceLines"])
         .go();
     }
-    const legacy = await w.client.get("/sales-orders", { ids: [partly.id, goods.id, closed.id].join(",") });
-    for (const entry of legacy.body.data) {
-      const shown = await detail(w.client, entry.id);
-      expect([entry.edit_block_reason, entry.pack_block_reason]).toEqual([shown.edit_block_reason, shown.pack_block_reason]);
+    for (const setting of [settings[0]!, settings[1]!]) {
+      await updateAccount(w.account.accountId, setting);
+      const legacy = await w.client.get("/sales-orders", { ids: legacyIds.join(",") });
+      expect(legacy.body.data).toHaveLength(legacyIds.length);
+      for (const entry of legacy.body.data) {
+        const shown = await detail(w.client, entry.id);
+        const label = `${JSON.stringify(setting)}, order ${entry.sales_order_number}`;
+        expect([entry.edit_block_reason, entry.pack_block_reason], label).toEqual([shown.edit_block_reason, shown.pack_block_reason]);
+      }
     }
     // Every reason was met on the way (but location_restricted: an order whose lines left to pack
     // are elsewhere is hidden from the restricted caller, in its list as in its detail).

@@ -144,7 +144,7 @@ export const INVOICE_KIND: SalesKind<"invoice"> = {
   revisionPrefix: "inv",
   listPermission: "invoices.list",
   modifyPermission: "invoices.modify",
-  listReadsAccount: false,
+  listBlockReasons: false,
   relatedOnRead: true,
   present: presentInvoice,
 };

@@ -103,8 +103,10 @@ function detailBlockFacts(principal: Principal, header: DocumentItem, lines: rea
 }
 
 /**
- * A list entry's block facts, from the header alone (its packing facts, kept with the lines);
- * an order last written before they were kept answers from its percentages.
+ * A list entry's block facts, from the header alone (its packing facts, kept with the lines; the
+ * list reads the lines of an open order written before them). A header without them is not open
+ * (its reasons need none of them), or was read without its lines: it answers from its
+ * percentages.
  */
 function listBlockFactsOf(principal: Principal, header: DocumentItem): BlockFacts {
   const invoiced = liveInvoiceIds(header).length > 0;
@@ -203,7 +205,7 @@ export const SALES_ORDER_KIND: SalesKind<"sales_order"> = {
   revisionPrefix: "so",
   listPermission: "sales_orders.list",
   modifyPermission: "sales_orders.modify",
-  listReadsAccount: true,
+  listBlockReasons: true,
   relatedOnRead: false,
   present: presentSalesOrder,
 };

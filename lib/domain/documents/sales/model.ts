@@ -80,8 +80,11 @@ export interface SalesKind<K extends SalesDocumentKind = SalesDocumentKind> {
   modifyPermission: Permission;
   /** Whether a detail read shows the customer's, items' and locations' current values (`withCurrentValues`). */
   relatedOnRead: boolean;
-  /** Whether a list entry shows the account's packing settings now (a sales order's `pack_block_reason`): the list reads the account. */
-  listReadsAccount: boolean;
+  /**
+   * Whether list entries say block reasons (sales orders): the list reads the account's packing
+   * settings, and the lines of open orders last written before their header kept packing facts.
+   */
+  listBlockReasons: boolean;
   /** The document as the API shows it: list entries without lines, details with them. */
   present(principal: Principal, header: DocumentItem, lines?: readonly SalesLine[]): Record<string, unknown>;
 }

@@ -7,7 +7,7 @@ import { errors } from "../../../core/errors.js";
 import { CustomerChangedError, StockRuleError } from "../../../core/failures.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import type { ListEnvelope, PageRequest } from "../../../core/pagination.js";
-import { DOCUMENT_LABEL, addDocumentDelete, type DocumentTree } from "../../../db/documents.js";
+import { DOCUMENT_LABEL, addDocumentDelete, readDocumentTree, type DocumentTree } from "../../../db/documents.js";
 import { addDocumentActivity, type DocumentActivity } from "../../../db/parties.js";
 import { referenceDetails, type Reference } from "../../../db/references.js";
 import { RETRY, retrying, type Attempt } from "../../../db/retry.js";
@@ -20,7 +20,7 @@ import { draftCreateRequest, type DraftOptions, type SalesDraft } from "./drafts
 import { newSalesHeader, requireShippingCostPermission, withAccountSnapshot, type NewHeaderRules } from "./header.js";
 import { insertSalesDocument, type NewSalesDocument, type NewSalesResult } from "./insert.js";
 import { salesResult, type SalesContext, type SalesCreateRequest, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "./model.js";
-import { stockRuleError } from "./progress.js";
+import { stockRuleError, withPackingFacts } from "./progress.js";
 import { buildSalesLines, withCurrentValues } from "./reads.js";
 
 /**
@@ -60,7 +60,7 @@ export async function listSalesDocuments(
   requireSalesRead(principal, kind);
   const needle = query.q?.trim().toLowerCase();
   // Read beside the list's own reads; awaited when the page is presented.
-  const settings = kind.listReadsAccount ? accountSettings(principal.accountId) : undefined;
+  const settings = kind.listBlockReasons ? accountSettings(principal.accountId) : undefined;
   settings?.catch(() => undefined);
   return listDocuments({
     principal,
@@ -70,10 +70,26 @@ export async function listSalesDocuments(
     ids: query.ids,
     filter: { ...filter, text: needle ? { needle, number: /^\d{1,9}$/.test(needle) ? Number(needle) : undefined } : undefined },
     present: async (headers) => {
-      const account = await settings;
-      return headers.map((header) => kind.present(principal, account ? withAccountSnapshot(header, account) : header));
+      const [account, completed] = await Promise.all([settings, kind.listBlockReasons ? withListPackingFacts(principal.accountId, headers) : headers]);
+      return completed.map((header) => kind.present(principal, account ? withAccountSnapshot(header, account) : header));
     },
   });
+}
+
+/**
+ * Headers whose list entries can say a sales order's block reasons as its detail does: an open
+ * order last written before its header kept packing facts (`withPackingFacts`) has its lines
+ * read (one Query each, in parallel) and the facts taken from them; any other header already
+ * holds them, or (not open) needs none.
+ */
+async function withListPackingFacts(accountId: string, headers: readonly DocumentItem[]): Promise<DocumentItem[]> {
+  return Promise.all(
+    headers.map(async (header) => {
+      if (header.unpackedLocationIds !== undefined || header.status !== "open") return header;
+      const tree = await readDocumentTree(accountId, header.documentId);
+      return tree ? withPackingFacts(header, tree.lines as SalesLine[]) : header;
+    }),
+  );
 }
 
 /**
