@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { errorBody } from "../schemas/common.js";
+import { errorBody, SAFE_TEXT } from "../schemas/common.js";
 import { API_PREFIX, ROUTES, type RouteDefinition } from "../routes/index.js";
 import { describeErrorResponse, errorCodesOf, errorTypeOf } from "./errors.js";
 import type { ErrorCode } from "../core/error-codes.js";
@@ -22,13 +22,25 @@ import { HEADER_PARAMETERS } from "./header-parameters.js";
  */
 type JsonSchema = Record<string, unknown>;
 
-/** Points `$defs` references at `components.schemas`; drops zod's ±(2^53 - 1) integer bounds from responses (no use to a client). */
+/**
+ * The character rule of every text field (`text`, `requiredText` in lib/schemas/common.ts), one
+ * component: a text property is `{$ref: Text, maxLength, ...}` (OpenAPI 3.1 applies a `$ref`
+ * with its sibling keywords) instead of repeating the pattern on some 280 properties.
+ */
+const TEXT_COMPONENT: JsonSchema = { type: "string", pattern: SAFE_TEXT.source, description: "No NUL characters or unpaired surrogates" };
+
+/**
+ * Points `$defs` references at `components.schemas`; drops zod's ±(2^53 - 1) integer bounds from
+ * responses (no use to a client); a text field refers to the `Text` component for its pattern.
+ */
 function rewriteRefs(node: unknown, io: "input" | "output"): unknown {
   if (Array.isArray(node)) return node.map((entry) => rewriteRefs(entry, io));
   if (node === null || typeof node !== "object") return node;
-  const out: Record<string, unknown> = {};
+  const textRule = (node as JsonSchema).type === "string" && (node as JsonSchema).pattern === SAFE_TEXT.source;
+  const out: Record<string, unknown> = textRule ? { $ref: "#/components/schemas/Text" } : {};
   for (const [key, value] of Object.entries(node)) {
     if (key === "$schema") continue;
+    if (textRule && (key === "type" || key === "pattern")) continue;
     if (io === "output" && (key === "maximum" || key === "minimum") && Math.abs(Number(value)) === Number.MAX_SAFE_INTEGER) continue;
     if (key === "$ref" && typeof value === "string") out[key] = value.replace("#/$defs/", "#/components/schemas/");
     else out[key] = rewriteRefs(value, io);
@@ -337,7 +349,7 @@ function referenced(node: unknown, into: Set<string>): Set<string> {
 }
 
 export function buildOpenApiDocument(routes: readonly RouteDefinition[] = ROUTES): Record<string, unknown> {
-  const components: Record<string, JsonSchema> = {};
+  const components: Record<string, JsonSchema> = { Text: TEXT_COMPONENT };
   const usedHeaders = new Set<string>();
   schemaOf(errorBody(), "output", components);
 
