@@ -53,10 +53,11 @@ export async function batchReadRows(accountId: string, keys: readonly RowKey[], 
   return batchGetAll("read stock rows", unique, (chunk) => db().entities.stockRow.get(chunk).go({ consistent }));
 }
 
-/** What a document line asks of its item: the variation of a given row (`ivlId`), or the item's only one. */
+/** What a document line asks of its item: the variation of a given row (`ivlId`), a given variation, or the item's only one. */
 export interface LineTreeRequest {
   itemId: string;
   ivlId?: number;
+  variationId?: string;
 }
 
 /** Item trees read by `readLineTrees`: the variations and rows that the lines asked for. */
@@ -72,8 +73,8 @@ const TREE_QUERY_CONCURRENCY = 16;
  * The items that document lines name, with the variations and stock rows those lines need, in
  * a FIXED number of round trips whatever the number of lines (strongly consistent, as one
  * Query of each item's partition would be): one BatchGetItem per 100 items, then, from each
- * item's line index, the variations the lines resolve to (a line's row's variation, or the
- * item's only one) and every stock row of those variations, in BatchGetItems of 100 at once.
+ * item's line index, the variations the lines resolve to (a line's row's variation, its given
+ * variation, or the item's only one) and every stock row of those variations, in BatchGetItems of 100 at once.
  * A missing item is absent from the map. An item stored before line indexes existed is read
  * whole by its own Query (a few at a time).
  */
@@ -101,7 +102,13 @@ export async function readLineTrees(accountId: string, requests: readonly LineTr
     if (!rows) continue;
     const variationIds = trees.get(request.itemId)!.item!.variationIds!;
     const variationId =
-      request.ivlId === undefined ? (variationIds.length === 1 ? variationIds[0] : undefined) : rows.find((r) => r.ivlId === request.ivlId)?.variationId;
+      request.ivlId !== undefined
+        ? rows.find((r) => r.ivlId === request.ivlId)?.variationId
+        : request.variationId !== undefined
+          ? variationIds.find((id) => id === request.variationId)
+          : variationIds.length === 1
+            ? variationIds[0]
+            : undefined;
     if (variationId !== undefined) wanted.push({ itemId: request.itemId, variationId });
   }
   const wantedKeys = new Set(wanted.map((w) => `${w.itemId}|${w.variationId}`));

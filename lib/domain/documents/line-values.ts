@@ -26,6 +26,18 @@ export const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined
 export const sentOrKeptRow = (sent: number | undefined, kept: KeptLine | undefined, itemId: string | undefined): number | undefined =>
   sent ?? (keepsItem(kept, itemId) ? kept.ivlId : undefined);
 
+/**
+ * The variation a request's line names: its `item_variation_id`, else (when it names no row
+ * either) the variation of the stored line whose item it keeps, so a line placed by variation
+ * alone and sent back by id keeps its variation.
+ */
+export const sentOrKeptVariation = (
+  sent: string | undefined,
+  sentRow: number | undefined,
+  kept: KeptLine | undefined,
+  itemId: string | undefined,
+): string | undefined => sent ?? (sentRow === undefined && keepsItem(kept, itemId) ? kept.variationId : undefined);
+
 /** The SKU a line shows: the variation's, else the item's. */
 export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;
 

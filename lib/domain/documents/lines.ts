@@ -14,6 +14,12 @@ export interface LineItemRequest {
   itemId: string;
   ivlId?: number;
   /**
+   * The line's `item_variation_id`: the variation, whose row at the document's location the line
+   * uses (prepared by the write when the variation has none there yet). With `ivlId`, it must be
+   * that row's variation.
+   */
+  variationId?: string;
+  /**
    * The line keeps the item its stored line has: an item archived since stays on it (what was
    * read can be written back); only lines that newly name an item need an active one.
    */
@@ -32,8 +38,9 @@ export interface ResolvedLineItem {
 /**
  * Resolves inventory lines at `locationId`: every item must exist in the account and not be
  * archived (unless the line keeps it, `keepsItem`); a given `item_variation_location_id` must be a row of that item at the location;
- * without one the item must have a single variation. Throws 422 `validation_failed` naming
- * every offending `lines[i]` field.
+ * without one, an `item_variation_id` names the variation (its row at the location, when it has
+ * one), else the item must have a single variation. Throws 422 `validation_failed` naming every
+ * offending `lines[i]` field.
  */
 export async function resolveLineItems(
   accountId: string,
@@ -66,6 +73,10 @@ export async function resolveLineItems(
         details.push(referenceDetail(`lines[${request.index}].item_variation_location_id`, `is not at the ${options.locationLabel ?? "document's"} location.`));
         continue;
       }
+      if (request.variationId !== undefined && request.variationId !== row.variationId) {
+        details.push(referenceDetail(`lines[${request.index}].item_variation_id`, "does not match item_variation_location_id."));
+        continue;
+      }
       resolved.set(request.index, {
         item,
         variation: tree.variations.find((v) => v.variationId === row.variationId)!,
@@ -74,15 +85,24 @@ export async function resolveLineItems(
       });
       continue;
     }
-    if (tree.variationCount !== 1) {
-      details.push({
-        param: `lines[${request.index}].item_variation_location_id`,
-        code: "required",
-        message: "is required for an item with several variations.",
-      });
+    const variation =
+      request.variationId !== undefined
+        ? tree.variations.find((v) => v.variationId === request.variationId)
+        : tree.variationCount === 1
+          ? tree.variations[0]
+          : undefined;
+    if (!variation) {
+      details.push(
+        request.variationId !== undefined
+          ? referenceDetail(`lines[${request.index}].item_variation_id`, "is not a variation of this item.")
+          : {
+              param: `lines[${request.index}].item_variation_location_id`,
+              code: "required",
+              message: "is required for an item with several variations (or its item_variation_id, for the variation's row at the document's location).",
+            },
+      );
       continue;
     }
-    const variation = tree.variations[0]!;
     const rows = tree.rows.filter((r) => r.variationId === variation.variationId);
     const row = locationId === undefined ? undefined : rows.find((r) => r.locationId === locationId);
     resolved.set(request.index, { item, variation, row, rows });

@@ -113,6 +113,7 @@ function draftOf(source: EstimateConversionSource): SalesDraft {
       (line): DraftLine => ({
         itemId: line.itemId,
         ivlId: line.ivlId,
+        variationId: line.variationId,
         name: line.name,
         description: line.description ?? null,
         quantity: line.quantity,

@@ -8,6 +8,7 @@ import {
   keepsItem,
   keptUnitCost,
   sentOrKeptRow,
+  sentOrKeptVariation,
   defaultUnitCost,
   defaultUnitPrice,
 } from "../line-values.js";
@@ -224,6 +225,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
             index,
             itemId: line.item_id,
             ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id),
+            variationId: sentOrKeptVariation(line.item_variation_id, line.item_variation_location_id, kept[index], line.item_id),
             keepsItem: keepsItem(kept[index], line.item_id),
           },
         ],

@@ -1,6 +1,6 @@
 import { seesOwnedBy } from "../../common/ownership.js";
 import { laterUpdatedAt } from "../../../core/clock.js";
-import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem } from "../line-values.js";
+import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem, sentOrKeptVariation } from "../line-values.js";
 import { accountToday, matchReplacementLines, requireDocumentPermission, statusIdFilter, withEtag, withStoredDiscountLine, changesNothing } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
@@ -142,8 +142,9 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
     if (line.item_id === undefined) {
       if (line.name === undefined) details.push({ param: `lines[${index}].name`, code: "required", message: "is required on a service line." });
       if (line.unit_cost === undefined) details.push({ param: `lines[${index}].unit_cost`, code: "required", message: "is required on a service line." });
-      if (line.item_variation_location_id !== undefined) {
-        details.push({ param: `lines[${index}].item_variation_location_id`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
+      for (const field of ["item_variation_location_id", "item_variation_id"] as const) {
+        if (line[field] !== undefined)
+          details.push({ param: `lines[${index}].${field}`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
       }
     }
     const kept = previous[index];
@@ -158,7 +159,15 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
     input.flatMap((line, index) =>
       line.item_id === undefined
         ? []
-        : [{ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: keepsItem(previous[index], line.item_id) }],
+        : [
+            {
+              index,
+              itemId: line.item_id,
+              ivlId: line.item_variation_location_id,
+              variationId: sentOrKeptVariation(line.item_variation_id, line.item_variation_location_id, previous[index], line.item_id),
+              keepsItem: keepsItem(previous[index], line.item_id),
+            },
+          ],
     ),
     { locationLabel: "order's" },
   );

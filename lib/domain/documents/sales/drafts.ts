@@ -15,6 +15,8 @@ export interface DraftLine {
   /** Inventory lines: the item (and optionally its stock row); absent for service lines. */
   itemId?: string;
   ivlId?: number;
+  /** Its variation (an estimate's line placed by variation alone has no row yet). */
+  variationId?: string;
   /** The line's stored name (inventory lines default to the item's). */
   name?: string;
   /** The line's stored description (absent or null: none). */
@@ -91,6 +93,7 @@ export const draftLineSpecs = (lines: readonly DraftLine[]): LineSpec[] =>
     index,
     itemId: line.itemId,
     ivlId: line.ivlId,
+    variationId: line.ivlId === undefined ? line.variationId : undefined,
     name: line.name,
     description: line.description ?? null,
     quantity: line.quantity,

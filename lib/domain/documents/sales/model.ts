@@ -1,4 +1,4 @@
-import { isKeptUnitPrice, sentOrKeptRow } from "../line-values.js";
+import { isKeptUnitPrice, sentOrKeptRow, sentOrKeptVariation } from "../line-values.js";
 import { hasPermission, type Permission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
@@ -122,6 +122,8 @@ export interface LineSpec {
   kept?: SalesLine;
   itemId?: string;
   ivlId?: number;
+  /** The line's variation, when it names one without a row (`sentOrKeptVariation`). */
+  variationId?: string;
   name?: string;
   /** A request's `name` on an inventory line: accepted only as read (`inventoryLineName`). */
   sentName?: string;
@@ -156,8 +158,9 @@ export function lineSpecsOf(
     if (line.item_id === undefined) {
       if (line.name === undefined) details.push({ param: `lines[${index}].name`, code: "required", message: "is required on a service line." });
       if (line.unit_price === undefined) details.push({ param: `lines[${index}].unit_price`, code: "required", message: "is required on a service line." });
-      if (line.item_variation_location_id !== undefined) {
-        details.push({ param: `lines[${index}].item_variation_location_id`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
+      for (const field of ["item_variation_location_id", "item_variation_id"] as const) {
+        if (line[field] !== undefined)
+          details.push({ param: `lines[${index}].${field}`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
       }
     }
   });
@@ -178,6 +181,7 @@ export function lineSpecsOf(
     kept: kept[index],
     itemId: line.item_id,
     ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id),
+    variationId: sentOrKeptVariation(line.item_variation_id, line.item_variation_location_id, kept[index], line.item_id),
     name: line.item_id === undefined ? line.name : undefined,
     sentName: line.item_id === undefined ? undefined : line.name,
     description: line.description,

@@ -87,7 +87,9 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     principal.accountId,
     context.location?.locationId,
     specs.flatMap((spec) =>
-      spec.itemId === undefined ? [] : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, keepsItem: keepsItem(spec.kept, spec.itemId) }],
+      spec.itemId === undefined
+        ? []
+        : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, variationId: spec.variationId, keepsItem: keepsItem(spec.kept, spec.itemId) }],
     ),
     { locationLabel: "order's" },
   );

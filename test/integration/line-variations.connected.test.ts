@@ -1,0 +1,127 @@
+import { describe, expect, it } from "vitest";
+import { useApiServer, type ApiClient } from "../support/api.js";
+import { expectValidation } from "../support/assertions.js";
+import { idempotencyKey, newAccount } from "../support/fixtures.js";
+
+/**
+ * Document lines that name a variation by `item_variation_id` (architecture section 8: the row
+ * of an item at a location exists once something moved there; spec part 2: a variation item's
+ * line needs its row). A new item with variations has no row anywhere, so its first purchase
+ * order, order or estimate names the variation, and the line uses (or the write makes) the
+ * variation's row at the line's location; refusals name the field and write nothing.
+ */
+const api = useApiServer();
+
+interface World {
+  client: ApiClient;
+  north: string;
+  south: string;
+  supplier: string;
+  customer: string;
+  boots: string;
+  /** The variations of `boots`: size 40, size 42. */
+  sizes: [string, string];
+}
+
+async function world(): Promise<World> {
+  const account = await newAccount();
+  const client = api().withKey(account.ownerKey);
+  const location = async (name: string) => {
+    const created = await client.post("/locations", { name, short_name: name }, { idempotencyKey: idempotencyKey() });
+    expect(created.status, created.text).toBe(201);
+    return created.body.id as string;
+  };
+  const north = await location("North");
+  const south = await location("South");
+  const supplier = (await client.post("/suppliers", { name: "Cobbler" })).body.id as string;
+  const customer = (await client.post("/customers", { name: "Walker" })).body.id as string;
+  const boots = await client.post("/items", {
+    name: "Boots",
+    price: "80",
+    cost: "30",
+    location_id: north,
+    variations: [{ values: { Size: "40" } }, { values: { Size: "42" } }],
+  });
+  expect(boots.status, boots.text).toBe(201);
+  const variations = (await client.get(`/items/${boots.body.id}/variations`, { include: "locations" })).body.data as any[];
+  expect(variations.map((v) => v.locations)).toEqual([[], []]);
+  return { client, north, south, supplier, customer, boots: boots.body.id, sizes: [variations[0].id, variations[1].id] };
+}
+
+const rowsOf = async (w: World) =>
+  ((await w.client.get(`/items/${w.boots}/variations`, { include: "locations" })).body.data as any[]).map((v) =>
+    (v.locations as any[]).map((r) => ({ location_id: r.location_id, quantity: r.quantity, reserved: r.quantity_reserved, incoming: r.quantity_incoming })),
+  );
+
+describe("connected: lines that name a variation (item_variation_id)", () => {
+  it("a new variation item's first purchase order, sales order and estimate name the variation; the line uses its row at the line's location", async () => {
+    const w = await world();
+    const order = await w.client.post("/purchase-orders", {
+      supplier_id: w.supplier,
+      location_id: w.south,
+      lines: [{ item_id: w.boots, item_variation_id: w.sizes[1], quantity: 3 }],
+    });
+    expect(order.status, order.text).toBe(201);
+    expect(order.body.lines[0]).toMatchObject({ item_id: w.boots, variation_values: { Size: "42" }, quantity: 3 });
+    expect((await w.client.post(`/purchase-orders/${order.body.id}/send`, {})).status).toBe(200);
+    const received = await w.client.post(`/purchase-orders/${order.body.id}/receive`, { lines: [{ line_id: order.body.lines[0].id, quantity: 3 }] });
+    expect(received.status, received.text).toBe(200);
+    expect(await rowsOf(w)).toEqual([[], [{ location_id: w.south, quantity: 3, reserved: 0, incoming: 0 }]]);
+    const southRow = received.body.lines[0].item_variation_location_id as number;
+    expect(southRow).toEqual(expect.any(Number));
+
+    // A sales order at North names size 40 (no row anywhere yet): a new row there, reserved.
+    const sale = await w.client.post("/sales-orders", {
+      customer_id: w.customer,
+      location_id: w.north,
+      lines: [{ item_id: w.boots, item_variation_id: w.sizes[0], quantity: 2 }],
+    });
+    expect(sale.status, sale.text).toBe(201);
+    expect(sale.body.lines[0]).toMatchObject({ variation_values: { Size: "40" }, location_name: "North", item_variation_location_id: expect.any(Number) });
+    expect((await rowsOf(w))[0]).toEqual([{ location_id: w.north, quantity: 0, reserved: 2, incoming: 0 }]);
+
+    // An estimate (no location) names size 42; its conversion sells from the variation's only row.
+    const estimate = await w.client.post("/estimates", { customer_id: w.customer, lines: [{ item_id: w.boots, item_variation_id: w.sizes[1] }] });
+    expect(estimate.status, estimate.text).toBe(201);
+    expect(estimate.body.lines[0]).toMatchObject({ variation_values: { Size: "42" }, item_variation_location_id: null });
+    // Sent back as read (without the variation), its line keeps it.
+    const { lines } = estimate.body;
+    const back = await w.client.patch(`/estimates/${estimate.body.id}`, { lines: [{ id: lines[0].id, item_id: w.boots, quantity: lines[0].quantity }] });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.revision).toBe(estimate.body.revision);
+    const converted = await w.client.post(`/estimates/${estimate.body.id}/convert-to-invoice`, {});
+    expect(converted.status, converted.text).toBe(201);
+    expect(converted.body.lines[0]).toMatchObject({ variation_values: { Size: "42" }, item_variation_location_id: southRow, location_name: "South" });
+    expect((await rowsOf(w))[1]).toEqual([{ location_id: w.south, quantity: 2, reserved: 0, incoming: 0 }]);
+  });
+
+  it("refuses a variation of another item, one that does not match the row, and one on a service line, naming the field; nothing is written", async () => {
+    const w = await world();
+    const other = (await w.client.post("/items", { name: "Laces", variations: [{ values: { Colour: "Red" } }] })).body.id as string;
+    const otherVariation = (await w.client.get(`/items/${other}/variations`)).body.data[0].id as string;
+    const sale = (lines: unknown[]) => w.client.post("/sales-orders", { customer_id: w.customer, location_id: w.north, lines });
+    expectValidation(await sale([{ item_id: w.boots, item_variation_id: otherVariation }]), "lines[0].item_variation_id", "invalid_reference");
+    expectValidation(await sale([{ name: "Fitting", unit_price: "5", item_variation_id: w.sizes[0] }]), "lines[0].item_variation_id", "invalid");
+    expectValidation(await sale([{ item_id: w.boots }]), "lines[0].item_variation_location_id", "required");
+    expectValidation(
+      await w.client.post("/purchase-orders", {
+        supplier_id: w.supplier,
+        location_id: w.north,
+        lines: [{ item_id: w.boots, item_variation_id: otherVariation }],
+      }),
+      "lines[0].item_variation_id",
+      "invalid_reference",
+    );
+    // A row of size 40 named with size 42: refused.
+    expect((await w.client.post(`/items/${w.boots}/adjustments`, { location_id: w.north, item_variation_id: w.sizes[0], quantity: 1 })).status).toBe(201);
+    const row = (await w.client.get(`/items/${w.boots}/variations`, { include: "locations" })).body.data[0].locations[0].item_variation_location_id;
+    expectValidation(
+      await sale([{ item_id: w.boots, item_variation_location_id: row, item_variation_id: w.sizes[1] }]),
+      "lines[0].item_variation_id",
+      "invalid_reference",
+    );
+    expect((await w.client.get("/sales-orders")).body.pagination.total_records).toBe(0);
+    expect((await w.client.get("/purchase-orders")).body.pagination.total_records).toBe(0);
+    expect(await rowsOf(w)).toEqual([[{ location_id: w.north, quantity: 1, reserved: 0, incoming: 0 }], []]);
+  });
+});
