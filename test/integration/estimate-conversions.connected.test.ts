@@ -403,6 +403,9 @@ describe("connected: estimate conversions", () => {
     const other = (await client.post("/items", { name: "Gadget", price: "5" })).body.id as string;
     const refused = await client.post("/sales-orders", { customer_id: customer, lines: [{ item_id: other, quantity: 1 }] });
     expectError(refused, 422, "validation_failed", "lines[0].item_variation_location_id");
+    expect(refused.body.error.details[0].message).toBe(
+      "is required: the item has no stock location and no default location (name a row, or, on a sales order, its location_id).",
+    );
     const estimate = await client.post("/estimates", { customer_id: customer, lines: [{ item_id: other, quantity: 1 }] });
     expectError(await client.post(`/estimates/${estimate.body.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
     expect(await totalOf(client, "/sales-orders")).toBe(2);

@@ -13,6 +13,7 @@ import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { money } from "../../common/money.js";
 import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../totals.js";
+import { PLACEMENT_HINT } from "../sales/model.js";
 
 /**
  * The estimate without storage (spec part 2, sections 2.3, 3.3 and 4.3; architecture section 4
@@ -359,7 +360,7 @@ export function unplacedLinesConflict(error: unknown, kind: ConversionKind): unk
   if (unplaced.length !== error.details.length) return error;
   return errors.stateConflict(
     conversionCode[kind],
-    `The estimate cannot be converted as it stands: ${unplaced.map((detail) => `${detail.param} ${detail.message}`).join(" ")} Name the stock row on the estimate's line (PATCH the estimate's lines with item_variation_location_id), then convert.`,
+    `The estimate cannot be converted as it stands: ${unplaced.map((detail) => `${detail.param} ${detail.message.replace(PLACEMENT_HINT, "")}`).join(" ")} Name the stock row on the estimate's line (PATCH the estimate's lines with item_variation_location_id), then convert.`,
   );
 }
 

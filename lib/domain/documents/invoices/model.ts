@@ -276,5 +276,5 @@ export function assertDeletable(tree: SalesTree, orderGone = false): void {
 export const managedBySalesOrder = (header: DocumentItem) =>
   errors.stateConflict(
     "invoice_fulfillment_managed_by_sales_order",
-    `This invoice was created from a sales order: pack and ship it through sales order ${header.sourceSalesOrderId} (fulfillment_sales_order_id).`,
+    `This invoice was created from a sales order: pack and ship it through sales order ${header.sourceSalesOrderId} (fulfillment_sales_order_id) while that order is open (a fully invoiced order is closed and packs no more).`,
   );

@@ -58,6 +58,9 @@ export interface SalesTree {
   payments: DocumentPaymentItem[];
 }
 
+/** What a create or update of an order or invoice can do about a line it cannot place (not a conversion: `unplacedLinesConflict`). */
+export const PLACEMENT_HINT = " (name a row, or, on a sales order, its location_id)";
+
 export interface SalesContext {
   principal: Principal;
   account: AccountItem;
