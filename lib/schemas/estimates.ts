@@ -245,7 +245,9 @@ export const estimatePreview = lazy(() =>
         .nullable()
         .meta({ description: "The canonical estimate; null when the body breaks the schema or the customer or an item line cannot be resolved (see errors)" }),
       errors: z.array(previewProblem()).meta({ description: "What the real create or update would refuse; empty when it would succeed" }),
-      warnings: z.array(previewProblem()).meta({ description: "What it would accept but deserves attention (insufficient stock, an expiry date in the past)" }),
+      warnings: z.array(previewProblem()).meta({
+        description: "What it would accept but deserves attention (insufficient stock, an expiry date in the past, a line a conversion could not place)",
+      }),
     })
     .meta({ id: "EstimatePreview" }),
 );

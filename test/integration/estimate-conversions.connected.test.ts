@@ -345,6 +345,17 @@ describe("connected: estimate conversions", () => {
         { item_id: w.item.id, quantity: 2 },
       ],
     });
+    // A preview of it warns that converting needs the line's row (the estimate itself is valid).
+    const preview = await w.client.post("/estimates/preview", {
+      customer_id: w.customer.id,
+      lines: [
+        { name: "Survey", unit_price: "20" },
+        { item_id: w.item.id, quantity: 2 },
+      ],
+    });
+    expect(preview.status, preview.text).toBe(200);
+    expect(preview.body.errors).toEqual([]);
+    expect(preview.body.warnings).toEqual([expect.objectContaining({ param: "lines[1].item_variation_location_id", code: "estimate_conversion_not_allowed" })]);
     const toInvoice = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
     expectError(toInvoice, 409, "estimate_conversion_not_allowed");
     expect(toInvoice.body.error.message).toContain("lines[1].item_variation_location_id is required: the item is stocked at several locations.");

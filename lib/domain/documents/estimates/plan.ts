@@ -16,7 +16,7 @@ import { accountToday, documentTextFields, localToday, matchReplacementLines } f
 import { referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
-import { hasPermission, type Principal } from "../../../auth/permissions.js";
+import { defaultLocationOf, hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { DocumentTree } from "../../../db/documents.js";
 import { readLocations } from "../../../db/locations.js";
 import { readParty } from "../../../db/parties.js";
@@ -43,7 +43,7 @@ import {
   type EstimateLine,
   type EstimateTotals,
 } from "./model.js";
-import { dateProblems, detailProblem, lineShapeProblems, problemsOf, stockWarnings, tooLargeProblem, type Problem } from "./problems.js";
+import { dateProblems, detailProblem, lineShapeProblems, placementWarnings, problemsOf, stockWarnings, tooLargeProblem, type Problem } from "./problems.js";
 
 /**
  * Planning an estimate's create, update or preview (spec 4.3): reads what the estimate names,
@@ -275,7 +275,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   if (lineInput) {
     const names = await locationNames(principal.accountId, resolved!.values());
     lines = buildLines(lineInput, kept, resolved!, customer, names);
-    if (preview) warnings.push(...stockWarnings(lineInput, lines, resolved!));
+    if (preview) warnings.push(...stockWarnings(lineInput, lines, resolved!), ...placementWarnings(lines, resolved!, defaultLocationOf(principal)));
   } else {
     lines = request.mode === "update" ? request.tree.lines : [];
   }

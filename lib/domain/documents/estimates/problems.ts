@@ -109,6 +109,30 @@ export function dateProblems(dates: { issueDate: string; expiryDate: string; tod
   return { problems: [], warnings: [] };
 }
 
+/**
+ * Preview warnings: inventory lines a conversion could not place (no row named, the item stocked
+ * at several locations and none its default location, for a caller without a location of its
+ * own): converting needs the line's `item_variation_location_id` (or the row of its variation),
+ * as `unplacedLinesConflict` says when it is tried.
+ */
+export function placementWarnings(lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>, callerLocation: string | null): Problem[] {
+  if (callerLocation !== null) return [];
+  const warnings: Problem[] = [];
+  for (const [index, found] of resolved) {
+    if (found.row || lines[index]?.ivlId !== undefined) continue;
+    const atDefault = found.item.locationId !== undefined && found.rows.some((row) => row.locationId === found.item.locationId);
+    if (found.rows.length > 1 && !atDefault && !found.item.locationId) {
+      warnings.push({
+        status: 409,
+        param: `lines[${index}].item_variation_location_id`,
+        code: "estimate_conversion_not_allowed",
+        message: "names no stock row, and the item is stocked at several locations, none its default: converting the estimate needs its row.",
+      });
+    }
+  }
+  return warnings;
+}
+
 /** Preview warnings: inventory lines asking for more than is available (on hand less reserved). */
 export function stockWarnings(input: readonly EstimateLineBody[], lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>): Problem[] {
   const wanted = new Map<string, number>();
