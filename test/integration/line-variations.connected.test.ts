@@ -102,7 +102,9 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
     const sale = (lines: unknown[]) => w.client.post("/sales-orders", { customer_id: w.customer, location_id: w.north, lines });
     expectValidation(await sale([{ item_id: w.boots, item_variation_id: otherVariation }]), "lines[0].item_variation_id", "invalid_reference");
     expectValidation(await sale([{ name: "Fitting", unit_price: "5", item_variation_id: w.sizes[0] }]), "lines[0].item_variation_id", "invalid");
-    expectValidation(await sale([{ item_id: w.boots }]), "lines[0].item_variation_location_id", "required");
+    const unnamed = await sale([{ item_id: w.boots }]);
+    expectValidation(unnamed, "lines[0].item_variation_location_id", "required");
+    expect(unnamed.body.error.details[0].message).toContain("item_variation_id");
     expectValidation(
       await w.client.post("/purchase-orders", {
         supplier_id: w.supplier,
@@ -120,6 +122,14 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
       "lines[0].item_variation_id",
       "invalid_reference",
     );
+    // A row at another location than the order's: refused, pointing at the variation instead.
+    const elsewhere = await w.client.post("/purchase-orders", {
+      supplier_id: w.supplier,
+      location_id: w.south,
+      lines: [{ item_id: w.boots, item_variation_location_id: row }],
+    });
+    expectValidation(elsewhere, "lines[0].item_variation_location_id", "invalid_reference");
+    expect(elsewhere.body.error.details[0].message).toBe("is not at the order's location (item_variation_id names the variation, for its row there).");
     expect((await w.client.get("/sales-orders")).body.pagination.total_records).toBe(0);
     expect((await w.client.get("/purchase-orders")).body.pagination.total_records).toBe(0);
     expect(await rowsOf(w)).toEqual([[{ location_id: w.north, quantity: 1, reserved: 0, incoming: 0 }], []]);

@@ -35,6 +35,13 @@ export interface ResolvedLineItem {
   rows: StockRowItem[];
 }
 
+export interface ResolveOptions {
+  /** The location's name in messages ("order's", "origin"). */
+  locationLabel?: string;
+  /** The lines may name a variation instead (`item_variation_id`): the refusal of a row elsewhere says so. */
+  byVariation?: boolean;
+}
+
 /**
  * Resolves inventory lines at `locationId`: every item must exist in the account and not be
  * archived (unless the line keeps it, `keepsItem`); a given `item_variation_location_id` must be a row of that item at the location;
@@ -46,7 +53,7 @@ export async function resolveLineItems(
   accountId: string,
   locationId: string | undefined,
   requests: readonly LineItemRequest[],
-  options: { locationLabel?: string } = {},
+  options: ResolveOptions = {},
 ): Promise<Map<number, ResolvedLineItem>> {
   // Every line's item, variation and rows in a fixed number of batched reads (not one per line).
   const trees = await readLineTrees(accountId, requests);
@@ -70,7 +77,12 @@ export async function resolveLineItems(
         continue;
       }
       if (locationId !== undefined && row.locationId !== locationId) {
-        details.push(referenceDetail(`lines[${request.index}].item_variation_location_id`, `is not at the ${options.locationLabel ?? "document's"} location.`));
+        details.push(
+          referenceDetail(
+            `lines[${request.index}].item_variation_location_id`,
+            `is not at the ${options.locationLabel ?? "document's"} location${options.byVariation ? " (item_variation_id names the variation, for its row there)" : ""}.`,
+          ),
+        );
         continue;
       }
       if (request.variationId !== undefined && request.variationId !== row.variationId) {
@@ -98,7 +110,9 @@ export async function resolveLineItems(
           : {
               param: `lines[${request.index}].item_variation_location_id`,
               code: "required",
-              message: "is required for an item with several variations (or its item_variation_id, for the variation's row at the document's location).",
+              message: options.byVariation
+                ? "is required for an item with several variations (or its item_variation_id, for the variation's row at the line's location)."
+                : "is required for an item with several variations.",
             },
       );
       continue;

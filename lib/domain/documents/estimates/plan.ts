@@ -233,7 +233,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   const [account, customer, resolved, referenceProblems] = await Promise.all([
     accountSettings(principal.accountId),
     readParty(principal.accountId, customerId),
-    resolveLineItems(principal.accountId, undefined, itemRequests).catch((error: unknown) => {
+    resolveLineItems(principal.accountId, undefined, itemRequests, { byVariation: true }).catch((error: unknown) => {
       problems.push(...problemsOf(error));
       return undefined;
     }),

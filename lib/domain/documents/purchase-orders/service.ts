@@ -169,7 +169,7 @@ async function buildLines(context: WriteContext, input: readonly PurchaseOrderLi
             },
           ],
     ),
-    { locationLabel: "order's" },
+    { locationLabel: "order's", byVariation: true },
   );
   const names = new Map<number, string>();
   for (const [index, found] of resolved) {

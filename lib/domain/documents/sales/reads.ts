@@ -91,7 +91,7 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
         ? []
         : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, variationId: spec.variationId, keepsItem: keepsItem(spec.kept, spec.itemId) }],
     ),
-    { locationLabel: "order's" },
+    { locationLabel: "order's", byVariation: true },
   );
   // The row each inventory line sells from.
   const rows = new Map<number, { locationId: string; ivlId?: number }>();
