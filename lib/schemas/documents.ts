@@ -113,7 +113,7 @@ export const lineInputFields = <P extends z.core.$ZodLooseShape>(
     description: describe.item_id ?? "Inventory lines: an active item of the account. Omit it (or send null, as GET shows it) for a service line.",
   }),
   item_variation_location_id: nullMeansAbsent(z.int().min(1).max(2_147_483_647)).meta({ description: describe.item_variation_location_id }),
-  item_variation_id: nullMeansAbsent(uuid()).meta({ description: "Or the variation: its row at the line's location, made with the line if new" }),
+  item_variation_id: nullMeansAbsent(uuid()).meta({ description: "Or the variation: the line uses its row where the line is placed (made if new)" }),
   name: nullMeansAbsent(requiredText(255)).meta({
     description: "Required on service lines. An inventory line takes its item's name; if sent, its current name or the item's.",
   }),

@@ -49,7 +49,7 @@ const lineFields = lazy(() =>
     {
       item_id:
         "Inventory lines: an active item of the account (name, description, unit cost and selling price come from it). Omit it (or send null, as GET shows it) for a service line.",
-      item_variation_location_id: "A stock row of the item; required for items with several variations.",
+      item_variation_location_id: "A stock row of the item; for items with several variations, it or item_variation_id is required.",
       description: 'Service lines; omitted on an inventory line, the item\'s description applies; null or "" clears it.',
     },
   ),

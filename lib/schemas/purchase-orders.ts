@@ -35,7 +35,7 @@ const lineFields = lazy(() =>
   lineInputFields(
     "supplier",
     { unit_cost: moneyInput().optional().meta({ description: "Required for service lines; inventory lines default to the item's unit cost." }) },
-    { item_variation_location_id: "The item's stock row at the order's location; required for items with several variations." },
+    { item_variation_location_id: "The item's stock row at the order's location; for items with several variations, it or item_variation_id is required." },
   ),
 );
 

@@ -32,7 +32,7 @@ const lineFields = lazy(() =>
     { unit_price: moneyInput().optional().meta({ description: "Required for service lines; see the route for inventory lines." }) },
     {
       item_variation_location_id:
-        "The stock row the line sells from (required for items with several variations). Without it: on a line kept by id, the row it has; else the item's row at the order's location, else at the user's location, else at the item's default location, else its only row, else a new row at its default location or the account's only location.",
+        "The stock row the line sells from (for items with several variations, it or item_variation_id is required). Without it: on a line kept by id, the row it has; else the item's row at the order's location, else at the user's location, else at the item's default location, else its only row, else a new row at its default location or the account's only location.",
     },
   ),
 );

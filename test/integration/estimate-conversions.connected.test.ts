@@ -415,10 +415,18 @@ describe("connected: estimate conversions", () => {
     const refused = await client.post("/sales-orders", { customer_id: customer, lines: [{ item_id: other, quantity: 1 }] });
     expectError(refused, 422, "validation_failed", "lines[0].item_variation_location_id");
     expect(refused.body.error.details[0].message).toBe(
-      "is required: the item has no stock location and no default location (name a row, or, on a sales order, its location_id).",
+      "is required: the item has no stock location and no default location (give the item a location_id, or the sales order one).",
+    );
+    // A preview warns of it; the conversion refuses it with advice its body can follow.
+    const preview = await client.post("/estimates/preview", { customer_id: customer, lines: [{ item_id: other, quantity: 1 }] });
+    expect(preview.body.warnings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ param: "lines[0].item_variation_location_id", code: "estimate_conversion_not_allowed" })]),
     );
     const estimate = await client.post("/estimates", { customer_id: customer, lines: [{ item_id: other, quantity: 1 }] });
-    expectError(await client.post(`/estimates/${estimate.body.id}/convert-to-invoice`, {}), 409, "estimate_conversion_not_allowed");
+    const toInvoice = await client.post(`/estimates/${estimate.body.id}/convert-to-invoice`, {});
+    expectError(toInvoice, 409, "estimate_conversion_not_allowed");
+    expect(toInvoice.body.error.message).toContain("no default location. Name the stock row on the estimate's line");
+    expect(toInvoice.body.error.message).toContain("or give the item a default location (its location_id), then convert.");
     expect(await totalOf(client, "/sales-orders")).toBe(2);
     expect(await totalOf(client, "/invoices")).toBe(0);
   });

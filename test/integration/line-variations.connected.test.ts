@@ -79,7 +79,6 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
     expect(sale.status, sale.text).toBe(201);
     expect(sale.body.lines[0]).toMatchObject({ variation_values: { Size: "40" }, location_name: "North", item_variation_location_id: expect.any(Number) });
     expect((await rowsOf(w))[0]).toEqual([{ location_id: w.north, quantity: 0, reserved: 2, incoming: 0 }]);
-
     // An estimate (no location) names size 42; its conversion sells from the variation's only row.
     const estimate = await w.client.post("/estimates", { customer_id: w.customer, lines: [{ item_id: w.boots, item_variation_id: w.sizes[1] }] });
     expect(estimate.status, estimate.text).toBe(201);
@@ -93,6 +92,19 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
     expect(converted.status, converted.text).toBe(201);
     expect(converted.body.lines[0]).toMatchObject({ variation_values: { Size: "42" }, item_variation_location_id: southRow, location_name: "South" });
     expect((await rowsOf(w))[1]).toEqual([{ location_id: w.south, quantity: 2, reserved: 0, incoming: 0 }]);
+    // The kept line switched to size 42 by its variation alone: it leaves its row for size 42's at North.
+    const switched = await w.client.patch(`/sales-orders/${sale.body.id}`, {
+      lines: [{ id: sale.body.lines[0].id, item_id: w.boots, item_variation_id: w.sizes[1], quantity: 2 }],
+    });
+    expect(switched.status, switched.text).toBe(200);
+    expect(switched.body.lines[0]).toMatchObject({ id: sale.body.lines[0].id, variation_values: { Size: "42" }, location_name: "North" });
+    expect(await rowsOf(w)).toEqual([
+      [{ location_id: w.north, quantity: 0, reserved: 0, incoming: 0 }],
+      [
+        { location_id: w.south, quantity: 2, reserved: 0, incoming: 0 },
+        { location_id: w.north, quantity: 0, reserved: 2, incoming: 0 },
+      ],
+    ]);
   });
 
   it("refuses a variation of another item, one that does not match the row, and one on a service line, naming the field; nothing is written", async () => {

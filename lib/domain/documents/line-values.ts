@@ -20,11 +20,12 @@ export const keepsItem = (kept: KeptLine | undefined, itemId: string | undefined
 
 /**
  * The stock row a request's line names: its `item_variation_location_id`, else, on a line that
- * keeps its stored line's item, the row that line already has. A line sent back by id without
- * its row keeps it, on every document (the rule for a new line could pick another row).
+ * keeps its stored line's item (and variation, when it names one), the row that line already
+ * has. A line sent back by id without its row keeps it, on every document (the rule for a new
+ * line could pick another row); one that names another variation takes that variation's row.
  */
-export const sentOrKeptRow = (sent: number | undefined, kept: KeptLine | undefined, itemId: string | undefined): number | undefined =>
-  sent ?? (keepsItem(kept, itemId) ? kept.ivlId : undefined);
+export const sentOrKeptRow = (sent: number | undefined, kept: KeptLine | undefined, itemId: string | undefined, sentVariation?: string): number | undefined =>
+  sent ?? (keepsItem(kept, itemId) && (sentVariation === undefined || sentVariation === kept.variationId) ? kept.ivlId : undefined);
 
 /**
  * The variation a request's line names: its `item_variation_id`, else (when it names no row

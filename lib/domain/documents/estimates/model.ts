@@ -13,7 +13,7 @@ import type { DocumentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
 import { money } from "../../common/money.js";
 import { discountLineHead, discountLineRates, headerTotalsOf, totalsOfLines, type HeaderTotals, type PartyDocumentLine } from "../totals.js";
-import { PLACEMENT_HINT } from "../sales/model.js";
+import { PLACEMENT_HINTS } from "../sales/model.js";
 
 /**
  * The estimate without storage (spec part 2, sections 2.3, 3.3 and 4.3; architecture section 4
@@ -348,6 +348,9 @@ const conversionCode: Record<ConversionKind, ErrorCode> = {
   sales_order: "estimate_sales_order_conversion_not_allowed",
 };
 
+/** A placement refusal's message without the advice of a create (a conversion gives its own). */
+const withoutHints = (message: string) => Object.values(PLACEMENT_HINTS).reduce((text, hint) => text.replace(hint, ""), message);
+
 /**
  * What a conversion answers when the new document cannot place an inventory line (its item is
  * stocked at several locations, or at none, and the estimate names no row): the estimate cannot
@@ -360,7 +363,7 @@ export function unplacedLinesConflict(error: unknown, kind: ConversionKind): unk
   if (unplaced.length !== error.details.length) return error;
   return errors.stateConflict(
     conversionCode[kind],
-    `The estimate cannot be converted as it stands: ${unplaced.map((detail) => `${detail.param} ${detail.message.replace(PLACEMENT_HINT, "")}`).join(" ")} Name the stock row on the estimate's line (PATCH the estimate's lines with item_variation_location_id), then convert.`,
+    `The estimate cannot be converted as it stands: ${unplaced.map((detail) => `${detail.param} ${withoutHints(detail.message)}`).join(" ")} Name the stock row on the estimate's line (PATCH the estimate's lines with item_variation_location_id), or give the item a default location (its location_id), then convert.`,
   );
 }
 

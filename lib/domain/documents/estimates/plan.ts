@@ -18,7 +18,7 @@ import { DocumentTooLargeError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { defaultLocationOf, hasPermission, type Principal } from "../../../auth/permissions.js";
 import type { DocumentTree } from "../../../db/documents.js";
-import { readLocations } from "../../../db/locations.js";
+import { queryLocations, readLocations } from "../../../db/locations.js";
 import { readParty } from "../../../db/parties.js";
 import { missingReferences, type Reference } from "../../../db/references.js";
 import type { AccountItem, DocumentItem, PartyItem } from "../../../db/service.js";
@@ -43,7 +43,17 @@ import {
   type EstimateLine,
   type EstimateTotals,
 } from "./model.js";
-import { dateProblems, detailProblem, lineShapeProblems, placementWarnings, problemsOf, stockWarnings, tooLargeProblem, type Problem } from "./problems.js";
+import {
+  dateProblems,
+  detailProblem,
+  lineShapeProblems,
+  needsLocationCount,
+  placementWarnings,
+  problemsOf,
+  stockWarnings,
+  tooLargeProblem,
+  type Problem,
+} from "./problems.js";
 
 /**
  * Planning an estimate's create, update or preview (spec 4.3): reads what the estimate names,
@@ -224,7 +234,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
           {
             index,
             itemId: line.item_id,
-            ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id),
+            ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id, line.item_variation_id),
             variationId: sentOrKeptVariation(line.item_variation_id, line.item_variation_location_id, kept[index], line.item_id),
             keepsItem: keepsItem(kept[index], line.item_id),
           },
@@ -275,7 +285,15 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   if (lineInput) {
     const names = await locationNames(principal.accountId, resolved!.values());
     lines = buildLines(lineInput, kept, resolved!, customer, names);
-    if (preview) warnings.push(...stockWarnings(lineInput, lines, resolved!), ...placementWarnings(lines, resolved!, defaultLocationOf(principal)));
+    if (preview) {
+      const caller = defaultLocationOf(principal);
+      // Counted only when a line's placement depends on it (an item never stocked, without a default).
+      const activeLocations =
+        caller === null && [...resolved!.values()].some(needsLocationCount)
+          ? (await queryLocations(principal.accountId)).filter((location) => location.active).length
+          : undefined;
+      warnings.push(...stockWarnings(lineInput, lines, resolved!), ...placementWarnings(lines, resolved!, caller, activeLocations));
+    }
   } else {
     lines = request.mode === "update" ? request.tree.lines : [];
   }

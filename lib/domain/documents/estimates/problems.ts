@@ -109,26 +109,37 @@ export function dateProblems(dates: { issueDate: string; expiryDate: string; tod
   return { problems: [], warnings: [] };
 }
 
+/** Whether a preview line needs the account's active locations counted to judge its placement (`placementWarnings`). */
+export const needsLocationCount = (found: ResolvedLineItem): boolean => !found.row && found.rows.length === 0 && !found.item.locationId;
+
 /**
- * Preview warnings: inventory lines a conversion could not place (no row named, the item stocked
- * at several locations and none its default location, for a caller without a location of its
- * own): converting needs the line's `item_variation_location_id` (or the row of its variation),
- * as `unplacedLinesConflict` says when it is tried.
+ * Preview warnings: inventory lines a conversion could not place, for a caller without a location
+ * of its own (`buildSalesLines` decides the row of a line that names none): no row named, the
+ * item without a default location, and stocked at several locations, or at none in an account
+ * of other than one active location (`activeLocations`). Converting needs the line's row, or
+ * the item's default location, as `unplacedLinesConflict` says when it is tried.
  */
-export function placementWarnings(lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>, callerLocation: string | null): Problem[] {
+export function placementWarnings(
+  lines: readonly EstimateLine[],
+  resolved: ReadonlyMap<number, ResolvedLineItem>,
+  callerLocation: string | null,
+  activeLocations: number | undefined,
+): Problem[] {
   if (callerLocation !== null) return [];
   const warnings: Problem[] = [];
   for (const [index, found] of resolved) {
-    if (found.row || lines[index]?.ivlId !== undefined) continue;
-    const atDefault = found.item.locationId !== undefined && found.rows.some((row) => row.locationId === found.item.locationId);
-    if (found.rows.length > 1 && !atDefault && !found.item.locationId) {
-      warnings.push({
-        status: 409,
-        param: `lines[${index}].item_variation_location_id`,
-        code: "estimate_conversion_not_allowed",
-        message: "names no stock row, and the item is stocked at several locations, none its default: converting the estimate needs its row.",
-      });
-    }
+    if (found.row || lines[index]?.ivlId !== undefined || found.item.locationId) continue;
+    const unplaced = found.rows.length > 1 || (found.rows.length === 0 && activeLocations !== 1);
+    if (!unplaced) continue;
+    warnings.push({
+      status: 409,
+      param: `lines[${index}].item_variation_location_id`,
+      code: "estimate_conversion_not_allowed",
+      message:
+        found.rows.length > 1
+          ? "names no stock row, and the item is stocked at several locations, none its default: converting the estimate needs its row."
+          : "names no stock row, and the item has none and no default location: converting the estimate needs the item's location_id (or stock).",
+    });
   }
   return warnings;
 }

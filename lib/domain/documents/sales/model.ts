@@ -58,8 +58,14 @@ export interface SalesTree {
   payments: DocumentPaymentItem[];
 }
 
-/** What a create or update of an order or invoice can do about a line it cannot place (not a conversion: `unplacedLinesConflict`). */
-export const PLACEMENT_HINT = " (name a row, or, on a sales order, its location_id)";
+/**
+ * What a create or update of an order or invoice can do about a line it cannot place, by cause
+ * (a conversion, whose body takes neither, gives its own advice: `unplacedLinesConflict`).
+ */
+export const PLACEMENT_HINTS = {
+  unstocked: " (give the item a location_id, or the sales order one)",
+  several: " (name a row, or give the sales order a location_id)",
+} as const;
 
 export interface SalesContext {
   principal: Principal;
@@ -183,7 +189,7 @@ export function lineSpecsOf(
     index,
     kept: kept[index],
     itemId: line.item_id,
-    ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id),
+    ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id, line.item_variation_id),
     variationId: sentOrKeptVariation(line.item_variation_id, line.item_variation_location_id, kept[index], line.item_id),
     name: line.item_id === undefined ? line.name : undefined,
     sentName: line.item_id === undefined ? undefined : line.name,

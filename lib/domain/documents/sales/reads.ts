@@ -17,7 +17,7 @@ import { rate, money } from "../../common/money.js";
 import { resolveLineItems } from "../lines.js";
 import { partyDetailsOf } from "../party-details.js";
 import { withCurrentPacking } from "./progress.js";
-import { lineSpecsOf, PLACEMENT_HINT, type LineSpec, type SalesContext, type SalesLine } from "./model.js";
+import { lineSpecsOf, PLACEMENT_HINTS, type LineSpec, type SalesContext, type SalesLine } from "./model.js";
 
 /**
  * What sales orders and invoices read to write (spec part 2, sections 2.4, 2.5, 4.4, 4.5): the
@@ -128,8 +128,8 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
         code: "required",
         message:
           found.rows.length === 0
-            ? `is required: the item has no stock location and no default location${PLACEMENT_HINT}.`
-            : `is required: the item is stocked at several locations${PLACEMENT_HINT}.`,
+            ? `is required: the item has no stock location and no default location${PLACEMENT_HINTS.unstocked}.`
+            : `is required: the item is stocked at several locations${PLACEMENT_HINTS.several}.`,
       });
       continue;
     }
