@@ -107,6 +107,37 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
     ]);
   });
 
+  it("a sales order moved to another location takes its kept lines' rows there (their variations kept); a row the request names still must be there", async () => {
+    const w = await world();
+    const order = await w.client.post("/sales-orders", {
+      customer_id: w.customer,
+      location_id: w.north,
+      lines: [{ item_id: w.boots, item_variation_id: w.sizes[1], quantity: 2 }],
+    });
+    expect(order.status, order.text).toBe(201);
+    const line = order.body.lines[0];
+    const northRow = line.item_variation_location_id as number;
+    // Sent back by id without its row, with the order's new location: it moves.
+    const moved = await w.client.patch(`/sales-orders/${order.body.id}`, { location_id: w.south, lines: [{ id: line.id, item_id: w.boots, quantity: 2 }] });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.lines[0]).toMatchObject({ id: line.id, variation_values: { Size: "42" }, location_name: "South" });
+    expect(moved.body.lines[0].item_variation_location_id).not.toBe(northRow);
+    expect((await rowsOf(w))[1]).toEqual([
+      { location_id: w.north, quantity: 0, reserved: 0, incoming: 0 },
+      { location_id: w.south, quantity: 0, reserved: 2, incoming: 0 },
+    ]);
+    // Naming the North row while the order is at South: refused, nothing moves.
+    const named = await w.client.patch(`/sales-orders/${order.body.id}`, {
+      location_id: w.south,
+      lines: [{ id: line.id, item_id: w.boots, item_variation_location_id: northRow, quantity: 2 }],
+    });
+    expectValidation(named, "lines[0].item_variation_location_id", "invalid_reference");
+    expect((await rowsOf(w))[1]).toEqual([
+      { location_id: w.north, quantity: 0, reserved: 0, incoming: 0 },
+      { location_id: w.south, quantity: 0, reserved: 2, incoming: 0 },
+    ]);
+  });
+
   it("refuses a variation of another item, one that does not match the row, and one on a service line, naming the field; nothing is written", async () => {
     const w = await world();
     const other = (await w.client.post("/items", { name: "Laces", variations: [{ values: { Colour: "Red" } }] })).body.id as string;

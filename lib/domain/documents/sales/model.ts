@@ -131,6 +131,8 @@ export interface LineSpec {
   kept?: SalesLine;
   itemId?: string;
   ivlId?: number;
+  /** `ivlId` is the stored line's row, not one the request named (`sentOrKeptRow`). */
+  rowKept?: boolean;
   /** The line's variation, when it names one without a row (`sentOrKeptVariation`). */
   variationId?: string;
   name?: string;
@@ -190,6 +192,7 @@ export function lineSpecsOf(
     kept: kept[index],
     itemId: line.item_id,
     ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id, line.item_variation_id),
+    rowKept: line.item_variation_location_id === undefined && sentOrKeptRow(undefined, kept[index], line.item_id, line.item_variation_id) !== undefined,
     variationId: sentOrKeptVariation(line.item_variation_id, line.item_variation_location_id, kept[index], line.item_id),
     name: line.item_id === undefined ? line.name : undefined,
     sentName: line.item_id === undefined ? undefined : line.name,

@@ -83,13 +83,20 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     }
   }
   if (details.length > 0) throw errors.validationFailed(details);
+  // A row kept from the stored line (not named) follows a change of the order's location: the
+  // line takes its variation's row at the new location.
+  const moved = (spec: LineSpec) => spec.rowKept === true && context.location !== undefined && spec.kept?.locationId !== context.location.locationId;
   const resolved = await resolveLineItems(
     principal.accountId,
     context.location?.locationId,
     specs.flatMap((spec) =>
       spec.itemId === undefined
         ? []
-        : [{ index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, variationId: spec.variationId, keepsItem: keepsItem(spec.kept, spec.itemId) }],
+        : [
+            moved(spec)
+              ? { index: spec.index, itemId: spec.itemId, variationId: spec.kept?.variationId, keepsItem: true }
+              : { index: spec.index, itemId: spec.itemId, ivlId: spec.ivlId, variationId: spec.variationId, keepsItem: keepsItem(spec.kept, spec.itemId) },
+          ],
     ),
     { locationLabel: "order's", byVariation: true },
   );
