@@ -138,6 +138,22 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
     ]);
   });
 
+  it("a stock transfer's line sent back by id without its row keeps it (a variation item's)", async () => {
+    const w = await world();
+    const stocked = await w.client.post(`/items/${w.boots}/adjustments`, { location_id: w.north, item_variation_id: w.sizes[0], quantity: 5 });
+    expect(stocked.status, stocked.text).toBe(201);
+    const row = stocked.body.item_variation_location_id as number;
+    const transfer = await w.client.post("/stock-transfers", {
+      origin_location_id: w.north,
+      destination_location_id: w.south,
+      lines: [{ item_id: w.boots, item_variation_location_id: row, quantity: 1 }],
+    });
+    expect(transfer.status, transfer.text).toBe(201);
+    const updated = await w.client.patch(`/stock-transfers/${transfer.body.id}`, { lines: [{ id: transfer.body.lines[0].id, item_id: w.boots, quantity: 2 }] });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.body.lines[0]).toMatchObject({ id: transfer.body.lines[0].id, item_variation_location_id: row, quantity: 2 });
+  });
+
   it("refuses a variation of another item, one that does not match the row, and one on a service line, naming the field; nothing is written", async () => {
     const w = await world();
     const other = (await w.client.post("/items", { name: "Laces", variations: [{ values: { Colour: "Red" } }] })).body.id as string;

@@ -2,7 +2,7 @@ import { laterUpdatedAt } from "../../../core/clock.js";
 import { mergeStockChanges, type StockChange } from "../../inventory/stock-changes.js";
 import { localToday, matchReplacementLines, requireDocumentPermission, statusIdFilter, changesNothing, NO_MONEY } from "../rules.js";
 import { randomUUID } from "node:crypto";
-import { keepsItem } from "../line-values.js";
+import { keepsItem, sentOrKeptRow } from "../line-values.js";
 import type { Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { IdempotencyCompletion } from "../../../core/idempotency.js";
@@ -134,7 +134,13 @@ async function buildLines(
   const resolved = await resolveLineItems(
     principal.accountId,
     originId,
-    input.map((line, index) => ({ index, itemId: line.item_id, ivlId: line.item_variation_location_id, keepsItem: keepsItem(kept[index], line.item_id) })),
+    // A line sent back by id without its row keeps it, as on every document.
+    input.map((line, index) => ({
+      index,
+      itemId: line.item_id,
+      ivlId: sentOrKeptRow(line.item_variation_location_id, kept[index], line.item_id),
+      keepsItem: keepsItem(kept[index], line.item_id),
+    })),
     { locationLabel: "origin" },
   );
   const details: ValidationDetail[] = [];
