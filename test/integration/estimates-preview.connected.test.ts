@@ -157,6 +157,18 @@ describe("connected: estimate previews", () => {
     expect(warned.body.errors).toEqual([]);
     expect(warned.body.warnings.map((x: any) => x.code)).toEqual(["expiry_date_passed"]);
 
+    // A caller restricted to a location without the item's stock is warned of it (its conversion
+    // would sell there); the owner, who sees the 5 at Main, is not.
+    const annex = await w.client.post("/locations", { name: "Annex", short_name: "ANX" }, { idempotencyKey: idempotencyKey() });
+    const atAnnex = api().withKey(
+      (await newUser(w.account, { permissions: ["estimates.list", "estimates.modify", "records.view_all"], locationId: annex.body.id })).key,
+    );
+    const restricted = await atAnnex.post("/estimates/preview", body(w));
+    expect(restricted.status, restricted.text).toBe(200);
+    expect(restricted.body.warnings).toEqual([expect.objectContaining({ code: "insufficient_stock", param: "lines[0].quantity" })]);
+    expect(restricted.body.warnings[0].message).toContain("0 available");
+    expect((await w.client.post("/estimates/preview", body(w))).body.warnings).toEqual([]);
+
     // The customer or an item that cannot be resolved: no estimate, the errors say why.
     const foreign = await w.client.post("/estimates/preview", body(w, { customer_id: other.customer.id }));
     expect(foreign.status).toBe(200);

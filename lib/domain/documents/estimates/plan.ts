@@ -292,7 +292,7 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
         caller === null && [...resolved!.values()].some(needsLocationCount)
           ? (await queryLocations(principal.accountId)).filter((location) => location.active).length
           : undefined;
-      warnings.push(...stockWarnings(lineInput, lines, resolved!), ...placementWarnings(lines, resolved!, caller, activeLocations));
+      warnings.push(...stockWarnings(lineInput, lines, resolved!, caller), ...placementWarnings(lines, resolved!, caller, activeLocations));
     }
   } else {
     lines = request.mode === "update" ? request.tree.lines : [];

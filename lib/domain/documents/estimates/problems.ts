@@ -144,8 +144,17 @@ export function placementWarnings(
   return warnings;
 }
 
-/** Preview warnings: inventory lines asking for more than is available (on hand less reserved). */
-export function stockWarnings(input: readonly EstimateLineBody[], lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>): Problem[] {
+/**
+ * Preview warnings: inventory lines asking for more than is available (on hand less reserved) at
+ * the row they name, else over the variation's rows the caller sees (a location-restricted
+ * caller's conversion sells at its location: that row alone).
+ */
+export function stockWarnings(
+  input: readonly EstimateLineBody[],
+  lines: readonly EstimateLine[],
+  resolved: ReadonlyMap<number, ResolvedLineItem>,
+  callerLocation: string | null,
+): Problem[] {
   const wanted = new Map<string, number>();
   const keyOf = (found: ResolvedLineItem) => (found.row ? `row:${found.row.ivlId}` : `variation:${found.variation.variationId}`);
   input.forEach((_line, index) => {
@@ -157,7 +166,7 @@ export function stockWarnings(input: readonly EstimateLineBody[], lines: readonl
   input.forEach((_line, index) => {
     const found = resolved.get(index);
     if (!found || warned.has(keyOf(found))) return;
-    const rows = found.row ? [found.row] : found.rows;
+    const rows = found.row ? [found.row] : callerLocation === null ? found.rows : found.rows.filter((row) => row.locationId === callerLocation);
     const available = rows.reduce((sum, row) => sum.plus(row.onHand).minus(row.reserved), new Decimal(0));
     const total = wanted.get(keyOf(found))!;
     if (available.lt(total)) {
