@@ -121,7 +121,9 @@ export const reminderActionBody = lazy(() =>
         .optional()
         .meta({ description: "The task's current version: required by snooze and complete, refused by read and dismiss." }),
       minutes: z
-        .union(SNOOZE_MINUTES.map((m) => z.literal(m)) as unknown as [z.ZodLiteral<5>, z.ZodLiteral<15>, z.ZodLiteral<60>, z.ZodLiteral<1440>])
+        .union(SNOOZE_MINUTES.map((m) => z.literal(m)) as unknown as [z.ZodLiteral<5>, z.ZodLiteral<15>, z.ZodLiteral<60>, z.ZodLiteral<1440>], {
+          error: `must be one of ${SNOOZE_MINUTES.join(", ")}.`,
+        })
         .optional()
         .meta({ description: "snooze only: 5, 15, 60 or 1440 minutes from now." }),
     })

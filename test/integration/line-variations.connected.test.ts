@@ -154,6 +154,24 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
     expect(updated.body.lines[0]).toMatchObject({ id: transfer.body.lines[0].id, item_variation_location_id: row, quantity: 2 });
   });
 
+  it("a line sent back by id without its item_id is told it lacks it (an inventory line), not that a service line needs a name", async () => {
+    const w = await world();
+    const order = await w.client.post("/sales-orders", {
+      customer_id: w.customer,
+      location_id: w.north,
+      lines: [{ item_id: w.boots, item_variation_id: w.sizes[0] }],
+    });
+    const estimate = await w.client.post("/estimates", { customer_id: w.customer, lines: [{ item_id: w.boots, item_variation_id: w.sizes[0] }] });
+    for (const [path, line] of [
+      [`/sales-orders/${order.body.id}`, order.body.lines[0]],
+      [`/estimates/${estimate.body.id}`, estimate.body.lines[0]],
+    ] as const) {
+      const refused = await w.client.patch(path, { lines: [{ id: line.id, quantity: 3 }] });
+      expectValidation(refused, "lines[0].item_id", "required");
+      expect(refused.body.error.details).toHaveLength(1);
+    }
+  });
+
   it("refuses a variation of another item, one that does not match the row, and one on a service line, naming the field; nothing is written", async () => {
     const w = await world();
     const other = (await w.client.post("/items", { name: "Laces", variations: [{ values: { Colour: "Red" } }] })).body.id as string;

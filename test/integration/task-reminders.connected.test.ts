@@ -170,7 +170,9 @@ describe("reminder operations", () => {
     const id = task.reminder.id;
     expectValidation(await remind(client, id, "snooze", { minutes: 5 }), "version", "required");
     expectValidation(await remind(client, id, "snooze", { version: 1 }), "minutes", "required");
-    expectValidation(await remind(client, id, "snooze", { version: 1, minutes: 7 }), "minutes");
+    const seven = await remind(client, id, "snooze", { version: 1, minutes: 7 });
+    expectValidation(seven, "minutes");
+    expect(seven.body.error.details[0].message).toBe("must be one of 5, 15, 60, 1440.");
     expectError(await remind(client, id, "snooze", { version: 2, minutes: 5 }), 409, "task_conflict", "version");
     const before = currentTime().getTime();
     const snoozed = await remind(client, id, "snooze", { version: 1, minutes: 15 });

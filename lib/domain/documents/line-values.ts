@@ -39,6 +39,38 @@ export const sentOrKeptVariation = (
   itemId: string | undefined,
 ): string | undefined => sent ?? (sentRow === undefined && keepsItem(kept, itemId) ? kept.variationId : undefined);
 
+/**
+ * The shape rules of a request's line without `item_id`, a service line (every kind that has
+ * them): its name and its price field (`priceField`) are required, and it names no row or
+ * variation. A line that keeps (by `id`) a stored inventory line is told it lacks its `item_id`
+ * instead: without it a line is a service line, which is rarely what a client sending an
+ * inventory line's id back meant.
+ */
+export function serviceLineDetails(
+  index: number,
+  line: { name?: unknown; item_variation_location_id?: unknown; item_variation_id?: unknown } & Record<string, unknown>,
+  priceField: string,
+  kept: { lineType?: string } | undefined,
+): ValidationDetail[] {
+  const at = (field: string) => `lines[${index}].${field}`;
+  if (kept?.lineType === "inventory") {
+    return [
+      {
+        param: at("item_id"),
+        code: "required",
+        message: "is required: the line it keeps (by id) is an inventory line; a line without item_id is a service line.",
+      },
+    ];
+  }
+  const details: ValidationDetail[] = [];
+  if (line.name === undefined) details.push({ param: at("name"), code: "required", message: "is required on a service line." });
+  if (line[priceField] === undefined) details.push({ param: at(priceField), code: "required", message: "is required on a service line." });
+  for (const field of ["item_variation_location_id", "item_variation_id"] as const) {
+    if (line[field] !== undefined) details.push({ param: at(field), code: "invalid", message: "belongs to inventory lines (with item_id)." });
+  }
+  return details;
+}
+
 /** The SKU a line shows: the variation's, else the item's. */
 export const skuOf = (item: ItemRecord, variation: ItemVariationItem): string | undefined => variation.sku ?? item.sku;
 

@@ -1,4 +1,4 @@
-import { isKeptUnitPrice } from "../line-values.js";
+import { isKeptUnitPrice, serviceLineDetails } from "../line-values.js";
 import { Decimal } from "../../../core/decimal.js";
 import { hasPermission, type Principal } from "../../../auth/permissions.js";
 import { ApiError, errors, type DetailCode, type ErrorCode, type ValidationDetail } from "../../../core/errors.js";
@@ -47,11 +47,7 @@ export function lineShapeProblems(lines: readonly EstimateLineBody[], principal:
   lines.forEach((line, index) => {
     const at = (field: string) => `lines[${index}].${field}`;
     if (line.item_id === undefined) {
-      if (line.name === undefined) problems.push({ status: 422, param: at("name"), code: "required", message: "is required on a service line." });
-      if (line.unit_price === undefined) problems.push({ status: 422, param: at("unit_price"), code: "required", message: "is required on a service line." });
-      if (line.item_variation_location_id !== undefined) {
-        problems.push({ status: 422, param: at("item_variation_location_id"), code: "invalid", message: "belongs to inventory lines (with item_id)." });
-      }
+      problems.push(...serviceLineDetails(index, line, "unit_price", kept[index]).map(detailProblem));
       return;
     }
     // An inventory line's own price sent back as read needs no permission (it changes nothing).

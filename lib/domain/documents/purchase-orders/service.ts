@@ -1,6 +1,6 @@
 import { seesOwnedBy } from "../../common/ownership.js";
 import { laterUpdatedAt } from "../../../core/clock.js";
-import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem, sentOrKeptVariation } from "../line-values.js";
+import { inventoryLineIds, inventoryLineName, itemSnapshot, defaultUnitCost, keepsItem, sentOrKeptVariation, serviceLineDetails } from "../line-values.js";
 import { accountToday, matchReplacementLines, requireDocumentPermission, statusIdFilter, withEtag, withStoredDiscountLine, changesNothing } from "../rules.js";
 import { referenceDetail } from "../../../core/errors.js";
 import { randomUUID } from "node:crypto";
@@ -139,14 +139,7 @@ async function readContext(
 async function buildLines(context: WriteContext, input: readonly PurchaseOrderLineBody[], previous: readonly (PoLine | undefined)[]): Promise<PoLine[]> {
   const details: ValidationDetail[] = [];
   input.forEach((line, index) => {
-    if (line.item_id === undefined) {
-      if (line.name === undefined) details.push({ param: `lines[${index}].name`, code: "required", message: "is required on a service line." });
-      if (line.unit_cost === undefined) details.push({ param: `lines[${index}].unit_cost`, code: "required", message: "is required on a service line." });
-      for (const field of ["item_variation_location_id", "item_variation_id"] as const) {
-        if (line[field] !== undefined)
-          details.push({ param: `lines[${index}].${field}`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
-      }
-    }
+    if (line.item_id === undefined) details.push(...serviceLineDetails(index, line, "unit_cost", previous[index]));
     const kept = previous[index];
     if (kept && kept.quantityReceived > 0 && (kept.itemId ?? null) !== (line.item_id ?? null)) {
       details.push({ param: `lines[${index}].item_id`, code: "invalid", message: "cannot change on a line with received quantities." });

@@ -1,4 +1,4 @@
-import { isKeptUnitPrice, sentOrKeptRow, sentOrKeptVariation } from "../line-values.js";
+import { isKeptUnitPrice, sentOrKeptRow, sentOrKeptVariation, serviceLineDetails } from "../line-values.js";
 import { hasPermission, type Permission, type Principal } from "../../../auth/permissions.js";
 import { errors, type ValidationDetail } from "../../../core/errors.js";
 import type { AccountItem, DocumentItem, DocumentPaymentItem, LocationItem, PartyItem } from "../../../db/service.js";
@@ -166,14 +166,7 @@ export function lineSpecsOf(
   const details: ValidationDetail[] = [];
   const mayPrice = hasPermission(principal, "prices.modify");
   input.forEach((line, index) => {
-    if (line.item_id === undefined) {
-      if (line.name === undefined) details.push({ param: `lines[${index}].name`, code: "required", message: "is required on a service line." });
-      if (line.unit_price === undefined) details.push({ param: `lines[${index}].unit_price`, code: "required", message: "is required on a service line." });
-      for (const field of ["item_variation_location_id", "item_variation_id"] as const) {
-        if (line[field] !== undefined)
-          details.push({ param: `lines[${index}].${field}`, code: "invalid", message: "belongs to inventory lines (with item_id)." });
-      }
-    }
+    if (line.item_id === undefined) details.push(...serviceLineDetails(index, line, "unit_price", kept[index]));
   });
   if (details.length > 0) throw errors.validationFailed(details);
   // An inventory line's own price sent back as read needs no permission (it changes nothing).
