@@ -356,6 +356,10 @@ describe("connected: estimate conversions", () => {
     expect(preview.status, preview.text).toBe(200);
     expect(preview.body.errors).toEqual([]);
     expect(preview.body.warnings).toEqual([expect.objectContaining({ param: "lines[1].item_variation_location_id", code: "estimate_conversion_not_allowed" })]);
+    // So does a preview of the stored estimate that sends no lines.
+    const stored = await w.client.post(`/estimates/${estimate.id}/preview`, {}, { headers: { "If-Match": estimate.revision } });
+    expect(stored.status, stored.text).toBe(200);
+    expect(stored.body.warnings).toEqual([expect.objectContaining({ param: "lines[1].item_variation_location_id", code: "estimate_conversion_not_allowed" })]);
     const toInvoice = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
     expectError(toInvoice, 409, "estimate_conversion_not_allowed");
     expect(toInvoice.body.error.message).toContain("lines[1].item_variation_location_id is required: the item is stocked at several locations.");

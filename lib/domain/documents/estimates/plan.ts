@@ -13,7 +13,7 @@ import {
   defaultUnitPrice,
 } from "../line-values.js";
 import { accountToday, documentTextFields, localToday, matchReplacementLines } from "../rules.js";
-import { referenceDetail } from "../../../core/errors.js";
+import { ApiError, referenceDetail } from "../../../core/errors.js";
 import { DocumentTooLargeError } from "../../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { defaultLocationOf, hasPermission, type Principal } from "../../../auth/permissions.js";
@@ -54,6 +54,37 @@ import {
   tooLargeProblem,
   type Problem,
 } from "./problems.js";
+
+/**
+ * A preview's warnings about lines (stock short, a line a conversion could not place), as the
+ * caller's conversion would meet them.
+ */
+async function lineWarnings(principal: Principal, lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>): Promise<Problem[]> {
+  const caller = defaultLocationOf(principal);
+  // Counted only when a line's placement depends on it (an item never stocked, without a default).
+  const activeLocations =
+    caller === null && [...resolved.values()].some(needsLocationCount)
+      ? (await queryLocations(principal.accountId)).filter((location) => location.active).length
+      : undefined;
+  return [...stockWarnings(lines, resolved, caller), ...placementWarnings(lines, resolved, caller, activeLocations)];
+}
+
+/**
+ * A preview that keeps the stored lines (no `lines` sent) warns of them as one that sends them
+ * back would: their items read again (an item gone since gives no warning; the write or the
+ * conversion says so).
+ */
+async function storedLineWarnings(principal: Principal, lines: readonly EstimateLine[]): Promise<Problem[]> {
+  const requests = lines.flatMap((line, index) =>
+    line.lineType === "inventory" && line.itemId ? [{ index, itemId: line.itemId, ivlId: line.ivlId, variationId: line.variationId, keepsItem: true }] : [],
+  );
+  if (requests.length === 0) return [];
+  const resolved = await resolveLineItems(principal.accountId, undefined, requests, { byVariation: true }).catch((error: unknown) => {
+    if (error instanceof ApiError && error.statusCode < 500) return undefined;
+    throw error;
+  });
+  return resolved ? lineWarnings(principal, lines, resolved) : [];
+}
 
 /**
  * Planning an estimate's create, update or preview (spec 4.3): reads what the estimate names,
@@ -285,17 +316,10 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   if (lineInput) {
     const names = await locationNames(principal.accountId, resolved!.values());
     lines = buildLines(lineInput, kept, resolved!, customer, names);
-    if (preview) {
-      const caller = defaultLocationOf(principal);
-      // Counted only when a line's placement depends on it (an item never stocked, without a default).
-      const activeLocations =
-        caller === null && [...resolved!.values()].some(needsLocationCount)
-          ? (await queryLocations(principal.accountId)).filter((location) => location.active).length
-          : undefined;
-      warnings.push(...stockWarnings(lineInput, lines, resolved!, caller), ...placementWarnings(lines, resolved!, caller, activeLocations));
-    }
+    if (preview) warnings.push(...(await lineWarnings(principal, lines, resolved!)));
   } else {
     lines = request.mode === "update" ? request.tree.lines : [];
+    if (preview) warnings.push(...(await storedLineWarnings(principal, lines)));
   }
   const discountPercent = set.discountPercent ?? previous?.discountPercent ?? "0.000";
   const shippingFee = set.shippingFee ?? previous?.shippingFee ?? "0.0000";

@@ -145,21 +145,16 @@ export function placementWarnings(
  * the row they name, else over the variation's rows the caller sees (a location-restricted
  * caller's conversion sells at its location: that row alone).
  */
-export function stockWarnings(
-  input: readonly EstimateLineBody[],
-  lines: readonly EstimateLine[],
-  resolved: ReadonlyMap<number, ResolvedLineItem>,
-  callerLocation: string | null,
-): Problem[] {
+export function stockWarnings(lines: readonly EstimateLine[], resolved: ReadonlyMap<number, ResolvedLineItem>, callerLocation: string | null): Problem[] {
   const wanted = new Map<string, number>();
   const keyOf = (found: ResolvedLineItem) => (found.row ? `row:${found.row.ivlId}` : `variation:${found.variation.variationId}`);
-  input.forEach((_line, index) => {
+  lines.forEach((_line, index) => {
     const found = resolved.get(index);
     if (found) wanted.set(keyOf(found), addQuantities(wanted.get(keyOf(found)) ?? 0, lines[index]!.quantity));
   });
   const warnings: Problem[] = [];
   const warned = new Set<string>();
-  input.forEach((_line, index) => {
+  lines.forEach((_line, index) => {
     const found = resolved.get(index);
     if (!found || warned.has(keyOf(found))) return;
     const rows = found.row ? [found.row] : callerLocation === null ? found.rows : found.rows.filter((row) => row.locationId === callerLocation);
