@@ -385,6 +385,11 @@ describe("connected: estimate conversions", () => {
     const converted = await w.client.post(`/estimates/${estimate.id}/convert-to-invoice`, {});
     expect(converted.status, converted.text).toBe(201);
     expect(converted.body.lines[1]).toMatchObject({ item_variation_location_id: annexRow, location_name: "Annex", quantity: 2 });
+    // Converted (closed), it warns of no conversion any more.
+    const closed = (await w.client.get(`/estimates/${estimate.id}`)).body;
+    const after = await w.client.post(`/estimates/${estimate.id}/preview`, {}, { headers: { "If-Match": closed.revision } });
+    expect(after.body.errors.map((e: any) => e.code)).toEqual(["estimate_update_not_allowed"]);
+    expect(after.body.warnings).toEqual([]);
     expect(await onHand(w)).toEqual({ onHand: 100, reserved: 0 });
   });
 

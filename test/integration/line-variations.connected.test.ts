@@ -172,6 +172,39 @@ describe("connected: lines that name a variation (item_variation_id)", () => {
     }
   });
 
+  it("a line that cannot be placed is told what its kind can do; a kept line naming another variation stays at its location", async () => {
+    const w = await world();
+    // Cap: no default location; size S stocked at South only, size M nowhere.
+    const cap = await w.client.post("/items", { name: "Cap", price: "9", variations: [{ values: { Size: "S" } }, { values: { Size: "M" } }] });
+    const [small, medium] = ((await w.client.get(`/items/${cap.body.id}/variations`)).body.data as any[]).map((v) => v.id as string);
+    expect((await w.client.post(`/items/${cap.body.id}/adjustments`, { location_id: w.south, item_variation_id: small, quantity: 4 })).status).toBe(201);
+    const line = (variation: string) => ({ item_id: cap.body.id, item_variation_id: variation, quantity: 1 });
+
+    const invoice = await w.client.post("/invoices", { customer_id: w.customer, lines: [line(medium!)] });
+    expectValidation(invoice, "lines[0].item_variation_location_id", "required");
+    expect(invoice.body.error.details[0].message).toBe(
+      "is required: the variation has no stock location and the item no default location (give the item a location_id).",
+    );
+    const order = await w.client.post("/sales-orders", { customer_id: w.customer, lines: [line(medium!)] });
+    expect(order.body.error.details[0].message).toBe(
+      "is required: the variation has no stock location and the item no default location (give the item a location_id, or the sales order one).",
+    );
+    // A plain item stocked at both locations, no default: an invoice can only name a row.
+    const plain = (await w.client.post("/items", { name: "Socks", price: "3" })).body.id as string;
+    for (const location of [w.north, w.south]) await w.client.post(`/items/${plain}/adjustments`, { location_id: location, quantity: 2 });
+    const several = await w.client.post("/invoices", { customer_id: w.customer, lines: [{ item_id: plain, quantity: 1 }] });
+    expect(several.body.error.details[0].message).toBe("is required: the item is stocked at several locations (name a row).");
+
+    // An order without a location: size S sells from its only row (South); switched to size M by
+    // its variation, the kept line stays at South, on size M's new row there.
+    const placed = await w.client.post("/sales-orders", { customer_id: w.customer, lines: [line(small!)] });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body.lines[0]).toMatchObject({ location_name: "South" });
+    const switched = await w.client.patch(`/sales-orders/${placed.body.id}`, { lines: [{ id: placed.body.lines[0].id, ...line(medium!) }] });
+    expect(switched.status, switched.text).toBe(200);
+    expect(switched.body.lines[0]).toMatchObject({ location_name: "South", variation_values: { Size: "M" } });
+  });
+
   it("refuses a variation of another item, one that does not match the row, and one on a service line, naming the field; nothing is written", async () => {
     const w = await world();
     const other = (await w.client.post("/items", { name: "Laces", variations: [{ values: { Colour: "Red" } }] })).body.id as string;

@@ -349,7 +349,10 @@ const conversionCode: Record<ConversionKind, ErrorCode> = {
 };
 
 /** A placement refusal's message without the advice of a create (a conversion gives its own). */
-const withoutHints = (message: string) => Object.values(PLACEMENT_HINTS).reduce((text, hint) => text.replace(hint, ""), message);
+const withoutHints = (message: string) =>
+  Object.values(PLACEMENT_HINTS)
+    .flatMap((hints) => Object.values(hints))
+    .reduce((text, hint) => text.replace(hint, ""), message);
 
 /**
  * What a conversion answers when the new document cannot place an inventory line (its item is

@@ -219,6 +219,8 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
 
+  // Warnings about a conversion concern an estimate that can still be converted (an Open one).
+  const convertible = !previous || effectiveStatus(previous, now) === "open";
   if (previous) {
     const status = effectiveStatus(previous, now);
     if (status !== "open") {
@@ -316,10 +318,10 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   if (lineInput) {
     const names = await locationNames(principal.accountId, resolved!.values());
     lines = buildLines(lineInput, kept, resolved!, customer, names);
-    if (preview) warnings.push(...(await lineWarnings(principal, lines, resolved!)));
+    if (preview && convertible) warnings.push(...(await lineWarnings(principal, lines, resolved!)));
   } else {
     lines = request.mode === "update" ? request.tree.lines : [];
-    if (preview) warnings.push(...(await storedLineWarnings(principal, lines)));
+    if (preview && convertible) warnings.push(...(await storedLineWarnings(principal, lines)));
   }
   const discountPercent = set.discountPercent ?? previous?.discountPercent ?? "0.000";
   const shippingFee = set.shippingFee ?? previous?.shippingFee ?? "0.0000";

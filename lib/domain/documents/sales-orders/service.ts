@@ -100,7 +100,7 @@ async function readOrderContext(
     if (!location?.active) throw errors.validationFailed([referenceDetail("location_id", "is not an active location of this account.")]);
     requireReachableLocation(principal, "location_id", wanted);
   }
-  return { principal, account, customer, location: location as LocationItem | undefined };
+  return { principal, account, customer, location: location as LocationItem | undefined, takesLocation: true };
 }
 
 /** The order's location as a reference its write checks. */

@@ -63,8 +63,8 @@ export interface SalesTree {
  * (a conversion, whose body takes neither, gives its own advice: `unplacedLinesConflict`).
  */
 export const PLACEMENT_HINTS = {
-  unstocked: " (give the item a location_id, or the sales order one)",
-  several: " (name a row, or give the sales order a location_id)",
+  unstocked: { order: " (give the item a location_id, or the sales order one)", invoice: " (give the item a location_id)" },
+  several: { order: " (name a row, or give the sales order a location_id)", invoice: " (name a row)" },
 } as const;
 
 export interface SalesContext {
@@ -73,6 +73,8 @@ export interface SalesContext {
   customer: PartyItem;
   /** The document's own location (sales orders), when it has one. */
   location?: LocationItem;
+  /** The document takes a `location_id` (sales orders; an invoice's lines place themselves): refusals say so. */
+  takesLocation?: boolean;
 }
 
 export type SalesDocumentKind = "invoice" | "sales_order";

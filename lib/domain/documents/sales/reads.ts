@@ -52,6 +52,9 @@ export async function readCustomer(
 // ---------------------------------------------------------------------------------------------
 // Lines
 
+/** An item's base variation (a plain item's only one): it shows no values. */
+const isBaseVariation = (variation: { values?: Record<string, string> }) => Object.keys(variation.values ?? {}).length === 0;
+
 /**
  * Builds stored lines from specs. Each inventory line sells from one stock row: the given
  * `item_variation_location_id` (a kept line's own row when it names none), else the item's row at
@@ -102,6 +105,7 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
   );
   // The row each inventory line sells from.
   const rows = new Map<number, { locationId: string; ivlId?: number }>();
+  const hintKind = context.takesLocation ? "order" : "invoice";
   let onlyActive: Promise<string | null> | undefined;
   const onlyLocation = () => {
     onlyActive ??= queryLocations(principal.accountId).then((all) => {
@@ -116,7 +120,9 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
     let row = found.row;
     // The document's or the user's location decides the row (a new one there if need be); else
     // the item's row at its default location, else its only row, else a new row at its default.
-    let locationId = row?.locationId ?? context.location?.locationId ?? restriction;
+    // A kept line that names another variation stays where it is: that variation's row there.
+    const keptLocation = spec.kept && spec.kept.itemId === spec.itemId && spec.ivlId === undefined ? spec.kept.locationId : undefined;
+    let locationId: string | null | undefined = row?.locationId ?? context.location?.locationId ?? restriction ?? keptLocation;
     if (locationId) row ??= found.rows.find((r) => r.locationId === locationId);
     else {
       row = found.rows.find((r) => r.locationId === found.item.locationId) ?? (found.rows.length === 1 ? found.rows[0] : undefined);
@@ -135,8 +141,8 @@ export async function buildSalesLines(context: SalesContext, specs: readonly Lin
         code: "required",
         message:
           found.rows.length === 0
-            ? `is required: the item has no stock location and no default location${PLACEMENT_HINTS.unstocked}.`
-            : `is required: the item is stocked at several locations${PLACEMENT_HINTS.several}.`,
+            ? `is required: ${isBaseVariation(found.variation) ? "the item has no stock location and no default location" : "the variation has no stock location and the item no default location"}${PLACEMENT_HINTS.unstocked[hintKind]}.`
+            : `is required: the item is stocked at several locations${PLACEMENT_HINTS.several[hintKind]}.`,
       });
       continue;
     }
