@@ -6,7 +6,7 @@ import { updateAccount } from "../../lib/domain/admin/service.js";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectError } from "../support/assertions.js";
 import { estimateWorld, type EstimateWorld } from "../support/estimates.js";
-import { idempotencyKey, newAccount, newUser } from "../support/fixtures.js";
+import { idempotencyKey, newAccount, newLocation, newUser } from "../support/fixtures.js";
 import { scaled } from "../support/timeouts.js";
 
 /**
@@ -396,11 +396,7 @@ describe("connected: estimate conversions", () => {
   it("an item never stocked and without a default location sells from the account's only active location (sales orders, the conversion to one); with two, its row must be named", async () => {
     const account = await newAccount();
     const client = api().withKey(account.ownerKey);
-    const location = async (name: string) => {
-      const created = await client.post("/locations", { name, short_name: name }, { idempotencyKey: idempotencyKey() });
-      expect(created.status, created.text).toBe(201);
-      return created.body.id as string;
-    };
+    const location = (name: string) => newLocation(client, name);
     const main = await location("Main");
     const customer = (await client.post("/customers", { name: "Walk-in" })).body.id as string;
     const item = (await client.post("/items", { name: "Widget", price: "5" })).body.id as string;

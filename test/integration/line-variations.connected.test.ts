@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { useApiServer, type ApiClient } from "../support/api.js";
 import { expectValidation } from "../support/assertions.js";
-import { idempotencyKey, newAccount } from "../support/fixtures.js";
+import { newAccount, newLocation } from "../support/fixtures.js";
 
 /**
  * Document lines that name a variation by `item_variation_id` (architecture section 8: the row
@@ -26,13 +26,8 @@ interface World {
 async function world(): Promise<World> {
   const account = await newAccount();
   const client = api().withKey(account.ownerKey);
-  const location = async (name: string) => {
-    const created = await client.post("/locations", { name, short_name: name }, { idempotencyKey: idempotencyKey() });
-    expect(created.status, created.text).toBe(201);
-    return created.body.id as string;
-  };
-  const north = await location("North");
-  const south = await location("South");
+  const north = await newLocation(client, "North");
+  const south = await newLocation(client, "South");
   const supplier = (await client.post("/suppliers", { name: "Cobbler" })).body.id as string;
   const customer = (await client.post("/customers", { name: "Walker" })).body.id as string;
   const boots = await client.post("/items", {

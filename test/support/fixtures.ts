@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { createAccount, createKey, createUser, updateUser } from "../../lib/domain/admin/service.js";
 import type { Permission } from "../../lib/auth/permissions.js";
 import { db } from "../../lib/db/service.js";
+import { expect } from "vitest";
+import type { ApiClient } from "./api.js";
 
 /**
  * Fixture builders shared by every integration test: an account (with its owner key), users
@@ -66,6 +68,13 @@ export async function deactivateLocation(accountId: string, locationId: string):
 }
 
 export const idempotencyKey = (): string => `test-${randomUUID()}`;
+
+/** A location created through the API (its name doubles as its short name), 201 asserted; its id. */
+export async function newLocation(client: { post: ApiClient["post"] }, name: string): Promise<string> {
+  const created = await client.post("/locations", { name, short_name: name.slice(0, 25) }, { idempotencyKey: idempotencyKey() });
+  expect(created.status, created.text).toBe(201);
+  return created.body.id as string;
+}
 
 /** The account's stored locations, read straight from the table (to assert stored effects). */
 export async function storedLocations(accountId: string) {
