@@ -57,8 +57,10 @@ const isBaseVariation = (variation: { values?: Record<string, string> }) => Obje
 
 /**
  * Builds stored lines from specs. Each inventory line sells from one stock row: the given
- * `item_variation_location_id` (a kept line's own row when it names none), else the item's row at
- * the document's location, else at the user's assigned location (a new row there if need be), else
+ * `item_variation_location_id` (a kept line's own row when it names none; on an order moved to
+ * another location, or a kept line naming another variation, that variation's row at the new or
+ * the line's own location), else the item's row at the document's location, else at the user's
+ * assigned location (a new row there if need be), else
  * at the item's default location, else its only row, else a new row at its default location,
  * else (an item never stocked, without a default) a new row at the account's only active
  * location (an item stocked at several locations, none its default, or never stocked in an
