@@ -382,6 +382,11 @@ describe("errors", () => {
     // A new checkpoint under the new permissions works.
     const fresh = await startCursor(userClient);
     expect((await userClient.get("/sync", { cursor: fresh })).status).toBe(200);
+    // A change that takes syncing its resources away: 403, not "rebuild with start=now" (which would refuse too).
+    const branch = await createLocation(client, "Sync branch");
+    await updateUser(user.userId, { permissions: ["inventory.list", "costs.view"], locationId: branch });
+    expectError(await userClient.get("/sync", { cursor: fresh }), 403, "sync_permission_denied", "resources");
+    expectError(await userClient.get("/sync", { start: "now", resources: "item" }), 403, "sync_permission_denied", "resources");
   });
 
   it("an edit that changes nothing the user may do keeps its cursors: an owner's stored permissions", async () => {
@@ -407,7 +412,9 @@ describe("errors", () => {
   it("a key without items:read asking for items is 403 sync_permission_denied; scopes of other resources are not needed", async () => {
     const invoicesOnly = await newKey(account.ownerUserId, { scopes: ["invoices:read"] });
     const invoicesClient = api().withKey(invoicesOnly.key);
-    expectError(await invoicesClient.get("/sync", { start: "now", resources: "item" }), 403, "sync_permission_denied");
+    const noScope = await invoicesClient.get("/sync", { start: "now", resources: "item" });
+    expectError(noScope, 403, "sync_permission_denied", "resources");
+    expect(noScope.body.error.message).toBe("Syncing item requires the items:read scope.");
     expectError(await invoicesClient.get("/sync", { since: String(nowSeconds() - 60), resources: "item" }), 403, "sync_permission_denied");
     expectError(await invoicesClient.get("/sync", { start: "now", resources: "invoice,item" }), 403, "sync_permission_denied");
     expect((await invoicesClient.get("/sync", { start: "now", resources: "invoice" })).status).toBe(200);

@@ -8,7 +8,7 @@ import type { SyncResource } from "../../sync/classify.js";
  * checks access loads neither the cursor codec nor its secret.
  */
 
-/** 403 `sync_permission_denied`, naming the missing scope (or `resources`, for missing visibility). */
+/** 403 `sync_permission_denied` on `resources`, the parameter that selected what the caller may not sync (the message says why). */
 const denied = (message: string, param?: string) => new ApiError(403, "invalid_request_error", "sync_permission_denied", message, param ? { param } : {});
 
 /** What each resource needs: its scope, and the permissions of account-wide visibility. */
@@ -38,7 +38,7 @@ export function requireSyncAccess(principal: Principal, resources: readonly Sync
   for (const resource of resources) {
     const access = ACCESS[resource];
     if (!hasScope(principal, access.scope)) {
-      throw denied(`Syncing ${resource} requires the ${access.scope} scope.`, access.scope);
+      throw denied(`Syncing ${resource} requires the ${access.scope} scope.`, "resources");
     }
     if (!seesAccountWide(principal, resource)) {
       throw denied(`Syncing ${resource} requires account-wide visibility of ${resource} records.`, "resources");
