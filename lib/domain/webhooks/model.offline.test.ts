@@ -71,6 +71,12 @@ describe("webhook endpoint rules", () => {
     expect(urlError("http://example.com/hooks")).toBe("invalid_format");
     expect(urlError("ftp://example.com/hooks")).toBe("invalid_format");
     expect(urlError("https://user:pass@example.com/hooks")).toBe("invalid_format");
+    // Forms URL parsing forgives are judged as written: an empty user info, no host, no "//".
+    expect(urlError("https://:@example.com/")).toBe("invalid_format");
+    expect(urlError("https://@example.com/")).toBe("invalid_format");
+    expect(urlError("https:///x")).toBe("invalid_format");
+    expect(urlError("https:example.com/hooks")).toBe("invalid_format");
+    expect(urlError("https://example.com:8443/hooks#frag")).toBeUndefined();
     expect(urlError("not a url")).toBe("invalid_format");
     expect(urlError(`https://example.com/${"a".repeat(2030)}`)).toBe("too_long");
   });

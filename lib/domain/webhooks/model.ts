@@ -95,8 +95,12 @@ export function checkEndpointUrl(url: string, localStack: boolean): void {
     throw invalid("must not contain spaces or control characters.");
   }
   if (!URL.canParse(url)) throw invalid("must be an absolute URL.");
+  // Judged as written too, since URL parsing forgives forms it then contacts differently
+  // (`https:///x` reads as host x, `https://:@host/` drops an empty user info).
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)?.[1];
+  if (!authority) throw invalid("must be an absolute URL with a host (scheme://host/...).");
   const parsed = new URL(url);
-  if (parsed.username !== "" || parsed.password !== "") throw invalid("must not carry user information.");
+  if (authority.includes("@") || parsed.username !== "" || parsed.password !== "") throw invalid("must not carry user information.");
   if (parsed.protocol === "https:") return;
   if (localStack && parsed.protocol === "http:" && LOOPBACK_URL.test(url)) return;
   throw invalid(localStack ? "must use https:// (or, on the local stack, http:// to 127.0.0.1, localhost or [::1])." : "must use https://.");
