@@ -219,10 +219,10 @@ export async function planEstimate(principal: Principal, request: PlanRequest, n
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
 
+  const status = previous ? effectiveStatus(previous, now) : "open";
   // Warnings about a conversion concern an estimate that can still be converted (an Open one).
-  const convertible = !previous || effectiveStatus(previous, now) === "open";
+  const convertible = status === "open";
   if (previous) {
-    const status = effectiveStatus(previous, now);
     if (status !== "open") {
       problems.push({
         status: 409,

@@ -79,7 +79,8 @@ export function withCurrentPacking(header: DocumentItem, lines: readonly SalesLi
  * every write of the lines or their packing.
  */
 export function withPackingFacts(header: DocumentItem, lines: readonly SalesLine[]): DocumentItem {
-  const unpacked = (line: SalesLine) => addQuantities(line.quantity, -line.quantityPacked) > 0;
+  // Left to pack under a setting that packs service lines (inventory lines always pack).
+  const unpacked = (line: SalesLine) => remainingToPack(line, true) > 0;
   return {
     ...header,
     packingStarted: lines.some((line) => line.quantityPacked > 0 || line.quantityShipped > 0),
