@@ -207,18 +207,27 @@ export const paymentOut = (id: string, parent: "invoice_id" | "purchase_order_id
     })
     .meta({ id });
 
-/** Payments and refunds of purchase orders and invoices. */
-export const paymentBody = lazy(() =>
-  z
-    .strictObject({
-      amount: signedMoneyInput()
-        .refine((value) => Number(value) !== 0, "must not be zero")
-        .meta({ description: "Signed amount: positive records a payment, negative a refund; at most 12 integer digits and 4 decimals", example: "250.0000" }),
-      reference: optionalText(255),
-      payment_date: blankAsNull(isoDate()),
-    })
-    .meta({ id: "PaymentCreate" }),
-);
+/**
+ * A payment's fields. Zero is a payment of an invoice (spec part 2, section 2.5: `payment` for
+ * non-negative amounts; it settles an invoice whose total is 0) and refused on a purchase order
+ * (section 2.1: payments positive, refunds negative).
+ */
+export const paymentFields = (zero: "payment" | "refused") => ({
+  amount:
+    zero === "payment"
+      ? signedMoneyInput().meta({
+          description: "Signed amount: zero or positive records a payment, negative a refund; at most 12 integer digits and 4 decimals",
+          example: "250.0000",
+        })
+      : signedMoneyInput()
+          .refine((value) => Number(value) !== 0, "must not be zero")
+          .meta({ description: "Signed amount: positive records a payment, negative a refund; at most 12 integer digits and 4 decimals", example: "250.0000" }),
+  reference: optionalText(255),
+  payment_date: blankAsNull(isoDate()),
+});
+
+/** Payments and refunds of purchase orders. */
+export const paymentBody = lazy(() => z.strictObject(paymentFields("refused")).meta({ id: "PaymentCreate" }));
 export type PaymentBody = Infer<typeof paymentBody>;
 
 /** The status ids of each document kind, with their names (architecture section 4). */

@@ -10,7 +10,7 @@ import {
   lineItemDetailsOut,
   moneyOut,
   nullableText,
-  paymentBody,
+  paymentFields,
   paymentOut,
   statusIdOut,
   statusIdQuery,
@@ -115,8 +115,9 @@ export const invoiceSendBody = lazy(() =>
 );
 
 export const invoicePaymentBody = lazy(() =>
-  paymentBody()
-    .extend({
+  z
+    .strictObject({
+      ...paymentFields("payment"),
       card: z
         .strictObject({
           brand: optionalText(50),

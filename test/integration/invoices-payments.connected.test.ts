@@ -84,7 +84,6 @@ describe("connected: invoice payments, packing and large invoices", () => {
     expect(refund.body).toMatchObject({ type: "refund", amount: "-25.0000" });
     expect(await invoiceOf(w, invoice.id)).toMatchObject({ status_id: 10, amount_paid: "75.0000", amount_due: "25.0000", date_fully_paid: null });
     expectError(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "-75.0001" }), 422, "exceeds_amount_paid", "amount");
-    expectValidation(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: 0 }), "amount");
     expectValidation(await w.client.post(`/invoices/${invoice.id}/payments`, { amount: "5", card: { last4: "42" } }), "card.last4");
 
     const list = await w.client.get(`/invoices/${invoice.id}/payments`);
@@ -117,6 +116,27 @@ describe("connected: invoice payments, packing and large invoices", () => {
     expectError(await w.client.get(`/invoices/${randomUUID()}/payments`), 404, "resource_missing");
     // Payments are not revenue: the customer's lifetime revenue is the invoice total throughout.
     expect((await figuresOf(w.client, w.customer.id)).lifetime_revenue_total).toBe("100.0000");
+  });
+
+  it("a payment of 0 is a payment (spec: payment for non-negative amounts): it settles an invoice whose total is 0, and changes no amount", async () => {
+    const w = await world();
+    const free = await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ name: "Warranty visit", unit_price: "0" }] });
+    expect(free.status, free.text).toBe(201);
+    expect(free.body).toMatchObject({ status_id: 9, total: "0.0000", amount_due: "0.0000", date_fully_paid: null });
+    const zero = await w.client.post(`/invoices/${free.body.id}/payments`, { amount: "0", payment_date: "2026-11-20" });
+    expect(zero.status, zero.text).toBe(201);
+    expect(zero.body).toMatchObject({ amount: "0.0000", type: "payment" });
+    expect(await invoiceOf(w, free.body.id)).toMatchObject({ status_id: 11, status: "Paid", amount_paid: "0.0000", date_fully_paid: "2026-11-20" });
+    expect((await w.client.request("DELETE", `/invoices/${free.body.id}/payments/${zero.body.id}`)).status).toBe(200);
+    expect(await invoiceOf(w, free.body.id)).toMatchObject({ status_id: 9, amount_paid: "0.0000", date_fully_paid: null });
+
+    // On an invoice that owes something, a payment of 0 is recorded and moves nothing.
+    const owing = await hundred(w);
+    const nothing = await w.client.post(`/invoices/${owing.id}/payments`, { amount: 0 });
+    expect(nothing.status, nothing.text).toBe(201);
+    expect(nothing.body).toMatchObject({ amount: "0.0000", type: "payment" });
+    expect(await invoiceOf(w, owing.id)).toMatchObject({ status_id: 9, amount_paid: "0.0000", amount_due: "100.0000", date_fully_paid: null });
+    expect((await w.client.get(`/invoices/${owing.id}/payments`)).body.data).toHaveLength(1);
   });
 
   it("parallel payments never pay an invoice beyond its total", async () => {

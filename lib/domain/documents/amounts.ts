@@ -10,11 +10,17 @@ export const amountDue = (header: Pick<DocumentItem, "total" | "amountPaidMinor"
 
 export const amountPaid = (header: Pick<DocumentItem, "amountPaidMinor">): string => moneyFromMinor(header.amountPaidMinor);
 
-/** The header after its amount paid moved to `paidMinor`: `date_fully_paid` set when nothing is due, cleared otherwise. */
+/**
+ * Whether a document is fully paid: nothing is due, and something was paid; a total of 0 is
+ * settled by a payment of 0 (an invoice takes one), not by being created.
+ */
+export const isFullyPaid = (header: Pick<DocumentItem, "total" | "amountPaidMinor" | "paymentCount">): boolean =>
+  header.amountPaidMinor >= minorOf(header.total) && (header.amountPaidMinor > 0 || header.paymentCount > 0);
+
+/** The header after its amount paid moved to `paidMinor`: `date_fully_paid` set when fully paid (`isFullyPaid`), cleared otherwise. */
 export function withAmountPaid(header: DocumentItem, paidMinor: number, paymentDate: string): DocumentItem {
   const next = { ...header, amountPaidMinor: paidMinor };
-  const due = new Decimal(amountDue(next));
-  if (due.lte(0) && !new Decimal(next.total).isZero()) next.dateFullyPaid = header.dateFullyPaid ?? paymentDate;
+  if (isFullyPaid(next)) next.dateFullyPaid = header.dateFullyPaid ?? paymentDate;
   else delete next.dateFullyPaid;
   return next;
 }

@@ -75,8 +75,8 @@ async function writePaymentChange(
   turns: AttemptContext,
   outcome: { completion: IdempotencyCompletion | undefined; body: unknown },
 ) {
-  let next = withAmountPaid(header, header.amountPaidMinor + change.deltaMinor, change.paymentDate);
-  next = { ...next, paymentCount: change.paymentCount, revision: newRevision(policy.revisionPrefix), updatedAt: laterUpdatedAt(header.updatedAt) };
+  let next = withAmountPaid({ ...header, paymentCount: change.paymentCount }, header.amountPaidMinor + change.deltaMinor, change.paymentDate);
+  next = { ...next, revision: newRevision(policy.revisionPrefix), updatedAt: laterUpdatedAt(header.updatedAt) };
   next = { ...next, ...policy.afterPayment?.(next) };
   const cancellation = await writeTransaction((tx) => {
     addDocumentWrite(tx, { header: next, previous: header });

@@ -1,12 +1,11 @@
 import { DOCUMENT_STATUS } from "../statuses.js";
 import type { StockChange } from "../../inventory/stock-changes.js";
 import { orNull, presentDiscountAndTaxLabels, presentEditable, presentIdentity, presentStatus } from "../rules.js";
-import { headerMoney } from "../amounts.js";
+import { headerMoney, isFullyPaid } from "../amounts.js";
 import { hasPermission, mayAct, type Principal } from "../../../auth/permissions.js";
 import { errors } from "../../../core/errors.js";
 import type { DocumentItem, DocumentPaymentItem } from "../../../db/service.js";
 import { presentCustomFieldValues } from "../../common/custom-field-values.js";
-import { minorOf } from "../../common/money.js";
 import { customerPartyOf } from "../party-details.js";
 import { deriveSalesHeader } from "../sales/header.js";
 import { priceSalesLines, salesResult, type SalesContext, type SalesKind, type SalesLine, type SalesResult, type SalesTree } from "../sales/model.js";
@@ -182,10 +181,12 @@ export const INVOICE_HEADER_MAP: readonly [string, keyof DocumentItem][] = [
 ];
 
 /** The status that follows the amount paid (architecture section 8): 9 -> 10 -> 11 and back. */
-export function paymentStatus(header: Pick<DocumentItem, "status" | "amountPaidMinor" | "total">): { status: InvoiceStatus; statusId: number } {
+export function paymentStatus(header: Pick<DocumentItem, "status" | "amountPaidMinor" | "total" | "paymentCount">): {
+  status: InvoiceStatus;
+  statusId: number;
+} {
   if (header.status === "cancelled") return { status: "cancelled", statusId: INVOICE_STATUS.cancelled.id };
-  const paid = header.amountPaidMinor;
-  const status: InvoiceStatus = paid <= 0 ? "sent" : paid >= minorOf(header.total) ? "paid" : "partially_paid";
+  const status: InvoiceStatus = isFullyPaid(header) ? "paid" : header.amountPaidMinor > 0 ? "partially_paid" : "sent";
   return { status, statusId: INVOICE_STATUS[status].id };
 }
 

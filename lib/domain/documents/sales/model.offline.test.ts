@@ -165,10 +165,14 @@ describe("offline: sales lines", () => {
 
 describe("offline: invoice status follows the amount paid", () => {
   it("9 unpaid, 10 partially paid, 11 paid; cancelled stays cancelled", () => {
-    expect(paymentStatus({ status: "sent", amountPaidMinor: 0, total: "10.0000" })).toEqual({ status: "sent", statusId: 9 });
-    expect(paymentStatus({ status: "sent", amountPaidMinor: 1, total: "10.0000" })).toEqual({ status: "partially_paid", statusId: 10 });
-    expect(paymentStatus({ status: "partially_paid", amountPaidMinor: 100_000, total: "10.0000" })).toEqual({ status: "paid", statusId: 11 });
-    expect(paymentStatus({ status: "paid", amountPaidMinor: 0, total: "10.0000" })).toEqual({ status: "sent", statusId: 9 });
-    expect(paymentStatus({ status: "cancelled", amountPaidMinor: 0, total: "10.0000" })).toEqual({ status: "cancelled", statusId: 12 });
+    expect(paymentStatus({ status: "sent", amountPaidMinor: 0, total: "10.0000", paymentCount: 1 })).toEqual({ status: "sent", statusId: 9 });
+    expect(paymentStatus({ status: "sent", amountPaidMinor: 1, total: "10.0000", paymentCount: 1 })).toEqual({ status: "partially_paid", statusId: 10 });
+    expect(paymentStatus({ status: "partially_paid", amountPaidMinor: 100_000, total: "10.0000", paymentCount: 1 })).toEqual({ status: "paid", statusId: 11 });
+    expect(paymentStatus({ status: "paid", amountPaidMinor: 0, total: "10.0000", paymentCount: 1 })).toEqual({ status: "sent", statusId: 9 });
+    expect(paymentStatus({ status: "cancelled", amountPaidMinor: 0, total: "10.0000", paymentCount: 1 })).toEqual({ status: "cancelled", statusId: 12 });
+    // A total of 0 is paid by a payment of 0, not by being created; deleting that payment makes it unpaid again.
+    expect(paymentStatus({ status: "sent", amountPaidMinor: 0, total: "0.0000", paymentCount: 0 })).toEqual({ status: "sent", statusId: 9 });
+    expect(paymentStatus({ status: "sent", amountPaidMinor: 0, total: "0.0000", paymentCount: 1 })).toEqual({ status: "paid", statusId: 11 });
+    expect(paymentStatus({ status: "sent", amountPaidMinor: 0, total: "10.0000", paymentCount: 1 })).toEqual({ status: "sent", statusId: 9 });
   });
 });
