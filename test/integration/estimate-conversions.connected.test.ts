@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createCustomField } from "../../lib/domain/admin/reference-data.js";
 import { describe, expect, it } from "vitest";
 import { db } from "../../lib/db/service.js";
@@ -310,7 +311,7 @@ describe("connected: estimate conversions", () => {
     expect(await totalOf(w.client, "/invoices")).toBe(0);
   });
 
-  it("declined, expired and missing estimates are refused; short stock is 422 and leaves the estimate Open", async () => {
+  it("declined, expired and missing estimates are refused; a unique item not on hand is 422 and leaves the estimate Open, more than is on hand sells", async () => {
     const w = await world();
     const declined = await estimateFor(w);
     expect((await w.client.post(`/estimates/${declined.id}/decline`, {})).status).toBe(200);
@@ -325,13 +326,24 @@ describe("connected: estimate conversions", () => {
     const other = await newAccount();
     expectError(await api().withKey(other.ownerKey).post(`/estimates/${declined.id}/convert-to-invoice`, {}), 404, "resource_missing");
 
-    const large = await estimateFor(w, w.customer.id, { lines: [{ item_id: w.item.id, quantity: 1000 }] });
-    const short = await w.client.post(`/estimates/${large.id}/convert-to-invoice`, {});
-    expect(short.status, short.text).toBe(422);
-    expect((await w.client.get(`/estimates/${large.id}`)).body).toMatchObject({ status_id: 5, converted_document: null });
+    const unique = await w.client.post("/items", { name: "Serial 1", inventory_type: "unique", serial_number: `SN-${randomUUID()}`, location_id: w.location });
+    expect(unique.status, unique.text).toBe(201);
+    const unstocked = await estimateFor(w, w.customer.id, {
+      lines: [
+        { item_id: w.item.id, quantity: 1 },
+        { item_id: unique.body.id, quantity: 1 },
+      ],
+    });
+    expectError(await w.client.post(`/estimates/${unstocked.id}/convert-to-invoice`, {}), 422, "validation_failed", "lines[1].quantity");
+    expect((await w.client.get(`/estimates/${unstocked.id}`)).body).toMatchObject({ status_id: 5, converted_document: null });
     expect(await totalOf(w.client, "/invoices")).toBe(0);
     expect((await onHand(w)).onHand).toBe(100);
-    expectError(await w.client.post(`/estimates/${large.id}/convert-to-invoice`, { issue_date: "2026-02-30" }), 422, "validation_failed");
+    expectError(await w.client.post(`/estimates/${unstocked.id}/convert-to-invoice`, { issue_date: "2026-02-30" }), 422, "validation_failed");
+    // More than is on hand of a quantity item sells: on hand goes below zero.
+    const large = await estimateFor(w, w.customer.id, { lines: [{ item_id: w.item.id, quantity: 1000 }] });
+    const converted = await w.client.post(`/estimates/${large.id}/convert-to-invoice`, {});
+    expect(converted.status, converted.text).toBe(201);
+    expect((await onHand(w)).onHand).toBe(-900);
   });
 
   it("an estimate whose line names no stock row of an item stocked at several locations is 409 on both conversions, naming the line; once named, it converts", async () => {

@@ -306,13 +306,14 @@ describe("connected: invoice payments, packing and large invoices", () => {
   });
 
   it(
-    "creates a 100-line invoice of 100 items in one request: stock shows when it is answered; short stock changes nothing",
+    "creates a 100-line invoice of 100 items in one request: stock shows when it is answered; a line refused late changes nothing",
     async () => {
       const w = await world();
       const items = await inBatches(100, (i) => newItem(w.client, w.location, { stock: 10, body: { name: `Part ${i} ${randomUUID().slice(0, 4)}` } }));
       const lines = items.map((it, i) => ({ item_id: it.id, quantity: (i % 5) + 1 }));
-      // One line short of stock: the hold is released, nothing is written, no number used.
-      const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines: lines.map((l, i) => (i === 77 ? { ...l, quantity: 11 } : l)) });
+      // Line 77 sells a unique item that is not on hand: the hold is released, nothing is written, no number used.
+      const unstocked = await newItem(w.client, w.location, { body: { inventory_type: "unique", serial_number: `SN-${randomUUID().slice(0, 6)}` } });
+      const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines: lines.map((l, i) => (i === 77 ? { item_id: unstocked.id } : l)) });
       expectValidation(short, "lines[77].quantity", "insufficient_stock");
       const untouched = await w.client.get("/items", {
         ids: items
@@ -356,22 +357,25 @@ describe("connected: invoice payments, packing and large invoices", () => {
   );
 
   it(
-    "judges a 100-line invoice of ONE item on its whole quantity although its stock changes span several chunks: short stock changes nothing",
+    "judges a 100-line invoice as a whole although its stock changes span several chunks: a unique item on its first and last lines changes nothing",
     async () => {
       const w = await world();
-      const part = await newItem(w.client, w.location, { stock: 80 });
-      const lines = Array.from({ length: 100 }, () => ({ item_id: part.id, quantity: 1 }));
-      // 100 units against 80: each chunk alone would fit, the invoice does not.
+      const part = await newItem(w.client, w.location, { stock: 1 });
+      const unique = await newItem(w.client, w.location, { stock: 1, body: { inventory_type: "unique", serial_number: `SN-${randomUUID().slice(0, 6)}` } });
+      const lines = [{ item_id: unique.id }, ...Array.from({ length: 98 }, () => ({ item_id: part.id, quantity: 1 })), { item_id: unique.id }];
+      // The unique item's two units are in different chunks: each chunk alone would fit, the invoice does not.
       const short = await w.client.post("/invoices", { customer_id: w.customer.id, lines });
       expectValidation(short, "lines[0].quantity", "insufficient_stock"); // the lines share one stock row: the first is named
-      expect((await w.client.get(`/items/${part.id}`)).body.quantity).toBe(80);
+      expect((await w.client.get(`/items/${unique.id}`)).body).toMatchObject({ quantity: 1, sold: false });
+      expect((await w.client.get(`/items/${part.id}`)).body.quantity).toBe(1);
       expect((await w.client.get("/invoices")).body.pagination.total_records).toBe(0);
 
-      expect((await w.client.post(`/items/${part.id}/adjustments`, { location_id: w.location, quantity: 20 })).status).toBe(201);
-      const created = await w.client.post("/invoices", { customer_id: w.customer.id, lines });
+      // Without the second unit: 98 units of the part sold against 1 on hand (a sale may go below zero), the unique item sold.
+      const created = await w.client.post("/invoices", { customer_id: w.customer.id, lines: lines.slice(0, 99) });
       expect(created.status, created.text).toBe(201);
       expect(created.body.invoice_number).toBe(1);
-      expect((await w.client.get(`/items/${part.id}`)).body.quantity).toBe(0);
+      expect((await w.client.get(`/items/${part.id}`)).body.quantity).toBe(-97);
+      expect((await w.client.get(`/items/${unique.id}`, { include_sold: "true" })).body).toMatchObject({ quantity: 0, sold: true });
     },
     scaled(120_000),
   );

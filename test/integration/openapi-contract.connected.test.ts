@@ -396,9 +396,10 @@ beforeAll(async () => {
     if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`);
     return { id: response.body.id as string, line: response.body.lines[0].id as string };
   };
-  // Invoices take stock from the item's only stock row: an item stocked at one location (the
-  // contract item is also at the transfers' destination, so an invoice would have to name the row).
-  const invoiceItem = await post("/items", { name: "Contract Invoice Item" });
+  // Invoices take stock from the item's row at its default location (the contract item is also
+  // at the transfers' destination, so an invoice would have to name the row; and a sale by a user
+  // of another location may make the invoice item a row there too).
+  const invoiceItem = await post("/items", { name: "Contract Invoice Item", location_id: location });
   await post(`/items/${invoiceItem}/adjustments`, { location_id: location, quantity: 100 });
   const estimateOf = (lineItem: string) =>
     document("/estimates", {

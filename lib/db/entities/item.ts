@@ -39,6 +39,12 @@ export const itemEntity = () =>
       published: { type: "boolean", required: true, default: false },
       archived: { type: "boolean", required: true, default: false },
       sold: { type: "boolean", required: true, default: false },
+      /**
+       * A sold unique item: the document whose sale sold it (the ledger source id). Only that
+       * document's reversal gives the unit back; another's finds it sold again since (unset on
+       * items sold before it was kept: their reversals go by `sold` alone).
+       */
+      soldBy: { type: "string" },
       /** Documents referencing the item (deletion is refused while > 0). */
       documentCount: { type: "number", required: true, default: 0 },
       /**

@@ -305,6 +305,40 @@ describe("planLedgerWrite: rules", () => {
     });
   });
 
+  it("lets a sale (oversell) of a quantity item take on hand below zero, never a unique item, never another balance; a balance below zero may rise", () => {
+    const [a, u] = [randomUUID(), randomUUID()];
+    const existing = row(a, "v", L1, 1, { onHand: 2, reserved: 1 });
+    const sold = plan({ items: [itemWithRows(a, [existing])], rows: [existing], changes: [{ ...change(a, "v", L1, { onHand: -5 }), oversell: true }] });
+    expect(sold.rows[0]!.row.onHand).toBe(-3);
+    // At a location it was never stocked at (a new row) too.
+    expect(plan({ items: [item(a)], changes: [{ ...change(a, "v", L2, { onHand: -1 }), oversell: true }] }).rows[0]!).toMatchObject({
+      isNew: true,
+      row: { onHand: -1 },
+    });
+    expect(
+      ruleError(() =>
+        plan({ items: [itemWithRows(a, [existing])], rows: [existing], changes: [{ ...change(a, "v", L1, { onHand: -1, reserved: -2 }), oversell: true }] }),
+      ),
+    ).toMatchObject({ rule: "negative_balance", changeIndex: 0 });
+    expect(
+      ruleError(() => plan({ items: [item(u, { inventoryType: "unique" })], changes: [{ ...change(u, "v", L1, { onHand: -1 }), oversell: true }] })),
+    ).toMatchObject({
+      rule: "negative_balance",
+    });
+    // Below zero already: an increase that leaves it below is fine, another decrease is not (without oversell).
+    const negative = row(a, "v", L1, 1, { onHand: -3 });
+    expect(plan({ items: [itemWithRows(a, [negative])], rows: [negative], changes: [change(a, "v", L1, { onHand: 2 })] }).rows[0]!.row.onHand).toBe(-1);
+    expect(ruleError(() => plan({ items: [itemWithRows(a, [negative])], rows: [negative], changes: [change(a, "v", L1, { onHand: -1 })] }))).toMatchObject({
+      rule: "negative_balance",
+    });
+    // As far as it counts exactly.
+    expect(
+      ruleError(() =>
+        plan({ items: [itemWithRows(a, [negative])], rows: [negative], changes: [{ ...change(a, "v", L1, { onHand: -MAX_STOCK_BALANCE }), oversell: true }] }),
+      ),
+    ).toMatchObject({ rule: "too_large" });
+  });
+
   it("allows a balance to reach exactly zero (decimals included)", () => {
     const id = randomUUID();
     const existing = row(id, "v", L1, 1, { onHand: 0.3 });

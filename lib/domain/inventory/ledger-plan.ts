@@ -73,6 +73,23 @@ function belowZero(index: number, field: string, to: number, reserved: number): 
   return new StockRuleError(index, "negative_balance", `The change would take ${field} at this location below zero (to ${to})${held}.`);
 }
 
+/**
+ * Refuses a change that takes a row's balance below zero (`to`, after it, counting what other
+ * live holds reserve); a balance already below zero may rise and stay below. On hand after a
+ * sale of a quantity item (`oversell`) may go below zero, as far as -MAX_STOCK_BALANCE, the
+ * most it counts exactly.
+ */
+function checkFloor(change: StockChange, item: ItemRecord, index: number, field: (typeof BALANCE_FIELDS)[number], to: number, reserved: number): void {
+  if (to >= 0 || (change.deltas[field] ?? 0) >= 0) return;
+  if (field !== "onHand" || !change.oversell || item.inventoryType === "unique") throw belowZero(index, field, to, reserved);
+  if (to < -MAX_STOCK_BALANCE)
+    throw new StockRuleError(
+      index,
+      "too_large",
+      `The change would take on hand at this location to ${to}, below -${MAX_STOCK_BALANCE}, the most it can count exactly.`,
+    );
+}
+
 /** A change left out: a sale's reversal that would give back a unit already back on hand. */
 const UNIT_ALREADY_BACK: StockChange = { itemId: "", variationId: "", locationId: "", deltas: {} };
 
@@ -83,9 +100,11 @@ const UNIT_ALREADY_BACK: StockChange = { itemId: "", variationId: "", locationId
  * for it). Its other deltas (a linked invoice's reservation) still apply; with none, the change
  * is left out.
  */
-function withoutUnitAlreadyBack(change: StockChange, items: ReadonlyMap<string, ItemRecord>): StockChange {
+function withoutUnitAlreadyBack(change: StockChange, items: ReadonlyMap<string, ItemRecord>, sourceId: string | undefined): StockChange {
   const item = items.get(change.itemId);
-  if (change.sold !== false || item?.inventoryType !== "unique" || item.sold || (change.deltas.onHand ?? 0) <= 0) return change;
+  if (change.sold !== false || item?.inventoryType !== "unique" || (change.deltas.onHand ?? 0) <= 0) return change;
+  // Still sold by this document: the unit comes back. Sold again by another since: it is not this one's to give back.
+  if (item.sold && (item.soldBy === undefined || item.soldBy === sourceId)) return change;
   const { onHand: _returned, ...others } = change.deltas;
   const { sold: _sold, ...rest } = change;
   return Object.values(others).some((delta) => (delta ?? 0) !== 0) ? { ...rest, deltas: others } : UNIT_ALREADY_BACK;
@@ -171,7 +190,7 @@ function newRow(input: Pick<PlanInput, "accountId" | "at">, change: StockChange,
  */
 export function planLedgerWrite(given: PlanInput): LedgerWrite {
   // A fold applies a hold's changes as they were judged: they are not looked at again.
-  const input = given.fold ? given : { ...given, changes: given.changes.map((change) => withoutUnitAlreadyBack(change, given.items)) };
+  const input = given.fold ? given : { ...given, changes: given.changes.map((change) => withoutUnitAlreadyBack(change, given.items, given.source.sourceId)) };
   const rows = new Map<string, LedgerWrite["rows"][number]>();
   const history: StockHistoryItem[] = [];
   let sequence = input.sequence;
@@ -199,8 +218,7 @@ export function planLedgerWrite(given: PlanInput): LedgerWrite {
     const after = applyDeltas(rowBalances(entry.row), change.deltas);
     const reserved = input.reserved?.get(key) ?? ZERO_BALANCES;
     for (const field of BALANCE_FIELDS) {
-      const to = addQuantities(after[field], reserved[field]);
-      if (to < 0 && !input.fold) throw belowZero(index, field, to, reserved[field]);
+      if (!input.fold) checkFloor(change, item, index, field, addQuantities(after[field], reserved[field]), reserved[field]);
     }
     Object.assign(entry.row, after, { updatedAt: input.at });
     history.push({
@@ -285,7 +303,7 @@ export function planLedgerWrite(given: PlanInput): LedgerWrite {
         expectedVersion: item.stockVersion,
         stock,
         add: input.itemAdds?.get(itemId),
-        set: { ...set, sold: soldAfter, updatedAt: input.at },
+        set: { ...set, sold: soldAfter, ...(soldAfter && input.source.sourceId ? { soldBy: input.source.sourceId } : {}), updatedAt: input.at },
         statusMove,
       };
     }
@@ -343,8 +361,7 @@ export function planHold(input: PlanInput): LedgerWrite {
     const reserved = input.reserved?.get(key) ?? ZERO_BALANCES;
     const balances = rowBalances(held.entry.row);
     for (const field of BALANCE_FIELDS) {
-      const to = addQuantities(balances[field], reserved[field], held.net[field]);
-      if (to < 0) throw belowZero(index, field, to, reserved[field]);
+      checkFloor(change, item, index, field, addQuantities(balances[field], reserved[field], held.net[field]), reserved[field]);
     }
     // The item's balances as if this hold committed: its net on the rows this chunk touches, and
     // what its earlier chunks left pending on the item's other rows. (Other live holds' increases

@@ -32,6 +32,13 @@ export interface StockChange {
    * (`items_<archived><sold>`) moves in the same write. Ignored for quantity items.
    */
   sold?: boolean;
+  /**
+   * A sale (an invoice taking its quantities): on hand may go below zero at the row, for a
+   * quantity item (spec part 2 sets no stock rule on invoices, and architecture section 5 keeps
+   * stock from going negative only where the spec forbids it). A unique item is still one unit:
+   * it sells only while it is on hand.
+   */
+  oversell?: true;
 }
 
 export interface LedgerSource {
@@ -171,6 +178,7 @@ export function mergeStockChanges(changes: readonly StockChange[]): StockChange[
       if (value !== undefined) existing.deltas[field] = addQuantities(existing.deltas[field] ?? 0, value);
     }
     if (change.sold !== undefined) existing.sold = change.sold;
+    if (change.oversell) existing.oversell = true;
   }
   return [...merged.values()].filter((change) => BALANCE_FIELDS.some((field) => (change.deltas[field] ?? 0) !== 0));
 }

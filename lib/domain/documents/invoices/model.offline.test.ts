@@ -69,9 +69,9 @@ describe("offline: invoice rules", () => {
     );
   });
 
-  it("takes stock from on hand, and from the order's reservation too when linked", () => {
+  it("takes stock from on hand (a sale may take it below zero), and from the order's reservation too when linked", () => {
     const lines = [line(), line({ id: "s", lineType: "service", itemId: undefined })];
-    expect(invoiceStock(header(), lines, 1)).toEqual([{ itemId: "item", variationId: "v", locationId: "loc", deltas: { onHand: -2 } }]);
+    expect(invoiceStock(header(), lines, 1)).toEqual([{ itemId: "item", variationId: "v", locationId: "loc", deltas: { onHand: -2 }, oversell: true }]);
     expect(invoiceStock(header({ sourceSalesOrderId: "so" }), lines, -1)).toEqual([
       { itemId: "item", variationId: "v", locationId: "loc", deltas: { onHand: 2, reserved: 2 } },
     ]);

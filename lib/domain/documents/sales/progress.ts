@@ -138,6 +138,7 @@ export function stockChangeOf(line: SalesLine, quantity: number, effect: SalesEf
   const deltas = effect === "reserve" ? { reserved: quantity } : effect === "sell" ? { onHand: -quantity } : { onHand: -quantity, reserved: -quantity };
   const change: StockChange = { itemId: line.itemId!, variationId: line.variationId!, locationId: line.locationId!, deltas };
   if (line.unique && effect !== "reserve") change.sold = quantity > 0;
+  if (effect !== "reserve" && quantity > 0) change.oversell = true;
   return change;
 }
 
