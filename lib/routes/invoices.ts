@@ -174,7 +174,7 @@ export const invoiceRoutes: RouteDefinition[] = [
     method: "POST",
     path: `${one}/payments`,
     group: "invoices",
-    summary: "Record a manual payment (positive amount) or refund (negative amount)",
+    summary: "Record a manual payment (zero or positive amount) or refund (negative amount)",
     description:
       "Moves amount_paid, amount_due, date_fully_paid and the status (9 Sent -> 10 Partially Paid -> 11 Paid, and back) in the same write; a linked invoice's sales order's amount_paid too. The amount paid stays between 0 and the total (422 exceeds_amount_due / exceeds_amount_paid on amount). Cancelled invoices: 409 invoice_payment_not_allowed. payment_date defaults to today in the user's time zone. Idempotency-Key supported.",
     scopes: ["invoices:write"],

@@ -107,7 +107,7 @@ export const itemRoutes: RouteDefinition[] = [
     group: "items",
     summary: "Adjust on-hand stock at a location",
     description:
-      "Signed quantity; optional item_variation_id or item_variation_location_id (required for items with several variations). The first stock at a location creates its row. Refuses to take on hand below zero (422).",
+      "Signed quantity; optional item_variation_id or item_variation_location_id (required for items with several variations). The first stock at a location creates its row. Refuses to take on hand below zero, or further below where an invoice oversold it (422); an increase that leaves it below zero is accepted.",
     scopes: ["items:write"],
     permissions: ["inventory.modify"],
     idempotency: "optional",

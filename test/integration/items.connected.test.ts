@@ -347,6 +347,19 @@ describe("categories, units and locations on items", () => {
     expectValidation(await client.patch(`/items/${bulk.id}`, { inventory_type: "unique" }), "inventory_type", "invalid");
     expect((await getItem(client, bulk.id)).inventory_type).toBe("quantity");
 
+    // Stock that nets to zero over its locations is still stock: 5 at Main, 1 at Annex oversold by 6.
+    const annex = await createLocation(client, "Annex");
+    const spread = await createItem(client, { name: "Bolts" });
+    await adjust(client, spread.id, { location_id: location, quantity: 5 });
+    const annexRow = (await adjust(client, spread.id, { location_id: annex, quantity: 1 })).item_variation_location_id as number;
+    const oversold = await client.post("/invoices", {
+      customer_id: customer,
+      lines: [{ item_id: spread.id, item_variation_location_id: annexRow, quantity: 6 }],
+    });
+    expect(oversold.status, oversold.text).toBe(201);
+    expect((await getItem(client, spread.id)).quantity).toBe(0);
+    expectValidation(await client.patch(`/items/${spread.id}`, { inventory_type: "unique" }), "inventory_type", "invalid");
+
     const empty = await createItem(client, { name: "Blank" });
     const changed = await client.patch(`/items/${empty.id}`, { inventory_type: "unique" });
     expect(changed.status, changed.text).toBe(200);

@@ -128,6 +128,17 @@ describe("offline: planAssembly", () => {
     expect(refusal(() => planAssembly(request(root, 1, { items: [item("a")], onHand: { a: 5 } }))).reason).toBe("invalid_definition");
   });
 
+  it("counts an oversold sub-kit (on hand below zero) in its shortfall, so the build leaves it at zero", () => {
+    const sub = kit("k2", 2, "cable", [["wire", 1]], "automatic");
+    const root = kit("k1", 1, "box", [["cable", 1]]);
+    const plan = planAssembly(request(root, 2, { kits: [sub], items: [item("box"), item("cable"), item("wire")], onHand: { cable: -3, wire: 100 } }));
+    // 2 cables needed, -3 on hand: 5 assembled first.
+    expect(plan.builds.map((b) => [b.kitId, b.quantity])).toEqual([
+      ["k2", 5],
+      ["k1", 2],
+    ]);
+  });
+
   it("assembles the shortfall of an automatic sub-kit first, as an automatic build with its parent", () => {
     const sub = kit(
       "k2",

@@ -228,7 +228,8 @@ export function planAssembly(request: AssemblyRequest): AssemblyPlan {
       const sub = subId === undefined ? undefined : request.kits.get(subId);
       if (!sub || sub.variationId !== component.variationId) return;
       const have = new Decimal(stock.get(rowOf(component.itemId, component.variationId)) ?? 0);
-      if (have.lt(needs[i]!)) assemble(sub, needs[i]!.minus(have.gt(0) ? have : 0), build);
+      // On hand below zero (oversold by an invoice) adds to the shortfall: the build may not leave it negative.
+      if (have.lt(needs[i]!)) assemble(sub, needs[i]!.minus(have), build);
     });
     // Valuation: the components' current unit costs (a nested build's output at its new average).
     const costs = components.map(unitCostOf);

@@ -33,7 +33,7 @@ import { listEnvelope, pageOfAll, type ListEnvelope, type PageRequest } from "..
 import type { AdjustmentBody, ItemCreateBody, ItemUpdateBody } from "../../schemas/items.js";
 import { postStockChanges } from "../inventory/service.js";
 import { itemStock, pendingJournalsOf } from "../inventory/stock-changes.js";
-import { BALANCE_FIELDS, MAX_STOCK_BALANCE, sumBalances } from "../inventory/math.js";
+import { BALANCE_FIELDS, MAX_STOCK_BALANCE } from "../inventory/math.js";
 import { sameRecord, UPDATED_AT } from "../../core/records.js";
 import { replaceOutcome } from "./record-writes.js";
 import {
@@ -189,8 +189,9 @@ export async function updateItem(principal: Principal, itemId: string, body: Ite
       if (changes.set.inventoryType && changes.set.inventoryType !== previous.inventoryType) {
         // Any balance (a sent purchase order's incoming units, a sales order's reservation, a
         // transfer in transit) and a sold unit were counted under the old type's rules.
-        const stock = sumBalances(Object.values(itemStock(previous)));
-        if (BALANCE_FIELDS.some((field) => stock[field] !== 0) || previous.sold || previous.variationCount > 1) {
+        // Location by location: an oversold location's negative on hand must not hide another's stock.
+        const holdsStock = Object.values(itemStock(previous)).some((balances) => BALANCE_FIELDS.some((field) => balances[field] !== 0));
+        if (holdsStock || previous.sold || previous.variationCount > 1) {
           throw errors.validationFailed([
             {
               param: "inventory_type",

@@ -203,7 +203,10 @@ export function deriveInvoice(
     const { packedPercent, shippedPercent } = progressOf(priced.lines, context.account.packingServiceItems);
     next = withPercents(next, { packedPercent, shippedPercent });
   }
-  next = { ...next, ...paymentStatus(next) };
+  // Totals follow the lines; the status follows what is paid. A total of 0 is settled by a
+  // payment of 0, never by an edit (which would leave date_fully_paid unset): the payments
+  // an edited invoice already has (a payment of 0, a payment and its refund) do not settle it.
+  next = { ...next, ...paymentStatus({ ...next, paymentCount: 0 }) };
   next = deriveSalesHeader(next, context, priced.lines, [next.customNumber, next.name]);
   return { header: next, lines: priced.lines, money: priced.money };
 }
