@@ -363,6 +363,47 @@ describe("connected: invoice payments, packing and large invoices", () => {
   );
 
   it(
+    "a large invoice (a stock hold) whose unique unit came back, or was sold again by a newer invoice, cancels without giving it back",
+    async () => {
+      const w = await world();
+      const unique = await newItem(w.client, w.location, { stock: 1, body: { inventory_type: "unique", serial_number: `SN-${randomUUID().slice(0, 6)}` } });
+      const parts = await inBatches(21, () => newItem(w.client, w.location, { stock: 5 }));
+      const large = async () => {
+        const created = await w.client.post("/invoices", {
+          customer_id: w.customer.id,
+          lines: [{ item_id: unique.id }, ...parts.map((p) => ({ item_id: p.id, quantity: 1 }))],
+        });
+        expect(created.status, created.text).toBe(201);
+        return created.body;
+      };
+      const unit = async () => (await w.client.get(`/items/${unique.id}`)).body;
+      const bringBack = async () => expect((await w.client.post(`/items/${unique.id}/adjustments`, { location_id: w.location, quantity: 1 })).status).toBe(201);
+      // Sold by a large invoice, brought back, sold again by a newer invoice: the large one's cancel leaves it sold.
+      const first = await large();
+      await bringBack();
+      const newer = await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: unique.id }] });
+      expect(newer.status, newer.text).toBe(201);
+      const cancelled = await w.client.post(`/invoices/${first.id}/cancel`, {});
+      expect(cancelled.status, cancelled.text).toBe(200);
+      expect(await unit()).toMatchObject({ quantity: 0, sold: true });
+      for (const part of parts.slice(0, 3)) expect((await w.client.get(`/items/${part.id}`)).body.quantity).toBe(5);
+      expectValidation(
+        await w.client.post("/invoices", { customer_id: w.customer.id, lines: [{ item_id: unique.id }] }),
+        "lines[0].quantity",
+        "insufficient_stock",
+      );
+      // Sold by a large invoice and brought back: its cancel gives the parts back and the unit stays once.
+      expect((await w.client.post(`/invoices/${newer.body.id}/cancel`, {})).status).toBe(200);
+      expect(await unit()).toMatchObject({ quantity: 1, sold: false });
+      const second = await large();
+      await bringBack();
+      expect((await w.client.post(`/invoices/${second.id}/cancel`, {})).status).toBe(200);
+      expect(await unit()).toMatchObject({ quantity: 1, sold: false });
+    },
+    scaled(120_000),
+  );
+
+  it(
     "judges a 100-line invoice (a stock hold of several chunks) as a whole: a unique item on its first and last lines changes nothing",
     async () => {
       const w = await world();

@@ -16,6 +16,7 @@ import {
   type BalanceDeltas,
   type Balances,
 } from "./math.js";
+import { UNIT_ALREADY_BACK, withoutUnitAlreadyBack } from "./unique-units.js";
 import { itemStock, pendingJournalsOf, pendingOf, rowBalances, withoutEntry, type LedgerSource, type StockChange } from "./stock-changes.js";
 
 /** The rule of a unique item's stock (`unique_quantity`). */
@@ -88,26 +89,6 @@ function checkFloor(change: StockChange, item: ItemRecord, index: number, field:
       "too_large",
       `The change would take on hand at this location to ${to}, below -${MAX_STOCK_BALANCE}, the most it can count exactly.`,
     );
-}
-
-/** A change left out: a sale's reversal that would give back a unit already back on hand. */
-const UNIT_ALREADY_BACK: StockChange = { itemId: "", variationId: "", locationId: "", deltas: {} };
-
-/**
- * A sale's reversal (`sold: false`) of a unique item that is not sold any more (its unit came
- * back on hand otherwise: an adjustment, a receipt) gives back nothing on hand: the unit is
- * there already, and the cancelled or deleted invoice must not count it twice (or be refused
- * for it). Its other deltas (a linked invoice's reservation) still apply; with none, the change
- * is left out.
- */
-function withoutUnitAlreadyBack(change: StockChange, items: ReadonlyMap<string, ItemRecord>, sourceId: string | undefined): StockChange {
-  const item = items.get(change.itemId);
-  if (change.sold !== false || item?.inventoryType !== "unique" || (change.deltas.onHand ?? 0) <= 0) return change;
-  // Still sold by this document: the unit comes back. Sold again by another since: it is not this one's to give back.
-  if (item.sold && (item.soldBy === undefined || item.soldBy === sourceId)) return change;
-  const { onHand: _returned, ...others } = change.deltas;
-  const { sold: _sold, ...rest } = change;
-  return Object.values(others).some((delta) => (delta ?? 0) !== 0) ? { ...rest, deltas: others } : UNIT_ALREADY_BACK;
 }
 
 /** The names of the balances, as the API shows them. */

@@ -1,5 +1,6 @@
 import { chunkIndexes, type LedgerSource, type StockChange } from "./stock-changes.js";
 import { applyChunk, foldHold, releaseHold, waitForHoldsToEnd } from "./settling.js";
+import { holdChangesWithoutUnitsBack, reversedUniqueCandidates } from "./unique-units.js";
 import { rowKeyOf } from "../../core/records.js";
 import { HoldYieldError, StalePlanError, StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
@@ -60,12 +61,23 @@ export async function holdStock(options: {
 }): Promise<StockHold> {
   const journalId = options.journalId ?? randomUUID();
   const leaseUntil = Date.now() + (options.leaseMs ?? HOLD_LEASE_MS);
-  const journal = journalRecord(options.accountId, journalId, options.source, options.changes, { leaseUntil });
+  // A reversal of a unique unit that is already back (or sold again by another document) gives
+  // nothing back: decided before the changes are journaled (one read, only when there are such).
+  const candidates = reversedUniqueCandidates(options.changes);
+  const { changes, original } =
+    candidates.length === 0
+      ? { changes: options.changes, original: undefined }
+      : holdChangesWithoutUnitsBack(
+          options.changes,
+          new Map((await readItemsAndRows(options.accountId, candidates, [])).items.map((item) => [item.itemId, item])),
+          options.source.sourceId,
+        );
+  const journal = journalRecord(options.accountId, journalId, options.source, changes, { leaseUntil });
   await insertJournal(journal);
-  const chunks = chunkIndexes(options.changes);
+  const chunks = chunkIndexes(changes);
   for (const [chunkNumber, indexes] of chunks.entries()) {
     try {
-      await applyChunk(journal, chunkNumber, options.changes, indexes);
+      await applyChunk(journal, chunkNumber, changes, indexes);
     } catch (error) {
       if (error instanceof HoldYieldError) {
         // Wait-die (settling.ts): give way to the older holds, holding nothing, then plan again.
@@ -79,7 +91,8 @@ export async function holdStock(options: {
         );
         throw error;
       }
-      const changeIndex = indexes[error.changeIndex] ?? error.changeIndex;
+      const held = indexes[error.changeIndex] ?? error.changeIndex;
+      const changeIndex = original?.[held] ?? held;
       await releaseHold(options.accountId, journalId, JSON.stringify({ changeIndex, rule: error.rule, message: error.message }));
       throw new StockRuleError(changeIndex, error.rule, error.message);
     }
