@@ -166,7 +166,7 @@ export function stockWarnings(lines: readonly EstimateLine[], resolved: Readonly
         status: 422,
         param: `lines[${index}].quantity`,
         code: "insufficient_stock",
-        message: `${total} requested of ${found.item.name}${found.row ? " at this stock row" : ""}, ${available.toString()} available (on hand less reserved).`,
+        message: `${total} requested of ${found.item.name}${found.row ? " at this stock row" : ""}, ${available.toString()} available (on hand less reserved): an invoice of it sells beyond what is there.`,
       });
     }
   });
