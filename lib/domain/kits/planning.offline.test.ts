@@ -346,6 +346,29 @@ describe("offline: planDisassembly", () => {
     expect(plan.changes.map((c) => c.valued)).toEqual([undefined, false, undefined]);
   });
 
+  it("gives components back to a location where they were oversold since (below zero)", () => {
+    const items = new Map([
+      ["box", item("box")],
+      ["a", item("a")],
+      ["b", item("b")],
+    ]);
+    const plan = planDisassembly({
+      build,
+      kitNumber: 1,
+      locationId: LOC,
+      items,
+      onHand: new Map([
+        [rowOf("box", "box-v"), 2],
+        [rowOf("a", "a-v"), -6],
+      ]),
+    });
+    expect(plan.changes.map((c) => [c.itemId, c.deltas.onHand])).toEqual([
+      ["box", -2],
+      ["b", 1],
+      ["a", 4],
+    ]);
+  });
+
   it("refuses when the assembled units are no longer on hand, or an item is gone", () => {
     const items = new Map([
       ["box", item("box")],

@@ -301,7 +301,8 @@ export function planDisassembly(request: DisassemblyRequest): DisassemblyPlan {
     const key = rowOf(original.itemId, original.variationId);
     const before = new Decimal(stock.get(key) ?? 0);
     const after = before.plus(delta);
-    if (after.lt(0)) {
+    // Only the assembled units leaving can be short; a component oversold since (below zero) rises.
+    if (after.lt(0) && delta.lt(0)) {
       throw new DisassemblyRefusal(
         `Only ${before.toNumber()} of "${item.name}" (${item.itemId}) is on hand at the build's location; reversing build of kit ${request.kitNumber} needs ${delta.neg().toNumber()}: the assembled stock was used since.`,
       );
