@@ -15,8 +15,8 @@ const openApiDocument = () => (openApi ??= import("../../lib/openapi/document.js
 
 /**
  * Endpoint group `platform`: the API's public documents, and API Gateway's `$default` route:
- * a path no route has is 404 `route_not_found`, a known path with another method is 405
- * `method_not_allowed` with `Allow`. All public: its pipeline never reads the table.
+ * a method and path no route has is 404 `route_not_found` (with `Allow` when the path is known
+ * with other methods). All public: its pipeline never reads the table.
  */
 export const handler = createPublicHandler(
   platformRoutes,
@@ -41,7 +41,7 @@ export const handler = createPublicHandler(
       const { methodsAtPath, noStoreAtPath } = await import("../../lib/routes/index.js");
       const allowed = methodsAtPath(path);
       const error =
-        allowed.length > 0 && !(allowed as string[]).includes(method) ? errors.methodNotAllowed(method, path, allowed) : errors.routeNotFound(method, path);
+        allowed.length > 0 && !(allowed as string[]).includes(method) ? errors.routeNotFound(method, path, allowed) : errors.routeNotFound(method, path);
       if (noStoreAtPath(path)) error.headers["Cache-Control"] = "no-store";
       return error;
     },

@@ -12,7 +12,6 @@ export const ERROR_CODES = [
   "rate_limited",
   // The request itself.
   "route_not_found",
-  "method_not_allowed",
   "resource_missing",
   "invalid_json",
   "request_too_large",

@@ -72,12 +72,16 @@ export const errors = {
   resourceMissing: (what: string, id?: string) => invalid(404, "resource_missing", id ? `No such ${what}: ${id}.` : `No such ${what}.`),
   /** 404 `resource_missing` with its own message (a replay whose record the caller no longer sees). */
   resourceMissingAs: (message: string) => invalid(404, "resource_missing", message),
-  routeNotFound: (method: string, path: string) => invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}.`),
-  /** A known path with a method it does not have; `Allow` lists the methods it has. */
-  methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
-    invalid(405, "method_not_allowed", `${method} is not allowed on ${path}; it accepts ${allowed.join(", ")}.`, {
-      headers: { Allow: allowed.join(", ") },
-    }),
+  /**
+   * No route has this method and path (architecture section 4: an unknown route is 404). A path
+   * that other routes have gets `Allow` with their methods, and the message names them.
+   */
+  routeNotFound: (method: string, path: string, allowed: readonly string[] = []) =>
+    allowed.length === 0
+      ? invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}.`)
+      : invalid(404, "route_not_found", `Unrecognized request: ${method} ${path}; this path takes ${allowed.join(", ")}.`, {
+          headers: { Allow: allowed.join(", ") },
+        }),
   invalidJson: (message = "The request body is not valid JSON.") => invalid(400, "invalid_json", message),
   /** 422 with at most `MAX_DETAILS` details; `total` counts every problem found (for the message). */
   validationFailed: (details: ValidationDetail[], message?: string, total: number = details.length) =>

@@ -40,7 +40,7 @@ function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRe
     if (!route) throw await unmatched(method, path);
     request.internal.route = route;
     const allowed = literalPathMethods(patterns, route, path);
-    if (allowed.length > 0) throw errors.methodNotAllowed(method, path, allowed);
+    if (allowed.length > 0) throw errors.routeNotFound(method, path, allowed);
   };
   return { before: resolveRouteBefore };
 }

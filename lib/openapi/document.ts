@@ -85,7 +85,7 @@ const HEADERS: Record<string, JsonSchema> = {
     schema: { type: "string", example: '"inv_0mf3k2q1a9c4e1b2d3f4a5b6"' },
   },
   Location: { description: "URL of the created record.", required: true, schema: { type: "string" } },
-  Allow: { description: "The methods the path has, comma-separated.", required: true, schema: { type: "string", example: "GET, POST" } },
+  Allow: { description: "On a path other operations have: their methods, comma-separated.", schema: { type: "string", example: "GET, POST" } },
   "Content-Security-Policy": { description: "The page may load nothing but this API's own resources.", required: true, schema: { type: "string" } },
   "Cache-Control": { description: "How long the response may be cached.", required: true, schema: { type: "string", example: "no-store" } },
 };
@@ -299,7 +299,7 @@ Each operation names the API key **scopes** it needs (403 \`insufficient_scope\`
 
 Rules every write shares: text is stored trimmed; in an optional field, blank text (\`""\` or only whitespace) is the same as \`null\` and clears the field (a required text field refuses it); a record's GET body is accepted by its PATCH or PUT and changes nothing: the fields the service controls, which the update schemas leave out, may be sent back as read (with another value they are refused), and a write that changes nothing writes nothing; dates are real calendar dates from \`0001-01-01\`. A user assigned to a location sees and acts on documents and stock at that location only: others are 404 \`resource_missing\`, a body naming another location 422 on that field (stock transfers are account-wide).
 
-An unknown path is 404 \`route_not_found\`; a known path with a method it lacks is 405 \`method_not_allowed\` with \`Allow\`; a request that is not well-formed HTTP is 400 \`malformed_request\`, and one whose headers are over 16 KB together 431 \`request_too_large\` (see \`x-unmatched-responses\`).
+An unknown route is 404 \`route_not_found\` (a known path with a method it lacks too, with \`Allow\` listing the methods it has); a request that is not well-formed HTTP is 400 \`malformed_request\`, and one whose headers are over 16 KB together 431 \`request_too_large\` (see \`x-unmatched-responses\`).
 
 \`GET ${API_PREFIX}\` links this document and its HTML rendering.`;
 
@@ -312,12 +312,11 @@ const UNMATCHED: readonly (readonly [number, string, ErrorCode, string, readonly
     "Not well-formed HTTP (an unknown or lower-case method, a path or header byte HTTP does not allow, a malformed header): 400 `malformed_request`.",
     [],
   ],
-  [404, "RouteNotFound", "route_not_found", "No operation has this path: 404 `route_not_found`.", []],
   [
-    405,
-    "MethodNotAllowed",
-    "method_not_allowed",
-    "The path exists, but not with this method: 405 `method_not_allowed`; `Allow` lists the path's methods.",
+    404,
+    "RouteNotFound",
+    "route_not_found",
+    "No operation has this method and path: 404 `route_not_found`; when the path has other methods, `Allow` lists them.",
     ["Allow"],
   ],
   [431, "HeadersTooLarge", "request_too_large", "The request's headers together are over 16 KB: 431 `request_too_large`.", []],

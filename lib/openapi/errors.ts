@@ -20,8 +20,8 @@ import { queryErrorStatus, type RouteDefinition } from "../routes/define.js";
  * - a query schema: 422 `invalid_query_parameter` (a refused value, malformed percent-encoding,
  *   a parameter given twice; `GET /sync` declares its own 400);
  * - every route: 500 `internal_error`; writes (not GET): 503 `resource_busy`.
- * `route_not_found` (404), `method_not_allowed` (405) and `malformed_request` (400) belong to no
- * route: they are what the API answers for unknown paths and methods and for requests that are
+ * `route_not_found` (404) and `malformed_request` (400) belong to no
+ * route: they are what the API answers for unknown routes (paths and methods) and for requests that are
  * not well-formed HTTP (documented once, in the document's description).
  */
 export type ErrorStatus = number;
@@ -103,10 +103,9 @@ const MEANINGS: Partial<Record<ErrorCode | `${ErrorStatus} ${ErrorCode}`, string
   exceeds_amount_paid: "the refund is more than the amount paid (`param`: `amount`); nothing was recorded",
   mobile_mutation_conflict:
     "the record changed since the revision given in `If-Match` (or in the `revision` of a body that copies the record; `param` says which): fetch it again and retry",
-  route_not_found: "no route has this path",
+  route_not_found: "no route has this method and path (`Allow` lists the methods of a path other routes have)",
   malformed_request: "the request is not well-formed HTTP (its method, path or a header), refused before any route is matched",
   "431 request_too_large": "the request's headers together are over 16 KB, refused before any route is matched",
-  method_not_allowed: "the path exists but not with this method (`Allow` lists the methods it has)",
 };
 
 export function meaningOf(status: ErrorStatus, code: ErrorCode): string | undefined {

@@ -85,7 +85,7 @@ export function matchRoute(method: string, path: string): { route: RouteDefiniti
 }
 
 /**
- * Whether a path no route serves (404 / 405) belongs to a resource whose routes declare
+ * Whether a path no route serves (404) belongs to a resource whose routes declare
  * `noStore` (e.g. anything under `/tasks`): its "every response is no-store" covers those too.
  */
 export function noStoreAtPath(path: string): boolean {

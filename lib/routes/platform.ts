@@ -3,8 +3,8 @@ import { apiIndex, htmlPage, javascript, openApiDocument } from "../schemas/plat
 
 /**
  * Endpoint group `platform`: the API's public documents. Its function also serves API
- * Gateway's `$default` route: unknown paths are 404 `route_not_found`, known paths with
- * another method 405 `method_not_allowed` with `Allow`.
+ * Gateway's `$default` route: an unknown route is 404 `route_not_found`, with `Allow` listing
+ * the methods of a path that other routes have.
  */
 export const platformRoutes: RouteDefinition[] = [
   route({

@@ -11,7 +11,7 @@ import { scaled } from "../support/timeouts.js";
  * The platform function's package is self-contained: bundled with the deployed options
  * (infra/bundling.ts) plus its assets into a folder outside the project (no node_modules to
  * fall back on), it serves the OpenAPI document, the HTML reference and the Redoc script, and
- * answers 405 for a known path with another method.
+ * answers 404 with Allow for a known path with another method.
  */
 let dir: string;
 
@@ -80,11 +80,11 @@ describe("offline: the platform function's bundle", () => {
     expect(script.body).not.toContain("cdn.redoc.ly");
   });
 
-  it("answers $default: 405 with Allow for a known path, 404 otherwise", () => {
+  it("answers $default: 404 route_not_found, with Allow for a known path", () => {
     const wrongMethod = invoke("DELETE", "/api/v3/items", "$default");
-    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.statusCode).toBe(404);
     expect(wrongMethod.headers.Allow).toBe("GET, POST");
-    expect(JSON.parse(wrongMethod.body).error.code).toBe("method_not_allowed");
+    expect(JSON.parse(wrongMethod.body).error.code).toBe("route_not_found");
     const unknown = invoke("GET", "/api/v3/nothing", "$default");
     expect(unknown.statusCode).toBe(404);
     expect(JSON.parse(unknown.body).error.code).toBe("route_not_found");

@@ -97,14 +97,14 @@ describe("connected: input edges", () => {
     expect((((await listed.json()) as any).data as { id: string }[]).map((item) => item.id).sort()).toEqual([a.id, b.id].sort());
   });
 
-  it("answers a wrong method on a literal path that a path parameter would match with 405 and Allow", async () => {
+  it("answers a wrong method on a literal path that a path parameter would match with 404 route_not_found and Allow", async () => {
     const client = await owner();
     for (const [path, allow] of [
       ["/estimates/preview", "POST"],
       ["/tasks/reconcile", "POST"],
     ] as const) {
       const response = await client.get(path);
-      expectError(response, 405, "method_not_allowed");
+      expectError(response, 404, "route_not_found");
       expect(response.headers.get("allow"), path).toBe(allow);
     }
     expect((await client.get("/tasks/reconcile")).headers.get("cache-control")).toBe("no-store");

@@ -56,21 +56,21 @@ describe("routing (architecture 4: route_not_found)", () => {
     expectCommonHeaders(response);
   });
 
-  it("a known path with a method it does not have is 405 method_not_allowed with Allow, even with a bad credential", async () => {
+  it("a known path with a method it does not have is 404 route_not_found with Allow, even with a bad credential", async () => {
     for (const response of [
       await api().request("DELETE", "/locations"),
       await api().withKey("not-a-key").request("DELETE", "/locations"),
       await api().request("PUT", "/locations"),
     ]) {
-      expectError(response, 405, "method_not_allowed");
+      expectError(response, 404, "route_not_found");
       expect(response.headers.get("allow")).toBe("GET, POST");
       expectCommonHeaders(response);
     }
   });
 
-  it("under /tasks, whose every response is no-store, a wrong method (405) and an unknown path (404) are no-store too", async () => {
+  it("under /tasks, whose every response is no-store, a wrong method and an unknown path (both 404) are no-store too", async () => {
     const wrongMethod = await api().request("DELETE", "/tasks/00000000-0000-4000-8000-000000000001");
-    expectError(wrongMethod, 405, "method_not_allowed");
+    expectError(wrongMethod, 404, "route_not_found");
     const unknown = await api().request("GET", "/tasks/00000000-0000-4000-8000-000000000001/history");
     expectError(unknown, 404, "route_not_found");
     for (const response of [wrongMethod, unknown]) expect(response.headers.get("cache-control")).toBe("no-store");

@@ -6,7 +6,8 @@ import { newAccount } from "../support/fixtures.js";
 /**
  * The platform group: the API index, the OpenAPI document, the HTML reference and its script
  * (all public), and API Gateway's `$default` route: 404 `route_not_found` for unknown paths,
- * 405 `method_not_allowed` with `Allow` for known paths with another method.
+ * 404 `route_not_found` with `Allow` for known paths with another method (architecture
+ * section 4: an unknown route, method and path, is 404).
  */
 const api = useApiServer();
 
@@ -54,20 +55,20 @@ describe("GET /api/v3/docs and its script", () => {
 });
 
 describe("$default: requests that match no route", () => {
-  it("a known path with another method is 405 method_not_allowed with Allow, in the error shape", async () => {
+  it("a known path with another method is an unknown route: 404 route_not_found with Allow, in the error shape", async () => {
     const account = await newAccount();
     const client = api().withKey(account.ownerKey);
     const response = await client.request("DELETE", "/locations");
-    expect(response.status).toBe(405);
+    expect(response.status).toBe(404);
     expect(response.headers.get("allow")).toBe("GET, POST");
     expect(response.body).toEqual({
-      error: { type: "invalid_request_error", code: "method_not_allowed", message: "DELETE is not allowed on /api/v3/locations; it accepts GET, POST." },
+      error: { type: "invalid_request_error", code: "route_not_found", message: "Unrecognized request: DELETE /api/v3/locations; this path takes GET, POST." },
     });
     expect(response.headers.get("x-request-id")).toBeTruthy();
     expect(response.headers.get("ratelimit-reset")).toMatch(/^\d+$/);
 
     const zone = await client.request("PUT", "/locations/3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e/zones/3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e");
-    expect(zone.status).toBe(405);
+    expect(zone.status).toBe(404);
     expect(zone.headers.get("allow")).toBe("GET, PATCH");
     const customer = await client.request("POST", "/customers/3f0c8f9e-6a53-4f0a-9a57-0b5e1b1c2d3e");
     expect(customer.headers.get("allow")).toBe("DELETE, GET, PATCH, PUT");
@@ -75,10 +76,10 @@ describe("$default: requests that match no route", () => {
     for (const method of ["PUT", "GET", "DELETE"]) expect((await client.request(method, "/estimates/preview")).headers.get("allow")).toBe("POST");
     for (const method of ["POST", "PATCH"]) expect((await client.request(method, "/tasks/stats")).headers.get("allow")).toBe("GET");
     // Without a key too: nothing about the path's records is looked at.
-    expect((await api().request("POST", "/openapi.json")).status).toBe(405);
+    expect((await api().request("POST", "/openapi.json")).headers.get("allow")).toBe("GET");
   });
 
-  it("an unknown path is 404 route_not_found (not 405), whatever the method", async () => {
+  it("an unknown path is 404 route_not_found without Allow, whatever the method", async () => {
     for (const method of ["GET", "POST", "DELETE"]) {
       const response = await api().request(method, "/no-such-things");
       expect(response.status).toBe(404);

@@ -205,9 +205,9 @@ describe("offline: OpenAPI document", () => {
     }
   });
 
-  it("answers every code of the catalogue (lib/core/error-codes.ts) on some route, but the two for unknown paths and methods", () => {
+  it("answers every code of the catalogue (lib/core/error-codes.ts) on some route, but the two for unknown routes and malformed HTTP", () => {
     const answered = new Set(ROUTES.flatMap((route) => [...errorCodesOf(route).values()].flat()));
-    expect(ERROR_CODES.filter((code) => !answered.has(code))).toEqual(["route_not_found", "method_not_allowed", "malformed_request"]);
+    expect(ERROR_CODES.filter((code) => !answered.has(code))).toEqual(["route_not_found", "malformed_request"]);
   });
 
   it("derives the generic codes from the route's shape", () => {
@@ -228,7 +228,7 @@ describe("offline: OpenAPI document", () => {
       expect(has(404, "resource_missing"), route.operationId).toBe(route.path.includes("{") || (route.authenticated && route.idempotency !== "none"));
       expect(has(500, "internal_error"), route.operationId).toBe(true);
       expect(has(503, "resource_busy"), route.operationId).toBe(route.method !== "GET");
-      for (const status of codes.keys()) expect([...codes.get(status)!].some((c) => c === "route_not_found" || c === "method_not_allowed")).toBe(false);
+      for (const status of codes.keys()) expect([...codes.get(status)!].some((c) => c === "route_not_found")).toBe(false);
       for (const [status, own] of Object.entries(route.errors ?? {}))
         for (const code of own ?? []) expect(has(Number(status), code), `${route.operationId} ${code}`).toBe(true);
     }
@@ -343,15 +343,14 @@ describe("offline: OpenAPI document", () => {
     expect(schemas.ContactUpdate!.properties.account_record_ids).toMatchObject({ uniqueItems: true });
   });
 
-  it("documents unmatched requests once: 404 route_not_found, 405 method_not_allowed with Allow, 400 malformed_request, 431 request_too_large", () => {
+  it("documents unmatched requests once: 404 route_not_found (with Allow on a known path), 400 malformed_request, 431 request_too_large", () => {
     const doc = document() as unknown as { info: { description: string }; components: { responses: Record<string, any> } };
-    for (const code of ["route_not_found", "method_not_allowed", "malformed_request", "431 `request_too_large`"]) expect(doc.info.description).toContain(code);
-    expect(Object.keys(doc.components.responses.MethodNotAllowed.headers)).toContain("Allow");
+    for (const code of ["route_not_found", "malformed_request", "431 `request_too_large`"]) expect(doc.info.description).toContain(code);
+    expect(Object.keys(doc.components.responses.RouteNotFound.headers)).toContain("Allow");
     expect(Object.keys(doc.components.responses.MalformedRequest.headers)).toContain("X-Request-Id");
     expect((doc as unknown as Record<string, unknown>)["x-unmatched-responses"]).toEqual({
       400: { $ref: "#/components/responses/MalformedRequest" },
       404: { $ref: "#/components/responses/RouteNotFound" },
-      405: { $ref: "#/components/responses/MethodNotAllowed" },
       431: { $ref: "#/components/responses/HeadersTooLarge" },
     });
   });
@@ -427,7 +426,7 @@ describe("offline: OpenAPI document, the whole truth and small", () => {
     }
     expect(unused).toEqual([]);
     expect(reached).toContain("responses/RouteNotFound");
-    expect(reached).toContain("responses/MethodNotAllowed");
+    expect(reached).toContain("headers/Allow");
   });
 
   it("shares what repeats: error responses, parameters and building-block schemas are components", () => {

@@ -30,7 +30,7 @@ describe("offline: route matching", () => {
     expect(matchRoute("GET", "/api/v3/docs//")).toBeUndefined();
   });
 
-  it("a literal path serves only its own methods (API Gateway sends PATCH /tasks/stats to the {id} route; the pipeline answers 405 with the literal path's methods)", () => {
+  it("a literal path serves only its own methods (API Gateway sends PATCH /tasks/stats to the {id} route; the pipeline answers 404 with the literal path's methods in Allow)", () => {
     expect(matchRoute("PATCH", "/api/v3/tasks/stats")?.route.operationId).toBe("updateTask");
     expect(methodsAtPath("/api/v3/tasks/stats")).toEqual(["GET"]);
     expect(methodsAtPath("/api/v3/estimates/preview")).toEqual(["POST"]);
