@@ -177,6 +177,30 @@ describe("connected: long writes are atomic to readers", () => {
     scaled(180_000),
   );
 
+  it("a hold reversing a unique unit judges it on the settled item: a sale committed but not folded yet is the unit's sale", async () => {
+    const w = await world();
+    const parts = await items(w, 21, 5);
+    const created = await w.client.post("/items", { name: "Serial", inventory_type: "unique", serial_number: `SN-${randomUUID()}` });
+    expect(created.status, created.text).toBe(201);
+    expect((await w.client.post(`/items/${created.body.id}/adjustments`, { location_id: w.location, quantity: 1 })).status).toBe(201);
+    const unit = { id: created.body.id as string, variationId: (await readItemTree(w.account.accountId, created.body.id)).variations[0]!.variationId };
+    const source = { sourceType: "invoice", sourceId: `inv-${randomUUID()}`, reason: "test: a sale, then its reversal" };
+    const changes = (sign: 1 | -1) => [
+      { itemId: unit.id, variationId: unit.variationId, locationId: w.location, deltas: { onHand: -sign }, sold: sign === 1 },
+      ...parts.map((p) => ({ itemId: p.id, variationId: p.variationId, locationId: w.location, deltas: { onHand: -sign } })),
+    ];
+    // The sale commits and is not folded (its writer died after the commit point).
+    const sale = await holdStock({ accountId: w.account.accountId, source, changes: changes(1) });
+    expect(await writeTransaction((tx) => sale.bind(tx))).toBeNull();
+    // Its reversal reads the unit as the sale left it: sold by this document, so it comes back.
+    const reversal = await holdStock({ accountId: w.account.accountId, source, changes: changes(-1) });
+    expect(await writeTransaction((tx) => reversal.bind(tx))).toBeNull();
+    await foldHold(w.account.accountId, reversal.journalId);
+    const [item] = await readSettledItems(w.account.accountId, () => readItems(w.account.accountId, [unit.id]));
+    expect({ onHand: itemStock(item!)[w.location]?.onHand, sold: item!.sold }).toEqual({ onHand: 1, sold: false });
+    expect(await quantityOf(w, parts[20]!.id)).toBe(5);
+  });
+
   it("a read that predates another reader's fold (or release) of a hold is read again, once per hold", async () => {
     const w = await world();
     const parts = await items(w, 2, 5);

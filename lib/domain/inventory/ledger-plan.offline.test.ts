@@ -1,6 +1,6 @@
 import { chunkIndexes, rowBalances, type StockChange } from "./stock-changes.js";
 import { rowKeyOf } from "../../core/records.js";
-import { StockRuleError } from "../../core/failures.js";
+import { StalePlanError, StockRuleError } from "../../core/failures.js";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ledgerOpCount } from "../../db/inventory.js";
@@ -539,6 +539,26 @@ describe("planHold: a hold's chunks judged together", () => {
       rows: new Map(options.rows.map((r) => [rowKeyOf(r), r])),
       sequence: 0,
     });
+
+  it("finds a unique unit's reversal stale when the unit moved since the hold was journaled (brought back, or sold by another document)", () => {
+    const id = randomUUID();
+    const at = row(id, "v", L1, 1, { onHand: 0 });
+    const reversal = { ...change(id, "v", L1, { onHand: 1 }), sold: false };
+    const planWith = (overrides: Partial<ItemRecord>) => () =>
+      planHold({
+        accountId: ACCOUNT,
+        journalId: "hold-1",
+        source: { sourceType: "invoice", sourceId: "inv-A", userId: "user-1" },
+        at: AT,
+        changes: [reversal],
+        items: new Map([[id, itemWithRows(id, [at], { inventoryType: "unique", ...overrides })]]),
+        rows: new Map([[rowKeyOf(at), at]]),
+        sequence: 0,
+      });
+    expect(planWith({ sold: true, soldBy: "inv-A" })).not.toThrow();
+    expect(planWith({ sold: true, soldBy: "inv-B" })).toThrow(StalePlanError);
+    expect(planWith({ sold: false })).toThrow(StalePlanError);
+  });
 
   it("refuses a chunk that takes an item's balance past the most it counts exactly", () => {
     const id = randomUUID();

@@ -1,5 +1,5 @@
 import { rowKeyOf } from "../../core/records.js";
-import { StockRuleError } from "../../core/failures.js";
+import { StalePlanError, StockRuleError } from "../../core/failures.js";
 import { withRows, type LedgerWrite } from "../../db/inventory.js";
 import { bucketOf } from "../../db/items.js";
 import type { ItemRecord, StockHistoryItem, StockRowItem } from "../../db/service.js";
@@ -328,6 +328,9 @@ export function planHold(input: PlanInput): LedgerWrite {
     addQuantities(0, ...[...input.rows.values()].filter((r) => r.itemId === itemId).map((r) => unitsIn(ownPending(r))));
   input.changes.forEach((change, index) => {
     const item = checkedItem(change, index, input.items);
+    // The hold left out the unique units not its own to give back when it was journaled; one that
+    // moved since (brought back, or sold by another document) makes the plan stale: plan again.
+    if (withoutUnitAlreadyBack(change, input.items, input.source.sourceId) !== change) throw new StalePlanError(`Unique item ${change.itemId}`);
     const key = rowKeyOf(change);
     let held = rows.get(key);
     if (!held) {

@@ -1,5 +1,5 @@
 import { chunkIndexes, type LedgerSource, type StockChange } from "./stock-changes.js";
-import { applyChunk, foldHold, releaseHold, waitForHoldsToEnd } from "./settling.js";
+import { applyChunk, foldHold, readState, releaseHold, waitForHoldsToEnd } from "./settling.js";
 import { holdChangesWithoutUnitsBack, reversedUniqueCandidates } from "./unique-units.js";
 import { rowKeyOf } from "../../core/records.js";
 import { HoldYieldError, StalePlanError, StockRuleError } from "../../core/failures.js";
@@ -62,14 +62,21 @@ export async function holdStock(options: {
   const journalId = options.journalId ?? randomUUID();
   const leaseUntil = Date.now() + (options.leaseMs ?? HOLD_LEASE_MS);
   // A reversal of a unique unit that is already back (or sold again by another document) gives
-  // nothing back: decided before the changes are journaled (one read, only when there are such).
-  const candidates = reversedUniqueCandidates(options.changes);
+  // nothing back: decided before the changes are journaled, on the items as settled (a committed
+  // hold not folded yet, the sale's own, counts), one read only when there are such reversals.
+  // `planHold` checks it again on each chunk's state: a unit moved since is a stale plan.
+  const candidates = new Set(reversedUniqueCandidates(options.changes));
   const { changes, original } =
-    candidates.length === 0
+    candidates.size === 0
       ? { changes: options.changes, original: undefined }
       : holdChangesWithoutUnitsBack(
           options.changes,
-          new Map((await readItemsAndRows(options.accountId, candidates, [])).items.map((item) => [item.itemId, item])),
+          (
+            await readState(
+              options.accountId,
+              options.changes.filter((change) => candidates.has(change.itemId)),
+            )
+          ).items,
           options.source.sourceId,
         );
   const journal = journalRecord(options.accountId, journalId, options.source, changes, { leaseUntil });

@@ -166,7 +166,7 @@ export function stockWarnings(lines: readonly EstimateLine[], resolved: Readonly
         status: 422,
         param: `lines[${index}].quantity`,
         code: "insufficient_stock",
-        message: `${total} requested of ${found.item.name}${found.row ? " at this stock row" : ""}, ${available.toString()} available (on hand less reserved): an invoice of it sells beyond what is there.`,
+        message: `${total} requested of ${found.item.name}${found.row ? " at this stock row" : ""}, ${available.toString()} available (on hand less reserved): ${found.item.inventoryType === "unique" ? "a unique item sells only while it is on hand." : "an invoice of it sells beyond what is there."}`,
       });
     }
   });
