@@ -427,6 +427,25 @@ describe("connected: invoices", () => {
     // The invoice that sold it last gives it back.
     expect((await w.client.post(`/invoices/${fourth.id}/cancel`, {})).status).toBe(200);
     expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 1, sold: false, status_id: 1 });
+
+    // An edit replacing a unit's line by a new line of it sells it anew: not on hand (sold by another invoice), 422;
+    const fifth = await sell();
+    const sixth = await resell();
+    const fifthLine = (await w.client.get(`/invoices/${fifth.id}`)).body.lines[0].id;
+    expect(fifthLine).toBeTruthy();
+    expectValidation(await w.client.patch(`/invoices/${fifth.id}`, { lines: [line] }), "lines[0].quantity", "insufficient_stock");
+    // on hand again (brought back), the edited invoice sells it and the unit is sold.
+    expect((await w.client.post(`/invoices/${sixth.id}/cancel`, {})).status).toBe(200);
+    expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 1, sold: false });
+    const edited2 = await w.client.patch(`/invoices/${fifth.id}`, { lines: [line] });
+    expect(edited2.status, edited2.text).toBe(200);
+    expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 0, sold: true, status_id: 2 });
+    // Its own line kept as is moves nothing; the invoice still gives the unit back once.
+    const kept = await w.client.patch(`/invoices/${fifth.id}`, { name: "Kept", lines: [{ id: edited2.body.lines[0].id, ...line }] });
+    expect(kept.status, kept.text).toBe(200);
+    expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 0, sold: true });
+    expect((await w.client.post(`/invoices/${fifth.id}/cancel`, {})).status).toBe(200);
+    expect(await stockOf(w.client, unique.id)).toMatchObject({ quantity: 1, sold: false, status_id: 1 });
   });
 
   it("updates unpaid invoices: line replacement with the stock difference, customer change moving figures, If-Match", async () => {

@@ -161,13 +161,16 @@ export function invertChange(change: StockChange): StockChange {
 }
 
 /**
- * Changes merged per item-variation-location row, in first-seen order (deltas summed exactly,
- * the last `sold` kept); rows whose deltas cancel out are left out.
+ * Changes merged per item-variation-location row, in first-seen order (deltas summed exactly);
+ * rows whose deltas cancel out are left out. A change that sells or gives back a unique unit
+ * (`sold` set) stays whole, in its place: a giving back is judged on whose sale the unit is
+ * now (`withoutUnitAlreadyBack`), and a sale on whether the unit is on hand, so an edit's
+ * reversal and a new line of the same unit cannot cancel out unjudged.
  */
 export function mergeStockChanges(changes: readonly StockChange[]): StockChange[] {
-  const merged = new Map<string, StockChange>();
-  for (const change of changes) {
-    const key = rowKeyOf(change);
+  const merged = new Map<string | number, StockChange>();
+  for (const [index, change] of changes.entries()) {
+    const key = change.sold === undefined ? rowKeyOf(change) : index;
     const existing = merged.get(key);
     if (!existing) {
       merged.set(key, { ...change, deltas: { ...change.deltas } });
@@ -177,7 +180,6 @@ export function mergeStockChanges(changes: readonly StockChange[]): StockChange[
       const value = change.deltas[field];
       if (value !== undefined) existing.deltas[field] = addQuantities(existing.deltas[field] ?? 0, value);
     }
-    if (change.sold !== undefined) existing.sold = change.sold;
     if (change.oversell) existing.oversell = true;
   }
   return [...merged.values()].filter((change) => BALANCE_FIELDS.some((field) => (change.deltas[field] ?? 0) !== 0));

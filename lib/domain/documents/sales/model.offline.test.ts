@@ -100,7 +100,7 @@ describe("offline: the ledger sells unique items", () => {
     expect(same.items[0]!.statusMove).toBeUndefined();
   });
 
-  it("inverts a sale into a return and merges changes per row", () => {
+  it("inverts a sale into a return and merges changes per row, but a unique unit's", () => {
     const sale: StockChange = { itemId: "a", variationId: "v", locationId: LOCATION, deltas: { onHand: -1 }, sold: true };
     expect(invertChange(sale)).toEqual({ itemId: "a", variationId: "v", locationId: LOCATION, deltas: { onHand: 1 }, sold: false });
     const merged = mergeStockChanges([
@@ -109,8 +109,12 @@ describe("offline: the ledger sells unique items", () => {
       { itemId: "a", variationId: "v", locationId: LOCATION, deltas: { onHand: -1 }, sold: true },
       { itemId: "b", variationId: "v", locationId: LOCATION, deltas: { onHand: 0.2, reserved: 1 } },
     ]);
-    // a cancels out; b sums exactly (no float drift).
-    expect(merged).toEqual([{ itemId: "b", variationId: "v", locationId: LOCATION, deltas: { onHand: 0.3, reserved: 1 } }]);
+    // b sums exactly (no float drift); a's unit given back and sold again stay whole, in their places, each judged.
+    expect(merged).toEqual([
+      { itemId: "a", variationId: "v", locationId: LOCATION, deltas: { onHand: 1 }, sold: false },
+      { itemId: "b", variationId: "v", locationId: LOCATION, deltas: { onHand: 0.3, reserved: 1 } },
+      { itemId: "a", variationId: "v", locationId: LOCATION, deltas: { onHand: -1 }, sold: true },
+    ]);
   });
 });
 
