@@ -50,6 +50,25 @@ export async function cli(...args: string[]): Promise<CliResult> {
   return { code, stdout, stderr };
 }
 
+/**
+ * The CLI in this process with changes to its environment for the command's length (a value of
+ * undefined removes the variable), for what it decides before it connects (argument errors):
+ * no process start. Run one at a time: the environment is the process's.
+ */
+export async function cliInEnv(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
+  const saved = { ...process.env };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  try {
+    return await cli(...args);
+  } finally {
+    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    Object.assign(process.env, saved);
+  }
+}
+
 /** The CLI with changes to its environment (a value of undefined removes the variable). */
 export function cliWithEnv(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
   return run(process.execPath, ["--import", "tsx", "scripts/admin/cli.ts", ...args], env);
