@@ -382,10 +382,11 @@ describe("errors", () => {
     // A new checkpoint under the new permissions works.
     const fresh = await startCursor(userClient);
     expect((await userClient.get("/sync", { cursor: fresh })).status).toBe(200);
-    // A change that takes syncing its resources away: 403, not "rebuild with start=now" (which would refuse too).
+    // A change that takes syncing its resources away is a change too (architecture section 4:
+    // "any change ... makes an old sync cursor 409"); the rebuild's start=now says what is missing.
     const branch = await createLocation(client, "Sync branch");
     await updateUser(user.userId, { permissions: ["inventory.list", "costs.view"], locationId: branch });
-    expectError(await userClient.get("/sync", { cursor: fresh }), 403, "sync_permission_denied", "resources");
+    expectError(await userClient.get("/sync", { cursor: fresh }), 409, "sync_scope_changed", "cursor");
     expectError(await userClient.get("/sync", { start: "now", resources: "item" }), 403, "sync_permission_denied", "resources");
   });
 

@@ -152,9 +152,9 @@ export async function syncChanges(principal: Principal, query: Record<string, un
     if (payload.a !== principal.accountId || payload.u !== principal.userId) {
       throw fail(403, "sync_cursor_owner_mismatch", "The cursor belongs to another account or user.", "cursor");
     }
-    // A caller who may no longer sync the cursor's resources at all is told so (403), not sent to
-    // rebuild with start=now, which would refuse it the same way.
-    if (payload.f !== fingerprint) requireSyncAccess(principal, payload.r as SyncResource[]);
+    // Any change of the effective permissions or scopes, even one that takes syncing these
+    // resources away, is 409 for an old cursor (architecture section 4, readings of the
+    // contract); the rebuild's start=now then says what is missing (403).
     if (payload.f !== fingerprint) {
       throw fail(
         409,
