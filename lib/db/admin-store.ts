@@ -3,6 +3,7 @@ import { getDocumentClient } from "./client.js";
 import { pagesOf } from "./pages.js";
 import { ENTITY_ATTRIBUTE } from "../core/entity-attribute.js";
 import { batchGetAll } from "./batch-get.js";
+import { batchPutAll } from "./batch-write.js";
 import { tableName } from "./table.js";
 import { db, type AccountItem, type ApiKeyItem, type UserItem } from "./service.js";
 import { type TransactionBuilder, writeTransaction } from "./transactions.js";
@@ -217,9 +218,12 @@ export async function rebuildOperatorDirectory(): Promise<{ accounts: number; us
       ];
     }),
   ];
-  for (let i = 0; i < entries.length; i += 25) {
-    await Promise.all(entries.slice(i, i + 25).map((entry) => e.operatorDirectory.put(entry).go({ response: "none" })));
-  }
+  await batchPutAll("rebuild the operator directory", entries, async (chunk) => {
+    // What DynamoDB left unprocessed comes back as its keys: the entries to send again.
+    const byKey = new Map(chunk.map((entry) => [`${entry.directory} ${entry.entry}`, entry]));
+    const { unprocessed } = await e.operatorDirectory.put(chunk).go();
+    return { unprocessed: unprocessed.map((key) => byKey.get(`${key.directory} ${key.entry}`)!) };
+  });
   return { accounts: accounts.length, users: users.length, keys: keys.length };
 }
 
