@@ -191,12 +191,17 @@ export const discountDetailOut = () => ({
 /** `created_at` and `updated_at` in responses. */
 export const timestampsOut = () => ({ created_at: timestampOut(), updated_at: timestampOut() });
 
-/** A payment or refund of an invoice or purchase order in responses; `card` differs by kind. */
+/**
+ * A payment or refund of an invoice or purchase order in responses; `card` differs by kind. An
+ * invoice payment has exactly the fields spec part 2 section 2.5 lists ("Only these fields are
+ * returned": no `object`, as for fulfillments); a purchase-order payment, which the spec does not
+ * close, carries `object` as every record does (part 1 section 2.1).
+ */
 export const paymentOut = (id: string, parent: "invoice_id" | "purchase_order_id", card: z.ZodType) =>
   z
     .object({
       id: uuid(),
-      object: z.literal("payment"),
+      ...(parent === "purchase_order_id" ? { object: z.literal("payment") } : {}),
       [parent]: uuid(),
       amount: moneyOut().meta({ description: "Signed: payments positive, refunds negative" }),
       type: z.enum(["payment", "refund"]),

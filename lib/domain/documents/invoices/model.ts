@@ -148,13 +148,12 @@ export const INVOICE_KIND: SalesKind<"invoice"> = {
   present: presentInvoice,
 };
 
-/** A payment or refund of an invoice as the API shows it. */
+/** A payment or refund of an invoice as the API shows it: only the fields spec part 2 section 2.5 lists. */
 export function presentPayment(payment: DocumentPaymentItem) {
   const card =
     payment.cardBrand !== undefined || payment.cardLast4 !== undefined ? { brand: orNull(payment.cardBrand), last4: orNull(payment.cardLast4) } : null;
   return {
     id: payment.paymentId,
-    object: "payment",
     invoice_id: payment.documentId,
     amount: payment.amount,
     type: payment.amountMinor < 0 ? "refund" : "payment",
