@@ -228,7 +228,15 @@ async function main(): Promise<void> {
   const { startStreamPoller, muteIdleStreamBatches } = await import("./stream-poller.js");
   const { handler: streamHandler } = await import("../../functions/stream-processor/handler.js");
   muteIdleStreamBatches();
-  const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: tableName(), handler: streamHandler });
+  // With a DATA_DIR of its own, the poller notes where it got to, so a restart resumes there:
+  // what was written while the stack was stopped (an admin command) still reaches the feed.
+  const dataDir = localEnv.dataDir();
+  const poller = await startStreamPoller({
+    endpoint: process.env.DYNAMODB_ENDPOINT!,
+    tableName: tableName(),
+    handler: streamHandler,
+    checkpointFile: external || dataDir === "memory" ? undefined : join(resolve(dataDir), `stream-checkpoints.${tableName()}.json`),
+  });
   running.push({ name: "stream poller", stop: poller.stop });
   // Webhook messages are delivered from this process (retries wait on timers): drop them on stop.
   const { localWebhookQueue } = await import("../../lib/domain/webhooks/queue.js");

@@ -9,6 +9,7 @@ import {
   type _Record,
 } from "@aws-sdk/client-dynamodb-streams";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from "aws-lambda";
 
 /**
@@ -29,6 +30,28 @@ function hash(text: string): number {
   let value = 0;
   for (let i = 0; i < text.length; i++) value = (value * 31 + text.charCodeAt(i)) >>> 0;
   return value;
+}
+
+/** Per shard, the sequence number of the last record handled: where a restarted poller resumes. */
+type Checkpoints = Record<string, string>;
+
+/** The checkpoints saved for this stream, or undefined (no file, another stream: the table was made anew). */
+function readCheckpoints(file: string, streamArn: string): Checkpoints | undefined {
+  try {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as { streamArn?: unknown; shards?: unknown };
+    if (saved.streamArn !== streamArn || saved.shards === null || typeof saved.shards !== "object") return undefined;
+    return Object.fromEntries(
+      Object.entries(saved.shards as Record<string, unknown>).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/** Saves the checkpoints whole (a new file renamed over the old: never half written). */
+function writeCheckpoints(file: string, streamArn: string, shards: Checkpoints): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify({ streamArn, shards }));
+  renameSync(`${file}.tmp`, file);
 }
 
 /**
@@ -88,6 +111,13 @@ export async function startStreamPoller(options: {
   /** Start at the oldest record (tests) instead of the newest (a restarted local stack). */
   fromStart?: boolean;
   /**
+   * A file keeping, per shard, the last record handled (the local stack's DATA_DIR): a restart
+   * resumes right after it, so what was written while the stack was stopped (an admin command,
+   * the end of a batch not yet polled) still reaches the change feed, and nothing is handled
+   * twice. Without one, or when it is of another stream, a start skips the history before it.
+   */
+  checkpointFile?: string;
+  /**
    * Like Lambda's parallelization factor: a shard's records are split by partition key into
    * this many groups handled concurrently (order kept within a key). Default 1.
    */
@@ -107,6 +137,46 @@ export async function startStreamPoller(options: {
   let running = true;
   let firstDiscovery = true;
   let cycle: Promise<void> = Promise.resolve();
+  const checkpointFile = options.checkpointFile;
+  const resumed = checkpointFile ? readCheckpoints(checkpointFile, streamArn) : undefined;
+  const checkpoints: Checkpoints = {};
+  let unsaved = false;
+  const saveCheckpoints = () => {
+    if (!checkpointFile || !unsaved) return;
+    writeCheckpoints(checkpointFile, streamArn, checkpoints);
+    unsaved = false;
+  };
+  const handled = (shardId: string, sequenceNumber: string | undefined) => {
+    if (sequenceNumber === undefined) return;
+    checkpoints[shardId] = sequenceNumber;
+    unsaved = true;
+  };
+
+  const iteratorOf = async (shardId: string, type: "TRIM_HORIZON" | "LATEST" | "AFTER_SEQUENCE_NUMBER", after?: string) =>
+    (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type, SequenceNumber: after }))).ShardIterator;
+
+  /** Reads a shard to its end without handling anything: the iterator there, and its last record's sequence number. */
+  async function skipToEnd(shardId: string): Promise<string | undefined> {
+    let iterator = await iteratorOf(shardId, "TRIM_HORIZON");
+    while (iterator) {
+      const page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+      const records = page.Records ?? [];
+      handled(shardId, records[records.length - 1]?.dynamodb?.SequenceNumber);
+      iterator = page.NextShardIterator;
+      if (records.length === 0) break;
+    }
+    return iterator;
+  }
+
+  /** Right after the record a previous run handled last; its whole retained history when that record is gone. */
+  async function resumeAfter(shardId: string, sequenceNumber: string): Promise<string | undefined> {
+    checkpoints[shardId] = sequenceNumber;
+    try {
+      return await iteratorOf(shardId, "AFTER_SEQUENCE_NUMBER", sequenceNumber);
+    } catch {
+      return iteratorOf(shardId, "TRIM_HORIZON");
+    }
+  }
 
   async function discoverShards(): Promise<void> {
     let exclusiveStartShardId: string | undefined;
@@ -122,13 +192,31 @@ export async function startStreamPoller(options: {
       const shardId = shard.ShardId!;
       if (known.has(shardId)) continue;
       known.add(shardId);
-      const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
-      const type = firstDiscovery && !options.fromStart && open ? "LATEST" : "TRIM_HORIZON";
-      if (firstDiscovery && !options.fromStart && !open) continue; // history from before this start
-      const { ShardIterator } = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type }));
-      iterators.set(shardId, ShardIterator);
+      const ending = shard.SequenceNumberRange?.EndingSequenceNumber;
+      if (resumed) {
+        // A shard a previous run handled resumes after its last record; one it never handled
+        // (begun since, or empty then) is new from its start.
+        const last = resumed[shardId];
+        if (last !== undefined && last === ending) {
+          checkpoints[shardId] = last;
+          continue;
+        }
+        iterators.set(shardId, last !== undefined ? await resumeAfter(shardId, last) : await iteratorOf(shardId, "TRIM_HORIZON"));
+      } else if (firstDiscovery && !options.fromStart) {
+        // History from before this start is not handled: a closed shard is left, an open one
+        // read from its end on (with a checkpoint file, its last record noted, so a restart
+        // knows where this run began).
+        if (ending !== undefined) {
+          handled(shardId, ending);
+          continue;
+        }
+        iterators.set(shardId, checkpointFile ? await skipToEnd(shardId) : await iteratorOf(shardId, "LATEST"));
+      } else {
+        iterators.set(shardId, await iteratorOf(shardId, "TRIM_HORIZON"));
+      }
     }
     firstDiscovery = false;
+    saveCheckpoints();
   }
 
   /** Hands a batch to the handler, retrying it (as Lambda does) while it reports failures. */
@@ -182,6 +270,7 @@ export async function startStreamPoller(options: {
           groups.set(group, [...(groups.get(group) ?? []), event]);
         }
         await Promise.all([...groups.values()].map((group) => deliver(group)));
+        handled(shardId, records[records.length - 1]!.dynamodb?.SequenceNumber);
       }
       iterator = page.NextShardIterator;
       iterators.set(shardId, iterator);
@@ -192,7 +281,11 @@ export async function startStreamPoller(options: {
   async function pollOnce(): Promise<void> {
     await discoverShards();
     await Promise.all([...iterators.keys()].map(pollShard));
+    saveCheckpoints();
   }
+
+  // Where this start begins is settled before it returns: what is written after is handled.
+  await discoverShards();
 
   // The wait between polls ends early when the poller stops (a long interval never holds up `stop`).
   let wake: () => void = () => {};
@@ -202,6 +295,7 @@ export async function startStreamPoller(options: {
         if (running) process.stderr.write(`stream poller: ${error.message}\n`);
       });
       await cycle;
+      if (!running) break; // stopped during the cycle: no wait to wake
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, options.intervalMs ?? 250);
         wake = () => {
@@ -217,6 +311,7 @@ export async function startStreamPoller(options: {
       running = false;
       wake();
       await loop;
+      saveCheckpoints();
       tables.destroy();
       streams.destroy();
     },
