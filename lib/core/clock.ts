@@ -8,6 +8,9 @@ let offsetMs = 0;
 /** Now. */
 export const currentTime = (): Date => new Date(Date.now() + offsetMs);
 
+/** An instant of the system clock (epoch ms, e.g. when a request was received) on this clock. */
+export const clockTimeOf = (systemMs: number): number => systemMs + offsetMs;
+
 /** Now, as the ISO-8601 UTC timestamp records store (`createdAt`, `updatedAt`, ...). */
 export const nowIso = (): string => currentTime().toISOString();
 

@@ -144,6 +144,8 @@ export function buildHandler(
   return (event: HttpEvent, context: Context): Promise<HttpResult> => {
     const remaining = context?.getRemainingTimeInMillis?.();
     const deadline = remaining === undefined ? undefined : Date.now() + remaining - DEADLINE_MARGIN_MS;
-    return withDbUsage(newDbUsage(deadline), () => pipeline(event, context) as Promise<HttpResult>);
+    const received = event.requestContext?.timeEpoch;
+    const receivedAt = typeof received === "number" && received <= Date.now() ? received : Date.now();
+    return withDbUsage(newDbUsage(deadline, receivedAt), () => pipeline(event, context) as Promise<HttpResult>);
   };
 }

@@ -223,6 +223,9 @@ describe("connected: invoice payments, packing and large invoices", () => {
     expect(rest.body.packing_list_number).toBe(3);
     // Packing a fully packed line again is a validation error of the body (spec 4.5: quantity "not above the line's remaining quantity").
     await invalid({ lines: [{ id: inventory.id, quantity: 1 }] }, "lines[0].id");
+    // The same for a burst of them: the invoice was full before they came (none packs it meanwhile).
+    const late = await Promise.all(Array.from({ length: 8 }, () => w.client.post(packUrl, { lines: [{ id: inventory.id, quantity: 1 }] })));
+    for (const response of late) expectError(response, 422, "invalid_invoice_pack", "lines[0].id");
     expectError(
       await w.client.post(`/invoices/${(await hundred(w)).id}/fulfillments`, { lines: [{ id: randomUUID(), quantity: 1 }] }),
       422,

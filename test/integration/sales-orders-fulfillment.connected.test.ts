@@ -326,6 +326,9 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     for (const response of refused) expect(["sales_order_pack_not_allowed", "sales_order_line_already_packed"]).toContain(response.body.error.code);
     // Spec 4.4: "a line already fully packed at first validation" (no pack in flight): the line's code.
     expectError(await pack(w.client, created.body.id, [{ id: line.id, quantity: 1 }]), 409, "sales_order_line_already_packed");
+    // So is a burst of packs of an order full before they all came: waiting behind each other, none packs it.
+    const late = await Promise.all(Array.from({ length: 8 }, () => pack(w.client, created.body.id, [{ id: line.id, quantity: 1 }])));
+    for (const response of late) expectError(response, 409, "sales_order_line_already_packed");
     expect((await w.client.get(`/sales-orders/${created.body.id}/fulfillments`)).body.pagination.total_records).toBe(1);
   });
 

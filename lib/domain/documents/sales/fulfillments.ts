@@ -8,6 +8,7 @@ import type { IdempotencyCompletion } from "../../../core/idempotency.js";
 import { pageOfAll, type ListEnvelope, type PageRequest } from "../../../core/pagination.js";
 import { DOCUMENT_LABEL, addDocumentWrite } from "../../../db/documents.js";
 import { FULFILLMENT_LABEL, queryFulfillments, readFulfillment } from "../../../db/fulfillments.js";
+import { requestReceivedAt } from "../../../db/metrics.js";
 import { RETRY } from "../../../db/retry.js";
 import { allocateNumber } from "../../../db/sequences.js";
 import type { AccountItem, DocumentItem, FulfillmentItem } from "../../../db/service.js";
@@ -110,6 +111,7 @@ export async function packDocument(
   const duplicates = duplicateLineIds(body.lines);
   if (duplicates.length > 0) throw policy.invalid(duplicates);
   const account = await accountSettings(principal.accountId);
+  const receivedAt = requestReceivedAt();
   return writeAtRevision(
     { operation: `pack ${policy.what}`, accountId: principal.accountId, documentId: id, ifMatch: ifMatchHeader },
     () => policy.read(principal, id),
@@ -117,8 +119,12 @@ export async function packDocument(
       policy.assertPackable(principal, tree, account);
       const serviceItems = account.packingServiceItems;
       // Spec 4.4: a line already fully packed "at first validation" is the line's own 409; an order
-      // packed full by a concurrent request is the order's: one it lost a race to, or waited behind.
-      if ((attempt > 0 || turns.behindOthers) && !tree.lines.some((line) => remainingToPack(line, serviceItems) > 0)) throw policy.nothingLeft();
+      // packed full by a concurrent request is the order's: one that changed it after this request
+      // was received (it lost a race to it, or waited behind it). Waiting behind requests that
+      // packed nothing (an order full before they all came) is not that: the line's code, as when
+      // sent alone.
+      const changedSince = attempt > 0 || Date.parse(tree.header.updatedAt) > receivedAt;
+      if (changedSince && !tree.lines.some((line) => remainingToPack(line, serviceItems) > 0)) throw policy.nothingLeft();
       const byId = new Map(tree.lines.map((line) => [line.id, line]));
       const details: ValidationDetail[] = [];
       const packed = new Map<string, number>();
