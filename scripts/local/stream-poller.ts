@@ -140,7 +140,9 @@ export async function startStreamPoller(options: {
   const checkpointFile = options.checkpointFile;
   const resumed = checkpointFile ? readCheckpoints(checkpointFile, streamArn) : undefined;
   const checkpoints: Checkpoints = {};
-  let unsaved = false;
+  // A first start saves its file even with nothing noted: a restart then reads every shard it
+  // has no entry for (empty at this start) from its beginning, instead of starting afresh.
+  let unsaved = Boolean(checkpointFile) && !resumed;
   const saveCheckpoints = () => {
     if (!checkpointFile || !unsaved) return;
     writeCheckpoints(checkpointFile, streamArn, checkpoints);
@@ -168,12 +170,13 @@ export async function startStreamPoller(options: {
     return iterator;
   }
 
-  /** Right after the record a previous run handled last; its whole retained history when that record is gone. */
+  /** Right after the record a previous run handled last; the shard's retained history when that record was trimmed. */
   async function resumeAfter(shardId: string, sequenceNumber: string): Promise<string | undefined> {
     checkpoints[shardId] = sequenceNumber;
     try {
       return await iteratorOf(shardId, "AFTER_SEQUENCE_NUMBER", sequenceNumber);
-    } catch {
+    } catch (error) {
+      if ((error as Error).name !== "TrimmedDataAccessException") throw error;
       return iteratorOf(shardId, "TRIM_HORIZON");
     }
   }
@@ -191,29 +194,24 @@ export async function startStreamPoller(options: {
     for (const shard of shards) {
       const shardId = shard.ShardId!;
       if (known.has(shardId)) continue;
-      known.add(shardId);
+      // Known once its start is settled: a failure here (DynamoDB away) is tried again next cycle.
       const ending = shard.SequenceNumberRange?.EndingSequenceNumber;
       if (resumed) {
         // A shard a previous run handled resumes after its last record; one it never handled
         // (begun since, or empty then) is new from its start.
         const last = resumed[shardId];
-        if (last !== undefined && last === ending) {
-          checkpoints[shardId] = last;
-          continue;
-        }
-        iterators.set(shardId, last !== undefined ? await resumeAfter(shardId, last) : await iteratorOf(shardId, "TRIM_HORIZON"));
+        if (last !== undefined && last === ending) checkpoints[shardId] = last;
+        else iterators.set(shardId, last !== undefined ? await resumeAfter(shardId, last) : await iteratorOf(shardId, "TRIM_HORIZON"));
       } else if (firstDiscovery && !options.fromStart) {
         // History from before this start is not handled: a closed shard is left, an open one
         // read from its end on (with a checkpoint file, its last record noted, so a restart
         // knows where this run began).
-        if (ending !== undefined) {
-          handled(shardId, ending);
-          continue;
-        }
-        iterators.set(shardId, checkpointFile ? await skipToEnd(shardId) : await iteratorOf(shardId, "LATEST"));
+        if (ending !== undefined) handled(shardId, ending);
+        else iterators.set(shardId, checkpointFile ? await skipToEnd(shardId) : await iteratorOf(shardId, "LATEST"));
       } else {
         iterators.set(shardId, await iteratorOf(shardId, "TRIM_HORIZON"));
       }
+      known.add(shardId);
     }
     firstDiscovery = false;
     saveCheckpoints();
@@ -270,11 +268,14 @@ export async function startStreamPoller(options: {
           groups.set(group, [...(groups.get(group) ?? []), event]);
         }
         await Promise.all([...groups.values()].map((group) => deliver(group)));
+        // Saved batch by batch: a poller killed after a batch hands a restart only the batch it was on.
         handled(shardId, records[records.length - 1]!.dynamodb?.SequenceNumber);
+        saveCheckpoints();
       }
       iterator = page.NextShardIterator;
       iterators.set(shardId, iterator);
-      if (!iterator || records.length === 0) return;
+      // Stopping ends a long catch-up between batches (the rest is handled after a restart).
+      if (!iterator || records.length === 0 || !running) return;
     }
   }
 

@@ -73,6 +73,47 @@ describe("connected: the local stream poller across restarts", () => {
     expect(fourth.seen).toEqual(["while-stopped-3"]);
   });
 
+  it("a first start on an empty stream saves its file: a restart hands over what was written meanwhile", async () => {
+    const table = await newTable();
+    const file = join(scratch, `${table}.json`);
+    const empty = await poller(table, file);
+    await empty.poller.stop();
+    await put(table, "while-stopped");
+    const next = await poller(table, file);
+    await next.poller.drain();
+    await next.poller.stop();
+    expect(next.seen).toEqual(["while-stopped"]);
+  });
+
+  it("saves after every batch: a poller that dies in a catch-up hands its restart only the batch it was on", async () => {
+    const table = await newTable();
+    const file = join(scratch, `${table}.json`);
+    const first = await poller(table, file);
+    await first.poller.stop();
+    const keys = Array.from({ length: 250 }, (_, i) => `w${String(i).padStart(3, "0")}`);
+    for (const key of keys) await put(table, key);
+    // Batches of 100: from the third on every one fails, as in a process that died there.
+    let batches = 0;
+    const dying = await startStreamPoller({
+      endpoint: process.env.DYNAMODB_ENDPOINT!,
+      tableName: table,
+      intervalMs: 60_000,
+      checkpointFile: file,
+      handler: async () => {
+        batches += 1;
+        if (batches >= 3) throw new Error("the process died here");
+        return undefined;
+      },
+    });
+    await dying.drain().catch(() => undefined);
+    await dying.stop();
+    expect(batches).toBeGreaterThanOrEqual(3);
+    const next = await poller(table, file);
+    await next.poller.drain();
+    await next.poller.stop();
+    expect(next.seen).toEqual(keys.slice(200));
+  });
+
   it("a first start on a table with history, and a file of another stream, skip what came before", async () => {
     const table = await newTable();
     const file = join(scratch, `${table}.json`);
