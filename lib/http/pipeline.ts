@@ -27,6 +27,7 @@ function literalPathMethods(patterns: readonly { route: RouteDefinition; pattern
 function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRequest): PipelineMiddleware {
   const byKey = new Map(routes.map((r) => [routeKey(r), r]));
   const patterns = routes.map((r) => ({ route: r, pattern: pathPattern(r.path) }));
+  const exact = new Map(routes.map((r) => [r, pathPattern(r.path, r.trailingSlash)]));
   // A route with `trailingSlash` serves its path with one trailing slash too, should API Gateway send that to `$default`.
   const slashed = (event: HttpEvent) => {
     const path = event.rawPath ?? "";
@@ -37,13 +38,18 @@ function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRe
     const route = byKey.get(request.event.routeKey) ?? slashed(request.event);
     const method = request.event.requestContext?.http?.method ?? "";
     const path = request.event.rawPath ?? "";
-    if (!route) throw await unmatched(method, path);
+    // API Gateway also hands a route a path it is not spelled as (`/items/` to `GET /items`):
+    // the fixed part of a path has one spelling, deployed as locally.
+    if (!route || !exact.get(route)!.test(path)) throw await unmatched(method, path);
     request.internal.route = route;
     const allowed = literalPathMethods(patterns, route, path);
     if (allowed.length > 0) throw errors.routeNotFound(method, path, allowed);
   };
   return { before: resolveRouteBefore };
 }
+
+/** API Gateway waits at most 30 s for a function: a request's receipt time is never older when its handler starts. */
+const MAX_GATEWAY_MS = 30_000;
 
 /** Retrying writes give up this long before the Lambda's deadline, leaving time to answer. */
 const DEADLINE_MARGIN_MS = 3000;
@@ -144,8 +150,10 @@ export function buildHandler(
   return (event: HttpEvent, context: Context): Promise<HttpResult> => {
     const remaining = context?.getRemainingTimeInMillis?.();
     const deadline = remaining === undefined ? undefined : Date.now() + remaining - DEADLINE_MARGIN_MS;
+    // API Gateway's receipt time, when it is one (an event replayed from a file is not: now).
     const received = event.requestContext?.timeEpoch;
-    const receivedAt = typeof received === "number" && received <= Date.now() ? received : Date.now();
+    const now = Date.now();
+    const receivedAt = typeof received === "number" && received <= now && received > now - MAX_GATEWAY_MS ? received : now;
     return withDbUsage(newDbUsage(deadline, receivedAt), () => pipeline(event, context) as Promise<HttpResult>);
   };
 }

@@ -329,6 +329,14 @@ describe("connected: sales-order packing, shipping and invoicing", () => {
     // So is a burst of packs of an order full before they all came: waiting behind each other, none packs it.
     const late = await Promise.all(Array.from({ length: 8 }, () => pack(w.client, created.body.id, [{ id: line.id, quantity: 1 }])));
     for (const response of late) expectError(response, 409, "sales_order_line_already_packed");
+    // And beside a write that packs nothing (a ship of its packing list).
+    const winner = attempts.find((r) => r.status === 201)!;
+    const [shipped, ...beside] = await Promise.all([
+      w.client.post(`/sales-orders/${created.body.id}/fulfillments/${winner.body.id}/ship`, {}),
+      ...Array.from({ length: 8 }, () => pack(w.client, created.body.id, [{ id: line.id, quantity: 1 }])),
+    ]);
+    expect(shipped!.status, shipped!.text).toBe(200);
+    for (const response of beside) expectError(response, 409, "sales_order_line_already_packed");
     expect((await w.client.get(`/sales-orders/${created.body.id}/fulfillments`)).body.pagination.total_records).toBe(1);
   });
 

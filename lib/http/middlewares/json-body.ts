@@ -7,7 +7,8 @@ import type { PipelineMiddleware, PipelineRequest } from "../types.js";
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Parses JSON bodies with Middy's parser, for routes that declare a body. An empty body is
+ * Parses JSON bodies with Middy's parser, for routes that declare a body (a route that declares
+ * none ignores whatever is sent, deployed as locally). An empty body is
  * read as `{}` (so missing fields surface as validation errors); a body that is not JSON,
  * is sent without a JSON content type, or is not a JSON object is 400 `invalid_json`; a body
  * over 1 MB is 413 `request_too_large`.
@@ -16,7 +17,14 @@ export function jsonBody(): PipelineMiddleware {
   const parser = httpJsonBodyParser();
   const jsonBodyBefore = async (request: PipelineRequest): Promise<void> => {
     const route = request.internal.route;
-    if (!route?.request.body) return;
+    if (!route) return;
+    if (!route.request.body) {
+      // A route that takes no body (GETs, DELETEs) ignores one, as the local server drops it:
+      // API Gateway forwards it, and it must not enter the idempotency fingerprint.
+      (request.event as { body: unknown }).body = undefined;
+      (request.event as { isBase64Encoded: boolean }).isBase64Encoded = false;
+      return;
+    }
     const raw = request.event.body;
     // The documented limit (API Gateway's own is 10 MB): refuse before parsing anything.
     if (typeof raw === "string" && Buffer.byteLength(raw, request.event.isBase64Encoded ? "base64" : "utf8") > MAX_BODY_BYTES) {

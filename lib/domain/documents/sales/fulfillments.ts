@@ -98,6 +98,11 @@ export async function listFulfillments(
   return pageOfAll(url, page, (await queryFulfillments(principal.accountId, id)).map(presentFulfillment));
 }
 
+/** Whether a packing list of the document was made after `since` (epoch ms, on the domain's clock). */
+async function packedSince(accountId: string, documentId: string, since: number): Promise<boolean> {
+  return (await queryFulfillments(accountId, documentId)).some((fulfillment) => Date.parse(fulfillment.createdAt) > since);
+}
+
 /** Packs incremental quantities (see the module comment); 201 with the new packing list. */
 export async function packDocument(
   principal: Principal,
@@ -119,12 +124,12 @@ export async function packDocument(
       policy.assertPackable(principal, tree, account);
       const serviceItems = account.packingServiceItems;
       // Spec 4.4: a line already fully packed "at first validation" is the line's own 409; an order
-      // packed full by a concurrent request is the order's: one that changed it after this request
-      // was received (it lost a race to it, or waited behind it). Waiting behind requests that
-      // packed nothing (an order full before they all came) is not that: the line's code, as when
-      // sent alone.
-      const changedSince = attempt > 0 || Date.parse(tree.header.updatedAt) > receivedAt;
-      if (changedSince && !tree.lines.some((line) => remainingToPack(line, serviceItems) > 0)) throw policy.nothingLeft();
+      // packed full by a concurrent request is the order's: one packed after this request was
+      // received (it lost a race to it, or waited behind it). Waiting behind requests that packed
+      // nothing, or behind other writes (a ship, a payment), is not that: the line's code, as when
+      // sent alone. Only a full document pays the read of its packing lists.
+      const full = !tree.lines.some((line) => remainingToPack(line, serviceItems) > 0);
+      if (full && (attempt > 0 || (await packedSince(principal.accountId, id, receivedAt)))) throw policy.nothingLeft();
       const byId = new Map(tree.lines.map((line) => [line.id, line]));
       const details: ValidationDetail[] = [];
       const packed = new Map<string, number>();
