@@ -53,6 +53,16 @@ describe("offline: document line storage", () => {
     const wide = () => encodeDocumentLines(lines(500, () => "€".repeat(10_000)));
     expect(wide).toThrow(expect.objectContaining({ measure: "json", limit: MAX_DOCUMENT_LINE_JSON_BYTES }));
   });
+
+  it("measures the JSON as a Lambda response carries it: quotes count twice again, so a response never passes 6 MB", () => {
+    // 3.3 MB of JSON text, 6.6 MB once the runtime escapes the body string (every \" becomes \\\").
+    const quoted = lines(300, () => '"'.repeat(5500));
+    expect(Buffer.byteLength(JSON.stringify(quoted))).toBeLessThan(MAX_DOCUMENT_LINE_JSON_BYTES);
+    expect(Buffer.byteLength(JSON.stringify(JSON.stringify(quoted)))).toBeGreaterThan(6 * 1024 * 1024);
+    expect(() => encodeDocumentLines(quoted)).toThrow(expect.objectContaining({ measure: "json", limit: MAX_DOCUMENT_LINE_JSON_BYTES }));
+    const plain = lines(300, () => "a".repeat(5000));
+    expect(encodeDocumentLines(plain).jsonBytes).toBeLessThan(MAX_DOCUMENT_LINE_JSON_BYTES);
+  });
 });
 
 describe("offline: the number at a list position", () => {

@@ -16,17 +16,29 @@ export interface PackedJson {
   chunks: Buffer[];
   /** Compressed size in bytes (what DynamoDB stores). */
   bytes: number;
-  /** Size of the JSON text in bytes (what a response carries). */
+  /** Size of the JSON text in bytes (what a response body carries). */
   jsonBytes: number;
+  /**
+   * Size of the JSON text as a string inside JSON, in bytes: what a Lambda response carries, its
+   * body being a string in the JSON the runtime sends (every `"` and `\\` again escaped).
+   */
+  responseBytes: number;
 }
 
 export function packJson(value: unknown, chunkBytes: number = MAX_CHUNK_BYTES): PackedJson {
-  const json = Buffer.from(JSON.stringify(value), "utf8");
+  const text = JSON.stringify(value);
+  const json = Buffer.from(text, "utf8");
   const packed = deflateRawSync(json);
   const chunks: Buffer[] = [];
   for (let offset = 0; offset < packed.length; offset += chunkBytes) chunks.push(packed.subarray(offset, offset + chunkBytes));
   if (chunks.length === 0) chunks.push(Buffer.alloc(0));
-  return { chunks, bytes: packed.length, jsonBytes: json.length };
+  // JSON text holds no raw control character: escaped again, only quotes and backslashes grow, by one byte each.
+  let escapes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 34 || code === 92) escapes += 1;
+  }
+  return { chunks, bytes: packed.length, jsonBytes: json.length, responseBytes: json.length + escapes };
 }
 
 /** The JSON text of `packJson`'s chunks (given in order). */
