@@ -38,9 +38,15 @@ function resolveRoute(routes: readonly RouteDefinition[], unmatched: UnmatchedRe
     const route = byKey.get(request.event.routeKey) ?? slashed(request.event);
     const method = request.event.requestContext?.http?.method ?? "";
     const path = request.event.rawPath ?? "";
-    // API Gateway also hands a route a path it is not spelled as (`/items/` to `GET /items`):
-    // the fixed part of a path has one spelling, deployed as locally.
-    if (!route || !exact.get(route)!.test(path)) throw await unmatched(method, path);
+    if (!route) throw await unmatched(method, path);
+    // API Gateway also hands a route a path it is not spelled as (`/tasks/` to `GET /tasks`):
+    // the fixed part of a path has one spelling, deployed as locally, where the platform
+    // function answers it (with `no-store` under a group that sends it).
+    if (!exact.get(route)!.test(path)) {
+      const error = await unmatched(method, path);
+      if (route.noStore) error.headers["Cache-Control"] = "no-store";
+      throw error;
+    }
     request.internal.route = route;
     const allowed = literalPathMethods(patterns, route, path);
     if (allowed.length > 0) throw errors.routeNotFound(method, path, allowed);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Context } from "aws-lambda";
 import { beforeAll, describe, expect, it } from "vitest";
 import { handler as estimatesHandler } from "../../functions/estimates/handler.js";
+import { handler as tasksHandler } from "../../functions/tasks/handler.js";
 import type { HttpEvent, HttpResult } from "../../lib/http/types.js";
 import { useApiServer } from "../support/api.js";
 import { newAccount, type TestAccount } from "../support/fixtures.js";
@@ -107,5 +108,13 @@ describe("connected: the handlers with API Gateway's events", () => {
     }
     const plain = await invoke(event("GET /api/v3/estimates/{estimate_id}", `/api/v3/estimates/${id}`, { pathParameters: { estimate_id: id } }));
     expect(plain.statusCode, plain.body).toBe(200);
+    // Under a group whose every answer is no-store (tasks), that 404 is too, as the local one.
+    const tasks = (await tasksHandler(event("GET /api/v3/tasks", "/api/v3/tasks/"), context)) as HttpResult;
+    expect(tasks.statusCode, tasks.body).toBe(404);
+    expect(JSON.parse(tasks.body!).error.code).toBe("route_not_found");
+    expect(tasks.headers["Cache-Control"]).toBe("no-store");
+    const local = await api().withKey(account.ownerKey).get("/tasks/");
+    expect(local.status).toBe(404);
+    expect(local.headers.get("cache-control")).toBe("no-store");
   });
 });
