@@ -65,8 +65,8 @@ export class DocumentTooLargeError extends Error {
   constructor(
     readonly bytes: number,
     readonly limit: number,
-    /** `stored`: compressed bytes; `json`: JSON bytes. */
-    readonly measure: "stored" | "json",
+    /** `stored`: compressed bytes; `json`: JSON bytes; `response`: JSON bytes as a Lambda response carries them (escaped again). */
+    readonly measure: "stored" | "json" | "response",
   ) {
     super(`The lines take ${bytes} bytes (${measure}); a document holds at most ${limit}.`);
     this.name = "DocumentTooLargeError";
@@ -74,7 +74,8 @@ export class DocumentTooLargeError extends Error {
 
   /** The 422 detail's message (on `lines`): what the lines take, and what `holder` holds at most. */
   detailMessage(holder = "a document"): string {
-    const measure = this.measure === "stored" ? "compressed" : "of JSON";
+    const measure =
+      this.measure === "stored" ? "compressed" : this.measure === "json" ? "of JSON" : "as a response carries them (quotes and backslashes escaped again)";
     return `take ${Math.ceil(this.bytes / 1024)} KB ${measure}; ${holder} holds at most ${this.limit / 1024} KB (shorten descriptions).`;
   }
 }

@@ -13,12 +13,14 @@ export type StoredLine = { id: string } & Record<string, unknown>;
 export const MAX_PAGE_BYTES = 350 * 1024;
 /** Compressed line data per document: with the header, within one Query response (1 MB). */
 export const MAX_DOCUMENT_LINE_BYTES = 900 * 1024;
-/**
- * Line JSON per document, measured as a Lambda response carries it (the body a string inside
- * JSON, its quotes and backslashes escaped again): the response stays below Lambda's 6 MB
- * payload, however many quotes the descriptions hold.
- */
+/** Line JSON per document: the response that carries it stays below Lambda's 6 MB payload. */
 export const MAX_DOCUMENT_LINE_JSON_BYTES = 4 * 1024 * 1024;
+/**
+ * The same JSON as a Lambda response carries it (the body a string inside JSON, its quotes and
+ * backslashes escaped again), with room for the header and the lines' computed fields below
+ * Lambda's 6 MB, however many quotes the descriptions hold.
+ */
+export const MAX_DOCUMENT_LINE_RESPONSE_BYTES = 5.5 * 1024 * 1024;
 
 /** A document's lines ready to store: the compressed pages (encode once, write in any attempt). */
 export interface EncodedLines {
@@ -33,7 +35,8 @@ export interface EncodedLines {
 /** Compresses lines into pages; throws `DocumentTooLargeError` beyond the document limits. */
 export function encodeDocumentLines(lines: readonly StoredLine[]): EncodedLines {
   const { chunks, bytes, jsonBytes, responseBytes } = packJson(lines, MAX_PAGE_BYTES);
-  if (responseBytes > MAX_DOCUMENT_LINE_JSON_BYTES) throw new DocumentTooLargeError(responseBytes, MAX_DOCUMENT_LINE_JSON_BYTES, "json");
+  if (jsonBytes > MAX_DOCUMENT_LINE_JSON_BYTES) throw new DocumentTooLargeError(jsonBytes, MAX_DOCUMENT_LINE_JSON_BYTES, "json");
+  if (responseBytes > MAX_DOCUMENT_LINE_RESPONSE_BYTES) throw new DocumentTooLargeError(responseBytes, MAX_DOCUMENT_LINE_RESPONSE_BYTES, "response");
   if (bytes > MAX_DOCUMENT_LINE_BYTES) throw new DocumentTooLargeError(bytes, MAX_DOCUMENT_LINE_BYTES, "stored");
   return { lines, pages: chunks, bytes, jsonBytes };
 }

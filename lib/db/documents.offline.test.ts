@@ -1,5 +1,12 @@
 import { numberAtOffset } from "./document-lists.js";
-import { MAX_DOCUMENT_LINE_BYTES, MAX_DOCUMENT_LINE_JSON_BYTES, MAX_PAGE_BYTES, encodeDocumentLines, type StoredLine } from "./document-lines.js";
+import {
+  MAX_DOCUMENT_LINE_BYTES,
+  MAX_DOCUMENT_LINE_JSON_BYTES,
+  MAX_DOCUMENT_LINE_RESPONSE_BYTES,
+  MAX_PAGE_BYTES,
+  encodeDocumentLines,
+  type StoredLine,
+} from "./document-lines.js";
 import { DocumentTooLargeError } from "../core/failures.js";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
@@ -59,9 +66,14 @@ describe("offline: document line storage", () => {
     const quoted = lines(300, () => '"'.repeat(5500));
     expect(Buffer.byteLength(JSON.stringify(quoted))).toBeLessThan(MAX_DOCUMENT_LINE_JSON_BYTES);
     expect(Buffer.byteLength(JSON.stringify(JSON.stringify(quoted)))).toBeGreaterThan(6 * 1024 * 1024);
-    expect(() => encodeDocumentLines(quoted)).toThrow(expect.objectContaining({ measure: "json", limit: MAX_DOCUMENT_LINE_JSON_BYTES }));
+    expect(() => encodeDocumentLines(quoted)).toThrow(expect.objectContaining({ measure: "response", limit: MAX_DOCUMENT_LINE_RESPONSE_BYTES }));
     const plain = lines(300, () => "a".repeat(5000));
     expect(encodeDocumentLines(plain).jsonBytes).toBeLessThan(MAX_DOCUMENT_LINE_JSON_BYTES);
+    // What the JSON measure alone held before stays writable: 4 MB with a quote in every 8 characters (4.9 MB escaped).
+    const some = lines(430, () => 'abcdefg"'.repeat(1000));
+    expect(Buffer.byteLength(JSON.stringify(some))).toBeLessThan(MAX_DOCUMENT_LINE_JSON_BYTES);
+    expect(() => encodeDocumentLines(some)).not.toThrow();
+    expect(MAX_DOCUMENT_LINE_RESPONSE_BYTES).toBeLessThan(6 * 1024 * 1024);
   });
 });
 

@@ -19,8 +19,8 @@ import { estimateExpiryKeys } from "./estimate-expiries.js";
  * at most `MAX_PAGE_BYTES`. Limits, so that every document stays atomic and readable in one
  * request: at most `MAX_DOCUMENT_LINE_BYTES` compressed (header and pages then fit one Query
  * response of 1 MB; a transaction with the stored response of an idempotent request stays far
- * below 4 MB) and `MAX_DOCUMENT_LINE_JSON_BYTES` of JSON as a Lambda response carries it (a
- * response stays below Lambda's 6 MB).
+ * below 4 MB), `MAX_DOCUMENT_LINE_JSON_BYTES` of JSON and `MAX_DOCUMENT_LINE_RESPONSE_BYTES` of it
+ * as a Lambda response carries it (a response stays below Lambda's 6 MB).
  * A 500-line estimate with 4,000-character natural-language descriptions is ~2.2 MB of JSON and
  * ~700 KB compressed: 2 pages.
  */
