@@ -55,12 +55,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export interface AttemptContext {
   /** This attempt is the first after waiting for turns: what earlier attempts learnt is stale. */
   afterWait: boolean;
-  /**
-   * Another writer of these names may have gone first while this request waited: it lost a race,
-   * waited for a turn, or found the process's line for a name taken. What this attempt reads may
-   * then be a concurrent request's work (spec 4.4 tells such a state apart).
-   */
-  behindOthers: boolean;
   /** After waiting: what the previous holder of the turn on `name` handed on (a hint), if anything. */
   received(name: string): unknown;
   /** Hands `value` on to the next holder of the turn on `name` (when this writer holds one). */
@@ -121,7 +115,6 @@ export async function retrying<T>(
       const fresh = afterWait;
       const context: AttemptContext = {
         afterWait,
-        behindOthers: n > 0 || Boolean(turns?.waited) || contended.some((name) => tails.has(name)),
         received: (name) => (fresh ? held?.received.get(name) : undefined),
         handOn: (name, value) => held?.handOn(name, value),
         serveNextWithin: (tx, name, value) => held?.serveNextWithin(tx, name, value),

@@ -113,8 +113,10 @@ export async function startStreamPoller(options: {
   /**
    * A file keeping, per shard, the last record handled (the local stack's DATA_DIR): a restart
    * resumes right after it, so what was written while the stack was stopped (an admin command,
-   * the end of a batch not yet polled) still reaches the change feed, and nothing is handled
-   * twice. Without one, or when it is of another stream, a start skips the history before it.
+   * the end of a batch not yet polled) still reaches the change feed; saved after every batch,
+   * a poller killed mid-batch hands its restart again only that batch, as Lambda retries the
+   * batch in flight. Without one, or when it is of another stream, a start skips the history
+   * before it.
    */
   checkpointFile?: string;
   /**
